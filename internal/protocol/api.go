@@ -1,0 +1,77 @@
+package protocol
+
+// This file is the contract between the protocol and the engines (internal/reactor).
+// The engines do all I/O; a Session turns request bytes into reply bytes.
+
+import (
+	"sync/atomic"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// Settings are the server settings `stats settings` reports and the parser obeys.
+type Settings struct {
+	Version         string // "1.6.x-gocached" style version string for `version`/`stats`
+	Port, UDPPort   int
+	Interface       string // -l
+	MaxConns        int    // -c
+	Threads         int    // reactors (or GOMAXPROCS on the portable engine)
+	MaxBytes        int64  // -m in bytes
+	ItemSizeMax     int    // -I in bytes
+	Evictions       bool   // !-M
+	CASEnabled      bool   // !-C
+	ReqsPerEvent    int    // -R
+	TCPBacklog      int    // -b
+	BindingProtocol string // "ascii"
+	Engine          string // "epoll" or "go"
+	Verbosity       *atomic.Int32
+}
+
+// ServerStats are the connection-level totals only an engine knows.
+type ServerStats struct {
+	CurrConnections     uint64
+	TotalConnections    uint64
+	RejectedConnections uint64
+	ConnStructures      uint64
+	ListenDisabledNum   uint64
+	AcceptingConns      bool
+	BytesRead           uint64
+	BytesWritten        uint64
+	ConnYields          uint64
+	Threads             uint64
+}
+
+// Server is implemented by an engine so that `stats` can report what the engine owns.
+type Server interface {
+	ServerStats() ServerStats
+	// ResetStats clears the engine's resettable totals (`stats reset`).
+	ResetStats()
+	// GroupStats writes the lines of `stats <group>` for groups the engine owns
+	// ("conns", "reactors") by calling add for each name/value; it returns false
+	// when the engine does not know the group.
+	GroupStats(group string, add func(name, value string)) bool
+}
+
+// Env is what every Session of one server shares.
+type Env struct {
+	Store     *store.Store
+	Settings  *Settings
+	Server    Server
+	StartUnix int64 // process start, for `uptime`
+}
+
+// Status tells the engine what to do after Process returns.
+type Status uint8
+
+const (
+	// NeedMore: every complete request in the input was handled; read more.
+	// Want reports how large the unconsumed request needs the buffer to be.
+	NeedMore Status = iota
+	// Yield: the -R limit of requests was reached with input left over; the
+	// engine should send the replies, count a conn_yield, and call Process
+	// again on the rest later.
+	Yield
+	// Close: send the replies produced so far, then close the connection
+	// (quit, an unrecoverable protocol error, a binary-protocol client).
+	Close
+)

@@ -1,0 +1,11 @@
+package reactor
+
+import (
+	"fmt"
+
+	"github.com/gocached/gocached/internal/protocol"
+)
+
+func newEngine(name string, cfg Config, env *protocol.Env) (Engine, error) {
+	return nil, fmt.Errorf("reactor: engine %q not implemented yet", name)
+}

@@ -1,0 +1,84 @@
+package store
+
+// This file is the contract between the store and its callers (internal/protocol).
+// The names and signatures here are stable; the implementation behind them may change.
+
+// Config holds the settings memcached takes on its command line that concern items.
+type Config struct {
+	MemoryLimit      int64 // -m, in bytes: bounds all item memory
+	MaxItemSize      int   // -I, in bytes: largest key+value+overhead accepted
+	DisableEvictions bool  // -M: return OutOfMemory instead of evicting
+	DisableCAS       bool  // -C: CAS uniques are always 0
+	// Now returns the current unix time in seconds. Nil means the store's own
+	// coarse clock. Tests set it to move time by hand.
+	Now func() int64
+}
+
+// Mode selects the storage command semantics of Store.Set.
+type Mode uint8
+
+const (
+	ModeSet Mode = iota
+	ModeAdd
+	ModeReplace
+	ModeAppend
+	ModePrepend
+	ModeCAS
+)
+
+// Result is the outcome of a storage or arithmetic command.
+type Result uint8
+
+const (
+	Stored      Result = iota // STORED / hit
+	NotStored                 // NOT_STORED (add on existing, replace/append/prepend on missing)
+	Exists                    // EXISTS (cas mismatch)
+	NotFound                  // NOT_FOUND
+	TooLarge                  // SERVER_ERROR object too large for cache
+	OutOfMemory               // SERVER_ERROR out of memory storing object
+	NonNumeric                // CLIENT_ERROR cannot increment or decrement non-numeric value
+)
+
+// Meta describes a stored item as a reader sees it.
+type Meta struct {
+	Flags   uint32
+	CAS     uint64
+	Exptime int64 // absolute unix seconds; 0 = never expires
+}
+
+// Stats is a snapshot of the store's counters, named after memcached's stats fields.
+type Stats struct {
+	CurrItems, TotalItems, Bytes               uint64
+	CmdGet, CmdSet, CmdTouch, CmdFlush         uint64
+	GetHits, GetMisses, GetExpired, GetFlushed uint64
+	TouchHits, TouchMisses                     uint64
+	DeleteHits, DeleteMisses                   uint64
+	IncrHits, IncrMisses, DecrHits, DecrMisses uint64
+	CasHits, CasMisses, CasBadval              uint64
+	Evictions, Reclaimed, ExpiredUnfetched     uint64
+	EvictedUnfetched, EvictedActive            uint64
+	OutOfMemory                                uint64 // stores refused for lack of memory
+	LimitMaxbytes                              uint64
+	TotalMallocedBytes                         uint64 // bytes of pages allocated for items
+	HashBytes                                  uint64 // bytes of the index
+	HashPowerLevel                             uint64
+}
+
+// ClassStats describes one slab class (or segment class) for `stats slabs` and `stats items`.
+type ClassStats struct {
+	ID                                                                             int
+	ChunkSize                                                                      int
+	ChunksPer                                                                      int // chunks per page
+	TotalPages                                                                     int
+	UsedChunks                                                                     uint64
+	FreeChunks                                                                     uint64
+	Items                                                                          uint64 // live items in the class
+	Bytes                                                                          uint64
+	Evicted                                                                        uint64
+	OldestAge                                                                      int64 // seconds since the least recently used item was touched
+	Outofmemory                                                                    uint64
+	Reclaimed                                                                      uint64
+	ExpiredUnfetched                                                               uint64
+	EvictedUnfetched                                                               uint64
+	GetHits, CmdSet, DeleteHits, IncrHits, DecrHits, CasHits, CasBadval, TouchHits uint64
+}
