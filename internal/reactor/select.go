@@ -7,5 +7,9 @@ import (
 )
 
 func newEngine(name string, cfg Config, env *protocol.Env) (Engine, error) {
+	switch name {
+	case "epoll":
+		return newEpollEngine(cfg, env)
+	}
 	return nil, fmt.Errorf("reactor: engine %q not implemented yet", name)
 }

@@ -1,0 +1,176 @@
+#!/bin/sh
+# testbed.sh: the NAPI testbed, two network namespaces joined by a veth pair
+# whose every rx queue is a NAPI instance (see kernel/README.md for why each
+# step is needed).
+#
+#   testbed.sh up     [NAME]         build the bed (idempotent); prints its facts
+#   testbed.sh down   [NAME]         tear it down (a missing bed is fine)
+#   testbed.sh status [NAME]         print the bed's facts; exit 1 if it is not up
+#   testbed.sh exec   NAME srv|cli CMD...   run CMD inside one namespace
+#   testbed.sh gc                    remove beds whose creating process is gone
+#
+# NAME defaults to gct-$$-RANDOM for up (printed, so it can be passed on) and
+# to $TESTBED_NAME otherwise. The namespaces are NAME-srv and NAME-cli; the
+# devices are srv0 (in NAME-srv, 10.213.0.1/30) and cli0 (in NAME-cli,
+# 10.213.0.2/30). The addresses exist only inside the namespaces, so every bed
+# can use the same ones. kernel/testbed (Go) builds the identical bed.
+set -eu
+
+QUEUES=4
+SRV_DEV=srv0
+CLI_DEV=cli0
+SRV_IP=10.213.0.1
+CLI_IP=10.213.0.2
+PREFIX=30
+
+die() { echo "testbed: $*" >&2; exit 1; }
+
+need_tools() {
+	[ "$(id -u)" = 0 ] || die "needs root (network namespaces and veth creation)"
+	command -v ip >/dev/null 2>&1 || die "ip (iproute2) not found"
+	command -v ethtool >/dev/null 2>&1 || die "ethtool not found"
+}
+
+ns_exists() { [ -e "/var/run/netns/$1" ]; }
+
+default_name() {
+	if [ -n "${TESTBED_NAME:-}" ]; then
+		echo "$TESTBED_NAME"
+	else
+		# $$ keeps parallel shells apart; the random part survives pid reuse.
+		echo "gct-$$-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
+	fi
+}
+
+check_name() {
+	case "$1" in
+	*[!A-Za-z0-9_.-]* | "" | -*) die "bad bed name '$1' (letters, digits, . _ - only)" ;;
+	esac
+	# ip netns names become file names; keep them well below NAME_MAX.
+	[ "${#1}" -le 200 ] || die "bed name too long"
+}
+
+in_ns() { ns=$1; shift; ip netns exec "$ns" "$@"; }
+
+# Toggle GRO to make veth instantiate its NAPIs (it does so only on a GRO
+# feature change while the device is up), and turn TSO off so the sender
+# emits MTU-sized segments as a real NIC would deliver them.
+napi_on() {
+	in_ns "$1" ethtool -K "$2" gro off
+	in_ns "$1" ethtool -K "$2" gro on
+	in_ns "$1" ethtool -K "$2" tso off
+}
+
+bed_up() {
+	name=$1
+	srv="$name-srv" cli="$name-cli"
+	ns_exists "$srv" || ip netns add "$srv"
+	ns_exists "$cli" || ip netns add "$cli"
+	ip -n "$srv" link set lo up
+	ip -n "$cli" link set lo up
+	if ! ip -n "$srv" link show "$SRV_DEV" >/dev/null 2>&1; then
+		# A half-built bed (crash mid-up) may have left the peer behind.
+		ip -n "$cli" link del "$CLI_DEV" 2>/dev/null || true
+		ip link add name "$SRV_DEV" netns "$srv" \
+			numtxqueues $QUEUES numrxqueues $QUEUES type veth \
+			peer name "$CLI_DEV" netns "$cli" \
+			numtxqueues $QUEUES numrxqueues $QUEUES
+	fi
+	ip -n "$srv" addr replace "$SRV_IP/$PREFIX" dev "$SRV_DEV"
+	ip -n "$cli" addr replace "$CLI_IP/$PREFIX" dev "$CLI_DEV"
+	ip -n "$srv" link set "$SRV_DEV" up
+	ip -n "$cli" link set "$CLI_DEV" up
+	napi_on "$srv" "$SRV_DEV"
+	napi_on "$cli" "$CLI_DEV"
+}
+
+bed_down() {
+	name=$1
+	# Deleting one namespace destroys its veth end and with it the peer.
+	for ns in "$name-srv" "$name-cli"; do
+		if ns_exists "$ns"; then
+			ip netns del "$ns"
+		fi
+	done
+}
+
+bed_status() {
+	name=$1
+	ns_exists "$name-srv" && ns_exists "$name-cli" || { echo "bed $name: down"; return 1; }
+	ip -n "$name-srv" link show "$SRV_DEV" >/dev/null 2>&1 || { echo "bed $name: half up (no $SRV_DEV)"; return 1; }
+	for side in srv cli; do
+		if [ $side = srv ]; then dev=$SRV_DEV ip=$SRV_IP; else dev=$CLI_DEV ip=$CLI_IP; fi
+		ns="$name-$side"
+		idx=$(in_ns "$ns" cat "/sys/class/net/$dev/ifindex")
+		rxq=$(in_ns "$ns" ls "/sys/class/net/$dev/queues" | grep -c '^rx-' || true)
+		gro=$(in_ns "$ns" ethtool -k "$dev" | sed -n 's/^generic-receive-offload: //p')
+		tso=$(in_ns "$ns" ethtool -k "$dev" | sed -n 's/^tcp-segmentation-offload: //p')
+		echo "$side ns=$ns dev=$dev ifindex=$idx ip=$ip rxqueues=$rxq gro=$gro tso=$tso"
+	done
+}
+
+# gc removes beds named gct-PID-* whose PID no longer runs: the leftovers of
+# runs that were killed before their teardown.
+bed_gc() {
+	[ -d /var/run/netns ] || return 0
+	for f in /var/run/netns/gct-*-srv /var/run/netns/gct-*-cli; do
+		[ -e "$f" ] || continue
+		ns=${f##*/}
+		pid=$(echo "$ns" | sed -n 's/^gct-\([0-9][0-9]*\)-.*/\1/p')
+		[ -n "$pid" ] || continue
+		if [ ! -d "/proc/$pid" ]; then
+			echo "testbed: removing stale $ns (pid $pid gone)"
+			ip netns del "$ns" || true
+		fi
+	done
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] || die "usage: testbed.sh up|down|status|exec|gc [NAME] (see the header)"
+shift
+case "$cmd" in
+up)
+	need_tools
+	name=${1:-$(default_name)}
+	check_name "$name"
+	if ! bed_up "$name"; then
+		bed_down "$name"
+		die "up $name failed; torn down"
+	fi
+	bed_status "$name"
+	echo "name=$name"
+	;;
+down)
+	need_tools
+	name=${1:-${TESTBED_NAME:-}}
+	[ -n "$name" ] || die "down needs NAME (or TESTBED_NAME)"
+	check_name "$name"
+	bed_down "$name"
+	;;
+status)
+	name=${1:-${TESTBED_NAME:-}}
+	[ -n "$name" ] || die "status needs NAME (or TESTBED_NAME)"
+	check_name "$name"
+	bed_status "$name"
+	;;
+exec)
+	need_tools
+	[ $# -ge 3 ] || die "usage: testbed.sh exec NAME srv|cli CMD..."
+	name=$1 side=$2
+	shift 2
+	check_name "$name"
+	case "$side" in
+	srv | cli) ;;
+	*) die "exec side must be srv or cli, not '$side'" ;;
+	esac
+	ns_exists "$name-$side" || die "bed $name is not up"
+	exec ip netns exec "$name-$side" "$@"
+	;;
+gc)
+	need_tools
+	bed_gc
+	;;
+*)
+	die "unknown command '$cmd' (up|down|status|exec|gc)"
+	;;
+esac
