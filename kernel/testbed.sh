@@ -52,10 +52,16 @@ check_name() {
 
 in_ns() { ns=$1; shift; ip netns exec "$ns" "$@"; }
 
-# Toggle GRO to make veth instantiate its NAPIs (it does so only on a GRO
-# feature change while the device is up), and turn TSO off so the sender
-# emits MTU-sized segments as a real NIC would deliver them.
+# veth creates its per-queue NAPIs when GRO turns on (off-then-on forces the
+# edge); TSO must be off on the sender, or veth hands TCP skbs past its NAPIs
+# and sockets never see a NAPI ID. A bed already in that state is left alone:
+# every toggle replaces the NAPIs (new IDs, per-NAPI settings reset).
 napi_on() {
+	feats=$(in_ns "$1" ethtool -k "$2")
+	if echo "$feats" | grep -q '^generic-receive-offload: on' &&
+		echo "$feats" | grep -q '^tcp-segmentation-offload: off'; then
+		return 0
+	fi
 	in_ns "$1" ethtool -K "$2" gro off
 	in_ns "$1" ethtool -K "$2" gro on
 	in_ns "$1" ethtool -K "$2" tso off

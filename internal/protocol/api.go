@@ -39,6 +39,10 @@ type ServerStats struct {
 	BytesWritten        uint64
 	ConnYields          uint64
 	Threads             uint64
+	// NAPI routing (epoll engine): connections whose NAPI ID matched no
+	// reactor, and connections placed round-robin for want of one.
+	UnexpectedNAPIIDs  uint64
+	RoundRobinFallback uint64
 }
 
 // Server is implemented by an engine so that `stats` can report what the engine owns.
@@ -58,6 +62,20 @@ type Env struct {
 	Settings  *Settings
 	Server    Server
 	StartUnix int64 // process start, for `uptime`
+
+	// counters are the totals only the protocol sees; the zero value is ready.
+	counters protoCounters
+}
+
+// protoCounters are shared by every Session of one Env.
+type protoCounters struct {
+	storeTooLarge atomic.Uint64 // values refused before their data was read
+	storeNoMemory atomic.Uint64 // stores the store refused for lack of memory
+}
+
+func (c *protoCounters) reset() {
+	c.storeTooLarge.Store(0)
+	c.storeNoMemory.Store(0)
 }
 
 // Status tells the engine what to do after Process returns.

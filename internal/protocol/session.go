@@ -1,18 +1,101 @@
 package protocol
 
+import (
+	"bytes"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// MaxLineLen is the longest command line (without its '\n') memcached accepts
+// unless it is a multiget: a longer line closes the connection. Engines must
+// be able to hold at least MaxLineLen+1 unconsumed bytes.
+const MaxLineLen = 2048
+
+// minMultigetLen is the floor of the multiget line bound; the bound grows to
+// the item size limit so a client can always ask for as many keys as fit in
+// the largest value.
+const minMultigetLen = 64 << 10
+
+// defaultReqsPerEvent is memcached's -R default.
+const defaultReqsPerEvent = 20
+
 // Session is the per-connection protocol state: it parses the memcached text
 // protocol from byte slices the engine hands it and appends replies to the
 // engine's output buffer. It does no I/O and is used by one goroutine at a time.
+//
+// A Session is nearly stateless between calls: a request whose data block has
+// not fully arrived is left unconsumed and parsed again on the next call, so
+// replies never depend on how the input was split. The only carried state is
+// the count of bytes still to drop from an oversized value.
 type Session struct {
 	env *Env
-	// TODO(protocol owner): parser state (swallow counter for oversized values, ...).
+
+	// swallow is how many bytes of a rejected data block are still to be
+	// dropped (memcached's conn_swallow).
+	swallow int64
+	// started is set once the connection has sent anything, so that only a
+	// leading 0x80 is taken for a binary-protocol client.
+	started bool
+	// want is the buffer size the first unconsumed request needs, or 0.
+	want int
+	// scanned is how many leading bytes of the unconsumed input are known to
+	// hold no '\n', so that a long line arriving in many reads is not
+	// searched from its start every time.
+	scanned int
+	// mget is a multiget paused for want of output budget: the rest of its
+	// key list is at the front of the unconsumed input.
+	mget multigetState
+
+	// Per-call scratch, reused so the hot path does not allocate.
+	out      []byte
+	outStart int // len(out) when Process was called
+	tok      [maxTokens]span
+	noreply  bool
+	getKey   []byte
+	getCAS   bool
+	emit     func(value []byte, m store.Meta)
 }
 
 // NewSession returns a Session bound to env.
-func NewSession(env *Env) *Session { return &Session{env: env} }
+func NewSession(env *Env) *Session {
+	s := &Session{env: env}
+	// Bind the callback once: a method value built per Get would allocate.
+	s.emit = s.emitValue
+	return s
+}
 
 // Reset prepares the Session for a new connection.
-func (s *Session) Reset() {}
+func (s *Session) Reset() {
+	s.swallow = 0
+	s.started = false
+	s.want = 0
+	s.scanned = 0
+	s.mget = multigetState{}
+	s.out = nil
+	s.getKey = nil
+	s.noreply = false
+}
+
+// Want reports the buffer size the first unconsumed request needs in total
+// (command line plus data block) once known, or 0. Engines grow their read
+// buffer to at least this many bytes.
+func (s *Session) Want() int { return s.want }
+
+func (s *Session) reqsPerEvent() int {
+	if st := s.env.Settings; st != nil && st.ReqsPerEvent > 0 {
+		return st.ReqsPerEvent
+	}
+	return defaultReqsPerEvent
+}
+
+// multigetLimit bounds a get/gets/gat/gats line.
+func (s *Session) multigetLimit() int {
+	n := minMultigetLen
+	if st := s.env.Settings; st != nil && st.ItemSizeMax > n {
+		n = st.ItemSizeMax
+	}
+	return n
+}
 
 // Process handles the complete requests at the front of in (at most
 // Settings.ReqsPerEvent of them), appending their replies to out. It returns how
@@ -20,10 +103,149 @@ func (s *Session) Reset() {}
 // end in the middle of a request: those bytes are left unconsumed (or, for the
 // data of an oversized value, consumed and dropped) until more arrive.
 func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status) {
-	panic("protocol: Process not implemented yet")
+	s.out = out
+	s.outStart = len(out)
+	s.want = 0
+	pos, st := s.process(in)
+	reply = s.out
+	s.out = nil
+	s.getKey = nil
+	return pos, reply, st
 }
 
-// Want reports the buffer size the first unconsumed request needs in total
-// (command line plus data block) once known, or 0. Engines grow their read
-// buffer to at least this many bytes.
-func (s *Session) Want() int { return 0 }
+func (s *Session) process(in []byte) (int, Status) {
+	pos := 0
+	reqs := 0
+	limit := s.reqsPerEvent()
+	for {
+		if s.swallow > 0 {
+			n := int64(len(in) - pos)
+			if n > s.swallow {
+				n = s.swallow
+			}
+			pos += int(n)
+			s.swallow -= n
+			s.scanned = 0
+			s.started = true
+			if s.swallow > 0 {
+				return pos, NeedMore
+			}
+		}
+		if pos == len(in) {
+			return pos, NeedMore
+		}
+		if s.mget.active {
+			n, st := s.continueMultiget(in[pos:])
+			pos += n
+			if st == Yield {
+				return pos, Yield
+			}
+			reqs++
+			continue
+		}
+		if reqs >= limit {
+			return pos, Yield
+		}
+		if !s.started && in[pos] == binaryMagicRequest {
+			s.out = appendBinaryError(s.out, in[pos:])
+			return len(in), Close
+		}
+		avail := in[pos:]
+		n, st := s.lineEnd(avail)
+		if n < 0 {
+			if st == NeedMore {
+				s.scanned = len(avail)
+			}
+			return pos, st
+		}
+		s.scanned = 0
+		s.started = true
+		line := avail[:n]
+		if n > 1 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		// memcached handles the line as a C string: a NUL ends it.
+		if z := bytes.IndexByte(line, 0); z >= 0 {
+			line = line[:z]
+		}
+		next := pos + n + 1
+		data, st := s.execute(line, in[next:])
+		if st == Yield {
+			// A multiget paused: data is how much of its line was served.
+			return pos + data, Yield
+		}
+		if data < 0 {
+			// A storage command whose data block is still incomplete.
+			s.want = n + 1 - data
+			return pos, NeedMore
+		}
+		pos = next + data
+		reqs++
+		if st == Close {
+			return pos, Close
+		}
+	}
+}
+
+// lineEnd returns the index of the '\n' ending the first line of avail, or -1
+// with the status to return: NeedMore while the line may still be completed,
+// Close when it is longer than memcached allows. The decision depends only on
+// the line's own bytes, never on how much of it has arrived.
+func (s *Session) lineEnd(avail []byte) (int, Status) {
+	from := min(s.scanned, len(avail))
+	if i := indexNewline(avail, from, MaxLineLen+1); i >= 0 {
+		return i, NeedMore
+	}
+	if len(avail) <= MaxLineLen {
+		return -1, NeedMore
+	}
+	if !isMultiget(avail) {
+		// memcached closes silently: nothing sane can follow such a line.
+		return -1, Close
+	}
+	limit := s.multigetLimit()
+	if i := indexNewline(avail, max(from, MaxLineLen+1), limit+1); i >= 0 {
+		return i, NeedMore
+	}
+	if len(avail) > limit {
+		// Beyond memcached: its multiget buffer is unbounded, ours is not.
+		s.out = append(s.out, "CLIENT_ERROR line too long\r\n"...)
+		return -1, Close
+	}
+	s.want = min(limit+1, max(2*len(avail), 2*MaxLineLen))
+	return -1, NeedMore
+}
+
+// indexNewline returns the index of the first '\n' in b[from:end] (end is
+// capped at len(b)), or -1.
+func indexNewline(b []byte, from, end int) int {
+	end = min(end, len(b))
+	if from >= end {
+		return -1
+	}
+	if i := bytes.IndexByte(b[from:end], '\n'); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// isMultiget reports whether a long line is a retrieval command, the one kind
+// memcached lets grow past MaxLineLen.
+func isMultiget(b []byte) bool {
+	i := 0
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	b = b[i:]
+	return bytes.HasPrefix(b, []byte("get ")) || bytes.HasPrefix(b, []byte("gets ")) ||
+		bytes.HasPrefix(b, []byte("gat ")) || bytes.HasPrefix(b, []byte("gats "))
+}
+
+// reply appends msg (which carries its own "\r\n") unless the command asked
+// for noreply. Like memcached, noreply silences errors too.
+func (s *Session) reply(msg string) {
+	if s.noreply {
+		return
+	}
+	s.out = append(s.out, msg...)
+}

@@ -16,28 +16,41 @@ const reuseportFallback = 0xffffffff
 // reuseportSteering returns the classic-BPF program that picks, for every SYN
 // arriving at a SO_REUSEPORT group of n listeners, the listener of the reactor
 // serving the packet's RX queue. The queue extension (SKF_AD_QUEUE) yields the
-// skb's queue_mapping, which is rx queue + 1 when the driver recorded one and 0
-// when not; queue q (1-based) goes to listener (q-1) mod n, so each queue, and
-// hence each NAPI, always lands on the same reactor. Unrecorded queues fall back
-// to the kernel's hash; the acceptor's NAPI handoff corrects those.
-func reuseportSteering(n int) ([]bpf.Instruction, error) {
+// skb's queue_mapping: rx queue + 1 where the driver records it, the raw queue
+// index on veth (whose queue_mapping is the sender's tx queue, i.e. our rx
+// queue), and 0 on loopback. Queue value q goes to listener q mod n, so each
+// queue, and hence each NAPI, always lands on the same reactor; which reactor
+// owns which NAPI is learned from the accepted sockets, so the rotation by one
+// on recording drivers does not matter.
+//
+// zeroIsQueue says that 0 is a real queue (the listen address is on one
+// device with NAPIs). Otherwise 0 means "no queue" (loopback, or a wildcard
+// address reached over lo) and the program falls back to the kernel's hash,
+// which spreads those connections over all reactors instead of piling them
+// onto listener 0. The acceptor's NAPI handoff corrects whatever the program
+// gets wrong.
+func reuseportSteering(n int, zeroIsQueue bool) ([]bpf.Instruction, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("reuseport steering: group size %d", n)
 	}
-	return []bpf.Instruction{
-		bpf.LoadExtension{Num: bpf.ExtQueue},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 3},
-		bpf.ALUOpConstant{Op: bpf.ALUOpSub, Val: 1},
+	prog := []bpf.Instruction{bpf.LoadExtension{Num: bpf.ExtQueue}}
+	if !zeroIsQueue {
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 2})
+	}
+	prog = append(prog,
 		bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: uint32(n)},
 		bpf.RetA{},
-		bpf.RetConstant{Val: reuseportFallback},
-	}, nil
+	)
+	if !zeroIsQueue {
+		prog = append(prog, bpf.RetConstant{Val: reuseportFallback})
+	}
+	return prog, nil
 }
 
 // attachReuseportSteering assembles the steering program for a group of n
 // listeners and attaches it to the group through fd, one of its sockets.
-func attachReuseportSteering(fd, n int) error {
-	prog, err := reuseportSteering(n)
+func attachReuseportSteering(fd, n int, zeroIsQueue bool) error {
+	prog, err := reuseportSteering(n, zeroIsQueue)
 	if err != nil {
 		return err
 	}

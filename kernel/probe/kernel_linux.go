@@ -78,6 +78,7 @@ type Feature struct {
 var Features = []Feature{
 	{"SO_INCOMING_NAPI_ID", 4, 12, "read a socket's NAPI ID to route it to its reactor"},
 	{"SO_PREFER_BUSY_POLL, SO_BUSY_POLL_BUDGET", 5, 11, "preferred busy polling per socket"},
+	{"netdev genl napi-get", 6, 8, "list NAPIs, their IRQs and queues"},
 	{"EPIOCSPARAMS/EPIOCGPARAMS", 6, 9, "busy-poll parameters per epoll context"},
 	{"netdev genl napi-set (defer-hard-irqs, gro-flush-timeout)", 6, 13, "per-NAPI IRQ deferral knobs"},
 	{"irq-suspend-timeout", 6, 13, "IRQ suspension while the application busy-polls"},

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"testing"
+	"time"
+)
+
+const memcachedPath = "/usr/bin/memcached"
+
+// startMemcached runs Debian's memcached on a free loopback port for the
+// test and stops it (by pid) afterwards.
+func startMemcached(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(memcachedPath); err != nil {
+		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+			t.Fatalf("memcached required (GOCACHED_REQUIRE_TESTBED=1): %v", err)
+		}
+		t.Skipf("no reference memcached: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-t", "1"}
+	if u, err := user.Current(); err == nil && u.Uid == "0" {
+		args = append(args, "-u", "nobody") // memcached refuses to run as root
+	}
+	cmd := exec.Command(memcachedPath, args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("memcached on %s did not come up: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The tool's rate at a target must hold within 1% against the reference
+// server, as mutilate's does.
+func TestMemcachedTargetRate(t *testing.T) {
+	addr := startMemcached(t)
+	tests := []struct {
+		name    string
+		ia      Distribution
+		rateTol float64
+	}{
+		{"fixed", Fixed{Value: 1}, 0.01},
+		// A Poisson window of 15000 requests: 5 standard deviations is 4%.
+		{"exponential", Exponential{Rate: 1}, 5 / math.Sqrt(15000)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(addr)
+			cfg.QPS, cfg.InterArrival = 5000, tt.ia
+			cfg.Time, cfg.Warmup = 3*time.Second, 500*time.Millisecond
+			cfg.KeySize, cfg.ValueSize, cfg.Update = FBKey, FBValue{}, 0.03
+			cfg.Records, cfg.Depth = 10000, 4
+			r := run(t, cfg)
+			checkConsistent(t, r)
+			if math.Abs(r.QPS-cfg.QPS) > tt.rateTol*cfg.QPS {
+				t.Errorf("achieved %.1f req/s at a target of %.0f", r.QPS, cfg.QPS)
+			}
+			// Whatever the schedule offered, memcached answers all of it.
+			if math.Abs(r.QPS-r.OfferedQPS) > 0.01*r.OfferedQPS || r.Errors != 0 {
+				t.Errorf("achieved %.1f of %.1f offered, %d errors (%v)", r.QPS, r.OfferedQPS, r.Errors, r.ConnErrors)
+			}
+			if r.Misses != 0 || r.Load == nil || r.Load.Errors != 0 {
+				t.Errorf("after a preload of %d: misses %d, load %+v", cfg.Records, r.Misses, r.Load)
+			}
+		})
+	}
+}
+
+func TestMemcachedMissesAndErrors(t *testing.T) {
+	addr := startMemcached(t)
+	cfg := testConfig(addr)
+	cfg.NoLoad, cfg.Time = true, 500*time.Millisecond
+	cfg.Records = 1 << 20 // untouched keys
+	r := run(t, cfg)
+	checkConsistent(t, r)
+	if r.Gets == 0 || r.Misses != r.Gets || r.Errors != 0 {
+		t.Errorf("gets of unloaded keys: gets %d misses %d errors %d", r.Gets, r.Misses, r.Errors)
+	}
+
+	// memcached's item limit is 1 MiB including the header: a 1 MiB value is refused.
+	cfg.Update, cfg.ValueSize, cfg.MaxValue = 1, Fixed{Value: 1 << 20}, 1<<20
+	cfg.Records = 100
+	r = run(t, cfg)
+	checkConsistent(t, r)
+	if r.Sets == 0 || r.ErrReplies != r.Sets || r.Errors != r.Sets {
+		t.Errorf("oversized sets: sets %d error replies %d errors %d", r.Sets, r.ErrReplies, r.Errors)
+	}
+}
+
+func TestMemcachedClosedLoop(t *testing.T) {
+	addr := startMemcached(t)
+	cfg := testConfig(addr)
+	cfg.Time, cfg.Depth, cfg.Connections = time.Second, 4, 2
+	cfg.KeySize, cfg.ValueSize, cfg.Update = FBKey, FBValue{}, 0.03
+	r := run(t, cfg)
+	checkConsistent(t, r)
+	if r.Requests < 1000 || r.Errors != 0 || r.Misses != 0 {
+		t.Errorf("closed loop: requests %d errors %d misses %d", r.Requests, r.Errors, r.Misses)
+	}
+	t.Logf("closed loop, 2 conns x depth 4: %.0f req/s, p99 %.0fµs", r.QPS, r.Latency.P99)
+}

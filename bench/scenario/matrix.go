@@ -1,0 +1,213 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocached/gocached/internal/napi"
+)
+
+// AllScenarios is the upstream evaluation's matrix, in its order.
+var AllScenarios = []string{
+	"base", "defer10", "defer20", "defer50", "defer200", "napibusy", "fullbusy",
+	"suspend0", "suspend10", "suspend20", "suspend50", "suspend200",
+}
+
+// Server names.
+const (
+	Gocached  = "gocached"
+	Memcached = "memcached"
+)
+
+// Options configure a scenario run.
+type Options struct {
+	OutDir    string
+	Servers   []string // gocached, memcached
+	Scenarios []string
+	Loads     []Load
+	Runs      int
+
+	Time, Warmup time.Duration // per mcload run
+	Records      int
+	Update       float64
+	KeySize      string
+	ValueSize    string
+	IADist       string
+	Conns        int // mcload -c
+	LoadThreads  int // mcload -T
+	Depth        int // mcload -d at fixed loads
+	MaxDepth     int // mcload -d at MAX
+
+	ServerThreads int    // server -t
+	ServerCPUs    string // taskset list for the server
+	ClientCPUs    string // taskset list for mcload
+	ServerMemMB   int
+
+	GocachedBin  string // "" builds ./cmd/gocached
+	MemcachedBin string
+	MCLoadBin    string // "" builds ./bench/cmd/mcload
+
+	// A run counts as disturbed when steal or other processes' CPU exceed
+	// these shares of the machine.
+	MaxStealPct, MaxOtherPct float64
+
+	Log func(format string, args ...any) `json:"-"`
+}
+
+// DefaultOptions is the full matrix against both servers.
+func DefaultOptions() Options {
+	return Options{
+		OutDir:        "bench-results",
+		Servers:       []string{Gocached, Memcached},
+		Scenarios:     AllScenarios,
+		Loads:         mustLoads("5000,10000,20000,MAX"),
+		Runs:          1,
+		Time:          10 * time.Second,
+		Warmup:        2 * time.Second,
+		Records:       1000000,
+		Update:        0.03,
+		KeySize:       "fb_key",
+		ValueSize:     "fb_value",
+		IADist:        "fb_ia",
+		Conns:         8,
+		LoadThreads:   1,
+		Depth:         1,
+		MaxDepth:      4,
+		ServerThreads: 1,
+		ServerCPUs:    "1",
+		ClientCPUs:    "0",
+		ServerMemMB:   1024,
+		MemcachedBin:  "/usr/bin/memcached",
+		MaxStealPct:   2,
+		MaxOtherPct:   10,
+	}
+}
+
+// QuickOptions is the smoke test: the whole pipeline in well under a minute.
+func QuickOptions() Options {
+	o := DefaultOptions()
+	o.Scenarios = []string{"base", "suspend20"}
+	o.Loads = mustLoads("5000,MAX")
+	o.Time, o.Warmup = 2*time.Second, 500*time.Millisecond
+	o.Records = 10000
+	o.Conns = 2
+	return o
+}
+
+// Load is one load level: a fixed rate, the closed-loop maximum, or a
+// share of the maximum measured first in the same server and scenario.
+type Load struct {
+	QPS      float64 // fixed rate; 0 with Fraction 0 is MAX
+	Fraction float64 // share of MAX, in (0, 1]
+}
+
+func (l Load) IsMax() bool { return l.QPS == 0 && l.Fraction == 0 }
+
+func (l Load) String() string {
+	switch {
+	case l.IsMax():
+		return "MAX"
+	case l.Fraction > 0:
+		return strconv.FormatFloat(100*l.Fraction, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(l.QPS, 'f', -1, 64)
+}
+
+// ParseLoads reads a comma-separated list of loads: QPS numbers, MAX, and
+// percentages of MAX (e.g. "10000,MAX,50%").
+func ParseLoads(s string) ([]Load, error) {
+	var out []Load
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case strings.EqualFold(f, "max"):
+			out = append(out, Load{})
+		case strings.HasSuffix(f, "%"):
+			p, err := strconv.ParseFloat(strings.TrimSuffix(f, "%"), 64)
+			if err != nil || p <= 0 || p > 100 {
+				return nil, fmt.Errorf("load %q: want a percentage in (0, 100]", f)
+			}
+			out = append(out, Load{Fraction: p / 100})
+		default:
+			q, err := strconv.ParseFloat(f, 64)
+			if err != nil || q <= 0 {
+				return nil, fmt.Errorf("load %q: want a positive QPS, MAX or N%%", f)
+			}
+			out = append(out, Load{QPS: q})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no loads")
+	}
+	return out, nil
+}
+
+func mustLoads(s string) []Load {
+	l, err := ParseLoads(s)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// orderLoads puts MAX first when a percentage needs it, adding it if absent.
+func orderLoads(loads []Load) []Load {
+	needMax := false
+	for _, l := range loads {
+		needMax = needMax || l.Fraction > 0
+	}
+	if !needMax {
+		return loads
+	}
+	out := []Load{{}}
+	for _, l := range loads {
+		if !l.IsMax() {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Supports reports whether server can run scenario, and why not. Debian
+// memcached cannot set epoll busy-poll parameters, so only base and deferX
+// (device-wide knobs the runner sets through sysfs) apply to it.
+func Supports(server, scenario string) (bool, string) {
+	m, err := napi.ParseMode(scenario)
+	if err != nil {
+		return false, err.Error()
+	}
+	if server == Memcached && (m.BusyPolls() || m.Suspends()) {
+		return false, "memcached cannot set epoll busy-poll parameters"
+	}
+	return true, ""
+}
+
+// Validate checks the options before anything is built.
+func (o *Options) Validate() error {
+	if len(o.Servers) == 0 || len(o.Scenarios) == 0 || len(o.Loads) == 0 {
+		return fmt.Errorf("need at least one server, scenario and load")
+	}
+	for _, s := range o.Servers {
+		if s != Gocached && s != Memcached {
+			return fmt.Errorf("unknown server %q (want %s or %s)", s, Gocached, Memcached)
+		}
+	}
+	for _, sc := range o.Scenarios {
+		if _, err := napi.ParseMode(sc); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.Runs < 1:
+		return fmt.Errorf("runs %d must be at least 1", o.Runs)
+	case o.Time < 500*time.Millisecond:
+		return fmt.Errorf("time %v: at least 500ms per run", o.Time)
+	case o.Conns < 1 || o.LoadThreads < 1 || o.Depth < 1 || o.MaxDepth < 1 || o.ServerThreads < 1:
+		return fmt.Errorf("connections, threads and depths must be at least 1")
+	case o.Records < 1:
+		return fmt.Errorf("records %d must be at least 1", o.Records)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gocached/gocached/kernel/testbed"
+)
+
+// counters is one reading of everything a run reports per query.
+type counters struct {
+	at        time.Time
+	serverCPU uint64 // ticks, all server threads
+	clientCPU uint64 // ticks, the load generator
+	system    SystemCPU
+	busyPoll  uint64 // TcpExt:BusyPollRxPackets of the server namespace
+	netRx     uint64 // NET_RX softirqs, all CPUs
+}
+
+func readCounters(serverNS string, serverPID, clientPID int) (counters, error) {
+	c := counters{at: time.Now()}
+	var err error
+	if c.serverCPU, err = ProcessCPU(serverPID); err != nil {
+		return c, fmt.Errorf("server cpu: %w", err)
+	}
+	if c.clientCPU, err = ProcessCPU(clientPID); err != nil {
+		return c, fmt.Errorf("client cpu: %w", err)
+	}
+	if c.system, err = ReadSystemCPU(); err != nil {
+		return c, err
+	}
+	if c.busyPoll, err = testbed.BusyPollRxPackets(serverNS); err != nil {
+		return c, err
+	}
+	rx, err := testbed.NetRxSoftirqs()
+	if err != nil {
+		return c, err
+	}
+	for _, v := range rx {
+		c.netRx += v
+	}
+	return c, nil
+}
+
+// Usage is what the counters say about one measured interval.
+type Usage struct {
+	Seconds          float64 `json:"seconds"`
+	ServerCPUPct     float64 `json:"server_cpu_pct"` // of one CPU
+	ClientCPUPct     float64 `json:"client_cpu_pct"` // of one CPU
+	StealPct         float64 `json:"steal_pct"`      // of the machine
+	OtherCPUPct      float64 `json:"other_cpu_pct"`  // of the machine: process time of neither server nor client
+	IRQCPUPct        float64 `json:"irq_cpu_pct"`    // of the machine: hard and soft interrupt time
+	BusyPollPerSec   float64 `json:"busy_poll_per_sec"`
+	NetRxPerSec      float64 `json:"net_rx_per_sec"`
+	CyclesPerSec     float64 `json:"cycles_per_sec,omitempty"`
+	InstructionsPSec float64 `json:"instructions_per_sec,omitempty"`
+}
+
+// usage turns two readings into rates. Interrupt time (much of it network
+// processing for the server and the client) is reported on its own, not
+// as "other", so that only foreign processes flag a run as disturbed.
+func usage(a, b counters) Usage {
+	secs := b.at.Sub(a.at).Seconds()
+	ticks := func(t uint64) float64 { return float64(t) / userHZ }
+	d := b.system.Sub(a.system)
+	total := float64(d.Total())
+	u := Usage{
+		Seconds:        secs,
+		ServerCPUPct:   100 * ticks(b.serverCPU-a.serverCPU) / secs,
+		ClientCPUPct:   100 * ticks(b.clientCPU-a.clientCPU) / secs,
+		BusyPollPerSec: float64(b.busyPoll-a.busyPoll) / secs,
+		NetRxPerSec:    float64(b.netRx-a.netRx) / secs,
+	}
+	if total > 0 {
+		u.StealPct = 100 * float64(d.Steal) / total
+		process := float64(d.User + d.Nice + d.System)
+		other := process - float64(b.serverCPU-a.serverCPU) - float64(b.clientCPU-a.clientCPU)
+		u.OtherCPUPct = max(0, 100*other/total)
+		u.IRQCPUPct = 100 * float64(d.IRQ+d.SoftIRQ) / total
+	}
+	return u
+}

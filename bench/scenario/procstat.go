@@ -1,0 +1,108 @@
+// Package scenario runs the IRQ-suspension evaluation matrix: a server under
+// test (gocached or Debian memcached) in the testbed's server namespace, the
+// mcload generator in the client namespace, one run per scenario and load,
+// with the server's CPU cost and the kernel's polling counters per query.
+package scenario
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// userHZ is the unit of /proc CPU times: USER_HZ is 100 on every Linux ABI
+// Go supports.
+const userHZ = 100
+
+// ParseProcStat returns utime+stime of a /proc/PID/stat line, in clock
+// ticks. For a thread-group leader these cover all of the process's threads.
+func ParseProcStat(b []byte) (ticks uint64, err error) {
+	// comm (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("proc stat: no ')' in %.60q", b)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// After comm come state (field 3) ... utime (14) and stime (15).
+	const utime = 14 - 3
+	if len(f) <= utime+1 {
+		return 0, fmt.Errorf("proc stat: %d fields after comm, want more than %d", len(f), utime+1)
+	}
+	u, err := strconv.ParseUint(f[utime], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("proc stat utime: %w", err)
+	}
+	s, err := strconv.ParseUint(f[utime+1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("proc stat stime: %w", err)
+	}
+	return u + s, nil
+}
+
+// ProcessCPU is utime+stime of process pid, in clock ticks.
+func ProcessCPU(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return ParseProcStat(b)
+}
+
+// SystemCPU is the aggregate "cpu" line of /proc/stat, in clock ticks.
+type SystemCPU struct {
+	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal uint64
+}
+
+// Busy is every tick not idle, not waiting and not stolen.
+func (c SystemCPU) Busy() uint64 { return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ }
+
+// Total is every tick.
+func (c SystemCPU) Total() uint64 { return c.Busy() + c.Idle + c.IOWait + c.Steal }
+
+// Sub is c - o, the ticks of an interval.
+func (c SystemCPU) Sub(o SystemCPU) SystemCPU {
+	return SystemCPU{c.User - o.User, c.Nice - o.Nice, c.System - o.System, c.Idle - o.Idle,
+		c.IOWait - o.IOWait, c.IRQ - o.IRQ, c.SoftIRQ - o.SoftIRQ, c.Steal - o.Steal}
+}
+
+// ParseSystemCPU reads the "cpu " line of /proc/stat. Guest time is already
+// part of user time there, so it is not added again.
+func ParseSystemCPU(r io.Reader) (SystemCPU, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || f[0] != "cpu" {
+			continue
+		}
+		if len(f) < 9 {
+			return SystemCPU{}, fmt.Errorf("/proc/stat: cpu line has %d fields, want at least 9", len(f))
+		}
+		var v [8]uint64
+		for i := range v {
+			n, err := strconv.ParseUint(f[i+1], 10, 64)
+			if err != nil {
+				return SystemCPU{}, fmt.Errorf("/proc/stat cpu field %d: %w", i+1, err)
+			}
+			v[i] = n
+		}
+		return SystemCPU{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}, nil
+	}
+	if err := sc.Err(); err != nil {
+		return SystemCPU{}, err
+	}
+	return SystemCPU{}, fmt.Errorf("/proc/stat: no cpu line")
+}
+
+// ReadSystemCPU parses /proc/stat.
+func ReadSystemCPU() (SystemCPU, error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return SystemCPU{}, err
+	}
+	defer f.Close()
+	return ParseSystemCPU(f)
+}

@@ -1,0 +1,276 @@
+package scenario
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// median of xs (0 for none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+// Stat is the median of a metric over repetitions with its range.
+type Stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+func statOf(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	return Stat{Median: median(xs), Min: slices.Min(xs), Max: slices.Max(xs)}
+}
+
+// Spread is (max-min)/median, the relative spread of repetitions.
+func (s Stat) Spread() float64 {
+	if s.Median == 0 {
+		return 0
+	}
+	return (s.Max - s.Min) / s.Median
+}
+
+// Summary folds the repetitions of one server, scenario and load.
+type Summary struct {
+	Server, Scenario, Load string
+	OfferedQPS             float64
+	Runs, Disturbed        int
+	QPS, Avg, P95, P99     Stat
+	CPU, CPUNsPerQuery     Stat
+	BusyPollPerQuery       Stat
+	NetRxPerQuery          Stat
+	CyclesPerQuery         *Stat  // nil: n/a
+	Note                   string // skipped or failed
+}
+
+// Summarize groups records by server, scenario and load, keeping the
+// order of first appearance.
+func Summarize(recs []Record) []Summary {
+	type key struct{ server, scenario, load string }
+	var order []key
+	groups := map[key][]Record{}
+	for _, r := range recs {
+		k := key{r.Server, r.Scenario, r.Load}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var out []Summary
+	for _, k := range order {
+		g := groups[k]
+		s := Summary{Server: k.server, Scenario: k.scenario, Load: k.load}
+		var qps, avg, p95, p99, cpu, nsq, bp, rx, cyc []float64
+		for _, r := range g {
+			switch {
+			case r.Skipped != "":
+				s.Note = "skipped: " + r.Skipped
+				continue
+			case r.Error != "" || r.Result == nil:
+				s.Note = "error: " + r.Error
+				continue
+			}
+			s.Runs++
+			s.OfferedQPS = r.OfferedQPS
+			if r.Disturbed != "" {
+				s.Disturbed++
+			}
+			qps = append(qps, r.Result.QPS)
+			avg = append(avg, r.Result.Latency.Avg)
+			p95 = append(p95, r.Result.Latency.P95)
+			p99 = append(p99, r.Result.Latency.P99)
+			cpu = append(cpu, r.Usage.ServerCPUPct)
+			nsq = append(nsq, r.CPUNsPerQuery)
+			bp = append(bp, r.BusyPollPerQuery)
+			rx = append(rx, r.NetRxPerQuery)
+			if r.CyclesPerQuery != nil {
+				cyc = append(cyc, *r.CyclesPerQuery)
+			}
+		}
+		s.QPS, s.Avg, s.P95, s.P99 = statOf(qps), statOf(avg), statOf(p95), statOf(p99)
+		s.CPU, s.CPUNsPerQuery, s.BusyPollPerQuery, s.NetRxPerQuery = statOf(cpu), statOf(nsq), statOf(bp), statOf(rx)
+		if len(cyc) > 0 && len(cyc) == s.Runs {
+			c := statOf(cyc)
+			s.CyclesPerQuery = &c
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// WriteMarkdown writes the report table in the series' layout, one row per
+// scenario, load and server (memcached next to gocached).
+func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error {
+	// Rows by scenario, then load, then server: memcached next to gocached.
+	loadRank := map[string]int{}
+	for _, s := range sums {
+		if _, ok := loadRank[s.Load]; !ok {
+			loadRank[s.Load] = len(loadRank)
+		}
+	}
+	rows := slices.Clone(sums)
+	slices.SortStableFunc(rows, func(a, b Summary) int {
+		if c := scenarioIndex(a.Scenario) - scenarioIndex(b.Scenario); c != 0 {
+			return c
+		}
+		if c := loadRank[a.Load] - loadRank[b.Load]; c != 0 {
+			return c
+		}
+		return strings.Compare(a.Server, b.Server)
+	})
+	p := &printer{w: w}
+	p.printf("# gocached scenario report\n\n")
+	p.printf("Load: mcload -K %s -V %s -i %s -r %d -u %g, %d connections, depth %d (MAX: closed loop, depth %d), "+
+		"%gs measured after %gs warmup, %d run(s) each. Server pinned to CPU %s with %d thread(s), client to CPU %s.\n\n",
+		o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.Conns*o.LoadThreads, o.Depth, o.MaxDepth,
+		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.ServerThreads, o.ClientCPUs)
+	p.printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; " +
+		"per-query columns divide by achieved qps. Medians over runs; ± is the range (max-min) over runs.\n\n")
+	p.printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | cpu-ns/q | busypoll/q | netrx/q | cycles/q | note |\n")
+	p.printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, s := range rows {
+		if s.Runs == 0 {
+			p.printf("| %s | %s | %s | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
+			continue
+		}
+		cyc := "n/a"
+		if s.CyclesPerQuery != nil {
+			cyc = fmt.Sprintf("%.0f", s.CyclesPerQuery.Median)
+		}
+		note := ""
+		if s.Disturbed > 0 {
+			note = fmt.Sprintf("%d/%d disturbed", s.Disturbed, s.Runs)
+		}
+		p.printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %.0f | %.2f | %.2f | %s | %s |\n",
+			s.Scenario, s.Server, s.Load, withRange(s.QPS, "%.0f"), s.Avg.Median, s.P95.Median,
+			withRange(s.P99, "%.0f"), withRange(s.CPU, "%.0f%%"), s.CPUNsPerQuery.Median,
+			s.BusyPollPerQuery.Median, s.NetRxPerQuery.Median, cyc, note)
+	}
+	if hwNote != "" {
+		p.printf("\ncycles/q: %s\n", hwNote)
+	}
+	return p.err
+}
+
+func withRange(s Stat, format string) string {
+	v := fmt.Sprintf(format, s.Median)
+	if s.Max > s.Min {
+		v += " ±" + fmt.Sprintf(format, s.Max-s.Min)
+	}
+	return v
+}
+
+func scenarioIndex(name string) int {
+	if i := slices.Index(AllScenarios, name); i >= 0 {
+		return i
+	}
+	return len(AllScenarios)
+}
+
+// csvHeader names the columns of WriteCSV.
+var csvHeader = []string{"server", "scenario", "load", "offered_qps", "run", "qps", "requests", "errors", "misses",
+	"avg_us", "p50_us", "p95_us", "p99_us", "max_us", "send_lag_p99_us", "server_cpu_pct", "client_cpu_pct",
+	"cpu_ns_per_query", "busy_poll_per_query", "net_rx_per_query", "cycles_per_query", "instructions_per_query",
+	"steal_pct", "other_cpu_pct", "irq_cpu_pct", "disturbed", "skipped", "error"}
+
+// WriteCSV writes one row per record.
+func WriteCSV(w io.Writer, recs []Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	opt := func(v *float64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return f(*v)
+	}
+	for _, r := range recs {
+		row := []string{r.Server, r.Scenario, r.Load, f(r.OfferedQPS), strconv.Itoa(r.Run)}
+		if res := r.Result; res != nil {
+			row = append(row, f(res.QPS), strconv.FormatInt(res.Requests, 10), strconv.FormatInt(res.Errors, 10),
+				strconv.FormatInt(res.Misses, 10), f(res.Latency.Avg), f(res.Latency.P50), f(res.Latency.P95),
+				f(res.Latency.P99), f(res.Latency.Max), f(res.SendLag.P99))
+		} else {
+			row = append(row, make([]string, 10)...)
+		}
+		u := r.Usage
+		row = append(row, f(u.ServerCPUPct), f(u.ClientCPUPct), f(r.CPUNsPerQuery), f(r.BusyPollPerQuery),
+			f(r.NetRxPerQuery), opt(r.CyclesPerQuery), opt(r.InstructionsPerQry), f(u.StealPct), f(u.OtherCPUPct),
+			f(u.IRQCPUPct), r.Disturbed, r.Skipped, r.Error)
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteAll writes results.json, results.csv, report.md and the plots into
+// o.OutDir.
+func WriteAll(o *Options, recs []Record, hwNote string) error {
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return err
+	}
+	sums := Summarize(recs)
+	write := func(name string, fn func(io.Writer) error) error {
+		f, err := os.Create(filepath.Join(o.OutDir, name))
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return f.Close()
+	}
+	if err := write("results.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Options Options   `json:"options"`
+			Records []Record  `json:"records"`
+			Summary []Summary `json:"summary"`
+		}{*o, recs, sums})
+	}); err != nil {
+		return err
+	}
+	if err := write("results.csv", func(w io.Writer) error { return WriteCSV(w, recs) }); err != nil {
+		return err
+	}
+	if err := write("report.md", func(w io.Writer) error { return WriteMarkdown(w, o, sums, hwNote) }); err != nil {
+		return err
+	}
+	return WritePlots(o.OutDir, sums)
+}
+
+// printer keeps the first write error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}

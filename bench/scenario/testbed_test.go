@@ -1,0 +1,100 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocached/gocached/kernel/testbed"
+)
+
+// TestQuickOnTestbed runs a cut-down --quick matrix end to end: testbed,
+// both servers, a fixed load and MAX, the memcached deferX knob path, and
+// every output file.
+func TestQuickOnTestbed(t *testing.T) {
+	if err := testbed.Available(); err != nil {
+		if os.Getenv(testbed.RequireEnv) == "1" {
+			t.Fatalf("%v; %s=1 requires the testbed", err, testbed.RequireEnv)
+		}
+		t.Skipf("skipping: %v; set %s=1 to fail instead", err, testbed.RequireEnv)
+	}
+	if _, err := os.Stat(DefaultOptions().MemcachedBin); err != nil {
+		if os.Getenv(testbed.RequireEnv) == "1" {
+			t.Fatalf("memcached required: %v", err)
+		}
+		t.Skipf("no memcached: %v", err)
+	}
+	o := QuickOptions()
+	o.OutDir = t.TempDir()
+	o.Scenarios = []string{"base", "defer20", "suspend20"}
+	o.Loads = mustLoads("3000,MAX")
+	o.Time, o.Warmup = time.Second, 300*time.Millisecond
+	o.Records = 2000
+	o.Log = t.Logf
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	recs, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := map[string]Record{}
+	for _, r := range recs {
+		if r.Error != "" {
+			t.Errorf("%s %s %s: %s", r.Server, r.Scenario, r.Load, r.Error)
+		}
+		if r.Result != nil {
+			measured[r.Server+" "+r.Scenario+" "+r.Load] = r
+		}
+	}
+	for _, k := range []string{"gocached base 3000", "gocached base MAX", "memcached base 3000", "memcached base MAX",
+		"memcached defer20 3000"} {
+		r, ok := measured[k]
+		if !ok {
+			t.Errorf("no measurement for %s", k)
+			continue
+		}
+		res := r.Result
+		if res.QPS <= 0 || res.Errors != 0 || res.Misses != 0 || r.Usage.ServerCPUPct <= 0 || r.CPUNsPerQuery <= 0 || r.NetRxPerQuery <= 0 {
+			t.Errorf("%s: qps %.0f errors %d misses %d cpu %.1f%% cpu-ns/q %.0f netrx/q %.2f",
+				k, res.QPS, res.Errors, res.Misses, r.Usage.ServerCPUPct, r.CPUNsPerQuery, r.NetRxPerQuery)
+		}
+		if r.CyclesPerQuery == nil && HWCountersAvailable() == nil {
+			t.Errorf("%s: hardware counters exist but cycles per query are missing", k)
+		}
+	}
+	if r := measured["memcached base 3000"]; r.Result != nil && (r.Result.QPS < 2900 || r.Result.QPS > 3100) {
+		t.Errorf("memcached at 3000 offered: %.0f achieved", r.Result.QPS)
+	}
+	for _, r := range recs {
+		if r.Server == Memcached && r.Scenario == "suspend20" && r.Skipped == "" {
+			t.Error("memcached ran suspend20")
+		}
+	}
+	if err := WriteAll(&o, recs, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(o.OutDir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Records []Record }
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Records) != len(recs) {
+		t.Errorf("results.json: %d records, %v", len(doc.Records), err)
+	}
+	md, _ := os.ReadFile(filepath.Join(o.OutDir, "report.md"))
+	if !strings.Contains(string(md), "| base | memcached | MAX |") {
+		t.Errorf("report.md:\n%s", md)
+	}
+	// The bed is gone afterwards.
+	out, _ := os.ReadDir("/var/run/netns")
+	for _, e := range out {
+		if strings.HasPrefix(e.Name(), testbed.NamePrefix) && strings.Contains(e.Name(), "-"+strconv.Itoa(os.Getpid())+"-") {
+			t.Errorf("namespace %s left behind", e.Name())
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gocached/gocached/internal/reactor"
+)
+
+// Limits memcached enforces on -I.
+const (
+	minItemSize = 1 << 10
+	maxItemSize = 1 << 30
+	maxCPUs     = 1 << 14 // bounds --pin-cpus ranges
+)
+
+// options is the parsed command line.
+type options struct {
+	engine    string
+	reactor   reactor.Config
+	memory    int64 // -m in bytes
+	itemSize  int   // -I in bytes
+	noEvict   bool
+	noCAS     bool
+	udpPort   int
+	verbosity int
+	protocol  string // "ascii" or "auto"
+	napiIDs   int    // -N: accepted for memcached compatibility
+
+	help, version bool
+	usage         string          // the flag table, for -h
+	changed       map[string]bool // long names of the flags given
+}
+
+// usageError is a bad command line: main prints it on one line and exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// parseFlags parses memcached's flags (short and long names) plus gocached's
+// engine flags. Every value is checked here, so that a bad one exits 2 before
+// anything starts.
+func parseFlags(args []string) (*options, error) {
+	fs := pflag.NewFlagSet("gocached", pflag.ContinueOnError)
+	fs.SetOutput(discard{})
+	fs.SortFlags = false
+	// memcached spells some long names with underscores (--napi_ids):
+	// accept both spellings for every flag.
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+	})
+
+	o := &options{}
+	rc := &o.reactor
+	var memory, itemSize, threads, pinCPUs string
+	var busyPollBudget uint16
+
+	fs.IntVarP(&rc.Port, "port", "p", 11211, "TCP port to listen on")
+	fs.IntVarP(&o.udpPort, "udp-port", "U", 0, "UDP port to listen on (0 = off; UDP is not supported)")
+	fs.StringVarP(&rc.Listen, "listen", "l", "", "interface(s) to listen on, comma-separated; host or host:port (default: all)")
+	fs.StringVarP(&memory, "memory-limit", "m", "64", "item memory in megabytes (suffix m or g accepted)")
+	fs.IntVarP(&rc.MaxConns, "conn-limit", "c", 1024, "max simultaneous connections")
+	fs.StringVarP(&threads, "threads", "t", "auto", "reactors for the epoll engine: a number, or auto (one per NAPI of the listen interface)")
+	fs.StringVarP(&itemSize, "max-item-size", "I", "1m", "max item size (suffix k or m; min 1k, max 1024m, at most half of -m)")
+	fs.BoolVarP(&o.noEvict, "disable-evictions", "M", false, "return an error when memory is full instead of evicting")
+	fs.BoolVarP(&o.noCAS, "disable-cas", "C", false, "disable use of CAS")
+	fs.CountVarP(&o.verbosity, "verbose", "v", "verbose logging (-v info, -vv debug)")
+	fs.IntVarP(&rc.ReqsPerEvent, "max-reqs-per-event", "R", 20, "max requests handled per connection per event, for fairness")
+	fs.StringVarP(&o.protocol, "protocol", "B", "auto", "protocol: ascii or auto (binary is not supported)")
+	fs.IntVarP(&rc.Backlog, "listen-backlog", "b", 1024, "listen backlog")
+	fs.IntVarP(&o.napiIDs, "napi-ids", "N", 0, "memcached's NAPI ID count; accepted for compatibility (the epoll engine routes by NAPI ID on its own)")
+	fs.BoolVarP(&o.version, "version", "V", false, "print version and exit")
+	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
+
+	fs.StringVar(&o.engine, "engine", defaultEngine(), "network engine: epoll (Linux) or go (portable)")
+	fs.Uint32Var(&rc.BusyPollUsecs, "busy-poll-usecs", 0, "epoll busy-poll time per wait in µs (EPIOCSPARAMS; 0 = off)")
+	fs.Uint16Var(&busyPollBudget, "busy-poll-budget", 64, "packets per busy-poll round (above 64 needs CAP_NET_ADMIN)")
+	fs.BoolVar(&rc.PreferBusyPoll, "prefer-busy-poll", false, "prefer busy polling over interrupts (needed for IRQ suspension)")
+	fs.IntVar(&rc.MaxEvents, "max-events", 64, "epoll_wait batch size")
+	fs.IntVar(&rc.EpollTimeoutMs, "epoll-timeout", -1, "epoll_wait timeout in ms (-1 blocks)")
+	fs.StringVar(&pinCPUs, "pin-cpus", "", "pin reactor i to the i-th CPU of this list (e.g. 0,2,4-7)")
+
+	if err := fs.Parse(args); err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	o.usage = fs.FlagUsages()
+	o.changed = make(map[string]bool)
+	fs.Visit(func(f *pflag.Flag) { o.changed[f.Name] = true })
+	if o.help || o.version {
+		return o, nil
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	rc.BusyPollBudget = busyPollBudget
+
+	var err error
+	if o.memory, err = parseMemoryLimit(memory); err != nil {
+		return nil, err
+	}
+	if o.itemSize, err = parseItemSize(itemSize); err != nil {
+		return nil, err
+	}
+	if rc.Threads, err = parseThreads(threads); err != nil {
+		return nil, err
+	}
+	if rc.PinCPUs, err = parseCPUList(pinCPUs); err != nil {
+		return nil, err
+	}
+	return o, o.check()
+}
+
+// check validates values that need no parsing, with memcached's wording
+// where memcached has a message.
+func (o *options) check() error {
+	rc := &o.reactor
+	switch {
+	case rc.Port < 0 || rc.Port > 65535:
+		return usagef("invalid port number %d", rc.Port)
+	case o.udpPort != 0:
+		return usagef("UDP is not supported (-U %d); run with -U 0", o.udpPort)
+	case rc.MaxConns <= 0:
+		return usagef("maximum connections must be greater than 0 (-c %d)", rc.MaxConns)
+	case rc.ReqsPerEvent <= 0:
+		return usagef("number of requests per event must be greater than 0 (-R %d)", rc.ReqsPerEvent)
+	case rc.Backlog <= 0:
+		return usagef("listen backlog must be greater than 0 (-b %d)", rc.Backlog)
+	case o.napiIDs < 0:
+		return usagef("number of NAPI IDs must not be negative (-N %d)", o.napiIDs)
+	case rc.MaxEvents <= 0:
+		return usagef("--max-events must be greater than 0 (got %d)", rc.MaxEvents)
+	case rc.EpollTimeoutMs < -1:
+		return usagef("--epoll-timeout must be -1 (block) or a timeout in ms (got %d)", rc.EpollTimeoutMs)
+	case o.itemSize > int(o.memory/2):
+		return usagef("cannot set item size limit (-I %d) higher than 1/2 of memory max (-m %d MB)", o.itemSize, o.memory>>20)
+	}
+	switch o.protocol {
+	case "ascii", "auto":
+	case "binary":
+		return usagef("the binary protocol is not supported; use -B ascii or -B auto")
+	default:
+		return usagef("invalid value for binding protocol: %q (want ascii or auto)", o.protocol)
+	}
+	switch o.engine {
+	case "go", "epoll":
+	default:
+		return usagef("unknown --engine %q (want epoll or go)", o.engine)
+	}
+	return nil
+}
+
+func defaultEngine() string {
+	if runtime.GOOS == "linux" {
+		return "epoll"
+	}
+	return "go"
+}
+
+// parseMemoryLimit reads -m: megabytes, optionally suffixed m/M (the same)
+// or g/G (gigabytes).
+func parseMemoryLimit(s string) (int64, error) {
+	num, mult := s, int64(1<<20)
+	switch strings.ToLower(lastByte(s)) {
+	case "m":
+		num = s[:len(s)-1]
+	case "g":
+		num, mult = s[:len(s)-1], 1<<30
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, usagef("invalid memory limit -m %q: want a positive number of megabytes", s)
+	}
+	return n * mult, nil
+}
+
+// parseItemSize reads -I as memcached does: bytes, or with a k/K or m/M
+// suffix; 1k to 1024m.
+func parseItemSize(s string) (int, error) {
+	num, mult := s, int64(1)
+	switch strings.ToLower(lastByte(s)) {
+	case "k":
+		num, mult = s[:len(s)-1], 1<<10
+	case "m":
+		num, mult = s[:len(s)-1], 1<<20
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, usagef("invalid max item size -I %q: want bytes, or a number with suffix k or m", s)
+	}
+	if n > maxItemSize/mult {
+		return 0, usagef("cannot set item size limit (-I %s) higher than a gigabyte", s)
+	}
+	if size := n * mult; size < minItemSize {
+		return 0, usagef("item max size (-I %s) cannot be less than 1024 bytes", s)
+	}
+	return int(n * mult), nil
+}
+
+// parseThreads reads -t: "auto" (0) or a positive count.
+func parseThreads(s string) (int, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, usagef("number of threads must be greater than 0, or auto (-t %q)", s)
+	}
+	return n, nil
+}
+
+// parseCPUList reads a Linux cpulist such as "0,2,4-7" in order, keeping
+// duplicates out.
+func parseCPUList(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var cpus []int
+	seen := make(map[int]bool)
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		first, err1 := strconv.Atoi(lo)
+		last, err2 := first, error(nil)
+		if isRange {
+			last, err2 = strconv.Atoi(hi)
+		}
+		if err := errors.Join(err1, err2); err != nil || first < 0 || last < first || last >= maxCPUs {
+			return nil, usagef("invalid --pin-cpus %q: want a CPU list like 0,2,4-7", s)
+		}
+		for cpu := first; cpu <= last; cpu++ {
+			if seen[cpu] {
+				return nil, usagef("invalid --pin-cpus %q: CPU %d listed twice", s, cpu)
+			}
+			seen[cpu] = true
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpus, nil
+}
+
+func lastByte(s string) string {
+	if s == "" {
+		return ""
+	}
+	return s[len(s)-1:]
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/gocached/gocached/internal/reactor"
+)
+
+func TestParseFlagsDefaults(t *testing.T) {
+	o, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := reactor.Config{
+		Port: 11211, MaxConns: 1024, ReqsPerEvent: 20, Backlog: 1024,
+		BusyPollBudget: 64, MaxEvents: 64, EpollTimeoutMs: -1,
+	}
+	if !reflect.DeepEqual(o.reactor, want) {
+		t.Errorf("reactor config = %+v, want %+v", o.reactor, want)
+	}
+	if o.memory != 64<<20 || o.itemSize != 1<<20 || o.noEvict || o.noCAS || o.verbosity != 0 || o.protocol != "auto" {
+		t.Errorf("defaults: memory=%d item=%d M=%v C=%v v=%d B=%q", o.memory, o.itemSize, o.noEvict, o.noCAS, o.verbosity, o.protocol)
+	}
+	wantEngine := "go"
+	if runtime.GOOS == "linux" {
+		wantEngine = "epoll"
+	}
+	if o.engine != wantEngine {
+		t.Errorf("engine = %q, want %q", o.engine, wantEngine)
+	}
+}
+
+func TestParseFlagsValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		check func(o *options) bool
+	}{
+		{"short port listen", []string{"-p", "1234", "-l", "127.0.0.1,::1"},
+			func(o *options) bool { return o.reactor.Port == 1234 && o.reactor.Listen == "127.0.0.1,::1" }},
+		{"long names", []string{"--port=99", "--listen=0.0.0.0", "--conn-limit=7", "--max-reqs-per-event=3", "--listen-backlog=5"},
+			func(o *options) bool {
+				r := o.reactor
+				return r.Port == 99 && r.Listen == "0.0.0.0" && r.MaxConns == 7 && r.ReqsPerEvent == 3 && r.Backlog == 5
+			}},
+		{"memory in MB", []string{"-m", "128"}, func(o *options) bool { return o.memory == 128<<20 }},
+		{"memory m suffix", []string{"-m", "128m"}, func(o *options) bool { return o.memory == 128<<20 }},
+		{"memory g suffix", []string{"--memory-limit", "2G"}, func(o *options) bool { return o.memory == 2<<30 }},
+		{"item size k", []string{"-I", "1536k"}, func(o *options) bool { return o.itemSize == 1536<<10 }},
+		{"item size M", []string{"-I", "2M"}, func(o *options) bool { return o.itemSize == 2<<20 }},
+		{"item size bytes", []string{"-I", "100000"}, func(o *options) bool { return o.itemSize == 100000 }},
+		{"item size 1k minimum", []string{"-I", "1k"}, func(o *options) bool { return o.itemSize == 1024 }},
+		{"item size 1024m", []string{"-I", "1024m", "-m", "4096"}, func(o *options) bool { return o.itemSize == 1<<30 }},
+		{"evictions cas", []string{"-M", "-C"}, func(o *options) bool { return o.noEvict && o.noCAS }},
+		{"-vv", []string{"-vv"}, func(o *options) bool { return o.verbosity == 2 }},
+		{"-v -v -v", []string{"-v", "-v", "-v"}, func(o *options) bool { return o.verbosity == 3 }},
+		{"threads number", []string{"-t", "4"}, func(o *options) bool { return o.reactor.Threads == 4 }},
+		{"threads auto", []string{"--threads=auto"}, func(o *options) bool { return o.reactor.Threads == 0 }},
+		{"ascii protocol", []string{"-B", "ascii"}, func(o *options) bool { return o.protocol == "ascii" }},
+		{"napi ids memcached spelling", []string{"--napi_ids", "4"}, func(o *options) bool { return o.napiIDs == 4 }},
+		{"napi ids short", []string{"-N", "2"}, func(o *options) bool { return o.napiIDs == 2 }},
+		{"engine go", []string{"--engine=go"}, func(o *options) bool { return o.engine == "go" }},
+		{"epoll knobs", []string{"--busy-poll-usecs", "50", "--busy-poll-budget", "16", "--prefer-busy-poll",
+			"--max-events", "128", "--epoll-timeout", "1"},
+			func(o *options) bool {
+				r := o.reactor
+				return r.BusyPollUsecs == 50 && r.BusyPollBudget == 16 && r.PreferBusyPoll && r.MaxEvents == 128 && r.EpollTimeoutMs == 1
+			}},
+		{"pin cpus", []string{"--pin-cpus", "0,2,4-6"},
+			func(o *options) bool { return reflect.DeepEqual(o.reactor.PinCPUs, []int{0, 2, 4, 5, 6}) }},
+		{"udp zero is fine", []string{"-U", "0"}, func(o *options) bool { return o.udpPort == 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args)
+			if err != nil {
+				t.Fatalf("parseFlags(%q): %v", tt.args, err)
+			}
+			if !tt.check(o) {
+				t.Errorf("parseFlags(%q) = %+v", tt.args, o)
+			}
+		})
+	}
+}
+
+func TestParseFlagsErrorsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"-U", "1"}, {"-x"}, {"-I", "1"}, {"--pin-cpus", "-1"}, {"-m", "1k"}} {
+		_, err := parseFlags(args)
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("parseFlags(%q) error = %v, want a usageError", args, err)
+		}
+	}
+}
+
+func TestSettingsFor(t *testing.T) {
+	o, err := parseFlags([]string{"-m", "128", "-M", "-c", "10", "-B", "ascii", "-vv", "-l", "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := settingsFor(o)
+	if s.Version != version || s.MaxBytes != 128<<20 || s.Evictions || !s.CASEnabled || s.MaxConns != 10 ||
+		s.BindingProtocol != "ascii" || s.Verbosity.Load() != 2 || s.Interface != "127.0.0.1" || s.ItemSizeMax != 1<<20 {
+		t.Errorf("settingsFor = %+v", s)
+	}
+	o, _ = parseFlags(nil)
+	if got := settingsFor(o).BindingProtocol; got != "auto-negotiate" {
+		t.Errorf("binding protocol for -B auto = %q, want memcached's auto-negotiate", got)
+	}
+}
+
+// FuzzSizeFlags checks the -m, -I and --pin-cpus parsers never panic and
+// that what they accept is in range.
+func FuzzSizeFlags(f *testing.F) {
+	for _, s := range []string{"64", "1m", "2g", "1k", "1024m", "1025m", "0", "-1", "", "k", "0-3,5", "3-1", "1,1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, err := parseMemoryLimit(s); err == nil && n < 1<<20 {
+			t.Errorf("parseMemoryLimit(%q) = %d, below 1 MB", s, n)
+		}
+		if n, err := parseItemSize(s); err == nil && (n < minItemSize || n > maxItemSize) {
+			t.Errorf("parseItemSize(%q) = %d, out of [1k, 1g]", s, n)
+		}
+		if cpus, err := parseCPUList(s); err == nil {
+			seen := map[int]bool{}
+			for _, c := range cpus {
+				if c < 0 || c >= maxCPUs || seen[c] {
+					t.Errorf("parseCPUList(%q) = %v", s, cpus)
+				}
+				seen[c] = true
+			}
+		}
+	})
+}

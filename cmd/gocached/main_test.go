@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the gocached built once for the tests that run it as a process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gocached-cmd-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "gocached")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building gocached:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runBinary runs gocached to completion with a time bound.
+func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("gocached %q did not exit within 10 s", args)
+	}
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running gocached %q: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestBadFlagsExit2(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // in the one-line message
+	}{
+		{[]string{"-U", "5"}, "UDP is not supported"},
+		{[]string{"--udp-port=11211"}, "UDP is not supported"},
+		{[]string{"-p", "70000"}, "invalid port number 70000"},
+		{[]string{"-p", "abc"}, `invalid argument "abc"`},
+		{[]string{"-m", "abc"}, "invalid memory limit"},
+		{[]string{"-m", "0"}, "invalid memory limit"},
+		{[]string{"-c", "0"}, "maximum connections must be greater than 0"},
+		{[]string{"-t", "0"}, "number of threads must be greater than 0"},
+		{[]string{"-t", "many"}, "number of threads"},
+		{[]string{"-I", "512"}, "cannot be less than 1024 bytes"},
+		{[]string{"-I", "2g"}, "invalid max item size"},
+		{[]string{"-I", "1025m", "-m", "4096"}, "higher than a gigabyte"},
+		{[]string{"-I", "2m", "-m", "3"}, "higher than 1/2 of memory max"},
+		{[]string{"-R", "0"}, "requests per event must be greater than 0"},
+		{[]string{"-B", "binary"}, "binary protocol is not supported"},
+		{[]string{"-B", "foo"}, "invalid value for binding protocol"},
+		{[]string{"-b", "x"}, `invalid argument "x"`},
+		{[]string{"-N", "-1"}, "NAPI IDs"},
+		{[]string{"--engine", "rocket"}, `unknown --engine "rocket"`},
+		{[]string{"--max-events", "0"}, "--max-events"},
+		{[]string{"--epoll-timeout", "-2"}, "--epoll-timeout"},
+		{[]string{"--busy-poll-budget", "70000"}, "--busy-poll-budget"},
+		{[]string{"--pin-cpus", "1,x"}, "invalid --pin-cpus"},
+		{[]string{"--pin-cpus", "0-2,1"}, "listed twice"},
+		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, code := runBinary(t, tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if lines := strings.Count(stderr, "\n"); lines != 1 || !strings.HasPrefix(stderr, "gocached: ") {
+				t.Errorf("stderr = %q, want one line starting with \"gocached: \"", stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr, tt.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+		})
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // all in stdout
+	}{
+		{[]string{"-V"}, []string{"gocached " + version + "\n"}},
+		{[]string{"--version"}, []string{"gocached " + version + "\n"}},
+		{[]string{"-h"}, []string{"Usage: gocached", "-p, --port", "-m, --memory-limit", "-I, --max-item-size",
+			"-N, --napi-ids", "--engine", "--busy-poll-budget", "--pin-cpus"}},
+		{[]string{"--help", "-U", "5"}, []string{"Usage: gocached"}}, // help wins over bad values
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, code := runBinary(t, tt.args...)
+			if code != 0 || stderr != "" {
+				t.Errorf("exit %d stderr %q, want 0 and nothing", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestSubcommandHook(t *testing.T) {
+	for _, name := range []string{"napi", "doctor"} {
+		_, stderr, code := runBinary(t, name, "show")
+		if code != 2 || !strings.Contains(stderr, "gocached "+name+": not available yet") {
+			t.Errorf("gocached %s: exit %d stderr %q, want 2 and \"not available yet\"", name, code, stderr)
+		}
+	}
+}
+
+// server is a gocached process serving on a free loopback port.
+type server struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *syncBuffer
+	exited chan struct{} // closed when the process has exited
+	err    error         // Wait's result, set before exited closes
+}
+
+var servingRE = regexp.MustCompile(`msg="gocached serving" addr=(\S+)`)
+
+func startServer(t *testing.T, args ...string) *server {
+	t.Helper()
+	args = append([]string{"-p", "0", "-l", "127.0.0.1", "-v"}, args...)
+	cmd := exec.Command(binary, args...)
+	pr, pw := io.Pipe()
+	s := &server{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start gocached: %v", err)
+	}
+	go func() {
+		s.err = cmd.Wait()
+		pw.Close()
+		close(s.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			cmd.Process.Kill()
+			<-s.exited
+		}
+	})
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			s.stderr.WriteLine(sc.Text())
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				addrc <- m[1]
+			}
+		}
+	}()
+	select {
+	case s.addr = <-addrc:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("gocached did not report its address; stderr:\n%s", s.stderr)
+	}
+	return s
+}
+
+// wait waits for the process to exit and returns its status.
+func (s *server) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-s.exited:
+		err := s.err
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("waiting for gocached: %v", err)
+		}
+		return 0
+	case <-time.After(15 * time.Second):
+		t.Fatalf("gocached did not exit; stderr:\n%s", s.stderr)
+	}
+	return -1
+}
+
+func TestSignalsShutDownCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			s := startServer(t, "--engine=go")
+			idle, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+			if err != nil {
+				t.Fatalf("dial: %v", err)
+			}
+			defer idle.Close()
+			if err := s.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := s.wait(t); code != 0 {
+				t.Errorf("exit %d after %v, want 0; stderr:\n%s", code, sig, s.stderr)
+			}
+			idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, err := idle.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("idle client read %d bytes, err %v; want EOF after shutdown", n, err)
+			}
+			for _, w := range []string{"shutting down", "stopped"} {
+				if !strings.Contains(s.stderr.String(), w) {
+					t.Errorf("log lacks %q:\n%s", w, s.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestListenFailureExits1(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	_, stderr, code := runBinary(t, "--engine=go", "-l", "127.0.0.1", "-p", port)
+	if code != 1 || !strings.Contains(stderr, "127.0.0.1:"+port) {
+		t.Errorf("exit %d stderr %q, want 1 and a message naming the address", code, stderr)
+	}
+}

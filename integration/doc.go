@@ -1,0 +1,12 @@
+// Package integration holds gocached's end-to-end tests: the real binary is
+// built once per test run, started on a free loopback port with each engine
+// (--engine=go and --engine=epoll), and driven by real clients over real
+// sockets: pymemcache, libmemcached-tools, memccapable, gomemcache, and a
+// differential test that replays raw request scripts against Debian's
+// memcached and gocached and compares the replies byte for byte.
+//
+// Tests that need an external tool skip when it is missing, unless
+// GOCACHED_REQUIRE_TESTBED=1 is set (CI), in which case they fail.
+// GOCACHED_IT_TARGETS (comma-separated subset of "go,epoll,memcached")
+// narrows the servers the client suites run against.
+package integration

@@ -1,0 +1,102 @@
+package napi
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Sentinel errors: every error the Client returns for one of these situations
+// matches it with errors.Is, and its message says what to do.
+var (
+	// ErrPermission: napi-set (and threaded changes) need CAP_NET_ADMIN in
+	// the network namespace's user namespace.
+	ErrPermission = errors.New("needs CAP_NET_ADMIN (run as root)")
+	// ErrFamilyAbsent: the kernel has no netdev generic netlink family.
+	ErrFamilyAbsent = errors.New("kernel too old: no netdev generic netlink family (needs 6.x: NAPI queries 6.8+, napi-set 6.13+)")
+	// ErrUnsupported: the kernel knows the family but not the command or
+	// attribute asked for.
+	ErrUnsupported = errors.New("not supported by this kernel")
+	// ErrNoSuchNAPI: no NAPI instance has the id.
+	ErrNoSuchNAPI = errors.New("unknown NAPI id")
+	// ErrNoSuchDevice: no interface has the ifindex.
+	ErrNoSuchDevice = errors.New("no such interface")
+)
+
+// opError is what the Client returns: the operation, the kernel's own words
+// (extended ack) when it gave any, and a sentinel that says what to do.
+type opError struct {
+	op     string // e.g. "napi-set id 8193"
+	kind   error  // one of the sentinels above, or nil
+	hint   string // replaces kind's text when more specific
+	errno  error  // the underlying netlink/syscall error
+	extack string
+}
+
+func (e *opError) Error() string {
+	msg := e.op + ": "
+	switch {
+	case e.hint != "":
+		msg += e.hint
+	case e.kind != nil:
+		msg += e.kind.Error()
+	default:
+		msg += e.errno.Error()
+	}
+	if e.extack != "" {
+		msg += fmt.Sprintf(" (kernel: %s)", e.extack)
+	}
+	return msg
+}
+
+// Is matches the sentinel as well as the errno, so callers can test either
+// errors.Is(err, ErrPermission) or errors.Is(err, unix.EPERM).
+func (e *opError) Is(target error) bool { return e.kind != nil && target == e.kind }
+
+func (e *opError) Unwrap() error { return e.errno }
+
+// classify turns a netlink error from op into an opError.
+func classify(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &opError{op: op, errno: err, extack: extackMessage(err)}
+	switch {
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		e.kind = ErrPermission
+	case errors.Is(err, unix.ENOENT):
+		e.kind = ErrNoSuchNAPI
+		e.hint = "unknown NAPI id (list them with `gocached napi show`)"
+	case errors.Is(err, unix.ENODEV):
+		e.kind = ErrNoSuchDevice
+	case errors.Is(err, unix.EOPNOTSUPP):
+		e.kind = ErrUnsupported
+		e.hint = "command not supported by this kernel (napi-get needs 6.8+, napi-set 6.13+)"
+	}
+	return e
+}
+
+// extackMessage is the kernel's extended-ack text, when it sent one.
+func extackMessage(err error) string {
+	var oe *netlink.OpError
+	if errors.As(err, &oe) {
+		return oe.Message
+	}
+	return ""
+}
+
+// isUnknownAttr reports whether an error's extended ack says attribute
+// validation rejected a type beyond the op's policy (an older kernel).
+func isUnknownAttr(err error) bool {
+	return strings.Contains(strings.ToLower(extackMessage(err)), "unknown attribute")
+}
+
+// errSuspendUnsupported is Set's answer when the kernel's napi-set policy has
+// no irq-suspend-timeout.
+func errSuspendUnsupported(op string, err error) error {
+	return &opError{op: op, kind: ErrUnsupported, errno: err,
+		hint: "irq-suspend-timeout not supported by this kernel (needs 6.13+)"}
+}

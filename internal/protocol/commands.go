@@ -1,0 +1,321 @@
+package protocol
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// Replies, each with its line end.
+const (
+	rError           = "ERROR\r\n"
+	rBadFormat       = "CLIENT_ERROR bad command line format\r\n"
+	rBadChunk        = "CLIENT_ERROR bad data chunk\r\n"
+	rBadExptime      = "CLIENT_ERROR invalid exptime argument\r\n"
+	rBadDelta        = "CLIENT_ERROR invalid numeric delta argument\r\n"
+	rNonNumeric      = "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+	rDeleteUsage     = "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"
+	rTooLarge        = "SERVER_ERROR object too large for cache\r\n"
+	rNoMemoryStore   = "SERVER_ERROR out of memory storing object\r\n"
+	rNoMemory        = "SERVER_ERROR out of memory\r\n"
+	rShutdownOff     = "ERROR: shutdown not enabled\r\n"
+	rStored          = "STORED\r\n"
+	rNotStored       = "NOT_STORED\r\n"
+	rExists          = "EXISTS\r\n"
+	rNotFound        = "NOT_FOUND\r\n"
+	rDeleted         = "DELETED\r\n"
+	rTouched         = "TOUCHED\r\n"
+	rOK              = "OK\r\n"
+	rEnd             = "END\r\n"
+	rReset           = "RESET\r\n"
+	maxVerbosity     = 2 // memcached's MAX_VERBOSITY_LEVEL
+	crlf             = "\r\n"
+	valuePrefix      = "VALUE "
+	storageMinTokens = 5
+)
+
+// execute runs one command line. rest is the input after the line. It returns
+// how many bytes of rest it consumed (a data block), or minus the number it
+// needs when the data block has not fully arrived (then nothing was done).
+func (s *Session) execute(line, rest []byte) (int, Status) {
+	s.noreply = false
+	n := s.tokenize(line)
+	if n == 0 || s.tok[0].end-s.tok[0].start < 2 {
+		s.reply(rError)
+		return 0, NeedMore
+	}
+	cmd := s.token(line, 0)
+	switch string(cmd) {
+	case "get", "bget":
+		return s.retrieve(line, n, false, false)
+	case "gets":
+		return s.retrieve(line, n, true, false)
+	case "gat":
+		return s.retrieve(line, n, false, true)
+	case "gats":
+		return s.retrieve(line, n, true, true)
+	case "set":
+		return s.storage(line, rest, n, store.ModeSet)
+	case "add":
+		return s.storage(line, rest, n, store.ModeAdd)
+	case "replace":
+		return s.storage(line, rest, n, store.ModeReplace)
+	case "append":
+		return s.storage(line, rest, n, store.ModeAppend)
+	case "prepend":
+		return s.storage(line, rest, n, store.ModePrepend)
+	case "cas":
+		return s.storage(line, rest, n, store.ModeCAS)
+	case "incr":
+		s.arithmetic(line, n, false)
+	case "decr":
+		s.arithmetic(line, n, true)
+	case "delete":
+		s.delete(line, n)
+	case "touch":
+		s.touch(line, n)
+	case "stats":
+		s.stats(line, n)
+	case "flush_all":
+		s.flushAll(line, n)
+	case "version":
+		s.out = append(s.out, "VERSION "...)
+		s.out = append(s.out, s.version()...)
+		s.out = append(s.out, crlf...)
+	case "verbosity":
+		s.verbosity(line, n)
+	case "quit":
+		return 0, Close
+	case "shutdown":
+		// memcached without -A (shutdown disabled) answers every form so.
+		s.reply(rShutdownOff)
+	default:
+		s.reply(rError)
+	}
+	return 0, NeedMore
+}
+
+// token returns the i-th token of line.
+func (s *Session) token(line []byte, i int) []byte {
+	return line[s.tok[i].start:s.tok[i].end]
+}
+
+// setNoreply mirrors memcached's set_noreply_maybe: the last token decides.
+func (s *Session) setNoreply(line []byte, n int) {
+	if n >= 2 && string(s.token(line, n-1)) == "noreply" {
+		s.noreply = true
+	}
+}
+
+func (s *Session) version() string {
+	if st := s.env.Settings; st != nil && st.Version != "" {
+		return st.Version
+	}
+	return "unknown"
+}
+
+// storage runs set, add, replace, append, prepend and cas.
+func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Status) {
+	want := storageMinTokens
+	if mode == store.ModeCAS {
+		want++
+	}
+	if n != want && n != want+1 {
+		s.reply(rError)
+		return 0, NeedMore
+	}
+	s.setNoreply(line, n)
+	key := s.token(line, 1)
+	if !validKey(key) {
+		s.reply(rBadFormat)
+		return 0, NeedMore
+	}
+	flags, ok1 := parseUint32(s.token(line, 2))
+	exptime, ok2 := parseInt32(s.token(line, 3))
+	vlen, ok3 := parseInt32(s.token(line, 4))
+	if !ok1 || !ok2 || !ok3 {
+		s.reply(rBadFormat)
+		return 0, NeedMore
+	}
+	var cas uint64
+	if mode == store.ModeCAS {
+		var ok bool
+		if cas, ok = parseUint64(s.token(line, 5)); !ok {
+			s.reply(rBadFormat)
+			return 0, NeedMore
+		}
+	}
+	if vlen < 0 || vlen > math.MaxInt32-2 {
+		s.reply(rBadFormat)
+		return 0, NeedMore
+	}
+	st := s.env.Store
+	total := int(vlen) + 2
+	if int(vlen) > st.MaxValueSize(len(key)) {
+		s.reply(rTooLarge)
+		s.env.counters.storeTooLarge.Add(1)
+		// memcached drops a set's old value rather than leave it stale.
+		if mode == store.ModeSet {
+			st.Delete(key)
+		}
+		s.swallow = int64(total)
+		return 0, NeedMore
+	}
+	if len(rest) < total {
+		return -total, NeedMore
+	}
+	data := rest[:total]
+	if data[vlen] != '\r' || data[vlen+1] != '\n' {
+		s.reply(rBadChunk)
+		return total, NeedMore
+	}
+	switch st.Set(mode, key, flags, int64(exptime), data[:vlen], cas) {
+	case store.Stored:
+		s.reply(rStored)
+	case store.NotStored:
+		s.reply(rNotStored)
+	case store.Exists:
+		s.reply(rExists)
+	case store.NotFound:
+		s.reply(rNotFound)
+	case store.TooLarge:
+		s.env.counters.storeTooLarge.Add(1)
+		s.reply(rTooLarge)
+	case store.OutOfMemory:
+		s.env.counters.storeNoMemory.Add(1)
+		s.reply(rNoMemoryStore)
+	default:
+		s.reply("SERVER_ERROR Unhandled storage type.\r\n")
+	}
+	return total, NeedMore
+}
+
+func (s *Session) arithmetic(line []byte, n int, decr bool) {
+	if n != 3 && n != 4 {
+		s.reply(rError)
+		return
+	}
+	s.setNoreply(line, n)
+	key := s.token(line, 1)
+	if !validKey(key) {
+		s.reply(rBadFormat)
+		return
+	}
+	delta, ok := parseUint64(s.token(line, 2))
+	if !ok {
+		s.reply(rBadDelta)
+		return
+	}
+	v, res := s.env.Store.IncrDecr(key, delta, decr)
+	switch res {
+	case store.Stored:
+		if !s.noreply {
+			s.out = strconv.AppendUint(s.out, v, 10)
+			s.out = append(s.out, crlf...)
+		}
+	case store.NotFound:
+		s.reply(rNotFound)
+	case store.NonNumeric:
+		s.reply(rNonNumeric)
+	case store.OutOfMemory:
+		s.reply(rNoMemory)
+	default:
+		s.reply(rNotFound)
+	}
+}
+
+func (s *Session) delete(line []byte, n int) {
+	if n < 2 || n > 4 {
+		s.reply(rError)
+		return
+	}
+	if n > 2 {
+		// memcached still accepts the old "delete <key> 0" hold time.
+		holdZero := string(s.token(line, 2)) == "0"
+		s.setNoreply(line, n)
+		if !(n == 3 && (holdZero || s.noreply)) && !(n == 4 && holdZero && s.noreply) {
+			s.reply(rDeleteUsage)
+			return
+		}
+	}
+	key := s.token(line, 1)
+	if !validKey(key) {
+		s.reply(rBadFormat)
+		return
+	}
+	if s.env.Store.Delete(key) {
+		s.reply(rDeleted)
+	} else {
+		s.reply(rNotFound)
+	}
+}
+
+func (s *Session) touch(line []byte, n int) {
+	if n != 3 && n != 4 {
+		s.reply(rError)
+		return
+	}
+	s.setNoreply(line, n)
+	key := s.token(line, 1)
+	if !validKey(key) {
+		s.reply(rBadFormat)
+		return
+	}
+	exptime, ok := parseInt32(s.token(line, 2))
+	if !ok {
+		s.reply(rBadExptime)
+		return
+	}
+	if s.env.Store.Touch(key, int64(exptime)) {
+		s.reply(rTouched)
+	} else {
+		s.reply(rNotFound)
+	}
+}
+
+func (s *Session) flushAll(line []byte, n int) {
+	if n < 1 || n > 3 {
+		s.reply(rError)
+		return
+	}
+	s.setNoreply(line, n)
+	var delay int32
+	// The delay is the first argument unless the only argument is noreply.
+	plain := 1
+	if s.noreply {
+		plain = 2
+	}
+	if n != plain {
+		var ok bool
+		if delay, ok = parseInt32(s.token(line, 1)); !ok {
+			s.reply(rBadExptime)
+			return
+		}
+	}
+	if delay < 0 {
+		delay = 0 // memcached flushes now for a negative delay
+	}
+	s.env.Store.FlushAll(int64(delay))
+	s.reply(rOK)
+}
+
+func (s *Session) verbosity(line []byte, n int) {
+	if n != 2 && n != 3 {
+		s.reply(rError)
+		return
+	}
+	s.setNoreply(line, n)
+	level, ok := parseUint32(s.token(line, 1))
+	if !ok {
+		s.reply(rBadFormat)
+		return
+	}
+	if level > maxVerbosity {
+		level = maxVerbosity
+	}
+	if st := s.env.Settings; st != nil && st.Verbosity != nil {
+		st.Verbosity.Store(int32(level))
+	}
+	s.reply(rOK)
+}

@@ -1,0 +1,84 @@
+package protocol
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// newTestEnv returns an Env over a fresh store with memcached's defaults.
+func newTestEnv(tb testing.TB) *Env {
+	tb.Helper()
+	// Every reading of the clock is one second later, so that a flush_all
+	// and the next set never share a second, whatever the store's rounding.
+	var clock atomic.Int64
+	clock.Store(1_700_000_000)
+	now := func() int64 { return clock.Add(1) }
+	st, err := store.New(store.Config{MemoryLimit: 64 << 20, MaxItemSize: 1 << 20, Now: now})
+	if err != nil {
+		tb.Fatalf("store.New: %v", err)
+	}
+	tb.Cleanup(st.Close)
+	return &Env{
+		Store: st,
+		Settings: &Settings{
+			Version:         "1.6.18",
+			Port:            11211,
+			MaxConns:        1024,
+			Threads:         4,
+			MaxBytes:        64 << 20,
+			ItemSizeMax:     1 << 20,
+			Evictions:       true,
+			CASEnabled:      true,
+			ReqsPerEvent:    20,
+			TCPBacklog:      1024,
+			BindingProtocol: "ascii",
+			Engine:          "go",
+			Verbosity:       new(atomic.Int32),
+		},
+		StartUnix: 1,
+	}
+}
+
+// result is what an engine would have sent and done for one input.
+type result struct {
+	out    string
+	closed bool
+}
+
+// drive feeds chunks to s one after another, the way an engine hands over
+// each read, and collects the replies. Leftover bytes stay buffered.
+func drive(tb testing.TB, s *Session, chunks ...[]byte) result {
+	tb.Helper()
+	var buf, out []byte
+	for _, c := range chunks {
+		buf = append(buf, c...)
+		for {
+			n, o, st := s.Process(buf, out)
+			out = o
+			if n < 0 || n > len(buf) {
+				tb.Fatalf("Process consumed %d of %d bytes", n, len(buf))
+			}
+			buf = buf[n:]
+			if st == Close {
+				return result{string(out), true}
+			}
+			if st == Yield {
+				continue
+			}
+			break
+		}
+	}
+	return result{string(out), false}
+}
+
+// runScript runs in as one chunk on a fresh session and store.
+func runScript(tb testing.TB, in string) result {
+	tb.Helper()
+	return drive(tb, NewSession(newTestEnv(tb)), []byte(in))
+}
+
+// lines abbreviates a reply made of "\r\n"-terminated lines.
+func lines(ls ...string) string { return strings.Join(ls, "\r\n") + "\r\n" }

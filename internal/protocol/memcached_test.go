@@ -1,0 +1,130 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The expected replies in scripts were taken from memcached 1.6.18. This test
+// re-checks them against the real binary when it is installed, so that the
+// table cannot drift from memcached's behaviour.
+
+const memcachedPath = "/usr/bin/memcached"
+
+// startMemcached runs memcached on a free loopback port and returns its address.
+func startMemcached(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(memcachedPath); err != nil {
+		t.Skipf("memcached not installed (%v): reference replies not re-checked", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0"}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "nobody")
+	}
+	cmd := exec.Command(memcachedPath, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start memcached: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("memcached did not start on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exchange sends in on a new connection and reads the reply: up to want
+// bytes, then briefly longer to catch anything extra, or until close.
+func exchange(t *testing.T, addr string, in string, want int) result {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		c.Write([]byte(in))
+	}()
+	var out bytes.Buffer
+	buf := make([]byte, 64<<10)
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	for {
+		if out.Len() >= want {
+			c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
+		}
+		n, err := c.Read(buf)
+		out.Write(buf[:n])
+		if errors.Is(err, io.EOF) {
+			return result{out.String(), true}
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return result{out.String(), false}
+		}
+		if err != nil {
+			// A reset after close counts as a close.
+			return result{out.String(), true}
+		}
+	}
+}
+
+func flushMemcached(t *testing.T, addr string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Write([]byte("flush_all\r\nverbosity 0\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for range 2 {
+		if l, err := r.ReadString('\n'); err != nil || l != "OK\r\n" {
+			t.Fatalf("flush_all: %q %v", l, err)
+		}
+	}
+}
+
+func TestScriptsAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	for _, sc := range scripts {
+		if sc.own {
+			continue
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			flushMemcached(t, addr)
+			got := exchange(t, addr, sc.in, len(sc.want))
+			checkResult(t, sc, got, "memcached")
+		})
+	}
+}

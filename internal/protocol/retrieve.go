@@ -1,0 +1,146 @@
+package protocol
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// outputBudget is how many reply bytes one Process call produces before a
+// multiget stops at a key boundary and yields. A get line may name hundreds
+// of thousands of keys, each of a large value: without the pause the reply
+// buffer would grow with their product.
+const outputBudget = 1 << 20
+
+// multigetState is a retrieval command paused between two keys. The part of
+// its line already served has been consumed, so the input starts at the next
+// key; left is how many bytes of keys remain before the line's end (its "\r"
+// or a NUL excluded, as memcached would read it).
+type multigetState struct {
+	active         bool
+	withCAS, touch bool
+	exptime        int32
+	left           int
+}
+
+// nextKey returns the bounds of the first key in keys at or after i, or
+// start == len(keys) when none is left.
+func nextKey(keys []byte, i int) (start, end int) {
+	for i < len(keys) && keys[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(keys) && keys[j] != ' ' {
+		j++
+	}
+	return i, j
+}
+
+// retrieve runs get, gets, gat and gats over every key on the line (memcached
+// has no limit on their number besides the line length). When the output
+// budget runs out it returns Yield and how many bytes of the line it served;
+// continueMultiget picks up from there.
+func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status) {
+	if n < 2 {
+		s.reply(rError)
+		return 0, NeedMore
+	}
+	first := 1
+	var exptime int32
+	if touch {
+		var ok bool
+		if exptime, ok = parseInt32(s.token(line, 1)); !ok {
+			s.reply(rBadExptime)
+			return 0, NeedMore
+		}
+		first = 2
+	}
+	from := len(line)
+	if first < n {
+		from = int(s.tok[first].start)
+	}
+	// memcached stops at a bad key and drops the values gathered so far;
+	// checking every key first gives the same reply and lets a long reply go
+	// out in parts.
+	for k := from; ; {
+		ks, ke := nextKey(line, k)
+		if ks == len(line) {
+			break
+		}
+		if !validKey(line[ks:ke]) {
+			s.reply(rBadFormat)
+			return 0, NeedMore
+		}
+		k = ke
+	}
+	if at := s.serveKeys(line, from, withCAS, touch, exptime); at >= 0 {
+		s.mget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
+		return at, Yield
+	}
+	return 0, NeedMore
+}
+
+// continueMultiget serves the rest of a paused multiget from the front of in
+// and returns how many bytes it consumed.
+func (s *Session) continueMultiget(in []byte) (int, Status) {
+	m := s.mget
+	nl := bytes.IndexByte(in, '\n')
+	if nl < 0 || m.left > nl {
+		// Only an engine that dropped its buffer gets here.
+		s.mget = multigetState{}
+		return 0, NeedMore
+	}
+	if at := s.serveKeys(in[:m.left], 0, m.withCAS, m.touch, m.exptime); at >= 0 {
+		s.mget.left = m.left - at
+		return at, Yield
+	}
+	s.mget = multigetState{}
+	return nl + 1, NeedMore
+}
+
+// serveKeys appends a VALUE block for every stored key of keys from offset i
+// on, then END. If the output budget runs out first, it stops before a key
+// and returns that key's offset (always past i), else -1.
+func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int32) int {
+	s.getCAS = withCAS
+	st := s.env.Store
+	served := false
+	for {
+		ks, ke := nextKey(keys, i)
+		if ks == len(keys) {
+			break
+		}
+		if served && len(s.out)-s.outStart >= outputBudget {
+			return ks
+		}
+		key := keys[ks:ke]
+		s.getKey = key
+		if touch {
+			st.GetAndTouch(key, int64(exptime), s.emit)
+		} else {
+			st.Get(key, s.emit)
+		}
+		served = true
+		i = ke
+	}
+	s.out = append(s.out, rEnd...)
+	return -1
+}
+
+// emitValue writes one VALUE block; it is the store's Get callback.
+func (s *Session) emitValue(value []byte, m store.Meta) {
+	b := append(s.out, valuePrefix...)
+	b = append(b, s.getKey...)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(m.Flags), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(len(value)), 10)
+	if s.getCAS {
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, m.CAS, 10)
+	}
+	b = append(b, crlf...)
+	b = append(b, value...)
+	s.out = append(b, crlf...)
+}

@@ -1,0 +1,387 @@
+package protocol
+
+import (
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// `stats` and its groups. Field names and order follow memcached 1.6.18, since
+// monitoring tools (memcached_exporter among them) treat a missing field as a
+// dead server. Fields for machinery gocached does not have report 0.
+
+// statWriter appends "STAT name value\r\n" lines.
+type statWriter struct{ b []byte }
+
+func (w *statWriter) str(name, value string) {
+	w.b = append(w.b, "STAT "...)
+	w.b = append(w.b, name...)
+	w.b = append(w.b, ' ')
+	w.b = append(w.b, value...)
+	w.b = append(w.b, crlf...)
+}
+
+func (w *statWriter) uint(name string, v uint64) {
+	w.b = append(w.b, "STAT "...)
+	w.b = append(w.b, name...)
+	w.b = append(w.b, ' ')
+	w.b = strconv.AppendUint(w.b, v, 10)
+	w.b = append(w.b, crlf...)
+}
+
+func (w *statWriter) int(name string, v int64) {
+	w.b = append(w.b, "STAT "...)
+	w.b = append(w.b, name...)
+	w.b = append(w.b, ' ')
+	w.b = strconv.AppendInt(w.b, v, 10)
+	w.b = append(w.b, crlf...)
+}
+
+// classUint writes a per-class line such as "STAT items:1:number 5".
+func (w *statWriter) classUint(prefix string, id int, name string, v uint64) {
+	w.b = append(w.b, "STAT "...)
+	w.b = append(w.b, prefix...)
+	w.b = strconv.AppendInt(w.b, int64(id), 10)
+	w.b = append(w.b, ':')
+	w.b = append(w.b, name...)
+	w.b = append(w.b, ' ')
+	w.b = strconv.AppendUint(w.b, v, 10)
+	w.b = append(w.b, crlf...)
+}
+
+func (w *statWriter) flag(name string, v bool) {
+	if v {
+		w.str(name, "yes")
+	} else {
+		w.str(name, "no")
+	}
+}
+
+func boolNum(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// stats runs `stats [group ...]`.
+func (s *Session) stats(line []byte, n int) {
+	if n == 1 {
+		s.out = s.appendGeneralStats(s.out)
+		s.out = append(s.out, rEnd...)
+		return
+	}
+	w := statWriter{b: s.out}
+	switch group := s.token(line, 1); string(group) {
+	case "reset":
+		s.env.Store.ResetStats()
+		if s.env.Server != nil {
+			s.env.Server.ResetStats()
+		}
+		s.env.counters.reset()
+		s.out = append(s.out, rReset...)
+		return
+	case "settings":
+		s.appendSettings(&w)
+	case "items":
+		appendItems(&w, s.env.Store.Classes())
+	case "slabs":
+		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
+	case "sizes":
+		w.str("sizes_status", "disabled")
+	case "conns":
+		// memcached always knows this group; without an engine it is empty.
+		if s.env.Server != nil {
+			s.env.Server.GroupStats("conns", w.str)
+		}
+	default:
+		if s.env.Server == nil || !s.env.Server.GroupStats(string(group), w.str) {
+			s.out = append(s.out, rError...)
+			return
+		}
+	}
+	s.out = append(w.b, rEnd...)
+}
+
+func (s *Session) serverStats() ServerStats {
+	if s.env.Server == nil {
+		return ServerStats{}
+	}
+	return s.env.Server.ServerStats()
+}
+
+func (s *Session) settings() Settings {
+	if s.env.Settings == nil {
+		return Settings{}
+	}
+	return *s.env.Settings
+}
+
+// appendGeneralStats writes the lines of a bare `stats`.
+func (s *Session) appendGeneralStats(b []byte) []byte {
+	w := statWriter{b: b}
+	now := time.Now().Unix()
+	set := s.settings()
+	srv := s.serverStats()
+	st := s.env.Store.Stats()
+	threads := srv.Threads
+	if threads == 0 {
+		threads = uint64(max(set.Threads, 0))
+	}
+	user, sys := rusage()
+
+	w.int("pid", int64(os.Getpid()))
+	w.int("uptime", max(now-s.env.StartUnix, 0))
+	w.int("time", now)
+	w.str("version", s.version())
+	w.str("libevent", "none")
+	w.int("pointer_size", strconv.IntSize)
+	w.str("rusage_user", formatUsec(user))
+	w.str("rusage_system", formatUsec(sys))
+	w.int("max_connections", int64(set.MaxConns))
+	w.uint("curr_connections", srv.CurrConnections)
+	w.uint("total_connections", srv.TotalConnections)
+	w.uint("rejected_connections", srv.RejectedConnections)
+	w.uint("connection_structures", srv.ConnStructures)
+	for _, name := range [...]string{"response_obj_oom", "response_obj_count", "response_obj_bytes",
+		"read_buf_count", "read_buf_bytes", "read_buf_bytes_free", "read_buf_oom", "reserved_fds"} {
+		w.uint(name, 0)
+	}
+	w.uint("cmd_get", st.CmdGet)
+	w.uint("cmd_set", st.CmdSet)
+	w.uint("cmd_flush", st.CmdFlush)
+	w.uint("cmd_touch", st.CmdTouch)
+	w.uint("cmd_meta", 0)
+	w.uint("get_hits", st.GetHits)
+	w.uint("get_misses", st.GetMisses)
+	w.uint("get_expired", st.GetExpired)
+	w.uint("get_flushed", st.GetFlushed)
+	w.uint("delete_misses", st.DeleteMisses)
+	w.uint("delete_hits", st.DeleteHits)
+	w.uint("incr_misses", st.IncrMisses)
+	w.uint("incr_hits", st.IncrHits)
+	w.uint("decr_misses", st.DecrMisses)
+	w.uint("decr_hits", st.DecrHits)
+	w.uint("cas_misses", st.CasMisses)
+	w.uint("cas_hits", st.CasHits)
+	w.uint("cas_badval", st.CasBadval)
+	w.uint("touch_hits", st.TouchHits)
+	w.uint("touch_misses", st.TouchMisses)
+	w.uint("store_too_large", s.env.counters.storeTooLarge.Load())
+	w.uint("store_no_memory", s.env.counters.storeNoMemory.Load())
+	w.uint("auth_cmds", 0)
+	w.uint("auth_errors", 0)
+	w.uint("bytes_read", srv.BytesRead)
+	w.uint("bytes_written", srv.BytesWritten)
+	limit := st.LimitMaxbytes
+	if limit == 0 && set.MaxBytes > 0 {
+		limit = uint64(set.MaxBytes)
+	}
+	w.uint("limit_maxbytes", limit)
+	w.uint("accepting_conns", boolNum(srv.AcceptingConns))
+	w.uint("listen_disabled_num", srv.ListenDisabledNum)
+	w.uint("time_in_listen_disabled_us", 0)
+	w.uint("threads", threads)
+	w.uint("conn_yields", srv.ConnYields)
+	w.uint("hash_power_level", st.HashPowerLevel)
+	w.uint("hash_bytes", st.HashBytes)
+	w.uint("hash_is_expanding", 0)
+	for _, name := range [...]string{"slab_reassign_rescues", "slab_reassign_chunk_rescues",
+		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim", "slab_reassign_busy_items",
+		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved", "lru_crawler_running",
+		"lru_crawler_starts", "lru_maintainer_juggles", "malloc_fails", "log_worker_dropped",
+		"log_worker_written", "log_watcher_skipped", "log_watcher_sent", "log_watchers"} {
+		w.uint(name, 0)
+	}
+	w.uint("unexpected_napi_ids", srv.UnexpectedNAPIIDs)
+	w.uint("round_robin_fallback", srv.RoundRobinFallback)
+	w.uint("bytes", st.Bytes)
+	w.uint("curr_items", st.CurrItems)
+	w.uint("total_items", st.TotalItems)
+	w.uint("slab_global_page_pool", 0)
+	w.uint("expired_unfetched", st.ExpiredUnfetched)
+	w.uint("evicted_unfetched", st.EvictedUnfetched)
+	w.uint("evicted_active", st.EvictedActive)
+	w.uint("evictions", st.Evictions)
+	w.uint("reclaimed", st.Reclaimed)
+	for _, name := range [...]string{"crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked",
+		"moves_to_cold", "moves_to_warm", "moves_within_lru", "direct_reclaims", "lru_bumps_dropped"} {
+		w.uint(name, 0)
+	}
+	return w.b
+}
+
+// formatUsec renders microseconds as memcached's "%ld.%06ld" seconds.
+func formatUsec(us int64) string {
+	b := strconv.AppendInt(nil, us/1e6, 10)
+	b = append(b, '.')
+	frac := strconv.AppendInt(nil, us%1e6, 10)
+	for i := len(frac); i < 6; i++ {
+		b = append(b, '0')
+	}
+	return string(append(b, frac...))
+}
+
+// appendSettings writes `stats settings`.
+func (s *Session) appendSettings(w *statWriter) {
+	set := s.settings()
+	inter := set.Interface
+	if inter == "" {
+		inter = "NULL"
+	}
+	var verbosity int64
+	if set.Verbosity != nil {
+		verbosity = int64(set.Verbosity.Load())
+	}
+	proto := set.BindingProtocol
+	if proto == "" {
+		proto = "ascii"
+	}
+	w.int("maxbytes", set.MaxBytes)
+	w.int("maxconns", int64(set.MaxConns))
+	w.int("tcpport", int64(set.Port))
+	w.int("udpport", int64(set.UDPPort))
+	w.str("inter", inter)
+	w.int("verbosity", verbosity)
+	w.int("oldest", 0)
+	if set.Evictions {
+		w.str("evictions", "on")
+	} else {
+		w.str("evictions", "off")
+	}
+	w.str("domain_socket", "NULL")
+	w.str("umask", "700")
+	w.flag("shutdown_command", false)
+	w.str("growth_factor", "1.25")
+	w.int("chunk_size", 48)
+	w.int("num_threads", int64(set.Threads))
+	w.int("num_threads_per_udp", int64(set.Threads))
+	w.str("stat_key_prefix", ":")
+	w.flag("detail_enabled", false)
+	w.int("reqs_per_event", int64(s.reqsPerEvent()))
+	w.flag("cas_enabled", set.CASEnabled)
+	w.int("tcp_backlog", int64(set.TCPBacklog))
+	w.str("binding_protocol", proto)
+	w.flag("auth_enabled_sasl", false)
+	w.flag("auth_enabled_ascii", false)
+	w.int("item_size_max", int64(set.ItemSizeMax))
+	w.flag("maxconns_fast", true)
+	w.int("hashpower_init", 0)
+	w.flag("slab_reassign", false)
+	w.int("slab_automove", 0)
+	w.str("slab_automove_ratio", "0.80")
+	w.int("slab_automove_window", 30)
+	w.int("slab_chunk_max", int64(set.ItemSizeMax/2))
+	w.flag("lru_crawler", true)
+	w.int("lru_crawler_sleep", 100)
+	w.int("lru_crawler_tocrawl", 0)
+	w.int("tail_repair_time", 0)
+	w.flag("flush_enabled", true)
+	w.flag("dump_enabled", false)
+	w.str("hash_algorithm", "xxhash")
+	w.flag("lru_maintainer_thread", false)
+	w.flag("lru_segmented", false)
+	w.int("hot_lru_pct", 20)
+	w.int("warm_lru_pct", 40)
+	w.str("hot_max_factor", "0.20")
+	w.str("warm_max_factor", "2.00")
+	w.flag("temp_lru", false)
+	w.int("temporary_ttl", 61)
+	w.int("idle_timeout", 0)
+	w.int("watcher_logbuf_size", 262144)
+	w.int("worker_logbuf_size", 65536)
+	w.int("read_buf_mem_limit", 0)
+	w.flag("track_sizes", false)
+	w.flag("inline_ascii_response", false)
+	w.int("ext_item_size", 512)
+	w.int("ext_item_age", 4294967295)
+	w.int("ext_low_ttl", 0)
+	w.int("ext_recache_rate", 2000)
+	w.int("ext_wbuf_size", 4194304)
+	w.int("ext_compact_under", 0)
+	w.int("ext_drop_under", 0)
+	w.int("ext_max_sleep", 1000000)
+	w.str("ext_max_frag", "0.80")
+	w.str("slab_automove_freeratio", "0.010")
+	w.flag("ext_drop_unread", false)
+	w.flag("ssl_enabled", false)
+	w.str("ssl_chain_cert", "(null)")
+	w.str("ssl_key", "(null)")
+	w.int("ssl_verify_mode", 0)
+	w.int("ssl_keyformat", 1)
+	w.str("ssl_ciphers", "NULL")
+	w.str("ssl_ca_cert", "NULL")
+	w.int("ssl_wbuf_size", 16384)
+	w.flag("ssl_session_cache", false)
+	w.flag("ssl_kernel_tls", false)
+	w.str("ssl_min_version", "tlsv1.2")
+	w.str("num_napi_ids", "(null)")
+	w.str("memory_file", "(null)")
+}
+
+// appendItems writes `stats items`: like memcached, only classes holding items.
+func appendItems(w *statWriter, classes []store.ClassStats) {
+	const p = "items:"
+	for _, c := range classes {
+		if c.Items == 0 {
+			continue
+		}
+		age := uint64(max(c.OldestAge, 0))
+		// gocached keeps one LRU per class: every item counts as cold.
+		w.classUint(p, c.ID, "number", c.Items)
+		w.classUint(p, c.ID, "number_hot", 0)
+		w.classUint(p, c.ID, "number_warm", 0)
+		w.classUint(p, c.ID, "number_cold", c.Items)
+		w.classUint(p, c.ID, "age_hot", 0)
+		w.classUint(p, c.ID, "age_warm", 0)
+		w.classUint(p, c.ID, "age", age)
+		w.classUint(p, c.ID, "mem_requested", c.Bytes)
+		w.classUint(p, c.ID, "evicted", c.Evicted)
+		w.classUint(p, c.ID, "evicted_nonzero", 0)
+		w.classUint(p, c.ID, "evicted_time", 0)
+		w.classUint(p, c.ID, "outofmemory", c.Outofmemory)
+		w.classUint(p, c.ID, "tailrepairs", 0)
+		w.classUint(p, c.ID, "reclaimed", c.Reclaimed)
+		w.classUint(p, c.ID, "expired_unfetched", c.ExpiredUnfetched)
+		w.classUint(p, c.ID, "evicted_unfetched", c.EvictedUnfetched)
+		w.classUint(p, c.ID, "evicted_active", 0)
+		for _, name := range [...]string{"crawler_reclaimed", "crawler_items_checked",
+			"lrutail_reflocked", "moves_to_cold", "moves_to_warm", "moves_within_lru",
+			"direct_reclaims", "hits_to_hot", "hits_to_warm"} {
+			w.classUint(p, c.ID, name, 0)
+		}
+		w.classUint(p, c.ID, "hits_to_cold", c.GetHits)
+		w.classUint(p, c.ID, "hits_to_temp", 0)
+	}
+}
+
+// appendSlabs writes `stats slabs`: classes that own pages, then totals.
+func appendSlabs(w *statWriter, classes []store.ClassStats, st store.Stats) {
+	active := 0
+	for _, c := range classes {
+		if c.TotalPages == 0 {
+			continue
+		}
+		active++
+		id := c.ID
+		w.classUint("", id, "chunk_size", uint64(c.ChunkSize))
+		w.classUint("", id, "chunks_per_page", uint64(c.ChunksPer))
+		w.classUint("", id, "total_pages", uint64(c.TotalPages))
+		w.classUint("", id, "total_chunks", uint64(c.TotalPages)*uint64(c.ChunksPer))
+		w.classUint("", id, "used_chunks", c.UsedChunks)
+		w.classUint("", id, "free_chunks", c.FreeChunks)
+		w.classUint("", id, "free_chunks_end", 0)
+		w.classUint("", id, "get_hits", c.GetHits)
+		w.classUint("", id, "cmd_set", c.CmdSet)
+		w.classUint("", id, "delete_hits", c.DeleteHits)
+		w.classUint("", id, "incr_hits", c.IncrHits)
+		w.classUint("", id, "decr_hits", c.DecrHits)
+		w.classUint("", id, "cas_hits", c.CasHits)
+		w.classUint("", id, "cas_badval", c.CasBadval)
+		w.classUint("", id, "touch_hits", c.TouchHits)
+	}
+	w.int("active_slabs", int64(active))
+	w.uint("total_malloced", st.TotalMallocedBytes)
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# test.sh: gocached's one test entry point (CI runs it through .ci/run).
+#
+# On a fresh Debian machine, as root, it first installs the Debian packages
+# the tests use when any is missing (and stops the memcached service the
+# package starts), then runs: gofmt check, go vet, go test -race over every
+# package, and every fuzz target in the tree for a short time.
+#
+# Environment:
+#   FUZZTIME        time per fuzz target (default 20s; 0 skips fuzzing)
+#   FUZZ_JOBS       fuzz targets run at once, one worker each (default 2)
+#   TEST_TIMEOUT    go test -timeout (default 6m)
+#   GOCACHED_REQUIRE_TESTBED=1  missing tools/root fail tests instead of skipping
+set -uo pipefail
+
+cd "$(dirname "$0")"
+FUZZTIME=${FUZZTIME:-20s}
+FUZZ_JOBS=${FUZZ_JOBS:-2}
+TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
+PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools)
+
+declare -a RESULTS=()
+FAILED=0
+record() { # record NAME STATUS
+	RESULTS+=("$(printf '%-6s %s' "$2" "$1")")
+	[ "$2" = PASS ] || [ "$2" = SKIP ] || FAILED=1
+}
+summary() {
+	echo
+	echo "==== test.sh summary ===="
+	for r in "${RESULTS[@]}"; do echo "  $r"; done
+	if [ "$FAILED" -eq 0 ]; then echo "ALL PASSED"; else echo "FAILED"; fi
+}
+step() { # step NAME CMD...: run, record, keep going
+	local name=$1
+	shift
+	echo
+	echo "==== $name: $*"
+	local start=$SECONDS
+	if "$@"; then
+		record "$name ($((SECONDS - start))s)" PASS
+	else
+		record "$name ($((SECONDS - start))s)" FAIL
+	fi
+}
+
+# --- Debian packages --------------------------------------------------------
+have_pkg_tools() {
+	command -v ip >/dev/null && command -v ethtool >/dev/null &&
+		command -v memcached >/dev/null && command -v memccapable >/dev/null &&
+		command -v memcslap >/dev/null && command -v memccp >/dev/null &&
+		/usr/bin/python3 -c 'import pymemcache.client.base' 2>/dev/null
+}
+
+stop_memcached_service() {
+	# Debian's package starts memcached on 11211; the tests start their own.
+	if command -v systemctl >/dev/null && systemctl is-active --quiet memcached 2>/dev/null; then
+		systemctl stop memcached
+	elif command -v service >/dev/null && service memcached status >/dev/null 2>&1; then
+		service memcached stop
+	fi
+}
+
+if ! have_pkg_tools; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "test.sh: missing test dependencies; as root run:" >&2
+		echo "  apt-get update && apt-get install -y ${PACKAGES[*]}" >&2
+		exit 1
+	fi
+	echo "==== installing ${PACKAGES[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get update || ! apt-get install -y "${PACKAGES[@]}"; then
+		echo "test.sh: apt-get install failed" >&2
+		exit 1
+	fi
+	stop_memcached_service
+	if ! have_pkg_tools; then
+		echo "test.sh: packages installed but tools still missing" >&2
+		exit 1
+	fi
+fi
+
+# --- Go toolchain -----------------------------------------------------------
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
+	export PATH=/usr/local/go/bin:$PATH
+fi
+if ! command -v go >/dev/null; then
+	echo "test.sh: go not found (install Go 1.26 into /usr/local/go)" >&2
+	exit 1
+fi
+go version
+
+# --- checks -----------------------------------------------------------------
+gofmt_check() {
+	local out
+	out=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*') 2>&1)
+	[ -z "$out" ] && return 0
+	echo "gofmt needed on:"
+	echo "$out"
+	return 1
+}
+step "gofmt" gofmt_check
+step "go vet" go vet ./...
+step "go test -race" go test -race -count=1 -timeout "$TEST_TIMEOUT" ./...
+
+# --- fuzz targets, discovered so new ones are picked up ---------------------
+# One line per target: "<package dir> <FuzzName>".
+fuzz_targets() {
+	grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' . 2>/dev/null |
+		grep -v '^\./\.' |
+		sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]*)\($#\1 \2#' |
+		sort -u
+}
+
+# run_fuzz DIR NAME LOG: one worker each, so FUZZ_JOBS targets share the
+# CPUs; the exit status goes to LOG.rc.
+run_fuzz() {
+	go test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" -parallel 1 "$1" >"$3" 2>&1
+	echo $? >"$3.rc"
+}
+
+if [ "$FUZZTIME" != 0 ]; then
+	fuzzlog=$(mktemp -d)
+	trap 'rm -rf "$fuzzlog"' EXIT
+	mapfile -t targets < <(fuzz_targets)
+	echo
+	echo "==== fuzzing ${#targets[@]} targets, $FUZZTIME each, $FUZZ_JOBS at a time"
+	fuzz_start=$SECONDS
+	for i in "${!targets[@]}"; do
+		read -r dir name <<<"${targets[$i]}"
+		while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do sleep 0.2; done
+		run_fuzz "$dir" "$name" "$fuzzlog/$i.log" &
+	done
+	wait
+	for i in "${!targets[@]}"; do
+		read -r dir name <<<"${targets[$i]}"
+		log="$fuzzlog/$i.log"
+		if [ "$(cat "$log.rc" 2>/dev/null)" = 0 ]; then
+			record "fuzz $name ($dir)" PASS
+		else
+			record "fuzz $name ($dir)" FAIL
+			echo "---- fuzz $name ($dir) failed:"
+			tail -n 40 "$log"
+		fi
+	done
+	echo "fuzzing took $((SECONDS - fuzz_start))s"
+else
+	record "fuzz (FUZZTIME=0)" SKIP
+fi
+
+summary
+exit "$FAILED"
