@@ -33,6 +33,8 @@ type Config struct {
 	LoadTimeout  time.Duration // bound on the preload phase
 	LoadDepth    int           // sets per preload batch
 
+	Engine string // EngineEpoll or EngineGo; "" picks epoll where it exists
+
 	Progress      io.Writer     // progress lines go here; nil = none
 	ProgressEvery time.Duration // interval between progress lines
 }
@@ -85,10 +87,30 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("max value %d is outside [0, %d]", c.MaxValue, MaxValueLen)
 	case c.Spin < 0 || c.Spin > time.Second:
 		return fmt.Errorf("spin %v is outside [0, 1s]", c.Spin)
+	case c.Engine != "" && c.Engine != EngineGo && (c.Engine != EngineEpoll || !haveEpoll):
+		return fmt.Errorf("engine %q is not available here (want %s or %s)", c.Engine, EngineEpoll, EngineGo)
 	case c.DrainTimeout <= 0 || c.DialTimeout <= 0 || c.LoadTimeout <= 0 || c.LoadDepth < 1:
 		return errors.New("timeouts and load depth must be positive")
 	}
 	return nil
+}
+
+// Engines.
+const (
+	// EngineEpoll runs each load thread as one OS thread with its own epoll
+	// set, timed by epoll_pwait2's nanosecond timeout, as mutilate's
+	// event loop does: no goroutine handoffs per request. Linux only.
+	EngineEpoll = "epoll"
+	// EngineGo uses goroutines and the Go netpoller: portable, but every
+	// request costs thread wake-ups.
+	EngineGo = "go"
+)
+
+func (c *Config) engine() string {
+	if c.Engine == "" {
+		return defaultEngine
+	}
+	return c.Engine
 }
 
 // conns is the total number of connections.

@@ -11,7 +11,7 @@ const progressAfter = 3 * time.Second
 
 // startProgress prints one line per interval to cfg.Progress with the
 // rate of replies since the previous line; the returned func stops it.
-func startProgress(cfg *Config, conns []*conn, clk clock, win window) (stop func()) {
+func startProgress(cfg *Config, received func() int64, clk clock, win window) (stop func()) {
 	total := time.Duration(win.end)
 	if cfg.Progress == nil || total < progressAfter || cfg.ProgressEvery <= 0 {
 		return func() {}
@@ -30,10 +30,7 @@ func startProgress(cfg *Config, conns []*conn, clk clock, win window) (stop func
 				return
 			case <-tick.C:
 			}
-			var got int64
-			for _, c := range conns {
-				got += c.received.Load()
-			}
+			got := received()
 			now := clk.now()
 			phase := "measure"
 			if now < win.start {

@@ -70,12 +70,21 @@ type Result struct {
 	Load *LoadResult `json:"load,omitempty"`
 }
 
-// collect merges the connections' counts into r.
-func (r *Result) collect(conns []*conn, pacers []*pacer, interval time.Duration) {
+// outcome is what one connection reports at the end of a run.
+type outcome struct {
+	stats                     *connStats
+	sent, received, scheduled int64
+	err                       error
+}
+
+// collect merges the connections' outcomes into r. lags are the open
+// loop's send-lag histograms (none in the closed loop); unsent counts the
+// window's requests that never went out.
+func (r *Result) collect(outs []outcome, lags []*hdrhistogram.Histogram, unsent int64, interval time.Duration) {
 	get, set, all, lag := newLatencyHistogram(), newLatencyHistogram(), newLatencyHistogram(), newLatencyHistogram()
-	var scheduled int64
-	for _, c := range conns {
-		s := &c.stats
+	scheduled := unsent
+	for _, o := range outs {
+		s := o.stats
 		get.Merge(s.get)
 		set.Merge(s.set)
 		r.Gets += s.gets
@@ -86,17 +95,16 @@ func (r *Result) collect(conns []*conn, pacers []*pacer, interval time.Duration)
 		if r.FirstError == "" {
 			r.FirstError = s.firstErrReply
 		}
-		r.Unanswered += c.sent.Load() - c.received.Load()
-		scheduled += c.scheduled
-		if err := c.failure(); err != nil {
-			r.ConnErrors = append(r.ConnErrors, err.Error())
+		r.Unanswered += o.sent - o.received
+		scheduled += o.scheduled
+		if o.err != nil {
+			r.ConnErrors = append(r.ConnErrors, o.err.Error())
 		}
 	}
-	for _, p := range pacers {
-		lag.Merge(p.lag)
-		r.Unsent += p.unsent
+	for _, h := range lags {
+		lag.Merge(h)
 	}
-	scheduled += r.Unsent
+	r.Unsent = unsent
 	all.Merge(get)
 	all.Merge(set)
 	r.Requests = r.Gets + r.Sets
@@ -105,7 +113,7 @@ func (r *Result) collect(conns []*conn, pacers []*pacer, interval time.Duration)
 	r.QPS = float64(r.Requests) / r.Seconds
 	r.OfferedQPS = float64(scheduled) / r.Seconds
 	r.Latency, r.GetLatency, r.SetLatency = summarize(all), summarize(get), summarize(set)
-	if len(pacers) > 0 {
+	if len(lags) > 0 {
 		r.SendLag = summarize(lag)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // maxProcs bounds the GOMAXPROCS the open loop asks for.
@@ -37,6 +39,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.LoadOnly {
 		return res, nil
 	}
+	var err2 error
+	switch cfg.engine() {
+	case EngineEpoll:
+		err2 = runEpoll(ctx, &cfg, ks, res)
+	default:
+		err2 = runGoroutines(ctx, &cfg, ks, res)
+	}
+	if err2 != nil {
+		return res, err2
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// runGoroutines is the portable engine: a reader goroutine per connection,
+// and a pacer per connection (open loop) or a sender (closed loop).
+func runGoroutines(ctx context.Context, cfgp *Config, ks *KeySpace, res *Result) error {
+	cfg := *cfgp
 	// A pacer in nanosleep keeps its P until sysmon retakes it (up to
 	// 10 ms later), so the open loop gets a P per pacer plus one for the
 	// readers; beyond maxProcs connections pacing gets coarser.
@@ -54,7 +76,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for i := range cfg.conns() {
 		c, err := dialConn(&cfg, ks, cfg.Seed, i)
 		if err != nil {
-			return res, err
+			return err
 		}
 		conns = append(conns, c)
 	}
@@ -63,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		meanGap := float64(time.Second) * float64(cfg.conns()) / cfg.QPS
 		ia, err := ScaleToMean(cfg.InterArrival, meanGap)
 		if err != nil {
-			return res, fmt.Errorf("inter-arrival: %w", err)
+			return fmt.Errorf("inter-arrival: %w", err)
 		}
 		for _, c := range conns {
 			pacers = append(pacers, &pacer{c: c, ia: ia, spin: cfg.Spin, lag: newLatencyHistogram()})
@@ -98,13 +120,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			go func() { defer writers.Done(); closedLoop(c, clk, win, cfg.DrainTimeout) }()
 		}
 	}
-	stopProgress := startProgress(&cfg, conns, clk, win)
+	stopProgress := startProgress(&cfg, func() int64 {
+		var n int64
+		for _, c := range conns {
+			n += c.received.Load()
+		}
+		return n
+	}, clk, win)
 	writers.Wait()
 	readers.Wait()
 	stopProgress()
-	res.collect(conns, pacers, cfg.Time)
-	if err := ctx.Err(); err != nil {
-		return res, err
+	outs := make([]outcome, len(conns))
+	for i, c := range conns {
+		outs[i] = outcome{stats: &c.stats, sent: c.sent.Load(), received: c.received.Load(), scheduled: c.scheduled, err: c.failure()}
 	}
-	return res, nil
+	var lags []*hdrhistogram.Histogram
+	var unsent int64
+	for _, p := range pacers {
+		lags = append(lags, p.lag)
+		unsent += p.unsent
+	}
+	res.collect(outs, lags, unsent, cfg.Time)
+	return nil
 }

@@ -10,8 +10,31 @@ import (
 	"time"
 )
 
+// engines lists the load engines this platform has.
+func engines() []string {
+	if haveEpoll {
+		return []string{EngineEpoll, EngineGo}
+	}
+	return []string{EngineGo}
+}
+
+// forEachEngine runs f once per engine; f builds configs with testConfig,
+// which the engine name reaches through currentEngine.
+func forEachEngine(t *testing.T, f func(t *testing.T, engine string)) {
+	for _, e := range engines() {
+		t.Run(e, func(t *testing.T) {
+			currentEngine = e
+			f(t, e)
+		})
+	}
+}
+
+// currentEngine is the engine testConfig selects (tests here run serially).
+var currentEngine string
+
 func testConfig(addr string) Config {
 	cfg := DefaultConfig()
+	cfg.Engine = currentEngine
 	cfg.Server = addr
 	cfg.Time = time.Second
 	cfg.Records = 1000
@@ -43,149 +66,161 @@ func checkConsistent(t *testing.T, r *Result) {
 }
 
 func TestOpenLoopRate(t *testing.T) {
-	srv := startFakeServer(t, nil)
-	tests := []struct {
-		name       string
-		ia         Distribution
-		qps        float64
-		conns, thr int
-		rateTol    float64 // achieved vs target, relative
-	}{
-		{"fixed one conn", Fixed{Value: 1}, 2000, 1, 1, 0.01},
-		{"fixed 2x2 conns", Fixed{Value: 1}, 3000, 2, 2, 0.01},
-		// Poisson counts vary: 5 standard deviations of a 3000-request window.
-		{"exponential", Exponential{Rate: 1}, 3000, 2, 1, 5 / math.Sqrt(3000)},
-		{"fb_ia", FBIA, 3000, 1, 1, 0.1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig(srv.addr())
-			cfg.QPS, cfg.InterArrival, cfg.Connections, cfg.Threads = tt.qps, tt.ia, tt.conns, tt.thr
-			cfg.Warmup = 200 * time.Millisecond
-			cfg.Depth = 8
-			cfg.Update = 0.1
-			r := run(t, cfg)
-			checkConsistent(t, r)
-			if math.Abs(r.QPS-tt.qps) > tt.rateTol*tt.qps {
-				t.Errorf("achieved %.1f req/s, target %.0f (tolerance %.1f%%)", r.QPS, tt.qps, 100*tt.rateTol)
-			}
-			if r.Requests != int64(math.Round(r.OfferedQPS*r.Seconds)) || r.Errors != 0 || r.Unsent != 0 {
-				t.Errorf("requests %d, offered %.0f, errors %d, unsent %d: every scheduled request should be answered",
-					r.Requests, r.OfferedQPS*r.Seconds, r.Errors, r.Unsent)
-			}
-			if r.Sets == 0 || r.SendLag.Count == 0 {
-				t.Errorf("sets %d, send-lag samples %d", r.Sets, r.SendLag.Count)
-			}
-		})
-	}
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, nil)
+		tests := []struct {
+			name       string
+			ia         Distribution
+			qps        float64
+			conns, thr int
+			rateTol    float64 // achieved vs target, relative
+		}{
+			{"fixed one conn", Fixed{Value: 1}, 2000, 1, 1, 0.01},
+			{"fixed 2x2 conns", Fixed{Value: 1}, 3000, 2, 2, 0.01},
+			// Poisson counts vary: 5 standard deviations of a 3000-request window.
+			{"exponential", Exponential{Rate: 1}, 3000, 2, 1, 5 / math.Sqrt(3000)},
+			{"fb_ia", FBIA, 3000, 1, 1, 0.1},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				cfg := testConfig(srv.addr())
+				cfg.QPS, cfg.InterArrival, cfg.Connections, cfg.Threads = tt.qps, tt.ia, tt.conns, tt.thr
+				cfg.Warmup = 200 * time.Millisecond
+				cfg.Depth = 8
+				cfg.Update = 0.1
+				r := run(t, cfg)
+				checkConsistent(t, r)
+				if math.Abs(r.QPS-tt.qps) > tt.rateTol*tt.qps {
+					t.Errorf("achieved %.1f req/s, target %.0f (tolerance %.1f%%)", r.QPS, tt.qps, 100*tt.rateTol)
+				}
+				if r.Requests != int64(math.Round(r.OfferedQPS*r.Seconds)) || r.Errors != 0 || r.Unsent != 0 {
+					t.Errorf("requests %d, offered %.0f, errors %d, unsent %d: every scheduled request should be answered",
+						r.Requests, r.OfferedQPS*r.Seconds, r.Errors, r.Unsent)
+				}
+				if r.Sets == 0 || r.SendLag.Count == 0 {
+					t.Errorf("sets %d, send-lag samples %d", r.Sets, r.SendLag.Count)
+				}
+			})
+		}
+	})
 }
 
 // A server stall must show in the latency of every request scheduled
 // during it, not just the one in flight (no coordinated omission).
 func TestOpenLoopStallShowsInLatency(t *testing.T) {
-	srv := startFakeServer(t, func(s *fakeServer) { s.stallAt, s.stallFor = 400*time.Millisecond, 300*time.Millisecond })
-	cfg := testConfig(srv.addr())
-	cfg.NoLoad = true
-	cfg.QPS, cfg.InterArrival = 1000, Fixed{Value: 1}
-	cfg.Time = 1500 * time.Millisecond
-	r := run(t, cfg)
-	checkConsistent(t, r)
-	// 300 of the 1500 requests are scheduled inside the stall and wait
-	// between 0 and 300 ms; more than 10% of all wait over 50 ms.
-	if r.Latency.P90 < 50e3 {
-		t.Errorf("p90 latency %.0fµs through a 300ms stall; requests delayed behind it went uncounted", r.Latency.P90)
-	}
-	if r.Unsent != 0 || r.Unanswered != 0 {
-		t.Errorf("unsent %d, unanswered %d", r.Unsent, r.Unanswered)
-	}
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, func(s *fakeServer) { s.stallAt, s.stallFor = 400*time.Millisecond, 300*time.Millisecond })
+		cfg := testConfig(srv.addr())
+		cfg.NoLoad = true
+		cfg.QPS, cfg.InterArrival = 1000, Fixed{Value: 1}
+		cfg.Time = 1500 * time.Millisecond
+		r := run(t, cfg)
+		checkConsistent(t, r)
+		// 300 of the 1500 requests are scheduled inside the stall and wait
+		// between 0 and 300 ms; more than 10% of all wait over 50 ms.
+		if r.Latency.P90 < 50e3 {
+			t.Errorf("p90 latency %.0fµs through a 300ms stall; requests delayed behind it went uncounted", r.Latency.P90)
+		}
+		if r.Unsent != 0 || r.Unanswered != 0 {
+			t.Errorf("unsent %d, unanswered %d", r.Unsent, r.Unanswered)
+		}
+	})
 }
 
 func TestMissesHitsAndPreload(t *testing.T) {
-	srv := startFakeServer(t, nil)
-	cfg := testConfig(srv.addr())
-	cfg.NoLoad = true
-	cfg.Time = 300 * time.Millisecond
-	r := run(t, cfg)
-	checkConsistent(t, r)
-	if r.Gets == 0 || r.Misses != r.Gets || r.Hits != 0 {
-		t.Errorf("against an empty server: gets %d hits %d misses %d", r.Gets, r.Hits, r.Misses)
-	}
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, nil)
+		cfg := testConfig(srv.addr())
+		cfg.NoLoad = true
+		cfg.Time = 300 * time.Millisecond
+		r := run(t, cfg)
+		checkConsistent(t, r)
+		if r.Gets == 0 || r.Misses != r.Gets || r.Hits != 0 {
+			t.Errorf("against an empty server: gets %d hits %d misses %d", r.Gets, r.Hits, r.Misses)
+		}
 
-	cfg.NoLoad, cfg.LoadOnly = false, true
-	cfg.ValueSize = FBValue{}
-	cfg.KeySize = FBKey
-	r = run(t, cfg)
-	if r.Load == nil || r.Load.Records != cfg.Records || r.Load.Errors != 0 || r.Requests != 0 {
-		t.Fatalf("load only: %+v load %+v", r, r.Load)
-	}
-	srv.mu.Lock()
-	stored := len(srv.items)
-	srv.mu.Unlock()
-	if stored != cfg.Records {
-		t.Errorf("server holds %d items after loading %d records", stored, cfg.Records)
-	}
+		cfg.NoLoad, cfg.LoadOnly = false, true
+		cfg.ValueSize = FBValue{}
+		cfg.KeySize = FBKey
+		r = run(t, cfg)
+		if r.Load == nil || r.Load.Records != cfg.Records || r.Load.Errors != 0 || r.Requests != 0 {
+			t.Fatalf("load only: %+v load %+v", r, r.Load)
+		}
+		srv.mu.Lock()
+		stored := len(srv.items)
+		srv.mu.Unlock()
+		if stored != cfg.Records {
+			t.Errorf("server holds %d items after loading %d records", stored, cfg.Records)
+		}
 
-	cfg.LoadOnly, cfg.NoLoad = false, true
-	cfg.Depth = 4
-	r = run(t, cfg)
-	checkConsistent(t, r)
-	if r.Gets == 0 || r.Hits != r.Gets || r.Misses != 0 {
-		t.Errorf("after the preload: gets %d hits %d misses %d", r.Gets, r.Hits, r.Misses)
-	}
+		cfg.LoadOnly, cfg.NoLoad = false, true
+		cfg.Depth = 4
+		r = run(t, cfg)
+		checkConsistent(t, r)
+		if r.Gets == 0 || r.Hits != r.Gets || r.Misses != 0 {
+			t.Errorf("after the preload: gets %d hits %d misses %d", r.Gets, r.Hits, r.Misses)
+		}
+	})
 }
 
 func TestErrorRepliesCounted(t *testing.T) {
-	srv := startFakeServer(t, func(s *fakeServer) { s.maxValue = 100 })
-	cfg := testConfig(srv.addr())
-	cfg.NoLoad = true
-	cfg.Update = 0.5
-	cfg.ValueSize = Uniform{Min: 0, Max: 200}
-	cfg.Time = 300 * time.Millisecond
-	r := run(t, cfg)
-	checkConsistent(t, r)
-	// About half the sets are too large.
-	if r.Sets == 0 || r.ErrReplies < r.Sets/4 || r.ErrReplies > 3*r.Sets/4 || r.Errors != r.ErrReplies {
-		t.Errorf("sets %d, error replies %d, errors %d", r.Sets, r.ErrReplies, r.Errors)
-	}
-	if !strings.Contains(r.FirstError, "server-error") {
-		t.Errorf("first error %q", r.FirstError)
-	}
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, func(s *fakeServer) { s.maxValue = 100 })
+		cfg := testConfig(srv.addr())
+		cfg.NoLoad = true
+		cfg.Update = 0.5
+		cfg.ValueSize = Uniform{Min: 0, Max: 200}
+		cfg.Time = 300 * time.Millisecond
+		r := run(t, cfg)
+		checkConsistent(t, r)
+		// About half the sets are too large.
+		if r.Sets == 0 || r.ErrReplies < r.Sets/4 || r.ErrReplies > 3*r.Sets/4 || r.Errors != r.ErrReplies {
+			t.Errorf("sets %d, error replies %d, errors %d", r.Sets, r.ErrReplies, r.Errors)
+		}
+		if !strings.Contains(r.FirstError, "server-error") {
+			t.Errorf("first error %q", r.FirstError)
+		}
+	})
 }
 
 // A server that never answers must end the run on time with every request
 // counted as unanswered.
 func TestSilentServerBounded(t *testing.T) {
-	srv := startFakeServer(t, func(s *fakeServer) { s.silent = true })
-	for _, qps := range []float64{0, 500} {
-		cfg := testConfig(srv.addr())
-		cfg.NoLoad = true
-		cfg.QPS, cfg.Depth = qps, 4
-		cfg.Time, cfg.DrainTimeout = 300*time.Millisecond, 200*time.Millisecond
-		start := time.Now()
-		r := run(t, cfg)
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("qps %g: run took %v", qps, took)
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, func(s *fakeServer) { s.silent = true })
+		for _, qps := range []float64{0, 500} {
+			cfg := testConfig(srv.addr())
+			cfg.NoLoad = true
+			cfg.QPS, cfg.Depth = qps, 4
+			cfg.Time, cfg.DrainTimeout = 300*time.Millisecond, 200*time.Millisecond
+			start := time.Now()
+			r := run(t, cfg)
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("qps %g: run took %v", qps, took)
+			}
+			if r.Requests != 0 || r.Unanswered != 4 || r.Errors != 4 {
+				t.Errorf("qps %g: requests %d unanswered %d errors %d, want 0, depth, depth", qps, r.Requests, r.Unanswered, r.Errors)
+			}
+			if qps > 0 && r.Unsent == 0 {
+				t.Errorf("open loop against a silent server: no unsent requests counted")
+			}
 		}
-		if r.Requests != 0 || r.Unanswered != 4 || r.Errors != 4 {
-			t.Errorf("qps %g: requests %d unanswered %d errors %d, want 0, depth, depth", qps, r.Requests, r.Unanswered, r.Errors)
-		}
-		if qps > 0 && r.Unsent == 0 {
-			t.Errorf("open loop against a silent server: no unsent requests counted")
-		}
-	}
+	})
 }
 
 func TestClosedLoopPipelined(t *testing.T) {
-	srv := startFakeServer(t, nil)
-	cfg := testConfig(srv.addr())
-	cfg.Depth, cfg.Connections = 8, 2
-	cfg.Update = 0.2
-	cfg.Time = 500 * time.Millisecond
-	r := run(t, cfg)
-	checkConsistent(t, r)
-	if r.Requests < 100 || r.Errors != 0 || r.Misses != 0 || r.TargetQPS != 0 {
-		t.Errorf("closed loop: %+v", r)
-	}
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, nil)
+		cfg := testConfig(srv.addr())
+		cfg.Depth, cfg.Connections = 8, 2
+		cfg.Update = 0.2
+		cfg.Time = 500 * time.Millisecond
+		r := run(t, cfg)
+		checkConsistent(t, r)
+		if r.Requests < 100 || r.Errors != 0 || r.Misses != 0 || r.TargetQPS != 0 {
+			t.Errorf("closed loop: %+v", r)
+		}
+	})
 }
 
 func TestUnreachableServer(t *testing.T) {
@@ -267,35 +302,39 @@ func TestReportFormats(t *testing.T) {
 }
 
 func TestConnectionsTimesThreads(t *testing.T) {
-	srv := startFakeServer(t, nil)
-	cfg := testConfig(srv.addr())
-	cfg.NoLoad = true
-	cfg.Connections, cfg.Threads = 3, 2
-	cfg.QPS, cfg.Time = 600, 300*time.Millisecond
-	r := run(t, cfg)
-	srv.mu.Lock()
-	accepted := srv.accepted
-	srv.mu.Unlock()
-	if accepted != 6 || r.Connections != 6 {
-		t.Errorf("server accepted %d connections, result says %d; want 3 x 2", accepted, r.Connections)
-	}
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, nil)
+		cfg := testConfig(srv.addr())
+		cfg.NoLoad = true
+		cfg.Connections, cfg.Threads = 3, 2
+		cfg.QPS, cfg.Time = 600, 300*time.Millisecond
+		r := run(t, cfg)
+		srv.mu.Lock()
+		accepted := srv.accepted
+		srv.mu.Unlock()
+		if accepted != 6 || r.Connections != 6 {
+			t.Errorf("server accepted %d connections, result says %d; want 3 x 2", accepted, r.Connections)
+		}
+	})
 }
 
 func TestCancelStopsRun(t *testing.T) {
-	srv := startFakeServer(t, nil)
-	for _, qps := range []float64{0, 1000} {
-		cfg := testConfig(srv.addr())
-		cfg.NoLoad = true
-		cfg.QPS, cfg.Time = qps, 20*time.Second
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		start := time.Now()
-		_, err := Run(ctx, cfg)
-		cancel()
-		if err == nil {
-			t.Errorf("qps %g: a cancelled run returned no error", qps)
+	forEachEngine(t, func(t *testing.T, engine string) {
+		srv := startFakeServer(t, nil)
+		for _, qps := range []float64{0, 1000} {
+			cfg := testConfig(srv.addr())
+			cfg.NoLoad = true
+			cfg.QPS, cfg.Time = qps, 20*time.Second
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			start := time.Now()
+			_, err := Run(ctx, cfg)
+			cancel()
+			if err == nil {
+				t.Errorf("qps %g: a cancelled run returned no error", qps)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("qps %g: cancelled run took %v", qps, took)
+			}
 		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("qps %g: cancelled run took %v", qps, took)
-		}
-	}
+	})
 }

@@ -41,6 +41,9 @@ var (
 	tooBig = strings.Repeat("x", 1<<20+4096)      // over -I 1m
 )
 
+// Times: memcached's clock ticks once a second and an expiry of N seconds
+// takes effect at the N-th tick, so somewhere in (N-1, N] seconds. Scripts
+// use N >= 2 where the item must still be there right after the request.
 var diffScripts = []diffScript{
 	script("set-get",
 		set("set", "a", 0, 0, "hello"), "get a\r\n",
@@ -99,14 +102,14 @@ var diffScripts = []diffScript{
 		"gat 100 a\r\n", "gats 100 a missing\r\n", "gat 100 missing\r\n", "gat abc a\r\n",
 		"gat 100\r\n", "touch a\r\n", "touch a -1\r\n", "get a\r\n"),
 	{name: "expiry", steps: []diffStep{
-		{send: set("set", "short", 0, 1, "1") + set("set", "past", 0, -1, "1") +
+		{send: set("set", "short", 0, 2, "1") + set("set", "past", 0, -1, "1") +
 			set("set", "abs-past", 0, 1000000000, "1") + set("set", "abs-future", 0, int(time.Now().Unix()+3600), "1") +
 			set("set", "long", 0, 2592000, "1") + "get short past abs-past abs-future long\r\n",
-			await: "END\r\n", pause: 2100 * time.Millisecond},
+			await: "END\r\n", pause: 3100 * time.Millisecond},
 		{send: "get short long\r\ntouch short 10\r\n"},
 	}},
 	{name: "flush-delay", steps: []diffStep{
-		{send: set("set", "a", 0, 0, "1") + "flush_all 2\r\nget a\r\n", await: "END\r\n", pause: 3100 * time.Millisecond},
+		{send: set("set", "a", 0, 0, "1") + "flush_all 3\r\nget a\r\n", await: "END\r\n", pause: 4100 * time.Millisecond},
 		{send: "get a\r\n" + set("set", "b", 0, 0, "2") + "get b\r\nflush_all 0\r\nget b\r\nflush_all abc\r\nflush_all -1\r\nflush_all 1 noreply\r\nflush_all noreply extra\r\n"},
 	}},
 	script("flush-all",
@@ -150,6 +153,17 @@ var diffScripts = []diffScript{
 		set("set", "a", 0, 0, "1"), "stats items\r\n", "stats slabs\r\n", "stats conns\r\n", "version\r\n"),
 	script("quit",
 		set("set", "a", 0, 0, "1"), "get a\r\n", "quit\r\n", "get a\r\n"),
+	script("mixed-pipeline",
+		set("set", "a", 1, 0, "A"), "get a\r\n", "bogus cmd\r\n", "set b 0 0 1 noreply\r\nB\r\n",
+		"incr a 1\r\n", "gets a b\r\n", "delete a noreply\r\n", "set c 0 0 2\r\nxyz\r\n",
+		"get a b c\r\n", "touch b 0\r\n", "version\r\n", "verbosity 0 noreply\r\n", "get b\r\n"),
+	script("big-values-pipelined", bigPipeline(8, 300<<10)),
+	script("noreply-bad-lines",
+		"set a 0 0 x noreply\r\n", "set a 0 0 -1 noreply\r\n", "incr a x noreply\r\n",
+		"touch a x noreply\r\n", "get a\r\n", "version\r\n"),
+	script("incr-after-padding",
+		set("set", "n", 0, 0, "100"), "decr n 95\r\n", "incr n 10\r\n", "decr n 15\r\n", "incr n 1000\r\n", "get n\r\n",
+		set("append", "n", 0, 0, "7"), "get n\r\n"),
 	{name: "line-too-long", wholeOnly: true, steps: []diffStep{
 		{send: "version\r\n", await: "VERSION"},
 		{send: strings.Repeat("a", 3000)},
@@ -169,6 +183,21 @@ func pipelined(n int) string {
 		fmt.Fprintf(&b, "get p%d\r\n", i)
 	}
 	b.WriteString("get p0 p1 p2 p199\r\n")
+	return b.String()
+}
+
+// bigPipeline stores n values of size bytes and reads them all back, twice.
+func bigPipeline(n, size int) string {
+	var b strings.Builder
+	keys := make([]string, n)
+	for i := range n {
+		keys[i] = fmt.Sprintf("big%d", i)
+		b.WriteString(set("set", keys[i], i, 0, strings.Repeat(string(rune('a'+i)), size)))
+	}
+	for _, k := range keys {
+		b.WriteString("get " + k + "\r\n")
+	}
+	b.WriteString("get " + strings.Join(keys, " ") + "\r\n")
 	return b.String()
 }
 

@@ -196,9 +196,10 @@ var gomemcacheSteps = []struct {
 		if err := mc.Touch("absent", 10); !errors.Is(err, memcache.ErrCacheMiss) {
 			t.Fatalf("Touch absent: %v, want ErrCacheMiss", err)
 		}
-		must(t, mc.Set(&memcache.Item{Key: "k", Value: []byte("1"), Expiration: 1}), "Set")
+		// memcached's clock ticks each second: an N s expiry lands in (N-1, N] s.
+		must(t, mc.Set(&memcache.Item{Key: "k", Value: []byte("1"), Expiration: 2}), "Set")
 		must(t, mc.Touch("k", 100), "Touch")
-		time.Sleep(2100 * time.Millisecond) // past the original 1 s expiry
+		time.Sleep(2100 * time.Millisecond) // past the original 2 s expiry
 		wantValue(t, mc, "k", "1")
 		must(t, mc.Touch("k", -1), "Touch to expire")
 		if _, err := mc.Get("k"); !errors.Is(err, memcache.ErrCacheMiss) {
@@ -217,7 +218,7 @@ var gomemcacheSteps = []struct {
 		}
 	}},
 	{"Expiration", func(t *testing.T, mc *memcache.Client) {
-		must(t, mc.Set(&memcache.Item{Key: "short", Value: []byte("1"), Expiration: 1}), "Set")
+		must(t, mc.Set(&memcache.Item{Key: "short", Value: []byte("1"), Expiration: 2}), "Set")
 		must(t, mc.Set(&memcache.Item{Key: "past", Value: []byte("1"), Expiration: -1}), "Set")
 		must(t, mc.Set(&memcache.Item{Key: "abs", Value: []byte("1"), Expiration: int32(time.Now().Add(time.Hour).Unix())}), "Set")
 		if _, err := mc.Get("past"); !errors.Is(err, memcache.ErrCacheMiss) {

@@ -160,11 +160,12 @@ def arithmetic(c):
 
 def touch(c):
     eq(c.touch("absent", 10, noreply=False), False, "touch absent")
-    c.set("t", b"x", expire=1, noreply=False)
+    # memcached's clock ticks each second: an N s expiry lands in (N-1, N] s.
+    c.set("t", b"x", expire=2, noreply=False)
     eq(c.touch("t", 100, noreply=False), True, "touch")
-    c.set("t2", b"x", expire=1, noreply=False)
+    c.set("t2", b"x", expire=2, noreply=False)
     eq(c.touch("t2", 100, noreply=True), True, "touch noreply")
-    c.set("gone", b"x", expire=1, noreply=False)
+    c.set("gone", b"x", expire=2, noreply=False)
     time.sleep(2.1)
     eq(c.get("t"), b"x", "touched item outlived its first expiry")
     eq(c.get("t2"), b"x", "touched (noreply) item outlived its first expiry")
@@ -193,7 +194,7 @@ def misc(c):
     eq(c.flush_all(noreply=True), True, "flush_all noreply")
     eq(c.get("x"), None, "get after flush_all noreply")
     c.set("y", b"1", noreply=False)
-    eq(c.flush_all(delay=2, noreply=False), True, "flush_all delayed")
+    eq(c.flush_all(delay=3, noreply=False), True, "flush_all delayed")
     eq(c.get("y"), b"1", "item survives until the flush delay")
     time.sleep(3.1)
     eq(c.get("y"), None, "item gone after the flush delay")

@@ -31,6 +31,10 @@ const (
 	attrQueueNAPIID  = 4
 )
 
+// AttrIRQSuspendTimeout is napi-set's irq-suspend-timeout attribute type, as
+// found in the map SetPolicyAttrs returns.
+const AttrIRQSuspendTimeout = attrNAPIIRQSuspendTimeout
+
 // Knobs are the per-NAPI settings napi-set writes. A nil field is left alone
 // on Set and means "not reported by this kernel" when read back.
 type Knobs struct {

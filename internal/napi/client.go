@@ -110,7 +110,7 @@ func (c *Client) NAPIs(ifindex int) ([]NAPI, error) {
 	}
 	msgs, err := c.execute(cmdNAPIGet, data, netlink.Request|netlink.Dump)
 	if err != nil {
-		return nil, classify(op, err)
+		return nil, classify(op, err, data, napiAttrNames)
 	}
 	out := make([]NAPI, 0, len(msgs))
 	for _, m := range msgs {
@@ -134,7 +134,7 @@ func (c *Client) NAPI(id uint32) (NAPI, error) {
 	}
 	msgs, err := c.execute(cmdNAPIGet, data, netlink.Request)
 	if err != nil {
-		return NAPI{}, classify(op, err)
+		return NAPI{}, classify(op, err, data, napiAttrNames)
 	}
 	if len(msgs) != 1 {
 		return NAPI{}, fmt.Errorf("%s: %d replies, want 1", op, len(msgs))
@@ -156,7 +156,7 @@ func (c *Client) Queues(ifindex int) ([]Queue, error) {
 	}
 	msgs, err := c.execute(cmdQueueGet, data, netlink.Request|netlink.Dump)
 	if err != nil {
-		return nil, classify(op, err)
+		return nil, classify(op, err, data, queueAttrNames)
 	}
 	out := make([]Queue, 0, len(msgs))
 	for _, m := range msgs {
@@ -189,5 +189,5 @@ func (c *Client) Set(id uint32, k Knobs) error {
 			return errSuspendUnsupported(op, err)
 		}
 	}
-	return classify(op, err)
+	return classify(op, err, data, napiAttrNames)
 }

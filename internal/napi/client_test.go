@@ -175,46 +175,6 @@ func (k *fakeKernel) policy(attrs map[uint16]uint64) ([]genetlink.Message, error
 	return fakePolicyDump(k.noSuspend)
 }
 
-func fakePolicyDump(noSuspend bool) ([]genetlink.Message, error) {
-	ops := netlink.NewAttributeEncoder()
-	ops.Uint16(ctrlAttrFamilyID, fakeFamily.ID)
-	ops.Nested(ctrlAttrOpPolicy, func(ae *netlink.AttributeEncoder) error {
-		ae.Nested(cmdNAPISet, func(ae *netlink.AttributeEncoder) error {
-			ae.Uint32(ctrlAttrPolicyDo, 0)
-			return nil
-		})
-		return nil
-	})
-	opsb, err := ops.Encode()
-	if err != nil {
-		return nil, err
-	}
-	types := []uint16{attrNAPIID, attrNAPIDeferHardIRQs, attrNAPIGROFlushTimeout}
-	if !noSuspend {
-		types = append(types, attrNAPIIRQSuspendTimeout)
-	}
-	pol := netlink.NewAttributeEncoder()
-	pol.Uint16(ctrlAttrFamilyID, fakeFamily.ID)
-	pol.Nested(ctrlAttrPolicy, func(ae *netlink.AttributeEncoder) error {
-		ae.Nested(0, func(ae *netlink.AttributeEncoder) error {
-			for _, typ := range types {
-				ae.Nested(typ, func(ae *netlink.AttributeEncoder) error {
-					ae.Uint32(1, 4)
-					return nil
-				})
-			}
-			return nil
-		})
-		return nil
-	})
-	polb, err := pol.Encode()
-	if err != nil {
-		return nil, err
-	}
-	h := genetlink.Header{Command: ctrlCmdGetPolicy, Version: 1}
-	return []genetlink.Message{{Header: h, Data: opsb}, {Header: h, Data: polb}}, nil
-}
-
 func vethNAPIs() []NAPI {
 	var out []NAPI
 	for i := range 4 {
@@ -360,28 +320,66 @@ func TestFamilyAbsent(t *testing.T) {
 	}
 }
 
-func TestSupportsIRQSuspendTimeout(t *testing.T) {
-	for _, noSuspend := range []bool{false, true} {
-		k := &fakeKernel{noSuspend: noSuspend}
-		got, err := k.dial(t).SupportsIRQSuspendTimeout()
-		if err != nil {
-			t.Fatal(err)
+func TestBlamedAttr(t *testing.T) {
+	req, err := encodeSet(5, Knobs{Uint32(1 << 31), Uint64(1), Uint64(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		offset int
+		want   string
+	}{
+		{requestHeaderLen, "id"},
+		{requestHeaderLen + 8, "defer-hard-irqs"},
+		{requestHeaderLen + 16, "gro-flush-timeout"},
+		{requestHeaderLen + 28, "irq-suspend-timeout"},
+		{requestHeaderLen + 4, ""}, // inside an attribute, not at one
+		{0, ""},
+		{requestHeaderLen + 400, ""},
+	}
+	for _, tt := range tests {
+		oe := &netlink.OpError{Op: "receive", Err: unix.ERANGE, Offset: tt.offset, Message: "integer out of range"}
+		if got := blamedAttr(oe, req, napiAttrNames); got != tt.want {
+			t.Errorf("offset %d: %q, want %q", tt.offset, got, tt.want)
 		}
-		if got == noSuspend {
-			t.Errorf("noSuspend=%v: SupportsIRQSuspendTimeout = %v", noSuspend, got)
+	}
+	msg := classify("napi: napi-set id 5", &netlink.OpError{Op: "receive", Err: unix.ERANGE,
+		Offset: requestHeaderLen + 8, Message: "integer out of range"}, req, napiAttrNames).Error()
+	if want := "napi: napi-set id 5: numerical result out of range in attribute defer-hard-irqs (kernel: integer out of range)"; msg != want {
+		t.Errorf("message\n %q\nwant %q", msg, want)
+	}
+}
+
+// What a `stats reactors` call pays per read of the kernel's NAPI table
+// (host namespace; every NAPI of every interface).
+func BenchmarkClientNAPIsDump(b *testing.B) {
+	c, err := Dial()
+	if err != nil {
+		b.Skipf("no netdev family here: %v", err)
+	}
+	defer c.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.NAPIs(0); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
 
-func TestDecodeOpPolicyWithoutOp(t *testing.T) {
-	msgs, err := fakePolicyDump(false)
+func BenchmarkClientNAPIDo(b *testing.B) {
+	c, err := Dial()
 	if err != nil {
-		t.Fatal(err)
+		b.Skipf("no netdev family here: %v", err)
 	}
-	if _, err := decodeOpPolicy(msgs[1:], cmdNAPISet); err == nil {
-		t.Fatal("decoded a policy dump that never named the op's policy")
+	defer c.Close()
+	napis, err := c.NAPIs(0)
+	if err != nil || len(napis) == 0 {
+		b.Skipf("no NAPI in this namespace to read (%v)", err)
 	}
-	if _, err := decodeOpPolicy(msgs, cmdQueueGet); err == nil {
-		t.Fatal("found a do-policy for an op the dump does not list")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.NAPI(napis[0].ID); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

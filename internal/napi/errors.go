@@ -34,6 +34,7 @@ type opError struct {
 	hint   string // replaces kind's text when more specific
 	errno  error  // the underlying netlink/syscall error
 	extack string
+	attr   string // the attribute the kernel's extended ack points at, if known
 }
 
 func (e *opError) Error() string {
@@ -44,7 +45,10 @@ func (e *opError) Error() string {
 	case e.kind != nil:
 		msg += e.kind.Error()
 	default:
-		msg += e.errno.Error()
+		msg += bareErrno(e.errno)
+	}
+	if e.attr != "" {
+		msg += " in attribute " + e.attr
 	}
 	if e.extack != "" {
 		msg += fmt.Sprintf(" (kernel: %s)", e.extack)
@@ -58,12 +62,59 @@ func (e *opError) Is(target error) bool { return e.kind != nil && target == e.ki
 
 func (e *opError) Unwrap() error { return e.errno }
 
-// classify turns a netlink error from op into an opError.
-func classify(op string, err error) error {
+// bareErrno is err's errno text without mdlayher's "netlink receive:" and
+// extack decoration (opError adds the extack once itself).
+func bareErrno(err error) string {
+	var oe *netlink.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err.Error()
+	}
+	return err.Error()
+}
+
+// attrNames name request attributes in messages, by request kind.
+var (
+	napiAttrNames = map[uint16]string{attrNAPIIfindex: "ifindex", attrNAPIID: "id",
+		attrNAPIDeferHardIRQs: "defer-hard-irqs", attrNAPIGROFlushTimeout: "gro-flush-timeout",
+		attrNAPIIRQSuspendTimeout: "irq-suspend-timeout"}
+	queueAttrNames = map[uint16]string{attrQueueIfindex: "ifindex"}
+)
+
+// requestHeaderLen is how far into the request message its attributes
+// start: the kernel's extack offset counts from the netlink header.
+const requestHeaderLen = 16 + 4
+
+// blamedAttr names the request attribute at the extack offset, if any.
+func blamedAttr(err error, req []byte, names map[uint16]string) string {
+	var oe *netlink.OpError
+	if !errors.As(err, &oe) || oe.Offset < requestHeaderLen {
+		return ""
+	}
+	off := oe.Offset - requestHeaderLen
+	ad, aerr := netlink.NewAttributeDecoder(req)
+	if aerr != nil {
+		return ""
+	}
+	pos := 0
+	for ad.Next() {
+		if pos == off {
+			if n, ok := names[ad.Type()]; ok {
+				return n
+			}
+			return fmt.Sprint(ad.Type())
+		}
+		pos += 4 + (len(ad.Bytes())+3)&^3
+	}
+	return ""
+}
+
+// classify turns a netlink error from op into an opError; req and names let
+// it say which attribute the kernel rejected.
+func classify(op string, err error, req []byte, names map[uint16]string) error {
 	if err == nil {
 		return nil
 	}
-	e := &opError{op: op, errno: err, extack: extackMessage(err)}
+	e := &opError{op: op, errno: err, extack: extackMessage(err), attr: blamedAttr(err, req, names)}
 	switch {
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
 		e.kind = ErrPermission
@@ -97,6 +148,6 @@ func isUnknownAttr(err error) bool {
 // errSuspendUnsupported is Set's answer when the kernel's napi-set policy has
 // no irq-suspend-timeout.
 func errSuspendUnsupported(op string, err error) error {
-	return &opError{op: op, kind: ErrUnsupported, errno: err,
+	return &opError{op: op, kind: ErrUnsupported, errno: err, extack: extackMessage(err),
 		hint: "irq-suspend-timeout not supported by this kernel (needs 6.13+)"}
 }

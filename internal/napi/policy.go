@@ -56,7 +56,7 @@ func (c *Client) SetPolicyAttrs() (map[uint16]bool, error) {
 			return nil, &opError{op: op, kind: ErrUnsupported, errno: err,
 				hint: "the kernel has no napi-set (needs 6.13+)"}
 		}
-		return nil, classify(op, err)
+		return nil, classify(op, err, nil, nil)
 	}
 	attrs, err := decodeOpPolicy(msgs, cmdNAPISet)
 	if err != nil {
@@ -86,9 +86,14 @@ func decodeOpPolicy(msgs []genetlink.Message, op uint32) (map[uint16]bool, error
 						}
 						ops.Nested(func(p *netlink.AttributeDecoder) error {
 							for p.Next() {
-								if p.Type() == ctrlAttrPolicyDo {
-									doPolicy = int(p.Uint32())
+								if p.Type() != ctrlAttrPolicyDo {
+									continue
 								}
+								idx := int(p.Uint32())
+								if doPolicy >= 0 && idx != doPolicy {
+									return fmt.Errorf("op %d has do-policies %d and %d", op, doPolicy, idx)
+								}
+								doPolicy = idx
 							}
 							return p.Err()
 						})

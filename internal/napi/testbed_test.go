@@ -5,6 +5,7 @@ package napi
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gocached/gocached/kernel/testbed"
@@ -114,6 +115,13 @@ func TestBedSetReadBack(t *testing.T) {
 	}
 	if err := c.Set(1<<31, Knobs{DeferHardIRQs: Uint32(1)}); !errors.Is(err, ErrNoSuchNAPI) {
 		t.Fatalf("set of a missing id: %v", err)
+	}
+	// The kernel caps defer-hard-irqs at S32_MAX; its extended ack points at
+	// the attribute, which the message names.
+	err = c.Set(napis[0].ID, Knobs{DeferHardIRQs: Uint32(1 << 31), IRQSuspendTimeout: Uint64(0)})
+	if !errors.Is(err, unix.ERANGE) || errors.Is(err, ErrUnsupported) ||
+		!strings.Contains(err.Error(), "in attribute defer-hard-irqs") {
+		t.Fatalf("out-of-range defer: %v", err)
 	}
 }
 

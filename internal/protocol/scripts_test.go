@@ -120,6 +120,8 @@ var scripts = []script{
 	{name: "stats reset", in: "stats reset\r\nstats reset extra\r\n", want: lines("RESET", "RESET")},
 	{name: "stats sizes", in: "stats sizes\r\n", want: lines("STAT sizes_status disabled", "END")},
 	{name: "stats unknown", in: "stats foo\r\n", want: lines("ERROR")},
+	// memcached without -X (dump_enabled off) refuses cachedump.
+	{name: "stats cachedump", in: "stats cachedump 1 1\r\n", want: lines("CLIENT_ERROR stats cachedump not allowed"), own: true},
 
 	// Errors that leave the connection usable.
 	{name: "unknown", in: "foo\r\nGET a\r\ngx a\r\nversion\r\n", want: lines("ERROR", "ERROR", "ERROR", "VERSION 1.6.18")},

@@ -91,6 +91,10 @@ func (s *Session) stats(line []byte, n int) {
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
 		w.str("sizes_status", "disabled")
+	case "cachedump":
+		// What memcached says with dump_enabled off, as `stats settings` reports.
+		s.out = append(s.out, "CLIENT_ERROR stats cachedump not allowed\r\n"...)
+		return
 	case "conns":
 		// memcached always knows this group; without an engine it is empty.
 		if s.env.Server != nil {

@@ -72,6 +72,11 @@ type listenGroup struct {
 // openListenGroup binds n listeners to spec. With port 0 the first socket
 // picks the port and the others join it.
 func openListenGroup(spec listenSpec, n, backlog int) (*listenGroup, error) {
+	if spec.port != 0 {
+		if err := checkPortFree(spec.ip, spec.port); err != nil {
+			return nil, err
+		}
+	}
 	g := &listenGroup{}
 	port := spec.port
 	for i := 0; i < n; i++ {
@@ -100,9 +105,43 @@ func (g *listenGroup) close() {
 	g.fds = nil
 }
 
+// checkPortFree fails when something already listens on ip:port. Without
+// this check our SO_REUSEPORT listeners would silently join the group of
+// another server of the same user (a second gocached on the same port) and
+// share its connections; memcached would have refused to start.
+func checkPortFree(ip net.IP, port int) error {
+	fd, _, err := openSocket(ip, port, false)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}
+
 // openListener makes one non-blocking SO_REUSEPORT listening socket. A nil ip
 // means all interfaces: a dual-stack IPv6 socket, or IPv4 without IPv6.
 func openListener(ip net.IP, port, backlog int) (int, net.TCPAddr, error) {
+	fd, where, err := openSocket(ip, port, true)
+	if err != nil {
+		return -1, net.TCPAddr{}, err
+	}
+	if err := unix.Listen(fd, backlog); err != nil {
+		unix.Close(fd)
+		return -1, net.TCPAddr{}, fmt.Errorf("listen %s: %w", where, err)
+	}
+	bound, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, net.TCPAddr{}, fmt.Errorf("getsockname %s: %w", where, err)
+	}
+	return fd, sockaddrTCP(bound), nil
+}
+
+// openSocket makes a non-blocking TCP socket bound to ip:port, in the
+// SO_REUSEPORT group there when reusePort is set. It returns the address in
+// words for errors.
+func openSocket(ip net.IP, port int, reusePort bool) (int, string, error) {
+	where := net.JoinHostPort(ipString(ip), strconv.Itoa(port))
 	var (
 		fd  int
 		err error
@@ -115,7 +154,7 @@ func openListener(ip net.IP, port, backlog int) (int, net.TCPAddr, error) {
 		if err == nil {
 			if err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0); err != nil {
 				unix.Close(fd)
-				return -1, net.TCPAddr{}, fmt.Errorf("IPV6_V6ONLY: %w", err)
+				return -1, where, fmt.Errorf("IPV6_V6ONLY: %w", err)
 			}
 			sa = &unix.SockaddrInet6{Port: port}
 		} else {
@@ -134,29 +173,24 @@ func openListener(ip net.IP, port, backlog int) (int, net.TCPAddr, error) {
 		sa = s6
 	}
 	if err != nil {
-		return -1, net.TCPAddr{}, fmt.Errorf("socket: %w", err)
+		return -1, where, fmt.Errorf("socket for %s: %w", where, err)
 	}
-	fail := func(what string, err error) (int, net.TCPAddr, error) {
+	fail := func(what string, err error) (int, string, error) {
 		unix.Close(fd)
-		return -1, net.TCPAddr{}, fmt.Errorf("%s %s: %w", what, net.JoinHostPort(ipString(ip), strconv.Itoa(port)), err)
+		return -1, where, fmt.Errorf("%s %s: %w", what, where, err)
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		return fail("SO_REUSEADDR", err)
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
-		return fail("SO_REUSEPORT", err)
+	if reusePort {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return fail("SO_REUSEPORT", err)
+		}
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		return fail("bind", err)
 	}
-	if err := unix.Listen(fd, backlog); err != nil {
-		return fail("listen", err)
-	}
-	bound, err := unix.Getsockname(fd)
-	if err != nil {
-		return fail("getsockname", err)
-	}
-	return fd, sockaddrTCP(bound), nil
+	return fd, where, nil
 }
 
 func ipString(ip net.IP) string {

@@ -409,3 +409,27 @@ func TestEpollFairness(t *testing.T) {
 	}
 	waitFor(t, "yields", func() bool { return e.ServerStats().ConnYields > 0 })
 }
+
+func TestEpollPortInUse(t *testing.T) {
+	first := startFake(t, Config{Threads: 2}, 20)
+	port := first.Addr().(*net.TCPAddr).Port
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, taken := range []int{port, other.Addr().(*net.TCPAddr).Port} {
+		base := openFDs(t)
+		e, err := newEpollEngineWith(Config{Listen: "127.0.0.1", Port: taken, Threads: 2}, nil, withSessions(newFake(20)))
+		if err == nil {
+			e.Shutdown(context.Background())
+			t.Fatalf("a second server on port %d started (it would share the port's connections)", taken)
+		}
+		if !strings.Contains(err.Error(), "address already in use") {
+			t.Errorf("port %d: %v, want address already in use", taken, err)
+		}
+		if got := openFDs(t); got != base {
+			t.Errorf("failed start leaked fds: %d -> %d", base, got)
+		}
+	}
+}

@@ -87,6 +87,9 @@ func newEpollEngineWith(cfg Config, env *protocol.Env, opts ...engineOption) (*e
 		// positive timeout (fullbusy: 1 ms) is the way to ask for wakeups.
 		cfg.EpollTimeoutMs = -1
 	}
+	if err := checkPinCPUs(cfg.PinCPUs); err != nil {
+		return nil, err
+	}
 	specs, err := parseListen(cfg.Listen, cfg.Port)
 	if err != nil {
 		return nil, fmt.Errorf("reactor: %w", err)
@@ -152,6 +155,24 @@ func newEpollEngineWith(cfg Config, env *protocol.Env, opts ...engineOption) (*e
 	}
 	slog.Debug("reactor: epoll engine ready", "reactors", n, "addr", e.Addr().String(), "interface", e.iface)
 	return e, nil
+}
+
+// checkPinCPUs fails early, before anything listens, when --pin-cpus names a
+// CPU this process may not run on.
+func checkPinCPUs(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		return fmt.Errorf("reactor: reading CPU affinity for --pin-cpus: %w", err)
+	}
+	for _, c := range cpus {
+		if c < 0 || c >= len(allowed)*64 || !allowed.IsSet(c) {
+			return fmt.Errorf("reactor: --pin-cpus: CPU %d is not available to this process (%d CPUs allowed)", c, allowed.Count())
+		}
+	}
+	return nil
 }
 
 // warnBusyPoll logs once when busy polling was asked for and the kernel lacks it.

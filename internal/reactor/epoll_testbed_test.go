@@ -269,7 +269,7 @@ func TestEpollTestbedBusyPoll(t *testing.T) {
 			t.Logf("%s: BusyPollRxPackets grew by %d during %d round trips in %v", tc.name, grown, len(conns)*rounds, time.Since(start))
 			switch {
 			case tc.wantBusyPolls && grown < uint64(len(conns)*rounds)/20:
-				t.Errorf("BusyPollRxPackets grew by %d, want at least 5% of the %d requests busy-polled", grown, len(conns)*rounds)
+				t.Errorf("BusyPollRxPackets grew by %d, want at least 5%% of the %d requests busy-polled", grown, len(conns)*rounds)
 			case !tc.wantBusyPolls && grown != 0:
 				t.Errorf("BusyPollRxPackets grew by %d without busy polling", grown)
 			}

@@ -23,8 +23,8 @@ type facts struct {
 
 	familyErr     error // from napi.Dial
 	familyVersion uint8
-	suspendOK     bool
-	suspendErr    error
+	setAttrs      map[uint16]bool // attribute types napi-set's policy accepts
+	setErr        error           // reading that policy failed (napi.ErrUnsupported: no napi-set)
 
 	iface    string // --interface, "" for none
 	ifaceErr error
@@ -110,14 +110,19 @@ func judge(f facts) *report {
 		}
 		r.problem(needNAPI, "netdev family", "%v%s", f.familyErr, fix)
 	default:
-		r.add(OK, "netdev family", "present (version %d): NAPIs can be listed and tuned", f.familyVersion)
+		r.add(OK, "netdev family", "present (version %d): NAPIs can be listed", f.familyVersion)
 		switch {
-		case f.suspendErr != nil:
-			r.problem(suspend, "irq-suspend-timeout", "cannot read napi-set's policy: %v", f.suspendErr)
-		case f.suspendOK:
-			r.add(OK, "irq-suspend-timeout", "napi-set accepts it")
+		case errors.Is(f.setErr, napi.ErrUnsupported):
+			r.problem(needNAPI || m != nil, "napi-set", "the kernel has no napi-set: per-NAPI knobs cannot be set; fix: kernel 6.13+")
+		case f.setErr != nil:
+			r.problem(needNAPI, "napi-set", "cannot read napi-set's policy: %v", f.setErr)
 		default:
-			r.problem(suspend, "irq-suspend-timeout", "napi-set does not accept it; fix: kernel 6.13+ (or a mode without suspend)")
+			r.add(OK, "napi-set", "accepts defer-hard-irqs, gro-flush-timeout")
+			if f.setAttrs[napi.AttrIRQSuspendTimeout] {
+				r.add(OK, "irq-suspend-timeout", "napi-set accepts it")
+			} else {
+				r.problem(suspend, "irq-suspend-timeout", "napi-set does not accept it; fix: kernel 6.13+ (or a mode without suspend)")
+			}
 		}
 	}
 

@@ -52,7 +52,7 @@ func gather(iface, mode, pin string) facts {
 	}
 	defer c.Close()
 	f.familyVersion = c.FamilyVersion()
-	f.suspendOK, f.suspendErr = c.SupportsIRQSuspendTimeout()
+	f.setAttrs, f.setErr = c.SetPolicyAttrs()
 	if f.ifaceErr != nil {
 		return f
 	}

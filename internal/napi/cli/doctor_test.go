@@ -18,8 +18,9 @@ var (
 
 // healthy is a 6.18 host with the testbed's veth as the interface.
 func healthy() facts {
-	f := facts{kernel: yes, epoll: yes, napiID: yes, capNetAdmin: yes, familyVersion: 1, suspendOK: true,
-		iface: "srv0", ifindex: 2, names: map[uint32]string{2: "srv0"}, cpus: map[int]bool{0: true, 1: true}}
+	f := facts{kernel: yes, epoll: yes, napiID: yes, capNetAdmin: yes, familyVersion: 1,
+		setAttrs: map[uint16]bool{2: true, 5: true, 6: true, napi.AttrIRQSuspendTimeout: true},
+		iface:    "srv0", ifindex: 2, names: map[uint32]string{2: "srv0"}, cpus: map[int]bool{0: true, 1: true}}
 	for i := range 4 {
 		f.napis = append(f.napis, napi.NAPI{ID: uint32(300 + i), Ifindex: 2, IRQ: -1,
 			Knobs: napi.Knobs{DeferHardIRQs: napi.Uint32(0), GROFlushTimeout: napi.Uint64(0), IRQSuspendTimeout: napi.Uint64(0)}})
@@ -93,12 +94,12 @@ func TestJudge(t *testing.T) {
 		}, WARN, []want{{"EPIOCSPARAMS", WARN, "upgrade"}}},
 		{"no irq-suspend-timeout, suspend20", func(t *testing.T) facts {
 			f := withMode(t, healthy(), "suspend20")
-			f.suspendOK = false
+			delete(f.setAttrs, napi.AttrIRQSuspendTimeout)
 			return f
 		}, FAIL, []want{{"irq-suspend-timeout", FAIL, "6.13"}}},
 		{"no irq-suspend-timeout, napibusy", func(t *testing.T) facts {
 			f := withMode(t, healthy(), "napibusy")
-			f.suspendOK = false
+			delete(f.setAttrs, napi.AttrIRQSuspendTimeout)
 			return f
 		}, WARN, []want{{"irq-suspend-timeout", WARN, "6.13"}}},
 		{"no CAP_NET_ADMIN, suspend20", func(t *testing.T) facts {
@@ -116,6 +117,16 @@ func TestJudge(t *testing.T) {
 			f.familyErr = fmt.Errorf("napi: %w", napi.ErrFamilyAbsent)
 			return f
 		}, FAIL, []want{{"netdev family", FAIL, "kernel too old"}}},
+		{"no napi-set, defer20", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "defer20")
+			f.setAttrs, f.setErr = nil, fmt.Errorf("policy: %w", napi.ErrUnsupported)
+			return f
+		}, FAIL, []want{{"napi-set", FAIL, "6.13"}}},
+		{"no napi-set, no mode", func(t *testing.T) facts {
+			f := healthy()
+			f.setAttrs, f.setErr = nil, fmt.Errorf("policy: %w", napi.ErrUnsupported)
+			return f
+		}, WARN, []want{{"napi-set", WARN, "6.13"}}},
 		{"bad mode", func(t *testing.T) facts {
 			f := healthy()
 			f.modeName, f.modeErr = "turbo", errors.New(`unknown poll mode "turbo"`)

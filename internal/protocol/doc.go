@@ -1,0 +1,20 @@
+// Package protocol implements memcached's text protocol with no I/O of its
+// own: an engine hands a Session the bytes it read, and the Session appends
+// the replies to the engine's output buffer.
+//
+// Replies match memcached 1.6.18 byte for byte, quirks included (number
+// parsing, noreply silencing errors, which malformed lines get ERROR and
+// which CLIENT_ERROR), because clients resynchronise on exactly those
+// replies. The deliberate differences are few and listed in scripts_test.go:
+// keys with control characters are refused, line limits are judged on the
+// line rather than on what one read() returned, a multiget line is bounded,
+// and a binary-protocol client gets one error response and is closed.
+//
+// The design keeps replies independent of how the input was split: a request
+// is handled only once it is complete (a storage command whose data block has
+// not arrived is left unconsumed and parsed again later), and the only state
+// carried between calls is the rest of an oversized value being dropped and a
+// multiget paused between keys when its reply outgrew one call's budget.
+// The get and set paths do not allocate: the Session reuses its token table
+// and its store callback, and writes into the engine's buffer.
+package protocol
