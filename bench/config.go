@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -65,8 +66,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Server == "":
 		return errors.New("no server (-s)")
-	case c.QPS < 0:
-		return fmt.Errorf("qps %g is negative", c.QPS)
+	case !(c.QPS >= 0) || math.IsInf(c.QPS, 1):
+		return fmt.Errorf("qps %g: want a finite rate >= 0", c.QPS)
 	case c.Time <= 0 && !c.LoadOnly:
 		return fmt.Errorf("time %v must be positive", c.Time)
 	case c.Warmup < 0:
@@ -79,7 +80,7 @@ func (c *Config) Validate() error {
 		return errors.New("key size, value size and inter-arrival distributions are required")
 	case c.Records < 1:
 		return fmt.Errorf("records %d must be at least 1", c.Records)
-	case c.Update < 0 || c.Update > 1:
+	case !(c.Update >= 0 && c.Update <= 1):
 		return fmt.Errorf("update ratio %g is outside [0, 1]", c.Update)
 	case c.NoLoad && c.LoadOnly:
 		return errors.New("--noload and --loadonly exclude each other")

@@ -60,36 +60,38 @@ func startMemcached(t *testing.T) string {
 // server, as mutilate's does.
 func TestMemcachedTargetRate(t *testing.T) {
 	addr := startMemcached(t)
-	tests := []struct {
-		name    string
-		ia      Distribution
-		rateTol float64
-	}{
-		{"fixed", Fixed{Value: 1}, 0.01},
-		// A Poisson window of 15000 requests: 5 standard deviations is 4%.
-		{"exponential", Exponential{Rate: 1}, 5 / math.Sqrt(15000)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig(addr)
-			cfg.QPS, cfg.InterArrival = 5000, tt.ia
-			cfg.Time, cfg.Warmup = 3*time.Second, 500*time.Millisecond
-			cfg.KeySize, cfg.ValueSize, cfg.Update = FBKey, FBValue{}, 0.03
-			cfg.Records, cfg.Depth = 10000, 4
-			r := run(t, cfg)
-			checkConsistent(t, r)
-			if math.Abs(r.QPS-cfg.QPS) > tt.rateTol*cfg.QPS {
-				t.Errorf("achieved %.1f req/s at a target of %.0f", r.QPS, cfg.QPS)
-			}
-			// Whatever the schedule offered, memcached answers all of it.
-			if math.Abs(r.QPS-r.OfferedQPS) > 0.01*r.OfferedQPS || r.Errors != 0 {
-				t.Errorf("achieved %.1f of %.1f offered, %d errors (%v)", r.QPS, r.OfferedQPS, r.Errors, r.ConnErrors)
-			}
-			if r.Misses != 0 || r.Load == nil || r.Load.Errors != 0 {
-				t.Errorf("after a preload of %d: misses %d, load %+v", cfg.Records, r.Misses, r.Load)
-			}
-		})
-	}
+	forEachEngine(t, func(t *testing.T, engine string) {
+		tests := []struct {
+			name    string
+			ia      Distribution
+			rateTol float64
+		}{
+			{"fixed", Fixed{Value: 1}, 0.01},
+			// A Poisson window of 15000 requests: 5 standard deviations is 4%.
+			{"exponential", Exponential{Rate: 1}, 5 / math.Sqrt(15000)},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				cfg := testConfig(addr)
+				cfg.QPS, cfg.InterArrival = 5000, tt.ia
+				cfg.Time, cfg.Warmup = 3*time.Second, 500*time.Millisecond
+				cfg.KeySize, cfg.ValueSize, cfg.Update = FBKey, FBValue{}, 0.03
+				cfg.Records, cfg.Depth = 10000, 4
+				r := run(t, cfg)
+				checkConsistent(t, r)
+				if math.Abs(r.QPS-cfg.QPS) > tt.rateTol*cfg.QPS {
+					t.Errorf("achieved %.1f req/s at a target of %.0f", r.QPS, cfg.QPS)
+				}
+				// Whatever the schedule offered, memcached answers all of it.
+				if math.Abs(r.QPS-r.OfferedQPS) > 0.01*r.OfferedQPS || r.Errors != 0 {
+					t.Errorf("achieved %.1f of %.1f offered, %d errors (%v)", r.QPS, r.OfferedQPS, r.Errors, r.ConnErrors)
+				}
+				if r.Misses != 0 || r.Load == nil || r.Load.Errors != 0 {
+					t.Errorf("after a preload of %d: misses %d, load %+v", cfg.Records, r.Misses, r.Load)
+				}
+			})
+		}
+	})
 }
 
 func TestMemcachedMissesAndErrors(t *testing.T) {

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -180,5 +181,21 @@ func BenchmarkParseReply(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func BenchmarkRecordReply(b *testing.B) {
+	s := connStats{get: newLatencyHistogram(), set: newLatencyHistogram()}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.record(pending{sched: 0, set: i%32 == 0}, ReplyMiss+ReplyKind(i%32/31)*2, int64(50000+i%1000))
+	}
+}
+
+func BenchmarkSampleFBValue(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = clampSize(Sample(FBValue{}, r), 0, 1<<20)
 	}
 }

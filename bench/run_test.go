@@ -241,6 +241,9 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"no server", func(c *Config) { c.Server = "" }},
 		{"negative qps", func(c *Config) { c.QPS = -1 }},
+		{"NaN qps", func(c *Config) { c.QPS = math.NaN() }},
+		{"infinite qps", func(c *Config) { c.QPS = math.Inf(1) }},
+		{"NaN update", func(c *Config) { c.Update = math.NaN() }},
 		{"zero time", func(c *Config) { c.Time = 0 }},
 		{"zero depth", func(c *Config) { c.Depth = 0 }},
 		{"zero threads", func(c *Config) { c.Threads = 0 }},

@@ -127,8 +127,12 @@ var diffScripts = []diffScript{
 		"set c 0 0 1\r\nxyz\r\nget c\r\n", "version\r\n"),
 	script("keys",
 		set("set", key250, 0, 0, "long"), "get "+key250+"\r\n",
-		set("set", key251, 0, 0, "too"), "get "+key251+"\r\n", "get a "+key251+"\r\n",
+		"get "+key251+"\r\n",
 		"delete "+key251+"\r\n", "incr "+key251+" 1\r\n", "touch "+key251+" 1\r\n", "version\r\n"),
+	// Whether memcached swallows the data block after a rejected key depends
+	// on whether it has arrived yet, so this one is sent whole only.
+	{name: "set-long-key", wholeOnly: true, steps: []diffStep{{send: set("set", key251, 0, 0, "too") + "get " + key250 + "\r\nversion\r\n"}}},
+	script("multiget-long-key", "get a "+key251+"\r\n", "version\r\n"),
 	script("lf-line-endings",
 		"set a 0 0 1\n1\r\n", "get a\n", "version\n", "delete a\n", "get a\r\n"),
 	script("big-value",

@@ -1,7 +1,10 @@
+//go:build linux
+
 package scenario
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -126,13 +129,13 @@ func ParseLoads(s string) ([]Load, error) {
 			out = append(out, Load{})
 		case strings.HasSuffix(f, "%"):
 			p, err := strconv.ParseFloat(strings.TrimSuffix(f, "%"), 64)
-			if err != nil || p <= 0 || p > 100 {
+			if err != nil || !(p > 0 && p <= 100) {
 				return nil, fmt.Errorf("load %q: want a percentage in (0, 100]", f)
 			}
 			out = append(out, Load{Fraction: p / 100})
 		default:
 			q, err := strconv.ParseFloat(f, 64)
-			if err != nil || q <= 0 {
+			if err != nil || !(q > 0) || math.IsInf(q, 1) {
 				return nil, fmt.Errorf("load %q: want a positive QPS, MAX or N%%", f)
 			}
 			out = append(out, Load{QPS: q})

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package scenario runs the IRQ-suspension evaluation matrix: a server under
 // test (gocached or Debian memcached) in the testbed's server namespace, the
 // mcload generator in the client namespace, one run per scenario and load,

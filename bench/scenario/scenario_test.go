@@ -1,3 +1,5 @@
+//go:build linux
+
 package scenario
 
 import (
@@ -28,6 +30,9 @@ func TestParseLoads(t *testing.T) {
 		{"150%", "", true},
 		{"0%", "", true},
 		{"fast", "", true},
+		{"NaN", "", true},
+		{"+Inf", "", true},
+		{"NaN%", "", true},
 	}
 	for _, tt := range tests {
 		got, err := ParseLoads(tt.in)

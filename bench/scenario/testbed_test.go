@@ -1,8 +1,11 @@
+//go:build linux
+
 package scenario
 
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -67,8 +70,13 @@ func TestQuickOnTestbed(t *testing.T) {
 			t.Errorf("%s: hardware counters exist but cycles per query are missing", k)
 		}
 	}
-	if r := measured["memcached base 3000"]; r.Result != nil && (r.Result.QPS < 2900 || r.Result.QPS > 3100) {
-		t.Errorf("memcached at 3000 offered: %.0f achieved", r.Result.QPS)
+	// fb_ia arrivals over 1 s: the offered count itself varies (CV 1.2, so
+	// about ±2% per standard deviation); what was offered must be answered.
+	if r := measured["memcached base 3000"]; r.Result != nil {
+		res := r.Result
+		if math.Abs(res.OfferedQPS-3000) > 0.15*3000 || math.Abs(res.QPS-res.OfferedQPS) > 0.01*res.OfferedQPS {
+			t.Errorf("memcached at 3000: offered %.0f, achieved %.0f", res.OfferedQPS, res.QPS)
+		}
 	}
 	for _, r := range recs {
 		if r.Server == Memcached && r.Scenario == "suspend20" && r.Skipped == "" {

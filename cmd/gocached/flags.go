@@ -31,6 +31,7 @@ type options struct {
 	verbosity int
 	protocol  string // "ascii" or "auto"
 	napiIDs   int    // -N: accepted for memcached compatibility
+	napi      napiOptions
 
 	help, version bool
 	usage         string          // the flag table, for -h
@@ -88,6 +89,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&rc.MaxEvents, "max-events", 64, "epoll_wait batch size")
 	fs.IntVar(&rc.EpollTimeoutMs, "epoll-timeout", -1, "epoll_wait timeout in ms (-1 blocks)")
 	fs.StringVar(&pinCPUs, "pin-cpus", "", "pin reactor i to the i-th CPU of this list (e.g. 0,2,4-7)")
+	nf := addNAPIFlags(fs, &o.napi)
 
 	if err := fs.Parse(args); err != nil {
 		return nil, &usageError{msg: err.Error()}
@@ -114,6 +116,9 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	if rc.PinCPUs, err = parseCPUList(pinCPUs); err != nil {
+		return nil, err
+	}
+	if err := nf.resolve(fs, o); err != nil {
 		return nil, err
 	}
 	return o, o.check()

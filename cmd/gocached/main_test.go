@@ -91,6 +91,11 @@ func TestBadFlagsExit2(t *testing.T) {
 		{[]string{"--pin-cpus", "0-2,1"}, "listed twice"},
 		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
+		{[]string{"--poll-mode", "turbo"}, `--poll-mode: unknown poll mode "turbo"`},
+		{[]string{"--poll-mode", "suspend"}, "microseconds"},
+		{[]string{"--poll-mode", "defer0"}, "out of range"},
+		{[]string{"--gro-flush-timeout", "-5"}, "--gro-flush-timeout"},
+		{[]string{"--interface="}, "--interface needs an interface name"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -137,12 +142,33 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
-func TestSubcommandHook(t *testing.T) {
-	for _, name := range []string{"napi", "doctor"} {
-		_, stderr, code := runBinary(t, name, "show")
-		if code != 2 || !strings.Contains(stderr, "gocached "+name+": not available yet") {
-			t.Errorf("gocached %s: exit %d stderr %q, want 2 and \"not available yet\"", name, code, stderr)
-		}
+func TestSubcommands(t *testing.T) {
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string // substring; "" = nothing expected
+		stderr string
+	}{
+		{[]string{"napi"}, 2, "", "missing napi subcommand"},
+		{[]string{"napi", "frobnicate"}, 2, "", `unknown napi subcommand "frobnicate"`},
+		{[]string{"napi", "help"}, 0, "napi restore", ""},
+		{[]string{"napi", "show", "--interface", "gocached-none0"}, 1, "", `interface "gocached-none0" not found`},
+		{[]string{"napi", "restore"}, 2, "", "--interface (or --state) is required"},
+		{[]string{"doctor", "--no-such-flag"}, 2, "", "unknown flag: --no-such-flag"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, code := runBinary(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if tt.stdout != "" && !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("stdout = %q, want it to contain %q", stdout, tt.stdout)
+			}
+			if tt.stderr != "" && (!strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "gocached")) {
+				t.Errorf("stderr = %q, want one line from gocached containing %q", stderr, tt.stderr)
+			}
+		})
 	}
 }
 
@@ -160,7 +186,14 @@ var servingRE = regexp.MustCompile(`msg="gocached serving" addr=(\S+)`)
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
 	args = append([]string{"-p", "0", "-l", "127.0.0.1", "-v"}, args...)
-	cmd := exec.Command(binary, args...)
+	return startProcess(t, exec.Command(binary, args...))
+}
+
+// startProcess starts cmd, a gocached serving with -v, and waits for its
+// "serving" line; the process is killed at the end of the test if still
+// running.
+func startProcess(t *testing.T, cmd *exec.Cmd) *server {
+	t.Helper()
 	pr, pw := io.Pipe()
 	s := &server{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = pw

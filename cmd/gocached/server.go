@@ -36,7 +36,7 @@ func newLogger(w io.Writer, verbosity int) *slog.Logger {
 }
 
 // serve runs the server until SIGINT or SIGTERM and returns the exit status.
-func serve(o *options, log *slog.Logger) int {
+func serve(o *options, log *slog.Logger) (status int) {
 	slog.SetDefault(log)
 	if o.napiIDs > 0 {
 		log.Info("-N is accepted for memcached compatibility; the epoll engine finds NAPI IDs itself", "napi_ids", o.napiIDs)
@@ -54,10 +54,29 @@ func serve(o *options, log *slog.Logger) int {
 	defer st.Close()
 	env := &protocol.Env{Store: st, Settings: settingsFor(o), StartUnix: time.Now().Unix()}
 
-	eng, name, err := startEngine(o, env, log)
+	// Signals are caught before any knob is written, so that a SIGTERM
+	// during start-up still restores them.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ns, err := startNAPI(o, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
+	}
+	defer ns.close()
+	o.reactor.NAPIKnobs = ns.knobReader()
+	defer func() {
+		if err := ns.restore(); err != nil {
+			log.Error("NAPI knobs not restored", "err", err)
+			status = 1
+		}
+	}()
+
+	eng, name, err := startEngine(o, env, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		status = 1
+		return status
 	}
 	env.Settings.Engine = name
 	if ta, ok := eng.Addr().(*net.TCPAddr); ok {
@@ -68,13 +87,10 @@ func serve(o *options, log *slog.Logger) int {
 		env.Settings.Threads = runtime.GOMAXPROCS(0)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
-	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", name, "version", version)
+	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", name, "version", version, "poll_mode", pollModeLabel(o))
 
-	status := 0
 	select {
 	case err := <-served:
 		log.Error("engine stopped", "err", err)
@@ -93,8 +109,20 @@ func serve(o *options, log *slog.Logger) int {
 		log.Error("engine stopped with an error", "err", err)
 		status = 1
 	}
+	if err := ns.restore(); err != nil {
+		log.Error("NAPI knobs not restored", "err", err)
+		status = 1
+	}
 	log.Info("stopped")
 	return status
+}
+
+// pollModeLabel is the poll mode for the start-up line.
+func pollModeLabel(o *options) string {
+	if o.reactor.PollMode == "" {
+		return "none"
+	}
+	return o.reactor.PollMode
 }
 
 // startEngine builds the chosen engine. Until the epoll reactors exist, an

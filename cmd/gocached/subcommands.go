@@ -1,13 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"os"
+
+	"github.com/gocached/gocached/internal/napi/cli"
 )
 
-// runSubcommand runs `gocached napi ...` and `gocached doctor`, the kernel
-// tools of the NAPI control work; until they exist it says so and fails.
+// runSubcommand runs `gocached napi ...` and `gocached doctor ...`, the
+// kernel tools of internal/napi/cli, and returns their exit status.
 func runSubcommand(name string, args []string) int {
-	fmt.Fprintf(os.Stderr, "gocached %s: not available yet\n", name)
-	return 2
+	return cli.Run("gocached", append([]string{name}, args...), os.Stdout, os.Stderr)
 }

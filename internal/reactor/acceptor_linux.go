@@ -25,6 +25,14 @@ type listenSpec struct {
 // parseListen turns -l (comma-separated hosts, each optionally host:port) and
 // -p into listen specs.
 func parseListen(listen string, port int) ([]listenSpec, error) {
+	return parseListenWith(listen, port, net.LookupIP)
+}
+
+// parseListenWith is parseListen with the host name resolver as a parameter.
+func parseListenWith(listen string, port int, lookup func(host string) ([]net.IP, error)) ([]listenSpec, error) {
+	if port < 0 || port > 65535 {
+		return nil, fmt.Errorf("port %d out of range", port)
+	}
 	if strings.TrimSpace(listen) == "" {
 		return []listenSpec{{port: port}}, nil
 	}
@@ -42,9 +50,15 @@ func parseListen(listen string, port int) ([]listenSpec, error) {
 		h = strings.Trim(h, "[]")
 		ip := net.ParseIP(h)
 		if ip == nil {
-			ips, err := net.LookupIP(h)
-			if err != nil || len(ips) == 0 {
-				return nil, fmt.Errorf("listen address %q: %v", h, err)
+			if h == "" {
+				return nil, fmt.Errorf("empty entry in listen list %q", listen)
+			}
+			ips, err := lookup(h)
+			if err != nil {
+				return nil, fmt.Errorf("listen address %q: %w", h, err)
+			}
+			if len(ips) == 0 {
+				return nil, fmt.Errorf("listen address %q: no addresses", h)
 			}
 			ip = ips[0]
 			for _, c := range ips {

@@ -26,6 +26,26 @@ type Config struct {
 	MaxEvents      int
 	EpollTimeoutMs int   // -1 blocks
 	PinCPUs        []int // reactor i pinned to PinCPUs[i]
+
+	// NAPI control (issue 4). cmd/gocached sets the per-NAPI kernel knobs
+	// itself through internal/napi; the reactors only report them, so this
+	// package never imports napi.
+
+	// PollMode is the --poll-mode in effect, for `stats reactors`
+	// (reactor:N:poll_mode): a preset name such as "suspend20", "custom"
+	// when only explicit knob flags were given, "base" when the requested
+	// mode found no NAPI to act on, and "" when gocached leaves the kernel
+	// knobs alone. The preset's epoll parameters are already folded into
+	// BusyPollUsecs, BusyPollBudget, PreferBusyPoll and EpollTimeoutMs.
+	PollMode string
+	// NAPIKnobs reads the current knobs of NAPI napiID back from the
+	// kernel (netdev napi-get), for reactor:N:defer_hard_irqs,
+	// gro_flush_timeout and irq_suspend_timeout at stats time; timeouts are
+	// in nanoseconds. It is safe for concurrent use and costs one netlink
+	// round trip per call, so call it at stats time only, never per event.
+	// nil (no netdev family, or not Linux) leaves those lines out; an
+	// error means "unknown right now" (e.g. the NAPI went away).
+	NAPIKnobs func(napiID uint32) (deferHardIRQs uint32, groFlushTimeoutNs, irqSuspendTimeoutNs uint64, err error)
 }
 
 // Engine is a running server.

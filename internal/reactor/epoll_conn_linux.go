@@ -23,6 +23,10 @@ const (
 	// Buffers up to poolBufMax are kept for reuse, at most poolDepth of each kind.
 	poolBufMax = 64 << 10
 	poolDepth  = 64
+	// yieldFlushMin: a connection that yields under -R keeps its replies
+	// for its next turn (so one pipelined read still goes out in one write)
+	// unless this much is already waiting.
+	yieldFlushMin = 64 << 10
 )
 
 // conn is one client connection, owned by one reactor.
@@ -38,6 +42,7 @@ type conn struct {
 	woff int
 
 	interest uint32 // registered epoll events
+	wblocked bool   // the last write stopped at EAGAIN: wait for EPOLLOUT
 	more     bool   // Process yielded with complete requests left in rbuf
 	queued   bool   // on the reactor's yield list
 	eof      bool   // the peer closed its side; finish what was read
@@ -113,7 +118,8 @@ func (r *reactor) connEvent(c *conn, events uint32) {
 			return
 		}
 	}
-	if events&(unix.EPOLLIN|unix.EPOLLRDHUP) != 0 && c.interest&unix.EPOLLIN != 0 {
+	// A connection with buffered requests (more) gets its turn in runYields.
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP) != 0 && c.interest&unix.EPOLLIN != 0 && !c.more {
 		if !r.read(c) {
 			return
 		}
@@ -187,7 +193,7 @@ func (r *reactor) process(c *conn) {
 		r.putRbuf(c.rbuf)
 		c.rbuf = nil
 	}
-	if len(c.out) > c.woff && !r.write(c) {
+	if pending := len(c.out) - c.woff; pending > 0 && (!c.more || pending >= yieldFlushMin) && !r.write(c) {
 		return
 	}
 	r.rearm(c)
@@ -217,7 +223,8 @@ func (r *reactor) write(c *conn) bool {
 				continue
 			}
 			if errors.Is(err, unix.EAGAIN) {
-				break
+				c.wblocked = true
+				return true
 			}
 			r.closeConn(c)
 			return false
@@ -225,7 +232,8 @@ func (r *reactor) write(c *conn) bool {
 		c.woff += n
 		r.stats.bytesWritten.Add(uint64(n))
 	}
-	if c.woff == len(c.out) && c.out != nil {
+	c.wblocked = false
+	if c.out != nil {
 		r.putWbuf(c.out)
 		c.out, c.woff = nil, 0
 	}
@@ -233,12 +241,14 @@ func (r *reactor) write(c *conn) bool {
 }
 
 // rearm closes c when it is done, queues it for another turn when it has
-// requests left, and registers the epoll events it now needs: input only
-// while nothing is buffered and the backlog of replies is under maxPending,
-// output while replies are pending.
+// requests left, and registers the epoll events it now needs: input while
+// the backlog of replies is under maxPending, output while a write is stuck.
 func (r *reactor) rearm(c *conn) {
 	if c.fd < 0 {
 		return
+	}
+	if c.closing && !c.wblocked && len(c.out) > c.woff && !r.write(c) {
+		return // replies kept back for a yielded turn go out before the close
 	}
 	pending := len(c.out) - c.woff
 	if pending == 0 && c.closing {
@@ -250,11 +260,14 @@ func (r *reactor) rearm(c *conn) {
 		c.queued = true
 		r.yields = append(r.yields, c)
 	}
+	// Input stays armed while requests are buffered (more): dropping and
+	// re-adding it would cost two epoll_ctl calls per yield; connEvent
+	// leaves such connections to runYields.
 	var want uint32
-	if !c.more && !c.eof && !c.closing && !blocked {
+	if !c.eof && !c.closing && !blocked {
 		want = unix.EPOLLIN | unix.EPOLLRDHUP
 	}
-	if pending > 0 {
+	if c.wblocked {
 		want |= unix.EPOLLOUT
 	}
 	if want == c.interest {

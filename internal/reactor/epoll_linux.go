@@ -53,7 +53,6 @@ type epollEngine struct {
 	err       error // first fatal reactor error
 
 	lastAcceptLog atomic.Int64
-	statsOpts     atomic.Pointer[ReactorStatsOptions] // extra `stats reactors` lines
 }
 
 type engineState uint8

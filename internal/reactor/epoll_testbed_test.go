@@ -267,9 +267,11 @@ func TestEpollTestbedBusyPoll(t *testing.T) {
 			}
 			grown := after - before
 			t.Logf("%s: BusyPollRxPackets grew by %d during %d round trips in %v", tc.name, grown, len(conns)*rounds, time.Since(start))
+			// How many packets busy polling catches varies with scheduling
+			// (4-45% here); without it the counter does not move at all.
 			switch {
-			case tc.wantBusyPolls && grown < uint64(len(conns)*rounds)/20:
-				t.Errorf("BusyPollRxPackets grew by %d, want at least 5%% of the %d requests busy-polled", grown, len(conns)*rounds)
+			case tc.wantBusyPolls && grown < uint64(len(conns)*rounds)/100:
+				t.Errorf("BusyPollRxPackets grew by %d, want at least 1%% of the %d requests busy-polled", grown, len(conns)*rounds)
 			case !tc.wantBusyPolls && grown != 0:
 				t.Errorf("BusyPollRxPackets grew by %d without busy polling", grown)
 			}

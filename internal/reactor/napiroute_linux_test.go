@@ -62,12 +62,16 @@ func TestParseListen(t *testing.T) {
 		{"0.0.0.0", 5, []string{":5"}, false},
 		{"127.0.0.1:99,::1", 5, []string{"127.0.0.1:99", "[::1]:5"}, false},
 		{"[::1]:7", 5, []string{"[::1]:7"}, false},
-		{"localhost", 5, []string{"127.0.0.1:5"}, false},
+		{"cache.test", 5, []string{"10.0.0.9:5"}, false}, // IPv4 preferred
+		{"v6only.test:8", 5, []string{"[fd00::1]:8"}, false},
 		{"127.0.0.1:x", 5, nil, true},
-		{"no.such.host.invalid", 5, nil, true},
+		{"127.0.0.1:70000", 5, nil, true},
+		{"127.0.0.1,", 5, nil, true},
+		{"", 65536, nil, true},
+		{"unknown.test", 5, nil, true},
 	}
 	for _, tc := range tests {
-		specs, err := parseListen(tc.listen, tc.port)
+		specs, err := parseListenWith(tc.listen, tc.port, fakeLookup)
 		if tc.bad {
 			if err == nil {
 				t.Errorf("%q: no error", tc.listen)
@@ -96,6 +100,39 @@ func TestParseListen(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fakeLookup resolves a few names without touching the network.
+func fakeLookup(host string) ([]net.IP, error) {
+	switch host {
+	case "cache.test":
+		return []net.IP{net.ParseIP("fd00::9"), net.ParseIP("10.0.0.9")}, nil
+	case "v6only.test":
+		return []net.IP{net.ParseIP("fd00::1")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// FuzzParseListen checks that no -l value panics and that every spec it
+// accepts carries a valid port.
+func FuzzParseListen(f *testing.F) {
+	for _, s := range []string{"", "127.0.0.1", "127.0.0.1:99,::1", "[::1]:7", "cache.test", "0.0.0.0", ",,", "[", "a:b:c", "[::1]x:1"} {
+		f.Add(s, 11211)
+	}
+	f.Fuzz(func(t *testing.T, listen string, port int) {
+		specs, err := parseListenWith(listen, port, fakeLookup)
+		if err != nil {
+			return
+		}
+		if len(specs) == 0 {
+			t.Fatalf("%q: no error and no specs", listen)
+		}
+		for _, s := range specs {
+			if s.port < 0 || s.port > 65535 {
+				t.Fatalf("%q: port %d", listen, s.port)
+			}
+		}
+	})
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -154,18 +154,20 @@ func (r *reactor) reactorStats(add func(name, value string)) {
 	}
 	u("prefer_busy_poll", prefer)
 	u("max_events", uint64(r.eng.cfg.MaxEvents))
-	if o := r.eng.statsOpts.Load(); o != nil {
-		add(p+"poll_mode", o.PollMode)
-		if o.ReadKnobs != nil {
-			var k NAPIKnobs
-			if id := r.napiID.Load(); id != 0 {
-				k, _ = o.ReadKnobs(id) // unreadable knobs report as 0
+	mode := r.eng.cfg.PollMode
+	if mode == "" {
+		mode = "none" // gocached leaves the kernel's NAPI knobs alone
+	}
+	add(p+"poll_mode", mode)
+	// The knobs are read back from the kernel now. A reactor that has not
+	// learned its NAPI yet, or whose NAPI cannot be read, has no such lines.
+	if read := r.eng.cfg.NAPIKnobs; read != nil {
+		if id := r.napiID.Load(); id != 0 {
+			if deferIRQs, gro, suspend, err := read(id); err == nil {
+				u("defer_hard_irqs", uint64(deferIRQs))
+				u("gro_flush_timeout", gro)
+				u("irq_suspend_timeout", suspend)
 			}
-			u("defer_hard_irqs", k.DeferHardIRQs)
-			u("gro_flush_timeout", k.GROFlushTimeoutNs)
-			u("irq_suspend_timeout", k.IRQSuspendTimeoutNs)
 		}
 	}
 }
-
-func (e *epollEngine) setReactorStats(o ReactorStatsOptions) { e.statsOpts.Store(&o) }

@@ -4,6 +4,8 @@ package reactor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -42,8 +44,8 @@ func TestStatsReactors(t *testing.T) {
 		readExactly(t, c, fakeReply(1))
 	}
 	m := groupLines(t, e, "reactors")
-	if len(m) != 3*len(reactorFields) {
-		t.Errorf("%d lines, want %d", len(m), 3*len(reactorFields))
+	if want := 3 * (len(reactorFields) + 1); len(m) != want { // + poll_mode
+		t.Errorf("%d lines, want %d", len(m), want)
 	}
 	conns, accepted := 0, 0
 	for i := range 3 {
@@ -153,35 +155,57 @@ func TestBusyPollParams(t *testing.T) {
 	}
 }
 
-func TestStatsReactorsExtra(t *testing.T) {
-	e := startFake(t, Config{Threads: 2}, 20)
-	if got := groupLines(t, e, "reactors"); got["reactor:0:poll_mode"] != "" {
-		t.Fatal("poll_mode reported before SetReactorStats")
-	}
-	e.reactors[1].napiID.Store(77) // as if learned
-	var asked []uint32
+func TestStatsReactorsNAPIKnobs(t *testing.T) {
 	var mu sync.Mutex
-	if !SetReactorStats(e, ReactorStatsOptions{PollMode: "suspend20", ReadKnobs: func(id uint32) (NAPIKnobs, error) {
+	var asked []uint32
+	knobs := func(id uint32) (uint32, uint64, uint64, error) {
 		mu.Lock()
 		asked = append(asked, id)
 		mu.Unlock()
-		return NAPIKnobs{DeferHardIRQs: 100, GROFlushTimeoutNs: 20000, IRQSuspendTimeoutNs: 20000000}, nil
-	}}) {
-		t.Fatal("SetReactorStats refused the epoll engine")
-	}
-	m := groupLines(t, e, "reactors")
-	want := map[string]string{
-		"reactor:0:poll_mode": "suspend20", "reactor:0:defer_hard_irqs": "0", // no NAPI yet
-		"reactor:1:poll_mode": "suspend20", "reactor:1:defer_hard_irqs": "100",
-		"reactor:1:gro_flush_timeout": "20000", "reactor:1:irq_suspend_timeout": "20000000",
-	}
-	for k, v := range want {
-		if m[k] != v {
-			t.Errorf("%s = %q, want %q", k, m[k], v)
+		if id == 78 {
+			return 0, 0, 0, errors.New("NAPI went away")
 		}
+		return 100, 20000, 20000000, nil
 	}
-	if len(asked) != 1 || asked[0] != 77 {
-		t.Errorf("knobs read for %v, want only NAPI 77", asked)
+	tests := []struct {
+		name  string
+		cfg   Config
+		want  map[string]string
+		unset []string
+		asked []uint32
+	}{
+		{"no poll mode", Config{}, map[string]string{"reactor:0:poll_mode": "none"},
+			[]string{"reactor:1:defer_hard_irqs"}, nil},
+		{"suspend20", Config{PollMode: "suspend20", NAPIKnobs: knobs}, map[string]string{
+			"reactor:0:poll_mode": "suspend20", "reactor:1:poll_mode": "suspend20",
+			"reactor:1:defer_hard_irqs": "100", "reactor:1:gro_flush_timeout": "20000",
+			"reactor:1:irq_suspend_timeout": "20000000",
+		}, []string{"reactor:0:defer_hard_irqs", "reactor:2:defer_hard_irqs"}, []uint32{77, 78}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			asked = nil
+			tc.cfg.Threads = 3
+			e := startFake(t, tc.cfg, 20)
+			e.reactors[1].napiID.Store(77) // as if learned; reactor 0 has none yet
+			e.reactors[2].napiID.Store(78) // unreadable
+			m := groupLines(t, e, "reactors")
+			for k, v := range tc.want {
+				if m[k] != v {
+					t.Errorf("%s = %q, want %q", k, m[k], v)
+				}
+			}
+			for _, k := range tc.unset {
+				if v, ok := m[k]; ok {
+					t.Errorf("%s = %q, want no such line", k, v)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if fmt.Sprint(asked) != fmt.Sprint(tc.asked) {
+				t.Errorf("knobs read for NAPIs %v, want %v", asked, tc.asked)
+			}
+		})
 	}
 }
 
@@ -204,6 +228,12 @@ func TestPinCPUs(t *testing.T) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil || !set.IsSet(cpu) {
 		t.Skipf("CPU %d not available to this process", cpu)
+	}
+	for _, bad := range [][]int{{runtime.NumCPU()}, {0, -1}, {4096}} {
+		if e, err := newEpollEngineWith(Config{Listen: "127.0.0.1", Threads: 1, PinCPUs: bad}, nil, withSessions(newFake(20))); err == nil {
+			e.Shutdown(context.Background())
+			t.Errorf("--pin-cpus %v accepted", bad)
+		}
 	}
 	e, err := newEpollEngineWith(Config{Listen: "127.0.0.1", Threads: 2, PinCPUs: []int{cpu}}, nil, withSessions(newFake(20)))
 	if err != nil {

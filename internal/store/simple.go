@@ -1,3 +1,5 @@
+//go:build !logstore
+
 package store
 
 // PLACEHOLDER implementation: a map behind one mutex, correct in semantics but not

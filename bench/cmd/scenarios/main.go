@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command scenarios runs the IRQ-suspension evaluation matrix on the netns
 // testbed, for gocached and for Debian memcached under the same load, and
 // writes results.json, results.csv, report.md and PNG plots to --out:

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/gocached/gocached/internal/napi"
+	"github.com/gocached/gocached/internal/reactor"
+)
+
+// napiOptions are the NAPI-control flags after parsing: which knobs to write
+// on the listen interface's NAPIs, and where to keep the values found before.
+type napiOptions struct {
+	modeName  string     // --poll-mode as given; "" = none
+	mode      *napi.Mode // the preset; nil without --poll-mode
+	knobs     napi.Knobs // preset knobs overridden by explicit knob flags; empty = leave the kernel alone
+	iface     string     // --interface; "" = the interface holding -l
+	statePath string     // --napi-state; "" = napi.DefaultStatePath(interface)
+
+	// plain holds the reactor's epoll settings as the flags alone set them,
+	// before the preset, so that a mode with no NAPI to act on can fall back
+	// to base while keeping whatever the user set explicitly.
+	plain epollParams
+}
+
+// epollParams are the reactor settings a poll mode may change.
+type epollParams struct {
+	busyPollUsecs  uint32
+	busyPollBudget uint16
+	preferBusyPoll bool
+	epollTimeoutMs int
+}
+
+func epollParamsOf(rc *reactor.Config) epollParams {
+	return epollParams{rc.BusyPollUsecs, rc.BusyPollBudget, rc.PreferBusyPoll, rc.EpollTimeoutMs}
+}
+
+func (p epollParams) into(rc *reactor.Config) {
+	rc.BusyPollUsecs, rc.BusyPollBudget, rc.PreferBusyPoll, rc.EpollTimeoutMs = p.busyPollUsecs, p.busyPollBudget, p.preferBusyPoll, p.epollTimeoutMs
+}
+
+// pollModeCustom names the mode in `stats reactors` when only explicit knob
+// flags were given.
+const pollModeCustom = "custom"
+
+// napiFlags holds the raw values until resolve runs.
+type napiFlags struct {
+	mode                 string
+	deferHardIRQs        uint32
+	groFlush, irqSuspend uint64
+	out                  *napiOptions
+}
+
+func addNAPIFlags(fs *pflag.FlagSet, o *napiOptions) *napiFlags {
+	f := &napiFlags{out: o}
+	fs.StringVar(&f.mode, "poll-mode", "", "NAPI poll-mode preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs); default: leave the kernel's knobs alone")
+	fs.StringVar(&o.iface, "interface", "", "interface whose NAPIs --poll-mode tunes (default: the one holding the -l address)")
+	fs.Uint32Var(&f.deferHardIRQs, "defer-hard-irqs", 0, "per-NAPI defer-hard-irqs; overrides the preset")
+	fs.Uint64Var(&f.groFlush, "gro-flush-timeout", 0, "per-NAPI gro-flush-timeout in ns; overrides the preset")
+	fs.Uint64Var(&f.irqSuspend, "irq-suspend-timeout", 0, "per-NAPI irq-suspend-timeout in ns (kernel 6.13+); overrides the preset")
+	fs.StringVar(&o.statePath, "napi-state", "", "file keeping the knob values found at start, for restore (default "+napi.DefaultStatePath("IFACE")+")")
+	return f
+}
+
+// resolve turns the flags into o.napi and folds the preset's epoll
+// parameters into o.reactor. Explicit flags always beat the preset: the
+// knob flags here, and the reactor flags --busy-poll-usecs,
+// --busy-poll-budget, --prefer-busy-poll and --epoll-timeout.
+func (f *napiFlags) resolve(fs *pflag.FlagSet, o *options) error {
+	no, rc := f.out, &o.reactor
+	no.plain = epollParamsOf(rc)
+	if f.mode != "" {
+		m, err := napi.ParseMode(f.mode)
+		if err != nil {
+			return usagef("--poll-mode: %v", err)
+		}
+		no.modeName, no.mode = f.mode, &m
+		no.knobs = m.Knobs()
+		changed := fs.Changed
+		if m.BusyPolls() {
+			if !changed("busy-poll-usecs") {
+				rc.BusyPollUsecs = m.BusyPollUsecs
+			}
+			if !changed("busy-poll-budget") {
+				rc.BusyPollBudget = m.BusyPollBudget
+			}
+			if !changed("prefer-busy-poll") {
+				rc.PreferBusyPoll = m.PreferBusyPoll
+			}
+		}
+		if !changed("epoll-timeout") {
+			rc.EpollTimeoutMs = m.EpollTimeoutMs
+		}
+	}
+	var explicit napi.Knobs
+	if fs.Changed("defer-hard-irqs") {
+		explicit.DeferHardIRQs = napi.Uint32(f.deferHardIRQs)
+	}
+	if fs.Changed("gro-flush-timeout") {
+		explicit.GROFlushTimeout = napi.Uint64(f.groFlush)
+	}
+	if fs.Changed("irq-suspend-timeout") {
+		explicit.IRQSuspendTimeout = napi.Uint64(f.irqSuspend)
+	}
+	no.knobs = no.knobs.Override(explicit)
+	switch {
+	case no.mode != nil:
+		rc.PollMode = no.modeName
+	case !no.knobs.Empty():
+		rc.PollMode = pollModeCustom
+	}
+	if fs.Changed("interface") && no.iface == "" {
+		return usagef("--interface needs an interface name")
+	}
+	return nil
+}
+
+// touchesKernel reports whether the command line asks for NAPI knobs.
+func (no *napiOptions) touchesKernel() bool { return !no.knobs.Empty() }
+
+// runAsBase is the fallback when the mode has no NAPI to act on: no knob is
+// written and the reactors get no busy-poll parameters the user did not ask
+// for explicitly.
+func (o *options) runAsBase() {
+	o.napi.plain.into(&o.reactor) // captured before the preset, after the explicit flags
+	o.napi.knobs = napi.Knobs{}
+	o.reactor.PollMode = "base"
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/gocached/gocached/internal/napi"
+)
+
+// napiSession is the kernel side of a running server: the netdev client
+// (also used to read the knobs back for `stats reactors`) and, when a poll
+// mode was applied, where the values found at start are kept.
+type napiSession struct {
+	log       *slog.Logger
+	client    *napi.Client // nil when the netdev family is unavailable
+	applied   *napi.State  // nil when no knob was written
+	statePath string
+}
+
+// startNAPI applies the poll mode of o to the NAPIs of the listen interface,
+// saving the old values first. When the mode has no NAPI to act on (loopback,
+// a wildcard address) it logs one line and switches o to base. A returned
+// error is fatal: the server must not start in a mode it cannot set up.
+func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
+	s := &napiSession{log: log}
+	no := &o.napi
+	if !no.touchesKernel() {
+		// Only the read-back for stats; a missing family just drops it.
+		if c, err := napi.Dial(); err == nil {
+			s.client = c
+		} else {
+			log.Debug("netdev genetlink unavailable; stats reactors will not show NAPI knobs", "err", err)
+		}
+		return s, nil
+	}
+	ifi, why, err := napiInterface(no.iface, o.reactor.Listen)
+	if err != nil {
+		return nil, err
+	}
+	if ifi == nil {
+		s.noNAPI(o, why)
+		return s, nil
+	}
+	c, err := napi.Dial()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what(o), err)
+	}
+	s.client = c
+	s.statePath = no.statePath
+	if s.statePath == "" {
+		s.statePath = napi.DefaultStatePath(ifi.Name)
+	}
+	st, err := napi.Apply(c, ifi.Name, ifi.Index, no.knobs, s.statePath)
+	switch {
+	case errors.Is(err, napi.ErrNoNAPIs):
+		s.noNAPI(o, fmt.Sprintf("interface %s has no NAPI instances", ifi.Name))
+		return s, nil
+	case errors.Is(err, napi.ErrPermission):
+		c.Close()
+		return nil, fmt.Errorf("%s: setting the NAPI knobs of %s needs CAP_NET_ADMIN: run as root or grant it (e.g. setcap cap_net_admin+ep), or start without %s",
+			s.what(o), ifi.Name, s.flagsUsed(o))
+	case err != nil:
+		c.Close()
+		return nil, fmt.Errorf("%s on %s: %w", s.what(o), ifi.Name, err)
+	}
+	s.applied = st
+	log.Info("poll mode applied", "mode", o.reactor.PollMode, "interface", ifi.Name, "napis", len(st.NAPIs),
+		"knobs", no.knobs.String(), "state", s.statePath)
+	warnInconsistent(o, log)
+	return s, nil
+}
+
+// what names the request in messages: "--poll-mode suspend20" or the knob
+// flags.
+func (s *napiSession) what(o *options) string {
+	if o.napi.modeName != "" {
+		return "--poll-mode " + o.napi.modeName
+	}
+	return "NAPI knobs " + o.napi.knobs.String()
+}
+
+func (s *napiSession) flagsUsed(o *options) string {
+	if o.napi.modeName != "" {
+		return "--poll-mode"
+	}
+	return "the knob flags"
+}
+
+func (s *napiSession) noNAPI(o *options, why string) {
+	requested := o.reactor.PollMode
+	o.runAsBase()
+	s.log.Warn("poll mode has no NAPI to act on; running as base", "mode", requested, "reason", why)
+}
+
+// warnInconsistent points at explicit overrides that defeat the mechanism.
+func warnInconsistent(o *options, log *slog.Logger) {
+	k, rc := o.napi.knobs, &o.reactor
+	if k.IRQSuspendTimeout != nil && *k.IRQSuspendTimeout > 0 && !rc.PreferBusyPoll {
+		log.Warn("irq-suspend-timeout only takes effect while reactors busy poll with prefer_busy_poll; it is off",
+			"irq_suspend_timeout_ns", *k.IRQSuspendTimeout)
+	}
+	if o.engine == "go" && rc.PreferBusyPoll {
+		log.Warn("the poll mode's epoll busy-poll parameters need --engine=epoll; only the NAPI knobs apply", "mode", rc.PollMode)
+	}
+}
+
+// napiInterface finds the interface a poll mode acts on: --interface, or
+// the one holding the -l address(es). It returns nil and a reason when there
+// is none to act on (wildcard, loopback-only names), and an error when the
+// request cannot be served (unknown --interface, addresses on several
+// interfaces).
+func napiInterface(name, listen string) (*net.Interface, string, error) {
+	if name != "" {
+		ifi, err := net.InterfaceByName(name)
+		if err != nil {
+			return nil, "", fmt.Errorf("--interface %s: no such interface in this network namespace (list them with `ip link`)", name)
+		}
+		return ifi, "", nil
+	}
+	hosts, err := listenHosts(listen)
+	if err != nil {
+		return nil, "", err
+	}
+	var found *net.Interface
+	for _, h := range hosts {
+		ifi, err := napi.InterfaceByAddr(h)
+		if errors.Is(err, napi.ErrNoInterface) {
+			return nil, err.Error(), nil
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("-l %s: %w; pass --interface", listen, err)
+		}
+		if found != nil && found.Index != ifi.Index {
+			return nil, "", fmt.Errorf("-l %s spans interfaces %s and %s: pass --interface to say whose NAPIs to tune", listen, found.Name, ifi.Name)
+		}
+		found = ifi
+	}
+	return found, "", nil
+}
+
+// listenHosts are the IP addresses of -l's entries ("" for an empty -l, the
+// wildcard). Host names are resolved; every address a name maps to counts.
+func listenHosts(listen string) ([]string, error) {
+	if strings.TrimSpace(listen) == "" {
+		return []string{""}, nil
+	}
+	var hosts []string
+	for _, entry := range strings.Split(listen, ",") {
+		host := listenEntryHost(strings.TrimSpace(entry))
+		if host == "" {
+			hosts = append(hosts, "")
+			continue
+		}
+		if _, err := netip.ParseAddr(host); err == nil {
+			hosts = append(hosts, host)
+			continue
+		}
+		ips, err := net.LookupIP(host)
+		if err != nil || len(ips) == 0 {
+			return nil, fmt.Errorf("-l %s: cannot resolve %s to find its interface: %v; pass --interface", listen, host, err)
+		}
+		for _, ip := range ips {
+			hosts = append(hosts, ip.String())
+		}
+	}
+	return hosts, nil
+}
+
+// listenEntryHost strips the port and brackets from one -l entry, accepting
+// the same spellings as the engines: host, host:port, v6, [v6], [v6]:port.
+func listenEntryHost(entry string) string {
+	switch {
+	case strings.HasPrefix(entry, "[") && strings.HasSuffix(entry, "]"):
+		return entry[1 : len(entry)-1]
+	case strings.Count(entry, ":") > 1 && !strings.HasPrefix(entry, "["):
+		return entry
+	case strings.Contains(entry, ":"):
+		if host, _, err := net.SplitHostPort(entry); err == nil {
+			return host
+		}
+	}
+	return entry
+}
+
+// knobReader reads one NAPI's knobs back from the kernel, for reactor.Config;
+// fields the kernel does not report read as 0.
+func (s *napiSession) knobReader() func(uint32) (uint32, uint64, uint64, error) {
+	if s.client == nil {
+		return nil
+	}
+	c := s.client
+	return func(id uint32) (uint32, uint64, uint64, error) {
+		n, err := c.NAPI(id)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		return deref(n.DeferHardIRQs), deref(n.GROFlushTimeout), deref(n.IRQSuspendTimeout), nil
+	}
+}
+
+// restore puts back the values found at start; it reports failure so the
+// exit status can say the kernel was left changed.
+func (s *napiSession) restore() error {
+	if s.applied == nil {
+		return nil
+	}
+	res, err := napi.Restore(s.client, s.statePath)
+	if err != nil {
+		return fmt.Errorf("%w; retry with: gocached napi restore --interface %s --state %s", err, s.applied.Interface, s.statePath)
+	}
+	s.applied = nil
+	s.log.Info("NAPI knobs restored", "interface", res.State.Interface, "napis", len(res.Restored), "gone", len(res.Gone))
+	return nil
+}
+
+func (s *napiSession) close() {
+	if s.client != nil {
+		s.client.Close()
+	}
+}
+
+func deref[T uint32 | uint64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,53 @@
+//go:build logstore
+
+// Package store is gocached's cache: a memory-bounded, sharded key/value
+// store with memcached's item semantics, built so that the garbage
+// collector's work does not grow with the number of items.
+//
+// # Layout
+//
+// Keys are spread over a power-of-two number of shards by their xxhash; each
+// shard has its own mutex, so there is no global lock. A shard owns one
+// ring: a single []byte of MemoryLimit/shards bytes, allocated up front
+// (the kernel backs it with memory only as it is written). Items are records
+// appended at the ring's head: a 32-byte header (lengths, state bits, size
+// class, flags, exptime, CAS, store and access times), the key, the value,
+// padding to 8 bytes. The shard's index is an open-addressing hash table of
+// two []uint32 arrays, a hash tag and offset/8 per entry. Neither the rings
+// nor the index contain pointers, so a GC cycle costs the same with ten items
+// or ten million.
+//
+// The shard count is chosen so that a ring holds several items of the
+// largest size (-I), even with a small -m: -m 64 with -I 1m gives 16 rings
+// of 4 MiB. A ring is the unit of memory: the sum of the rings is exactly
+// -m, and nothing else holds item bytes.
+//
+// # Replacement and eviction
+//
+// Overwriting, deleting or expiring an item marks its record dead; the bytes
+// are reused when the ring's tail passes them. When the head needs room, the
+// record at the tail is dropped if dead, reclaimed if expired or flushed, and
+// otherwise evicted. Eviction is FIFO with a second chance (CLOCK): an item
+// read since it was written or last spared is moved to the head instead,
+// up to a few per allocation, which approximates LRU per shard without any
+// per-item list. With DisableEvictions (-M) live items are moved instead of
+// evicted, compacting the ring, and a store that would not fit beside the
+// live items fails with OutOfMemory.
+//
+// # Time
+//
+// Exptimes follow memcached (0 never, up to 30 days relative, larger absolute,
+// negative already expired) and are kept as absolute unix seconds. Expired
+// items are found lazily on access and by a background reclaimer that sweeps
+// index slots a bounded batch at a time, skipping shards with nothing that can
+// expire. flush_all without a delay empties every ring at once; with a delay it
+// sets memcached's oldest_live, after which items stored at or before that
+// second are invalid.
+//
+// # Statistics
+//
+// Counters live in each shard under its lock and are summed on demand. Size
+// classes (memcached's 96-byte chunks growing by 1.25) exist only to report
+// `stats slabs` and `stats items` the way memcached tools expect; all sizes
+// share a ring.
+package store

@@ -1,0 +1,202 @@
+//go:build logstore
+
+package store
+
+import "testing"
+
+func TestExpiryRules(t *testing.T) {
+	const now = 1_700_000_000
+	tests := []struct {
+		name      string
+		exptime   int64
+		after     int64 // seconds to advance before the get
+		wantHit   bool
+		wantAbsol int64 // Meta.Exptime right after the set (0 = never)
+	}{
+		{"zero never expires", 0, 10 * relativeExpiryLimit, true, 0},
+		{"relative before expiry", 10, 9, true, now + 10},
+		{"relative at expiry", 10, 10, false, now + 10},
+		{"30 days is still relative", relativeExpiryLimit, relativeExpiryLimit - 1, true, now + relativeExpiryLimit},
+		{"above 30 days is absolute (past)", relativeExpiryLimit + 1, 0, false, 0},
+		{"absolute future", now + 100, 99, true, now + 100},
+		{"absolute future reached", now + 100, 100, false, now + 100},
+		{"negative is expired", -1, 0, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			clk.t.Store(now)
+			s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+			if r := s.Set(ModeSet, []byte("k"), 0, tt.exptime, []byte("v"), 0); r != Stored {
+				t.Fatalf("Set = %v", r)
+			}
+			if tt.wantAbsol != 0 {
+				if _, m, ok := get(s, "k"); !ok || m.Exptime != tt.wantAbsol {
+					t.Fatalf("right after set: hit %v exptime %d, want %d", ok, m.Exptime, tt.wantAbsol)
+				}
+			}
+			clk.advance(tt.after)
+			if _, _, ok := get(s, "k"); ok != tt.wantHit {
+				t.Fatalf("get after %ds hit = %v, want %v", tt.after, ok, tt.wantHit)
+			}
+			checkInvariants(t, s)
+		})
+	}
+}
+
+func TestTouchAndGAT(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	s.Set(ModeSet, []byte("k"), 0, 5, []byte("v"), 0)
+	if !s.Touch([]byte("k"), 100) {
+		t.Fatal("touch of a live key missed")
+	}
+	clk.advance(50)
+	var got string
+	if !s.GetAndTouch([]byte("k"), 0, func(v []byte, m Meta) { got = string(v) }) || got != "v" {
+		t.Fatalf("gat = %q", got)
+	}
+	clk.advance(10 * relativeExpiryLimit)
+	if _, m, ok := get(s, "k"); !ok || m.Exptime != 0 {
+		t.Fatalf("gat 0 should make the item permanent: hit %v exptime %d", ok, m.Exptime)
+	}
+	// gat with a negative exptime returns the value once, then it is gone.
+	if !s.GetAndTouch([]byte("k"), -1, func([]byte, Meta) {}) {
+		t.Fatal("gat -1 missed a live item")
+	}
+	if _, _, ok := get(s, "k"); ok {
+		t.Fatal("item still there after gat -1")
+	}
+	if s.Touch([]byte("k"), 10) || s.GetAndTouch([]byte("k"), 10, func([]byte, Meta) {}) {
+		t.Fatal("touch/gat of a missing key hit")
+	}
+	st := s.Stats()
+	want := Stats{CmdTouch: 5, TouchHits: 3, TouchMisses: 2, CmdGet: 2, GetHits: 1, GetMisses: 1, GetExpired: 1}
+	if st.CmdTouch != want.CmdTouch || st.TouchHits != want.TouchHits || st.TouchMisses != want.TouchMisses ||
+		st.CmdGet != want.CmdGet || st.GetHits != want.GetHits || st.GetMisses != want.GetMisses ||
+		st.GetExpired != want.GetExpired {
+		t.Fatalf("stats %+v, want touch/get counters of %+v", st, want)
+	}
+	checkInvariants(t, s)
+}
+
+func TestFlushAll(t *testing.T) {
+	tests := []struct {
+		name  string
+		delay int64
+		// times (seconds after the flush command) of extra sets, and whether
+		// each of those keys is visible at check time
+		laterSets []int64
+		checkAt   int64
+		wantOld   bool // an item stored before the command
+		wantLater []bool
+	}{
+		{"immediate", 0, []int64{0, 1}, 2, false, []bool{true, true}},
+		{"negative delay is immediate", -5, []int64{0}, 0, false, []bool{true}},
+		{"delay not yet due", 10, nil, 8, true, nil},
+		// memcached's oldest_live is now+delay-1: at that second, items stored
+		// at or before it vanish, including ones stored after the command.
+		{"delay due", 10, []int64{5, 9, 10}, 10, false, []bool{false, false, true}},
+		{"delay due later", 10, []int64{5}, 100, false, []bool{false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			start := clk.Now()
+			s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+			set(s, "old", "v")
+			s.FlushAll(tt.delay)
+			keys := make([]string, len(tt.laterSets))
+			for i, at := range tt.laterSets {
+				clk.t.Store(start + at)
+				keys[i] = string(rune('a' + i))
+				set(s, keys[i], "v")
+			}
+			clk.t.Store(start + tt.checkAt)
+			if _, _, ok := get(s, "old"); ok != tt.wantOld {
+				t.Errorf("old item visible = %v, want %v", ok, tt.wantOld)
+			}
+			for i, k := range keys {
+				if _, _, ok := get(s, k); ok != tt.wantLater[i] {
+					t.Errorf("item stored at +%ds visible = %v, want %v", tt.laterSets[i], ok, tt.wantLater[i])
+				}
+			}
+			checkInvariants(t, s)
+		})
+	}
+}
+
+func TestFlushCounters(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	set(s, "a", "1")
+	set(s, "b", "2")
+	get(s, "a")
+	s.FlushAll(0)
+	st := s.Stats()
+	if st.CurrItems != 0 || st.Bytes != 0 || st.CmdFlush != 1 || st.Reclaimed != 2 || st.ExpiredUnfetched != 1 {
+		t.Fatalf("after flush_all: %+v", st)
+	}
+	set(s, "c", "3")
+	s.FlushAll(3)
+	clk.advance(2)
+	get(s, "c")
+	if st := s.Stats(); st.GetFlushed != 1 || st.CurrItems != 0 {
+		t.Fatalf("after delayed flush took effect: get_flushed %d curr_items %d", st.GetFlushed, st.CurrItems)
+	}
+}
+
+func TestReclaimer(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clk.Now})
+	const n = 5000
+	for i := range n {
+		exp := int64(0)
+		if i%2 == 0 {
+			exp = 10
+		}
+		s.Set(ModeSet, []byte{byte(i), byte(i >> 8), 'k'}, 0, exp, []byte("value"), 0)
+	}
+	clk.advance(11)
+	for range 1000 {
+		s.reclaim(0, 1<<30)
+		if s.Stats().CurrItems == n/2 {
+			break
+		}
+	}
+	st := s.Stats()
+	if st.CurrItems != n/2 || st.Reclaimed != n/2 || st.ExpiredUnfetched != n/2 {
+		t.Fatalf("after reclaiming: curr_items %d reclaimed %d expired_unfetched %d, want %d each",
+			st.CurrItems, st.Reclaimed, st.ExpiredUnfetched, n/2)
+	}
+	checkInvariants(t, s)
+
+	// A delayed flush is swept by the reclaimer once due, with no exptimes set.
+	s.FlushAll(0)
+	for i := range 100 {
+		set(s, string(rune('A'+i)), "v")
+	}
+	s.FlushAll(2)
+	clk.advance(1)
+	for range 100 {
+		s.reclaim(0, 1<<30)
+	}
+	if st := s.Stats(); st.CurrItems != 0 {
+		t.Fatalf("delayed flush not swept: curr_items %d", st.CurrItems)
+	}
+	checkInvariants(t, s)
+}
+
+func TestBackgroundReclaimerRuns(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	s.Set(ModeSet, []byte("k"), 0, 1, []byte("v"), 0)
+	clk.advance(2)
+	for range 500 { // up to ~10 s; the reclaimer runs every 100 ms
+		if s.Stats().CurrItems == 0 {
+			return
+		}
+		sleepTick()
+	}
+	t.Fatal("background reclaimer never removed the expired item")
+}

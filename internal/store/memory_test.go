@@ -1,0 +1,179 @@
+//go:build logstore
+
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+func key(i int) []byte { return fmt.Appendf(nil, "key:%d", i) }
+
+// value returns a value of n bytes that encodes i, so reads can be checked.
+func value(i, n int) []byte {
+	v := bytes.Repeat([]byte{byte('a' + i%26)}, n)
+	copy(v, fmt.Appendf(nil, "%d:", i))
+	return v
+}
+
+func TestEvictionBoundsMemory(t *testing.T) {
+	tests := []struct {
+		name     string
+		memory   int64
+		valueLen int
+		items    int
+	}{
+		{"small values -m 1", 1 << 20, 100, 50_000},
+		{"1k values -m 4", 4 << 20, 1000, 20_000},
+		{"mixed sizes -m 8", 8 << 20, 0, 20_000}, // 0: size varies with i
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t, Config{MemoryLimit: tt.memory, MaxItemSize: 64 << 10})
+			for i := range tt.items {
+				n := tt.valueLen
+				if n == 0 {
+					n = 1 + (i*7919)%(32<<10)
+				}
+				if r := s.Set(ModeSet, key(i), 0, 0, value(i, n), 0); r != Stored {
+					t.Fatalf("set %d = %v", i, r)
+				}
+			}
+			st := s.Stats()
+			if st.Evictions == 0 {
+				t.Fatalf("no evictions after writing far more than -m: %+v", st)
+			}
+			if st.Bytes > uint64(tt.memory) || st.TotalMallocedBytes > uint64(tt.memory) {
+				t.Fatalf("bytes %d / malloced %d exceed -m %d", st.Bytes, st.TotalMallocedBytes, tt.memory)
+			}
+			if st.CurrItems+st.Evictions != uint64(tt.items) {
+				t.Fatalf("curr_items %d + evictions %d != %d stored", st.CurrItems, st.Evictions, tt.items)
+			}
+			// The newest item always survives; whatever survives is intact.
+			if _, _, ok := get(s, string(key(tt.items-1))); !ok {
+				t.Fatal("the last item stored was evicted")
+			}
+			for i := range tt.items {
+				s.Get(key(i), func(v []byte, _ Meta) {
+					if !bytes.HasPrefix(v, fmt.Appendf(nil, "%d:", i)) {
+						t.Fatalf("item %d holds %q...", i, v[:min(len(v), 16)])
+					}
+				})
+			}
+			checkInvariants(t, s)
+		})
+	}
+}
+
+// Items read regularly survive a stream of one-off writes (second chance).
+func TestEvictionKeepsHotItems(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10})
+	const hot = 200
+	for i := range hot {
+		s.Set(ModeSet, key(i), 0, 0, value(i, 100), 0)
+	}
+	for i := hot; i < 100_000; i++ {
+		s.Set(ModeSet, key(i), 0, 0, value(i, 100), 0)
+		if i%100 == 0 {
+			for h := range hot {
+				s.Get(key(h), func([]byte, Meta) {})
+			}
+		}
+	}
+	lost := 0
+	for h := range hot {
+		if !s.Get(key(h), func([]byte, Meta) {}) {
+			lost++
+		}
+	}
+	if lost > hot/20 {
+		t.Fatalf("%d of %d hot items evicted", lost, hot)
+	}
+	checkInvariants(t, s)
+}
+
+func TestDisableEvictions(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, DisableEvictions: true})
+	stored := 0
+	for i := 0; ; i++ {
+		r := s.Set(ModeSet, key(i), 0, 0, value(i, 1000), 0)
+		if r == OutOfMemory {
+			break
+		}
+		if r != Stored || i > 10_000 {
+			t.Fatalf("set %d = %v before running out of memory", i, r)
+		}
+		stored++
+	}
+	st := s.Stats()
+	if st.Evictions != 0 || st.OutOfMemory != 1 || st.CurrItems != uint64(stored) {
+		t.Fatalf("-M: evictions %d outofmemory %d curr_items %d (stored %d)", st.Evictions, st.OutOfMemory, st.CurrItems, stored)
+	}
+	if stored < 900 { // 1 MiB of ~1 KiB records
+		t.Fatalf("only %d items fit in 1 MiB", stored)
+	}
+	for i := range stored {
+		if _, _, ok := get(s, string(key(i))); !ok {
+			t.Fatalf("item %d lost under -M", i)
+		}
+	}
+	// Deleting makes room again, and rewriting one key forever never runs out:
+	// dead records are compacted away from behind live ones.
+	for i := 0; i < stored; i += 2 {
+		s.Delete(key(i))
+	}
+	for j := range 20_000 {
+		if r := s.Set(ModeSet, []byte("churn"), 0, 0, value(j, 1000), 0); r != Stored {
+			t.Fatalf("rewrite %d of one key under -M = %v", j, r)
+		}
+	}
+	for i := 1; i < stored; i += 2 {
+		if _, _, ok := get(s, string(key(i))); !ok {
+			t.Fatalf("item %d lost while compacting", i)
+		}
+	}
+	checkInvariants(t, s)
+}
+
+func TestLargeItems(t *testing.T) {
+	tests := []struct {
+		name    string
+		memory  int64
+		maxItem int
+	}{
+		{"-m 64 -I 1m", 64 << 20, 1 << 20},
+		{"-m 64 -I 32m", 64 << 20, 32 << 20},
+		{"-m 2 -I 1m", 2 << 20, 1 << 20},
+		{"-m 1 -I 1m (clamped to half)", 1 << 20, 1 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t, Config{MemoryLimit: tt.memory, MaxItemSize: tt.maxItem})
+			k := []byte("large-key-with-some-length")
+			maxV := s.MaxValueSize(len(k))
+			if maxV < min(tt.maxItem, int(tt.memory/2))-512 {
+				t.Fatalf("MaxValueSize = %d, far below -I %d", maxV, tt.maxItem)
+			}
+			if r := s.Set(ModeSet, k, 0, 0, make([]byte, maxV+1), 0); r != TooLarge {
+				t.Fatalf("value of MaxValueSize+1 = %v, want TooLarge", r)
+			}
+			// Store items at the limit over and over: each must be storable,
+			// evicting older ones as needed.
+			for i := range 12 {
+				kk := append(k[:len(k)-2:len(k)-2], byte('a'+i), 'z')
+				if r := s.Set(ModeSet, kk, 0, 0, value(i, maxV), 0); r != Stored {
+					t.Fatalf("large item %d = %v", i, r)
+				}
+				if !s.Get(kk, func(v []byte, _ Meta) {
+					if len(v) != maxV || !bytes.Equal(v, value(i, maxV)) {
+						t.Fatalf("large item %d read back wrong (%d bytes)", i, len(v))
+					}
+				}) {
+					t.Fatalf("large item %d missing right after set", i)
+				}
+				checkInvariants(t, s)
+			}
+		})
+	}
+}

@@ -1,0 +1,195 @@
+//go:build logstore
+
+package store
+
+// Set stores value under key according to mode. cas is compared only in ModeCAS.
+func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []byte, cas uint64) Result {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.st.CmdSet++
+	now64 := s.Now()
+	now := clampTime(now64)
+
+	if len(key)+len(value) > s.maxValue {
+		if mode == ModeSet {
+			// As memcached: a failed set must not leave the old value visible.
+			if slot := sh.find(key, tag); slot >= 0 {
+				sh.unlink(slot)
+			}
+		}
+		return TooLarge
+	}
+	slot := sh.lookup(key, tag, now)
+	var old rec
+	if slot >= 0 {
+		old = sh.rec(sh.posOf(slot))
+	}
+	switch mode {
+	case ModeAdd:
+		if slot >= 0 {
+			return NotStored
+		}
+	case ModeReplace, ModeAppend, ModePrepend:
+		if slot < 0 {
+			return NotStored
+		}
+	case ModeCAS:
+		if slot < 0 {
+			sh.st.CasMisses++
+			return NotFound
+		}
+		if s.cfg.DisableCAS || old.cas() != cas {
+			sh.st.CasBadval++
+			sh.cls[old.class()].casBadval++
+			return Exists
+		}
+		sh.st.CasHits++
+		sh.cls[old.class()].casHits++
+	}
+
+	exp := absExptime(exptime, now64)
+	vlen := len(value)
+	if mode == ModeAppend || mode == ModePrepend {
+		flags, exp = old.flags(), old.exptime()
+		vlen += old.vlen()
+		if len(key)+vlen > s.maxValue {
+			return TooLarge
+		}
+		// The allocation below may evict or move the old record: keep its value.
+		sh.scratch = append(sh.scratch[:0], old.value()...)
+	} else if exp != 0 && exp <= now {
+		// Already expired (negative exptime): memcached links the item and its
+		// LRU reclaims it at once; the visible effect is the old value gone.
+		if slot >= 0 {
+			sh.unlink(slot)
+		}
+		sh.st.TotalItems++
+		sh.st.Reclaimed++
+		sh.st.ExpiredUnfetched++
+		return Stored
+	}
+
+	size := recSize(len(key), vlen)
+	epoch := sh.idx.epoch
+	pos, res := sh.alloc(size, now)
+	if res != Stored {
+		sh.st.OutOfMemory++
+		sh.cls[classOf(s.sizes, size)].outOfMemory++
+		if mode == ModeSet {
+			if slot = sh.find(key, tag); slot >= 0 {
+				sh.unlink(slot)
+			}
+		}
+		return res
+	}
+	if sh.idx.epoch != epoch {
+		slot = sh.find(key, tag)
+	}
+	class := classOf(s.sizes, size)
+	r := sh.rec(pos)
+	r.writeHeader(len(key), vlen, class, flags, exp, sh.nextCAS(), now)
+	copy(r[recHeader:], key)
+	v := r[recHeader+len(key) : recHeader+len(key)+vlen]
+	switch mode {
+	case ModeAppend:
+		copy(v[copy(v, sh.scratch):], value)
+	case ModePrepend:
+		copy(v[copy(v, value):], sh.scratch)
+	default:
+		copy(v, value)
+	}
+	sh.link(slot, tag, pos)
+	sh.st.TotalItems++
+	sh.cls[class].cmdSet++
+	return Stored
+}
+
+// Get calls fn with the value of key if it is present; value is valid only during fn.
+func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := clampTime(s.Now())
+	sh.st.CmdGet++
+	slot := sh.lookup(key, tag, now)
+	if slot < 0 {
+		sh.st.GetMisses++
+		return false
+	}
+	r := sh.rec(sh.posOf(slot))
+	sh.st.GetHits++
+	sh.cls[r.class()].getHits++
+	r.setBits(recFetched | recReferenced)
+	r.setAccessed(now)
+	fn(r.value(), s.meta(r))
+	return true
+}
+
+// GetAndTouch is Get that also sets a new exptime (gat/gats). Like memcached
+// it counts as a touch (cmd_touch, touch_hits/touch_misses), not as a get.
+func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m Meta)) bool {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now64 := s.Now()
+	now := clampTime(now64)
+	sh.st.CmdTouch++
+	slot := sh.touch(key, tag, absExptime(exptime, now64), now)
+	if slot < 0 {
+		return false
+	}
+	r := sh.rec(sh.posOf(slot))
+	r.setBits(recFetched)
+	fn(r.value(), s.meta(r))
+	return true
+}
+
+// Touch sets a new exptime on key.
+func (s *Store) Touch(key []byte, exptime int64) bool {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now64 := s.Now()
+	sh.st.CmdTouch++
+	return sh.touch(key, tag, absExptime(exptime, now64), clampTime(now64)) >= 0
+}
+
+// touch gives the item for key a new exptime and returns its slot, or -1.
+func (sh *shard) touch(key []byte, tag uint32, exp uint32, now uint32) int {
+	slot := sh.lookup(key, tag, now)
+	if slot < 0 {
+		sh.st.TouchMisses++
+		return -1
+	}
+	r := sh.rec(sh.posOf(slot))
+	sh.st.TouchHits++
+	sh.cls[r.class()].touchHits++
+	if (r.exptime() != 0) != (exp != 0) {
+		if exp != 0 {
+			sh.expiring++
+		} else {
+			sh.expiring--
+		}
+	}
+	r.setExptime(exp)
+	r.setBits(recReferenced)
+	r.setAccessed(now)
+	return slot
+}
+
+// Delete removes key.
+func (s *Store) Delete(key []byte) bool {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	slot := sh.lookup(key, tag, clampTime(s.Now()))
+	if slot < 0 {
+		sh.st.DeleteMisses++
+		return false
+	}
+	sh.cls[sh.rec(sh.posOf(slot)).class()].deleteHits++
+	sh.unlink(slot)
+	sh.st.DeleteHits++
+	return true
+}

@@ -1,0 +1,305 @@
+//go:build logstore
+
+package store
+
+import (
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// shard is one independently locked part of the store: a ring of records,
+// the index over it, and the counters for what happened in it.
+type shard struct {
+	mu sync.Mutex
+
+	id       uint64 // shard number, folded into CAS uniques to keep them unique store-wide
+	idBits   uint
+	noEvict  bool  // -M
+	sizes    []int // size classes (shared, read-only)
+	buf      []byte
+	head     int  // where the next record goes
+	tail     int  // the oldest record
+	end      int  // while wrapped: where the records before the wrap stop
+	wrapped  bool // records occupy [tail, end) and [0, head); otherwise [tail, head)
+	touched  int  // high-water mark of ring bytes ever written
+	live     int  // bytes of records still in the index
+	idx      index
+	seq      uint64 // last CAS sequence handed out in this shard
+	expiring int    // live records with a nonzero exptime (the reclaimer skips shards without any)
+
+	// flushOldest is memcached's oldest_live for a delayed flush_all: once it is
+	// <= now, records stored at or before it are invalid. 0 = no delayed flush.
+	flushOldest   uint32
+	flushSwept    bool // the reclaimer has swept the shard since flushOldest took effect
+	flushSweeping bool // that sweep has started (at slot 0)
+	cursor        uint32
+
+	st      Stats
+	cls     []classCounters
+	scratch []byte // holds an old value while append/prepend allocate
+
+	_ [64]byte // keep neighbouring shards' locks off this cache line
+}
+
+func (sh *shard) rec(pos int) rec { return rec(sh.buf[pos:]) }
+
+// find returns the index slot of key, or -1.
+func (sh *shard) find(key []byte, tag uint32) int {
+	ix := &sh.idx
+	for i := tag & ix.mask; ; i = (i + 1) & ix.mask {
+		t := ix.tags[i]
+		if t == 0 {
+			return -1
+		}
+		if t == tag {
+			pos := int(ix.locs[i]) << 3
+			if int(sh.buf[pos+offKlen]) == len(key) &&
+				string(sh.buf[pos+recHeader:pos+recHeader+len(key)]) == string(key) {
+				return int(i)
+			}
+		}
+	}
+}
+
+func (sh *shard) posOf(slot int) int { return int(sh.idx.locs[slot]) << 3 }
+
+// flushed reports whether a delayed flush_all has invalidated r.
+func (sh *shard) flushed(r rec, now uint32) bool {
+	fo := sh.flushOldest
+	return fo != 0 && fo <= now && r.stored() <= fo
+}
+
+// lookup returns the slot of a valid item for key, or -1. An expired or
+// flushed item found on the way is unlinked and counted as a get would
+// count it (memcached counts these on every lookup, stores included).
+func (sh *shard) lookup(key []byte, tag uint32, now uint32) int {
+	slot := sh.find(key, tag)
+	if slot < 0 {
+		return -1
+	}
+	r := sh.rec(sh.posOf(slot))
+	switch {
+	case r.expired(now):
+		sh.st.GetExpired++
+	case sh.flushed(r, now):
+		sh.st.GetFlushed++
+	default:
+		return slot
+	}
+	sh.unlink(slot)
+	return -1
+}
+
+// unlink removes the item in slot from the index; its bytes become dead
+// space that the ring tail will pass over.
+func (sh *shard) unlink(slot int) {
+	pos := sh.posOf(slot)
+	r := sh.rec(pos)
+	sz := r.size()
+	r.setBits(recDead)
+	sh.live -= sz
+	c := &sh.cls[r.class()]
+	c.items--
+	c.bytes -= uint64(sz)
+	if r.exptime() != 0 {
+		sh.expiring--
+	}
+	sh.idx.remove(slot)
+}
+
+// link records a freshly written record at pos: as a new entry, or in place
+// of the item in slot (whose record dies).
+func (sh *shard) link(slot int, tag uint32, pos int) {
+	r := sh.rec(pos)
+	sz := r.size()
+	sh.live += sz
+	c := &sh.cls[r.class()]
+	c.items++
+	c.bytes += uint64(sz)
+	if r.exptime() != 0 {
+		sh.expiring++
+	}
+	if slot < 0 {
+		sh.idx.insert(tag, uint32(pos>>3))
+		return
+	}
+	old := sh.rec(sh.posOf(slot))
+	osz := old.size()
+	old.setBits(recDead)
+	sh.live -= osz
+	oc := &sh.cls[old.class()]
+	oc.items--
+	oc.bytes -= uint64(osz)
+	if old.exptime() != 0 {
+		sh.expiring--
+	}
+	sh.idx.locs[slot] = uint32(pos >> 3)
+}
+
+// slotOfRecord finds the index slot pointing at the live record at pos.
+func (sh *shard) slotOfRecord(pos int) int {
+	r := sh.rec(pos)
+	return sh.idx.findLoc(tagOf(xxhash.Sum64(r.key())), uint32(pos>>3))
+}
+
+// nextCAS hands out a CAS unique that no other shard can produce.
+func (sh *shard) nextCAS() uint64 {
+	sh.seq++
+	return sh.seq<<sh.idBits | sh.id
+}
+
+// Second-chance limits: an allocation moves at most this many recently read
+// items from the tail to the head before it evicts regardless.
+const maxSecondChances = 64
+
+// alloc reserves n bytes (a multiple of 8, at most len(buf)) at the ring head,
+// reclaiming dead, expired and flushed records from the tail and, when that
+// is not enough, evicting the oldest items (or under -M relocating them,
+// failing with OutOfMemory when live items fill the ring).
+func (sh *shard) alloc(n int, now uint32) (int, Result) {
+	if sh.noEvict && sh.live+n > len(sh.buf) {
+		return 0, OutOfMemory
+	}
+	chances, moved := 0, 0
+	for {
+		if !sh.wrapped {
+			if sh.head == sh.tail { // empty: start over at 0
+				sh.head, sh.tail = 0, 0
+			}
+			if sh.head+n <= len(sh.buf) {
+				return sh.take(n), Stored
+			}
+			sh.end, sh.head, sh.wrapped = sh.head, 0, true
+			continue
+		}
+		if sh.tail-sh.head >= n {
+			return sh.take(n), Stored
+		}
+		if !sh.freeTail(now, &chances, &moved) {
+			return 0, OutOfMemory
+		}
+	}
+}
+
+func (sh *shard) take(n int) int {
+	pos := sh.head
+	sh.head += n
+	if sh.head > sh.touched {
+		sh.touched = sh.head
+	}
+	return pos
+}
+
+// freeTail advances the tail past one record, dropping it, evicting it or
+// moving it to the head. It returns false when -M forbids making room.
+func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
+	pos := sh.tail
+	r := sh.rec(pos)
+	sz := r.size()
+	if r.bits()&recDead == 0 {
+		slot := sh.slotOfRecord(pos)
+		c := &sh.cls[r.class()]
+		switch {
+		case r.expired(now) || sh.flushed(r, now):
+			sh.st.Reclaimed++
+			c.reclaimed++
+			if r.bits()&recFetched == 0 {
+				sh.st.ExpiredUnfetched++
+				c.expiredUnfetched++
+			}
+			sh.unlink(slot)
+		case sh.noEvict:
+			// Compact instead: the live record moves to the head. The caller
+			// checked that live bytes leave room, so a few passes suffice;
+			// the bound only guards against a bookkeeping bug spinning forever.
+			if *moved > 3*len(sh.buf) {
+				return false
+			}
+			*moved += sz
+			sh.relocate(slot, pos, sz)
+			return true
+		case r.bits()&recReferenced != 0 && *chances < maxSecondChances:
+			*chances++
+			r.clearBits(recReferenced)
+			sh.relocate(slot, pos, sz)
+			return true
+		default:
+			sh.st.Evictions++
+			c.evicted++
+			if r.bits()&recFetched == 0 {
+				sh.st.EvictedUnfetched++
+				c.evictedUnfetched++
+			}
+			if r.bits()&recReferenced != 0 {
+				sh.st.EvictedActive++
+			}
+			sh.unlink(slot)
+		}
+	}
+	sh.advanceTail(sz)
+	return true
+}
+
+// relocate copies the live record at the tail to the head. In the wrapped
+// state the free gap [head, tail) sits right before it, so the copy keeps
+// the gap's size and only moves it along.
+func (sh *shard) relocate(slot, pos, sz int) {
+	copy(sh.buf[sh.head:sh.head+sz], sh.buf[pos:pos+sz])
+	sh.idx.locs[slot] = uint32(sh.head >> 3)
+	sh.idx.epoch++
+	sh.head += sz
+	sh.advanceTail(sz)
+}
+
+func (sh *shard) advanceTail(sz int) {
+	sh.tail += sz
+	if sh.wrapped && sh.tail == sh.end {
+		sh.tail, sh.end, sh.wrapped = 0, 0, false
+	}
+}
+
+// reset drops every record (flush_all without delay).
+func (sh *shard) reset(now uint32) {
+	sh.forEachLive(func(pos int) {
+		r := sh.rec(pos)
+		c := &sh.cls[r.class()]
+		sh.st.Reclaimed++
+		c.reclaimed++
+		if r.bits()&recFetched == 0 {
+			sh.st.ExpiredUnfetched++
+			c.expiredUnfetched++
+		}
+		c.items = 0
+		c.bytes = 0
+	})
+	sh.idx.clear()
+	sh.head, sh.tail, sh.end, sh.wrapped = 0, 0, 0, false
+	sh.live, sh.expiring = 0, 0
+}
+
+// forEachLive calls fn with the offset of every live record, oldest first.
+func (sh *shard) forEachLive(fn func(pos int)) {
+	sh.forEachLiveUntil(func(pos int) bool { fn(pos); return true })
+}
+
+// forEachLiveUntil is forEachLive stopping as soon as fn returns false.
+func (sh *shard) forEachLiveUntil(fn func(pos int) bool) {
+	walk := func(from, to int) bool {
+		for pos := from; pos < to; {
+			r := sh.rec(pos)
+			if r.bits()&recDead == 0 && !fn(pos) {
+				return false
+			}
+			pos += r.size()
+		}
+		return true
+	}
+	if sh.wrapped {
+		if walk(sh.tail, sh.end) {
+			walk(0, sh.head)
+		}
+	} else {
+		walk(sh.tail, sh.head)
+	}
+}

@@ -1,0 +1,154 @@
+//go:build logstore
+
+package store
+
+import "math/bits"
+
+// Stats returns a snapshot of the counters, summed over the shards.
+func (s *Store) Stats() Stats {
+	var st Stats
+	var slots uint64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		st.add(&sh.st)
+		st.CurrItems += uint64(sh.idx.count)
+		st.Bytes += uint64(sh.live)
+		st.TotalMallocedBytes += uint64(sh.touched)
+		st.HashBytes += uint64(sh.idx.bytes())
+		slots += uint64(len(sh.idx.tags))
+		sh.mu.Unlock()
+	}
+	st.CmdFlush = s.cmdFlush.Load()
+	st.LimitMaxbytes = uint64(s.cfg.MemoryLimit)
+	st.HashPowerLevel = uint64(bits.Len64(slots) - 1)
+	return st
+}
+
+// add accumulates one shard's event counters (the gauges are summed by Stats).
+func (st *Stats) add(o *Stats) {
+	st.TotalItems += o.TotalItems
+	st.CmdGet += o.CmdGet
+	st.CmdSet += o.CmdSet
+	st.CmdTouch += o.CmdTouch
+	st.GetHits += o.GetHits
+	st.GetMisses += o.GetMisses
+	st.GetExpired += o.GetExpired
+	st.GetFlushed += o.GetFlushed
+	st.TouchHits += o.TouchHits
+	st.TouchMisses += o.TouchMisses
+	st.DeleteHits += o.DeleteHits
+	st.DeleteMisses += o.DeleteMisses
+	st.IncrHits += o.IncrHits
+	st.IncrMisses += o.IncrMisses
+	st.DecrHits += o.DecrHits
+	st.DecrMisses += o.DecrMisses
+	st.CasHits += o.CasHits
+	st.CasMisses += o.CasMisses
+	st.CasBadval += o.CasBadval
+	st.Evictions += o.Evictions
+	st.Reclaimed += o.Reclaimed
+	st.ExpiredUnfetched += o.ExpiredUnfetched
+	st.EvictedUnfetched += o.EvictedUnfetched
+	st.EvictedActive += o.EvictedActive
+	st.OutOfMemory += o.OutOfMemory
+}
+
+// ResetStats zeroes the counters that `stats reset` clears; item counts,
+// bytes and memory sizes are state, not counters, and stay.
+func (s *Store) ResetStats() {
+	s.cmdFlush.Store(0)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.st = Stats{}
+		for c := range sh.cls {
+			sh.cls[c].resetEvents()
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// oldestScan bounds how many records per shard Classes reads from the ring
+// tail to find each class's least recently used item.
+const oldestScan = 512
+
+// Classes returns per-class statistics for `stats slabs` and `stats items`:
+// every size class that holds items or has counted an event. Pages are
+// reported in 1 MiB units of the bytes the class's items occupy, and
+// OldestAge comes from the oldest records near each ring's tail.
+func (s *Store) Classes() []ClassStats {
+	now := clampTime(s.Now())
+	sum := make([]classCounters, len(s.sizes))
+	oldest := make([]uint32, len(s.sizes))
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for c := range sh.cls {
+			addClass(&sum[c], &sh.cls[c])
+		}
+		seen := 0
+		sh.forEachLiveUntil(func(pos int) bool {
+			r := sh.rec(pos)
+			if a := r.accessed(); oldest[r.class()] == 0 || a < oldest[r.class()] {
+				oldest[r.class()] = a
+			}
+			seen++
+			return seen < oldestScan
+		})
+		sh.mu.Unlock()
+	}
+	var out []ClassStats
+	for id := 1; id < len(s.sizes); id++ {
+		c := &sum[id]
+		if *c == (classCounters{}) {
+			continue
+		}
+		size := s.sizes[id]
+		cs := ClassStats{
+			ID:               id,
+			ChunkSize:        size,
+			ChunksPer:        max(1, pageSize/size),
+			TotalPages:       int((c.bytes + pageSize - 1) / pageSize),
+			UsedChunks:       c.items,
+			Items:            c.items,
+			Bytes:            c.bytes,
+			Evicted:          c.evicted,
+			Outofmemory:      c.outOfMemory,
+			Reclaimed:        c.reclaimed,
+			ExpiredUnfetched: c.expiredUnfetched,
+			EvictedUnfetched: c.evictedUnfetched,
+			GetHits:          c.getHits,
+			CmdSet:           c.cmdSet,
+			DeleteHits:       c.deleteHits,
+			IncrHits:         c.incrHits,
+			DecrHits:         c.decrHits,
+			CasHits:          c.casHits,
+			CasBadval:        c.casBadval,
+			TouchHits:        c.touchHits,
+		}
+		if oldest[id] != 0 && oldest[id] <= now {
+			cs.OldestAge = int64(now - oldest[id])
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+func addClass(dst, src *classCounters) {
+	dst.items += src.items
+	dst.bytes += src.bytes
+	dst.evicted += src.evicted
+	dst.evictedUnfetched += src.evictedUnfetched
+	dst.reclaimed += src.reclaimed
+	dst.expiredUnfetched += src.expiredUnfetched
+	dst.outOfMemory += src.outOfMemory
+	dst.getHits += src.getHits
+	dst.cmdSet += src.cmdSet
+	dst.deleteHits += src.deleteHits
+	dst.incrHits += src.incrHits
+	dst.decrHits += src.decrHits
+	dst.casHits += src.casHits
+	dst.casBadval += src.casBadval
+	dst.touchHits += src.touchHits
+}

@@ -1,0 +1,166 @@
+//go:build logstore
+
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+const (
+	relativeExpiryLimit = 60 * 60 * 24 * 30 // memcached's REALTIME_MAXDELTA
+	defaultMaxItemSize  = 1 << 20
+	// itemOverhead is what MaxValueSize charges per item on top of key and
+	// value, close to memcached's item header, so -I means what it means there.
+	itemOverhead = 48
+	// A shard's ring must hold several items of the largest size, or one big
+	// item would evict everything else in its shard.
+	minItemsPerRing = 4
+	maxRingBytes    = 16 << 30 // index offsets are 32-bit multiples of 8
+	clockTick       = 20 * time.Millisecond
+)
+
+// Store is the cache. All methods are safe for concurrent use.
+type Store struct {
+	cfg       Config
+	shards    []shard
+	shardMask uint64
+	sizes     []int
+	maxValue  int // largest key+value length (MaxItemSize minus itemOverhead)
+	ringSize  int
+
+	clock    atomic.Int64 // coarse unix seconds when cfg.Now is nil
+	cmdFlush atomic.Uint64
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns an empty store whose rings together hold cfg.MemoryLimit bytes.
+// A MaxItemSize above half the memory limit is lowered to it, as memcached
+// refuses such a setting.
+func New(cfg Config) (*Store, error) {
+	if cfg.MemoryLimit <= 0 {
+		return nil, errors.New("store: memory limit must be positive")
+	}
+	if cfg.MaxItemSize <= 0 {
+		cfg.MaxItemSize = defaultMaxItemSize
+	}
+	if half := cfg.MemoryLimit / 2; int64(cfg.MaxItemSize) > half {
+		cfg.MaxItemSize = int(half)
+	}
+	if cfg.MaxItemSize <= itemOverhead+recHeader {
+		return nil, fmt.Errorf("store: memory limit %d bytes leaves no room for items", cfg.MemoryLimit)
+	}
+	n := shardCount(cfg.MemoryLimit, cfg.MaxItemSize)
+	s := &Store{
+		cfg:       cfg,
+		shards:    make([]shard, n),
+		shardMask: uint64(n - 1),
+		maxValue:  cfg.MaxItemSize - itemOverhead,
+		ringSize:  int(cfg.MemoryLimit/int64(n)) &^ 7,
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	s.sizes = sizeClasses(recSize(250, s.maxValue))
+	idBits := uint(bits.Len(uint(n - 1)))
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.id, sh.idBits = uint64(i), idBits
+		sh.noEvict = cfg.DisableEvictions
+		sh.sizes = s.sizes
+		sh.buf = make([]byte, s.ringSize)
+		sh.idx = newIndex(0)
+		sh.cls = make([]classCounters, len(s.sizes))
+	}
+	s.clock.Store(time.Now().Unix())
+	go s.background()
+	return s, nil
+}
+
+// shardCount picks a power of two: enough shards that cores rarely meet on a
+// lock, few enough that each ring holds minItemsPerRing items of the largest
+// size, and enough that no ring outgrows what a 32-bit index offset reaches.
+func shardCount(memory int64, maxItem int) int {
+	n := 16
+	for n < 16*runtime.GOMAXPROCS(0) && n < 256 {
+		n *= 2
+	}
+	for n > 1 && memory/int64(n) < int64(minItemsPerRing*maxItem) {
+		n /= 2
+	}
+	for n < 1<<16 && memory/int64(n) > maxRingBytes {
+		n *= 2
+	}
+	return n
+}
+
+// Close stops the background goroutine. The store stays usable, but the
+// coarse clock no longer advances and expired items are only found lazily.
+func (s *Store) Close() {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		<-s.done
+	})
+}
+
+// Now returns the store's current time in unix seconds.
+func (s *Store) Now() int64 {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return s.clock.Load()
+}
+
+// MaxValueSize reports the largest value length Set accepts for a key of keyLen bytes.
+func (s *Store) MaxValueSize(keyLen int) int {
+	return max(0, s.maxValue-keyLen)
+}
+
+func (s *Store) shardFor(key []byte) (*shard, uint32) {
+	h := xxhash.Sum64(key)
+	return &s.shards[h&s.shardMask], tagOf(h)
+}
+
+// absExptime turns a client exptime into absolute unix seconds (0 = never),
+// by memcached's rules; the result is clamped to the 32 bits records hold.
+func absExptime(exptime, now int64) uint32 {
+	var abs int64
+	switch {
+	case exptime == 0:
+		return 0
+	case exptime < 0:
+		abs = now - 1
+	case exptime <= relativeExpiryLimit:
+		abs = now + exptime
+	default:
+		abs = exptime
+	}
+	return clampTime(abs)
+}
+
+func clampTime(t int64) uint32 {
+	switch {
+	case t < 1:
+		return 1
+	case t > 1<<32-1:
+		return 1<<32 - 1
+	}
+	return uint32(t)
+}
+
+func (s *Store) meta(r rec) Meta {
+	m := Meta{Flags: r.flags(), Exptime: int64(r.exptime())}
+	if !s.cfg.DisableCAS {
+		m.CAS = r.cas()
+	}
+	return m
+}
