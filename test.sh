@@ -7,15 +7,18 @@
 # package, and every fuzz target in the tree for a short time.
 #
 # Environment:
-#   FUZZTIME        time per fuzz target (default 20s; 0 skips fuzzing)
-#   FUZZ_JOBS       fuzz targets run at once, one worker each (default 2)
+#   FUZZTIME        time per fuzz target (default: 20s, shortened to fit
+#                   FUZZ_BUDGET when there are many targets; 0 skips fuzzing)
+#   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset (default 200)
+#   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
 #   TEST_TIMEOUT    go test -timeout (default 6m)
 #   GOCACHED_REQUIRE_TESTBED=1  missing tools/root fail tests instead of skipping
 set -uo pipefail
 
 cd "$(dirname "$0")"
-FUZZTIME=${FUZZTIME:-20s}
-FUZZ_JOBS=${FUZZ_JOBS:-2}
+FUZZTIME=${FUZZTIME:-}
+FUZZ_BUDGET=${FUZZ_BUDGET:-200}
+FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools)
 
@@ -123,6 +126,11 @@ if [ "$FUZZTIME" != 0 ]; then
 	fuzzlog=$(mktemp -d)
 	trap 'rm -rf "$fuzzlog"' EXIT
 	mapfile -t targets < <(fuzz_targets)
+	if [ -z "$FUZZTIME" ]; then
+		# 20 s each unless that would overrun the budget; never under 5 s.
+		per=$((FUZZ_BUDGET * FUZZ_JOBS / (${#targets[@]} > 0 ? ${#targets[@]} : 1)))
+		FUZZTIME="$((per > 20 ? 20 : (per < 5 ? 5 : per)))s"
+	fi
 	echo
 	echo "==== fuzzing ${#targets[@]} targets, $FUZZTIME each, $FUZZ_JOBS at a time"
 	fuzz_start=$SECONDS

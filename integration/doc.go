@@ -8,5 +8,6 @@
 // Tests that need an external tool skip when it is missing, unless
 // GOCACHED_REQUIRE_TESTBED=1 is set (CI), in which case they fail.
 // GOCACHED_IT_TARGETS (comma-separated subset of "go,epoll,memcached")
-// narrows the servers the client suites run against.
+// narrows the servers the suites run against; GOCACHED_IT_RACE=1 builds the
+// server with -race.
 package integration

@@ -13,15 +13,20 @@ import (
 // TestGomemcache drives the whole API of github.com/bradfitz/gomemcache.
 func TestGomemcache(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		srv := startServer(t, tg)
-		mc := memcache.New(srv.Addr())
-		mc.Timeout = 5 * time.Second
-		t.Cleanup(func() { mc.Close() })
+		t.Parallel()
+		// A fresh server per step keeps steps independent without relying
+		// on flush_all (which has its own step).
 		for _, step := range gomemcacheSteps {
 			t.Run(step.name, func(t *testing.T) {
-				if err := mc.FlushAll(); err != nil {
-					t.Fatalf("FlushAll: %v", err)
+				var srv *server
+				if tg.isReference() {
+					srv = startDisposable(t, tg)
+				} else {
+					srv = startServer(t, tg)
 				}
+				mc := memcache.New(srv.Addr())
+				mc.Timeout = 5 * time.Second
+				defer mc.Close()
 				step.run(t, mc)
 			})
 		}

@@ -149,7 +149,11 @@ func gocachedBinary(t testing.TB) string {
 			return
 		}
 		build.path = filepath.Join(build.dir, "gocached")
-		cmd := exec.Command(goTool(), "build", "-o", build.path, "./cmd/gocached")
+		args := []string{"build", "-o", build.path}
+		if os.Getenv("GOCACHED_IT_RACE") == "1" {
+			args = append(args, "-race") // the server itself under the race detector
+		}
+		cmd := exec.Command(goTool(), append(args, "./cmd/gocached")...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			build.err = fmt.Errorf("go build ./cmd/gocached: %v\n%s", err, out)

@@ -58,11 +58,14 @@ func TestPollModeBusyPolls(t *testing.T) {
 			if requests < 1000 {
 				t.Fatalf("only %d requests answered; the load did not run", requests)
 			}
-			// Every request is one packet from the client at least, so the
-			// fractions compare packets to requests.
+			// Every request is at least one packet from the client, so the
+			// fractions compare packets with requests. Quiet runs see 25-80%
+			// busy polled in the busy modes and exactly 0 in base; the 2%
+			// floor leaves room for a loaded machine (8.9% seen at load 9
+			// on 2 CPUs) while still telling the modes apart.
 			switch {
-			case tt.busy && pct(busyPolled, requests) < 10:
-				t.Errorf("%s: BusyPollRxPackets grew by %d for %d requests (%.2f%%), want at least 10%%: the reactors are not busy polling",
+			case tt.busy && pct(busyPolled, requests) < 2:
+				t.Errorf("%s: BusyPollRxPackets grew by %d for %d requests (%.2f%%), want at least 2%%: the reactors are not busy polling",
 					tt.mode, busyPolled, requests, pct(busyPolled, requests))
 			case !tt.busy && pct(busyPolled, requests) >= 1:
 				t.Errorf("%s: BusyPollRxPackets grew by %d for %d requests (%.2f%%), want under 1%%: base must not busy poll",

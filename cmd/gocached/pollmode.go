@@ -45,6 +45,11 @@ func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
 		s.noNAPI(o, why)
 		return s, nil
 	}
+	if ifi.Flags&net.FlagLoopback != 0 {
+		// Loopback never has NAPIs; no need for the netdev family to say so.
+		s.noNAPI(o, fmt.Sprintf("%s is a loopback interface", ifi.Name))
+		return s, nil
+	}
 	c, err := napi.Dial()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what(o), err)
@@ -96,12 +101,24 @@ func (s *napiSession) noNAPI(o *options, why string) {
 	s.log.Warn("poll mode has no NAPI to act on; running as base", "mode", requested, "reason", why)
 }
 
-// warnInconsistent points at explicit overrides that defeat the mechanism.
+// warnInconsistent points at explicit settings that defeat the mechanism.
 func warnInconsistent(o *options, log *slog.Logger) {
 	k, rc := o.napi.knobs, &o.reactor
-	if k.IRQSuspendTimeout != nil && *k.IRQSuspendTimeout > 0 && !rc.PreferBusyPoll {
-		log.Warn("irq-suspend-timeout only takes effect while reactors busy poll with prefer_busy_poll; it is off",
-			"irq_suspend_timeout_ns", *k.IRQSuspendTimeout)
+	suspend, gro, deferIRQs := deref(k.IRQSuspendTimeout), deref(k.GROFlushTimeout), deref(k.DeferHardIRQs)
+	if suspend > 0 {
+		if !rc.PreferBusyPoll {
+			log.Warn("irq-suspend-timeout only takes effect while reactors busy poll with prefer_busy_poll; it is off",
+				"irq_suspend_timeout_ns", suspend)
+		}
+		// suspend0 is the upstream comparison point without deferral;
+		// anywhere else a zero defer count is most likely a mistake.
+		if deferIRQs == 0 && o.napi.modeName != "suspend0" {
+			log.Warn("irq-suspend-timeout rides on IRQ deferral: with defer-hard-irqs 0 the kernel re-enables IRQs after every busy-poll round")
+		}
+		if gro >= suspend {
+			log.Warn("irq-suspend-timeout should be larger than gro-flush-timeout: it covers a whole batch of work, the flush timer only the gap between requests",
+				"irq_suspend_timeout_ns", suspend, "gro_flush_timeout_ns", gro)
+		}
 	}
 	if o.engine == "go" && rc.PreferBusyPoll {
 		log.Warn("the poll mode's epoll busy-poll parameters need --engine=epoll; only the NAPI knobs apply", "mode", rc.PollMode)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -247,8 +248,12 @@ func (r *reactor) accept(li int) {
 			case errors.Is(err, unix.EINTR), errors.Is(err, unix.ECONNABORTED):
 				continue
 			case errors.Is(err, unix.EAGAIN):
-			default: // EMFILE, ENFILE, ENOBUFS...: retried on the next event
+			default:
+				// EMFILE, ENFILE, ENOBUFS...: the pending connection stays
+				// queued and the level-triggered listener would report it
+				// again at once, spinning the reactor; pause instead.
 				r.eng.logAcceptError(err)
+				r.pauseAccept()
 			}
 			return
 		}
@@ -269,5 +274,48 @@ func (r *reactor) accept(li int) {
 			continue
 		}
 		r.addConn(fd, id, li)
+	}
+}
+
+// acceptPause is how long a reactor stops accepting after accept failed for
+// lack of descriptors or memory (memcached's listen_disabled).
+const acceptPause = 10 * time.Millisecond
+
+// pauseAccept takes r's listeners out of its epoll set for acceptPause.
+func (r *reactor) pauseAccept() {
+	if r.acceptPausedUntil != (time.Time{}) {
+		return
+	}
+	r.setListenEvents(0)
+	r.acceptPausedUntil = time.Now().Add(acceptPause)
+	r.eng.listenDisabled.Add(1)
+}
+
+// resumeAcceptDue re-arms the listeners once the pause is over and returns
+// the epoll timeout (ms) the loop must not exceed meanwhile (-1: none).
+func (r *reactor) resumeAcceptDue() int {
+	if r.acceptPausedUntil == (time.Time{}) {
+		return -1
+	}
+	left := time.Until(r.acceptPausedUntil)
+	if left > 0 {
+		return int((left + time.Millisecond - 1) / time.Millisecond)
+	}
+	r.acceptPausedUntil = time.Time{}
+	if !r.draining {
+		r.setListenEvents(unix.EPOLLIN)
+	}
+	return -1
+}
+
+func (r *reactor) setListenEvents(events uint32) {
+	for li, fd := range r.listeners {
+		if fd < 0 {
+			continue
+		}
+		ev := unix.EpollEvent{Events: events, Fd: int32(fd), Pad: int32(tagListener0 - li)}
+		if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+			r.eng.logAcceptError(fmt.Errorf("epoll_ctl listener: %w", err))
+		}
 	}
 }

@@ -42,6 +42,8 @@ type epollEngine struct {
 	peakConns  atomic.Int64
 	totalConns atomic.Uint64
 	rejected   atomic.Uint64
+	// listenDisabled counts accept pauses for lack of fds (listen_disabled_num).
+	listenDisabled atomic.Uint64
 
 	quitting  atomic.Bool // Shutdown called: stop accepting, drain
 	force     atomic.Bool // Shutdown's context expired: close everything now
@@ -152,7 +154,14 @@ func newEpollEngineWith(cfg Config, env *protocol.Env, opts ...engineOption) (*e
 			env.Settings.Threads = n
 		}
 	}
-	slog.Debug("reactor: epoll engine ready", "reactors", n, "addr", e.Addr().String(), "interface", e.iface)
+	how := "-t"
+	if cfg.Threads <= 0 && e.iface != "" {
+		how = "one per RX queue of " + e.iface
+	} else if cfg.Threads <= 0 {
+		how = "GOMAXPROCS (no NAPI interface behind the listen address)"
+	}
+	slog.Info("reactor: epoll engine ready", "reactors", n, "chosen_by", how, "addr", e.Addr().String(),
+		"busy_poll", len(e.reactors) > 0 && e.reactors[0].busyPoll)
 	return e, nil
 }
 

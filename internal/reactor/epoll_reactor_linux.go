@@ -54,6 +54,8 @@ type reactor struct {
 	handoffs   []handoff
 	now        int64 // unix seconds at the last wakeup
 
+	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
+
 	rbufs    [][]byte
 	wbufs    [][]byte
 	sessions []sessionHandler
@@ -135,6 +137,9 @@ func (r *reactor) run() error {
 			timeout = 0
 		case r.draining && (timeout < 0 || timeout > 50):
 			timeout = 50 // look at force now and then
+		}
+		if due := r.resumeAcceptDue(); due >= 0 && (timeout < 0 || timeout > due) {
+			timeout = due
 		}
 		n, err := unix.EpollWait(r.epfd, events, timeout)
 		if err != nil {

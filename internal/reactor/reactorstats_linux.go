@@ -46,6 +46,7 @@ func (e *epollEngine) ServerStats() protocol.ServerStats {
 		TotalConnections:    e.totalConns.Load() + listeners,
 		RejectedConnections: e.rejected.Load(),
 		ConnStructures:      uint64(max(e.peakConns.Load(), 0)) + listeners,
+		ListenDisabledNum:   e.listenDisabled.Load(),
 		AcceptingConns:      !e.quitting.Load(),
 		Threads:             uint64(len(e.reactors)),
 	}
@@ -61,6 +62,7 @@ func (e *epollEngine) ServerStats() protocol.ServerStats {
 func (e *epollEngine) ResetStats() {
 	e.totalConns.Store(0)
 	e.rejected.Store(0)
+	e.listenDisabled.Store(0)
 	for _, r := range e.reactors {
 		r.stats.reset()
 	}

@@ -1,5 +1,3 @@
-//go:build logstore
-
 package store
 
 // Size classes exist here only for reporting: records of every size share a

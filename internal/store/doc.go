@@ -1,5 +1,3 @@
-//go:build logstore
-
 // Package store is gocached's cache: a memory-bounded, sharded key/value
 // store with memcached's item semantics, built so that the garbage
 // collector's work does not grow with the number of items.

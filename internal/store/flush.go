@@ -1,5 +1,3 @@
-//go:build logstore
-
 package store
 
 import "time"
@@ -89,12 +87,12 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 	}
 	ix := &sh.idx
 	i := sh.cursor
-	for ; examined < n && int(i) < len(ix.tags); examined++ {
-		if ix.tags[i] == 0 {
+	for ; examined < n && int(i) < len(ix.slots); examined++ {
+		if ix.slots[i] == 0 {
 			i++
 			continue
 		}
-		pos := int(ix.locs[i]) << 3
+		pos := int(ix.loc(int(i))) << 3
 		r := sh.rec(pos)
 		if !r.expired(now) && !sh.flushed(r, now) {
 			i++
@@ -110,7 +108,7 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 		// Removal shifts a later entry into slot i: look at i again.
 		sh.unlink(int(i))
 	}
-	if int(i) >= len(ix.tags) {
+	if int(i) >= len(ix.slots) {
 		sh.cursor = 0
 		if pendingFlush {
 			sh.flushSwept = true

@@ -1,18 +1,17 @@
-//go:build logstore
-
 package store
 
 // index maps keys of one shard to record offsets. It is an open-addressing
-// table with linear probing over two parallel arrays of uint32: a 32-bit tag
-// (the high half of the key's xxhash, never 0; 0 marks an empty slot) and
-// the record's ring offset divided by 8. The arrays hold no pointers, so the
-// garbage collector never looks inside them however many items there are.
+// table with linear probing over one []uint64: each entry holds a 32-bit tag
+// (the high half of the key's xxhash, never 0) in its high half and the
+// record's ring offset divided by 8 in its low half; 0 marks an empty slot.
+// The table holds no pointers, so the garbage collector never looks inside
+// it however many items there are, and a probe touches one cache line for
+// both tag and offset.
 //
 // An entry's home slot is tag & mask, so the table can be resized, and
 // entries shifted back on deletion, from the tags alone without reading keys.
 type index struct {
-	tags  []uint32
-	locs  []uint32
+	slots []uint64
 	mask  uint32
 	count int
 	// epoch changes whenever entries move or vanish, so a caller that found a
@@ -31,7 +30,7 @@ func newIndex(slots int) index {
 	for n < slots {
 		n <<= 1
 	}
-	return index{tags: make([]uint32, n), locs: make([]uint32, n), mask: uint32(n - 1)}
+	return index{slots: make([]uint64, n), mask: uint32(n - 1)}
 }
 
 // tagOf derives an entry's tag from the key hash. The shard is chosen from the
@@ -44,14 +43,25 @@ func tagOf(h uint64) uint32 {
 	return t
 }
 
+func entry(tag, loc uint32) uint64 { return uint64(tag)<<32 | uint64(loc) }
+func entryTag(e uint64) uint32     { return uint32(e >> 32) }
+func entryLoc(e uint64) uint32     { return uint32(e) }
+
+func (ix *index) loc(slot int) uint32 { return entryLoc(ix.slots[slot]) }
+
+func (ix *index) setLoc(slot int, loc uint32) {
+	ix.slots[slot] = entry(entryTag(ix.slots[slot]), loc)
+}
+
 // findLoc returns the slot holding exactly (tag, loc), or -1.
 func (ix *index) findLoc(tag, loc uint32) int {
+	want := entry(tag, loc)
 	for i := tag & ix.mask; ; i = (i + 1) & ix.mask {
-		t := ix.tags[i]
-		if t == 0 {
+		e := ix.slots[i]
+		if e == 0 {
 			return -1
 		}
-		if t == tag && ix.locs[i] == loc {
+		if e == want {
 			return int(i)
 		}
 	}
@@ -59,29 +69,28 @@ func (ix *index) findLoc(tag, loc uint32) int {
 
 // insert adds an entry for a key known to be absent.
 func (ix *index) insert(tag, loc uint32) {
-	if (ix.count+1)*maxLoadDen > len(ix.tags)*maxLoadNum {
+	if (ix.count+1)*maxLoadDen > len(ix.slots)*maxLoadNum {
 		ix.grow()
 	}
-	ix.place(tag, loc)
+	ix.place(entry(tag, loc))
 	ix.count++
 }
 
-func (ix *index) place(tag, loc uint32) {
-	i := tag & ix.mask
-	for ix.tags[i] != 0 {
+func (ix *index) place(e uint64) {
+	i := entryTag(e) & ix.mask
+	for ix.slots[i] != 0 {
 		i = (i + 1) & ix.mask
 	}
-	ix.tags[i] = tag
-	ix.locs[i] = loc
+	ix.slots[i] = e
 }
 
 func (ix *index) grow() {
-	oldTags, oldLocs := ix.tags, ix.locs
-	n := len(oldTags) * 2
-	ix.tags, ix.locs, ix.mask = make([]uint32, n), make([]uint32, n), uint32(n-1)
-	for i, t := range oldTags {
-		if t != 0 {
-			ix.place(t, oldLocs[i])
+	old := ix.slots
+	ix.slots = make([]uint64, 2*len(old))
+	ix.mask = uint32(len(ix.slots) - 1)
+	for _, e := range old {
+		if e != 0 {
+			ix.place(e)
 		}
 	}
 	ix.epoch++
@@ -91,25 +100,24 @@ func (ix *index) grow() {
 // probe run back so lookups need no tombstones.
 func (ix *index) remove(i int) {
 	hole := uint32(i)
-	for j := (hole + 1) & ix.mask; ix.tags[j] != 0; j = (j + 1) & ix.mask {
-		home := ix.tags[j] & ix.mask
+	for j := (hole + 1) & ix.mask; ix.slots[j] != 0; j = (j + 1) & ix.mask {
+		home := entryTag(ix.slots[j]) & ix.mask
 		// The entry at j may fill the hole unless its home lies in (hole, j].
 		if (j-home)&ix.mask >= (j-hole)&ix.mask {
-			ix.tags[hole], ix.locs[hole] = ix.tags[j], ix.locs[j]
+			ix.slots[hole] = ix.slots[j]
 			hole = j
 		}
 	}
-	ix.tags[hole], ix.locs[hole] = 0, 0
+	ix.slots[hole] = 0
 	ix.count--
 	ix.epoch++
 }
 
 // clear drops every entry but keeps the table's size.
 func (ix *index) clear() {
-	clear(ix.tags)
-	clear(ix.locs)
+	clear(ix.slots)
 	ix.count = 0
 	ix.epoch++
 }
 
-func (ix *index) bytes() int { return 8 * len(ix.tags) }
+func (ix *index) bytes() int { return 8 * len(ix.slots) }

@@ -1,5 +1,3 @@
-//go:build logstore
-
 package store
 
 // Set stores value under key according to mode. cas is compared only in ModeCAS.

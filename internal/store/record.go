@@ -1,5 +1,3 @@
-//go:build logstore
-
 package store
 
 import "encoding/binary"

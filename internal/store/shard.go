@@ -1,5 +1,3 @@
-//go:build logstore
-
 package store
 
 import (
@@ -48,12 +46,12 @@ func (sh *shard) rec(pos int) rec { return rec(sh.buf[pos:]) }
 func (sh *shard) find(key []byte, tag uint32) int {
 	ix := &sh.idx
 	for i := tag & ix.mask; ; i = (i + 1) & ix.mask {
-		t := ix.tags[i]
-		if t == 0 {
+		e := ix.slots[i]
+		if e == 0 {
 			return -1
 		}
-		if t == tag {
-			pos := int(ix.locs[i]) << 3
+		if entryTag(e) == tag {
+			pos := int(entryLoc(e)) << 3
 			if int(sh.buf[pos+offKlen]) == len(key) &&
 				string(sh.buf[pos+recHeader:pos+recHeader+len(key)]) == string(key) {
 				return int(i)
@@ -62,7 +60,7 @@ func (sh *shard) find(key []byte, tag uint32) int {
 	}
 }
 
-func (sh *shard) posOf(slot int) int { return int(sh.idx.locs[slot]) << 3 }
+func (sh *shard) posOf(slot int) int { return int(sh.idx.loc(slot)) << 3 }
 
 // flushed reports whether a delayed flush_all has invalidated r.
 func (sh *shard) flushed(r rec, now uint32) bool {
@@ -134,7 +132,7 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	if old.exptime() != 0 {
 		sh.expiring--
 	}
-	sh.idx.locs[slot] = uint32(pos >> 3)
+	sh.idx.setLoc(slot, uint32(pos>>3))
 }
 
 // slotOfRecord finds the index slot pointing at the live record at pos.
@@ -246,7 +244,7 @@ func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
 // the gap's size and only moves it along.
 func (sh *shard) relocate(slot, pos, sz int) {
 	copy(sh.buf[sh.head:sh.head+sz], sh.buf[pos:pos+sz])
-	sh.idx.locs[slot] = uint32(sh.head >> 3)
+	sh.idx.setLoc(slot, uint32(sh.head>>3))
 	sh.idx.epoch++
 	sh.head += sz
 	sh.advanceTail(sz)

@@ -1,5 +1,3 @@
-//go:build logstore
-
 package store
 
 import "math/bits"
@@ -16,7 +14,7 @@ func (s *Store) Stats() Stats {
 		st.Bytes += uint64(sh.live)
 		st.TotalMallocedBytes += uint64(sh.touched)
 		st.HashBytes += uint64(sh.idx.bytes())
-		slots += uint64(len(sh.idx.tags))
+		slots += uint64(len(sh.idx.slots))
 		sh.mu.Unlock()
 	}
 	st.CmdFlush = s.cmdFlush.Load()
