@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -29,12 +30,7 @@ func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
 	s := &napiSession{log: log}
 	no := &o.napi
 	if !no.touchesKernel() {
-		// Only the read-back for stats; a missing family just drops it.
-		if c, err := napi.Dial(); err == nil {
-			s.client = c
-		} else {
-			log.Debug("netdev genetlink unavailable; stats reactors will not show NAPI knobs", "err", err)
-		}
+		s.dialForStats()
 		return s, nil
 	}
 	ifi, why, err := napiInterface(no.iface, o.reactor.Listen)
@@ -68,6 +64,9 @@ func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
 		c.Close()
 		return nil, fmt.Errorf("%s: setting the NAPI knobs of %s needs CAP_NET_ADMIN: run as root or grant it (e.g. setcap cap_net_admin+ep), or start without %s",
 			s.what(o), ifi.Name, s.flagsUsed(o))
+	case errors.Is(err, fs.ErrPermission):
+		c.Close()
+		return nil, fmt.Errorf("%s on %s: %w; pass --napi-state with a writable path", s.what(o), ifi.Name, err)
 	case err != nil:
 		c.Close()
 		return nil, fmt.Errorf("%s on %s: %w", s.what(o), ifi.Name, err)
@@ -99,6 +98,20 @@ func (s *napiSession) noNAPI(o *options, why string) {
 	requested := o.reactor.PollMode
 	o.runAsBase()
 	s.log.Warn("poll mode has no NAPI to act on; running as base", "mode", requested, "reason", why)
+	if s.client == nil {
+		s.dialForStats() // a wildcard listener may still see NAPI IDs
+	}
+}
+
+// dialForStats opens the client only to read knobs back for `stats
+// reactors`; without the netdev family those lines are simply left out.
+func (s *napiSession) dialForStats() {
+	c, err := napi.Dial()
+	if err != nil {
+		s.log.Debug("netdev genetlink unavailable; stats reactors will not show NAPI knobs", "err", err)
+		return
+	}
+	s.client = c
 }
 
 // warnInconsistent points at explicit settings that defeat the mechanism.

@@ -420,3 +420,67 @@ func TestRestoreAfterCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestPollModeWildcardRunsAsBase: with -l 0.0.0.0 there is no single
+// interface to tune, so the mode runs as base and the knobs stay as they
+// were; `stats reactors` still reads them back for the NAPI a connection
+// arrives on.
+func TestPollModeWildcardRunsAsBase(t *testing.T) {
+	b := testbed.Up(t)
+	old := presetDistinct(t, b)
+	s, state := startInBed(t, b, "--poll-mode", "suspend20", "-l", "0.0.0.0")
+	_, port, err := net.SplitHostPort(s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort(b.ServerIP, port)
+	for id, got := range serverKnobs(t, b) {
+		if got != old[id] {
+			t.Errorf("NAPI %d has %s under a wildcard listener, want %s untouched", id, got, old[id])
+		}
+	}
+	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("state file with nothing applied: %v, want none", err)
+	}
+
+	nc := dialFromClient(t, b, addr)
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(nc)
+	fmt.Fprintf(nc, "version\r\n")
+	if _, err := r.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	stats := readStats(t, nc, r, "stats reactors")
+	seen := 0
+	for name, v := range stats {
+		id, ok := strings.CutSuffix(name, ":napi_id")
+		if !ok || v == "0" {
+			continue
+		}
+		var napiID uint32
+		fmt.Sscan(v, &napiID)
+		want, known := old[napiID]
+		if !known {
+			t.Errorf("stats %s = %s, not a NAPI of %s", name, v, b.ServerDev)
+			continue
+		}
+		seen++
+		got := fmt.Sprintf("defer=%s gro=%sns suspend=%sns", stats[id+":defer_hard_irqs"], stats[id+":gro_flush_timeout"], stats[id+":irq_suspend_timeout"])
+		if got != want.String() || stats[id+":poll_mode"] != "base" {
+			t.Errorf("stats %s: mode %q knobs %s, want base and %s", id, stats[id+":poll_mode"], got, want)
+		}
+	}
+	if seen == 0 {
+		t.Errorf("no reactor learned a NAPI ID: %v", stats)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(t); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if log := s.stderr.String(); strings.Count(log, "no NAPI to act on") != 1 {
+		t.Errorf("want one line saying the mode has no NAPI to act on; log:\n%s", log)
+	}
+}
