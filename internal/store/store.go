@@ -76,6 +76,7 @@ func New(cfg Config) (*Store, error) {
 		sh.noEvict = cfg.DisableEvictions
 		sh.sizes = s.sizes
 		sh.buf = make([]byte, s.ringSize)
+		adviseHugePages(sh.buf)
 		sh.idx = newIndex(0)
 		sh.cls = make([]classCounters, len(s.sizes))
 	}
