@@ -43,10 +43,15 @@ type Options struct {
 	Depth        int // mcload -d at fixed loads
 	MaxDepth     int // mcload -d at MAX
 
-	ServerThreads int    // server -t
-	ServerCPUs    string // taskset list for the server
-	ClientCPUs    string // taskset list for mcload
-	ServerMemMB   int
+	ServerThreads int // memcached -t
+	// GocachedThreads is gocached's -t. "auto" (one reactor per NAPI) is the
+	// only setting under which busy polling and IRQ suspension work: an epoll
+	// context busy-polls one NAPI, so a reactor serving connections of several
+	// NAPIs leaves the others suspended until irq-suspend-timeout fires.
+	GocachedThreads string
+	ServerCPUs      string // taskset list for the server
+	ClientCPUs      string // taskset list for mcload
+	ServerMemMB     int
 
 	GocachedBin  string // "" builds ./cmd/gocached
 	MemcachedBin string
@@ -62,29 +67,30 @@ type Options struct {
 // DefaultOptions is the full matrix against both servers.
 func DefaultOptions() Options {
 	return Options{
-		OutDir:        "bench-results",
-		Servers:       []string{Gocached, Memcached},
-		Scenarios:     AllScenarios,
-		Loads:         mustLoads("5000,10000,20000,MAX"),
-		Runs:          1,
-		Time:          10 * time.Second,
-		Warmup:        2 * time.Second,
-		Records:       1000000,
-		Update:        0.03,
-		KeySize:       "fb_key",
-		ValueSize:     "fb_value",
-		IADist:        "fb_ia",
-		Conns:         8,
-		LoadThreads:   1,
-		Depth:         1,
-		MaxDepth:      4,
-		ServerThreads: 1,
-		ServerCPUs:    "1",
-		ClientCPUs:    "0",
-		ServerMemMB:   1024,
-		MemcachedBin:  "/usr/bin/memcached",
-		MaxStealPct:   2,
-		MaxOtherPct:   10,
+		OutDir:          "bench-results",
+		Servers:         []string{Gocached, Memcached},
+		Scenarios:       AllScenarios,
+		Loads:           mustLoads("5000,10000,20000,MAX"),
+		Runs:            1,
+		Time:            10 * time.Second,
+		Warmup:          2 * time.Second,
+		Records:         1000000,
+		Update:          0.03,
+		KeySize:         "fb_key",
+		ValueSize:       "fb_value",
+		IADist:          "fb_ia",
+		Conns:           8,
+		LoadThreads:     1,
+		Depth:           1,
+		MaxDepth:        4,
+		ServerThreads:   1,
+		GocachedThreads: "auto",
+		ServerCPUs:      "1",
+		ClientCPUs:      "0",
+		ServerMemMB:     1024,
+		MemcachedBin:    "/usr/bin/memcached",
+		MaxStealPct:     2,
+		MaxOtherPct:     10,
 	}
 }
 

@@ -141,9 +141,9 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 	p := &printer{w: w}
 	p.printf("# gocached scenario report\n\n")
 	p.printf("Load: mcload -K %s -V %s -i %s -r %d -u %g, %d connections, depth %d (MAX: closed loop, depth %d), "+
-		"%gs measured after %gs warmup, %d run(s) each. Server pinned to CPU %s with %d thread(s), client to CPU %s.\n\n",
+		"%gs measured after %gs warmup, %d run(s) each. Server pinned to CPU %s (gocached -t %s, memcached -t %d), client to CPU %s.\n\n",
 		o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.Conns*o.LoadThreads, o.Depth, o.MaxDepth,
-		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.ServerThreads, o.ClientCPUs)
+		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.GocachedThreads, o.ServerThreads, o.ClientCPUs)
 	p.printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; " +
 		"per-query columns divide by achieved qps. Medians over runs; ± is the range (max-min) over runs.\n\n")
 	p.printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | cpu-ns/q | busypoll/q | netrx/q | cycles/q | note |\n")

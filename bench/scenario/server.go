@@ -40,12 +40,13 @@ func gocachedHasPollMode(bin string) bool {
 // serverArgs is the command line of server in scenario.
 // A gocached without --poll-mode runs only base, with no flag.
 func serverArgs(o *Options, server, scenario string, pollMode bool) (bin string, args []string) {
-	common := []string{"-l", testbed.ServerIP, "-p", strconv.Itoa(serverPort), "-t", strconv.Itoa(o.ServerThreads),
+	common := []string{"-l", testbed.ServerIP, "-p", strconv.Itoa(serverPort),
 		"-m", strconv.Itoa(o.ServerMemMB), "-c", "4096", "-U", "0"}
 	if server == Memcached {
 		// memcached refuses to run as root without -u.
-		return o.MemcachedBin, append(common, "-u", "nobody")
+		return o.MemcachedBin, append(common, "-t", strconv.Itoa(o.ServerThreads), "-u", "nobody")
 	}
+	common = append(common, "-t", o.GocachedThreads)
 	if !pollMode {
 		return o.GocachedBin, common
 	}
