@@ -4,6 +4,7 @@ package reactor
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"runtime"
@@ -28,6 +29,8 @@ type napiRouter struct {
 	mu    sync.Mutex
 	owner map[uint32]int
 	ids   []*atomic.Uint32 // ids[i] is reactor i's NAPI ID, 0 while unknown
+	// warnedShared: the warning about a NAPI without a reactor of its own was logged.
+	warnedShared bool
 }
 
 func newNAPIRouter(ids []*atomic.Uint32) *napiRouter {
@@ -57,6 +60,12 @@ func (rt *napiRouter) route(self int, id uint32) int {
 		}
 	}
 	if target < 0 {
+		if !rt.warnedShared {
+			rt.warnedShared = true
+			slog.Warn("more NAPIs than reactors: this connection's epoll context also serves another NAPI; "+
+				"busy polling and IRQ suspension stall whichever NAPI it is not polling (use -t auto)",
+				"napi_id", id, "reactor", self, "reactors", len(rt.ids))
+		}
 		return self
 	}
 	rt.owner[id] = target

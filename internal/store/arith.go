@@ -53,17 +53,18 @@ func (s *Store) IncrDecr(key []byte, delta uint64, decr bool) (uint64, Result) {
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
-		sh.cls[classOf(s.sizes, size)].outOfMemory++
+		sh.cls[s.classes.classOf(size)].outOfMemory++
 		return 0, res
 	}
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
 	nr := sh.rec(pos)
-	nr.writeHeader(len(key), len(num), classOf(s.sizes, size), flags, exp, sh.nextCAS(), now)
+	nr.writeHeader(len(key), len(num), s.classes.classOf(size), flags, exp, sh.nextCAS(), now)
 	copy(nr[recHeader:], key)
 	copy(nr[recHeader+len(key):], num)
 	sh.link(slot, tag, pos)
+	sh.st.TotalItems++ // memcached links a new item here, and counts it
 	return cur, Stored
 }
 

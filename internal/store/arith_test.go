@@ -105,8 +105,14 @@ func TestIncrDecrCounters(t *testing.T) {
 	s.IncrDecr([]byte("missing"), 1, false)
 	s.IncrDecr([]byte("missing"), 1, true)
 	s.IncrDecr([]byte("x"), 1, false) // memcached counts nothing for non-numeric
+	set(s, "g", "9")
+	s.IncrDecr([]byte("g"), 1, false) // "10" no longer fits: a new item
 	st := s.Stats()
-	if st.IncrHits != 1 || st.DecrHits != 1 || st.IncrMisses != 1 || st.DecrMisses != 1 {
+	if st.IncrHits != 2 || st.DecrHits != 1 || st.IncrMisses != 1 || st.DecrMisses != 1 {
 		t.Fatalf("incr/decr counters %+v", st)
+	}
+	// As memcached 1.6.18: 3 sets plus the item the growing incr linked.
+	if st.TotalItems != 4 || st.CurrItems != 3 {
+		t.Fatalf("total_items %d curr_items %d, want 4 and 3", st.TotalItems, st.CurrItems)
 	}
 }

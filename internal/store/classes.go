@@ -27,12 +27,37 @@ func sizeClasses(maxRecord int) []int {
 	return append(sizes, (maxRecord+7)&^7)
 }
 
-// classOf returns the smallest class whose chunk holds size bytes.
-func classOf(sizes []int, size int) int {
-	lo, hi := 1, len(sizes)-1
+// classTable maps record sizes to class ids: small sizes by a direct lookup
+// (the common case on every store), large ones by binary search.
+type classTable struct {
+	sizes []int   // chunk size per class id; index 0 unused
+	small []uint8 // class id per size/8 for sizes up to smallSizes
+}
+
+const smallSizes = 16 << 10
+
+func newClassTable(maxRecord int) classTable {
+	ct := classTable{sizes: sizeClasses(maxRecord)}
+	ct.small = make([]uint8, smallSizes/8+1)
+	for i := range ct.small {
+		ct.small[i] = uint8(ct.search(i * 8))
+	}
+	return ct
+}
+
+// classOf returns the smallest class whose chunk holds size bytes (a multiple of 8).
+func (ct *classTable) classOf(size int) int {
+	if size <= smallSizes {
+		return int(ct.small[size>>3])
+	}
+	return ct.search(size)
+}
+
+func (ct *classTable) search(size int) int {
+	lo, hi := 1, len(ct.sizes)-1
 	for lo < hi {
 		mid := (lo + hi) / 2
-		if sizes[mid] >= size {
+		if ct.sizes[mid] >= size {
 			hi = mid
 		} else {
 			lo = mid + 1

@@ -125,6 +125,11 @@ func TestConcurrentStress(t *testing.T) {
 							clk.advance(1)
 						case op < 96 && g == 0:
 							s.reclaim(rng.IntN(len(s.shards)), 4096)
+						case op < 96 && g == 1 && rng.IntN(20) == 0:
+							s.Stats()
+							s.Classes()
+						case op < 96 && g == 2 && rng.IntN(200) == 0:
+							s.FlushAll(int64(rng.IntN(2) * 2))
 						default:
 							s.Set(ModeAdd, k, 0, 0, value(i, 10), 0)
 						}

@@ -7,7 +7,9 @@
 // Keys are spread over a power-of-two number of shards by their xxhash; each
 // shard has its own mutex, so there is no global lock. A shard owns one
 // ring: a single []byte of MemoryLimit/shards bytes, allocated up front
-// (the kernel backs it with memory only as it is written). Items are records
+// (the kernel backs it with memory only as it is written; on Linux the ring
+// is advised to use transparent huge pages, which cuts TLB misses on random
+// reads). Items are records
 // appended at the ring's head: a 32-byte header (lengths, state bits, size
 // class, flags, exptime, CAS, store and access times), the key, the value,
 // padding to 8 bytes. The shard's index is an open-addressing hash table of
@@ -27,10 +29,14 @@
 // record at the tail is dropped if dead, reclaimed if expired or flushed, and
 // otherwise evicted. Eviction is FIFO with a second chance (CLOCK): an item
 // read since it was written or last spared is moved to the head instead,
-// up to a few per allocation, which approximates LRU per shard without any
-// per-item list. With DisableEvictions (-M) live items are moved instead of
-// evicted, compacting the ring, and a store that would not fit beside the
-// live items fails with OutOfMemory.
+// which approximates LRU per shard without any per-item list. While live
+// items fill less than 3/4 of the ring (the rest being records made dead by
+// overwrites and deletes), unread items at the tail are moved too, so the
+// ring compacts instead of evicting when it is not really full. One store
+// moves at most 64 items, bounding its time under the lock. With
+// DisableEvictions (-M) live items are always moved, never evicted, and a
+// store that would take a ring's live items past 15/16 of it fails with
+// OutOfMemory (the slack bounds the copying compaction does).
 //
 // # Time
 //

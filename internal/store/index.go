@@ -1,5 +1,7 @@
 package store
 
+import "unsafe"
+
 // index maps keys of one shard to record offsets. It is an open-addressing
 // table with linear probing over one []uint64: each entry holds a 32-bit tag
 // (the high half of the key's xxhash, never 0) in its high half and the
@@ -30,7 +32,13 @@ func newIndex(slots int) index {
 	for n < slots {
 		n <<= 1
 	}
-	return index{slots: make([]uint64, n), mask: uint32(n - 1)}
+	return index{slots: makeSlots(n), mask: uint32(n - 1)}
+}
+
+func makeSlots(n int) []uint64 {
+	slots := make([]uint64, n)
+	adviseHugePages(unsafe.Slice((*byte)(unsafe.Pointer(&slots[0])), 8*n))
+	return slots
 }
 
 // tagOf derives an entry's tag from the key hash. The shard is chosen from the
@@ -86,7 +94,7 @@ func (ix *index) place(e uint64) {
 
 func (ix *index) grow() {
 	old := ix.slots
-	ix.slots = make([]uint64, 2*len(old))
+	ix.slots = makeSlots(2 * len(old))
 	ix.mask = uint32(len(ix.slots) - 1)
 	for _, e := range old {
 		if e != 0 {

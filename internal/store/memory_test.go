@@ -175,3 +175,53 @@ func TestLargeItems(t *testing.T) {
 		})
 	}
 }
+
+func TestClasses(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 8 << 20})
+	sizes := []int{10, 100, 1000, 10_000}
+	for i, n := range sizes {
+		for j := range 10 {
+			s.Set(ModeSet, fmt.Appendf(nil, "c%d:%d", i, j), 0, 0, make([]byte, n), 0)
+		}
+		s.Get(fmt.Appendf(nil, "c%d:0", i), func([]byte, Meta) {})
+	}
+	classes := s.Classes()
+	if len(classes) != len(sizes) {
+		t.Fatalf("%d classes in use, want %d: %+v", len(classes), len(sizes), classes)
+	}
+	var items, bytes uint64
+	for i, c := range classes {
+		if c.Items != 10 || c.CmdSet != 10 || c.GetHits != 1 {
+			t.Errorf("class %d: items %d cmd_set %d get_hits %d, want 10, 10, 1", c.ID, c.Items, c.CmdSet, c.GetHits)
+		}
+		if c.ChunkSize < recSize(5, sizes[i]) || c.ChunksPer*c.ChunkSize > pageSize {
+			t.Errorf("class %d: chunk size %d for %d-byte values, %d per page", c.ID, c.ChunkSize, sizes[i], c.ChunksPer)
+		}
+		if i > 0 && c.ID <= classes[i-1].ID {
+			t.Errorf("classes out of order: %d after %d", c.ID, classes[i-1].ID)
+		}
+		items += c.Items
+		bytes += c.Bytes
+	}
+	if st := s.Stats(); st.CurrItems != items || st.Bytes != bytes {
+		t.Fatalf("classes sum to %d items / %d bytes, stats say %d / %d", items, bytes, st.CurrItems, st.Bytes)
+	}
+}
+
+func TestClassTable(t *testing.T) {
+	for _, maxRecord := range []int{1 << 10, 1 << 20, 64 << 20} {
+		ct := newClassTable(maxRecord)
+		if len(ct.sizes) > 255 {
+			t.Fatalf("%d classes do not fit the uint8 table", len(ct.sizes))
+		}
+		for size := 8; size <= maxRecord; size += 8 {
+			c := ct.classOf(size)
+			if ct.sizes[c] < size || (c > 1 && ct.sizes[c-1] >= size) {
+				t.Fatalf("max %d: size %d -> class %d (chunk %d)", maxRecord, size, c, ct.sizes[c])
+			}
+			if size > smallSizes {
+				size += 4088 // sample the large sizes
+			}
+		}
+	}
+}

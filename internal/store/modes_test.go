@@ -129,10 +129,63 @@ func TestTooLargeSetRemovesOld(t *testing.T) {
 		t.Fatal("old value still visible after a failed set, memcached unlinks it")
 	}
 	set(s, "a", "x")
-	if r := s.Set(ModeAppend, []byte("a"), 0, 0, big[:len(big)-1], 0); r != TooLarge {
-		t.Fatalf("append beyond the item size = %v, want TooLarge", r)
+	// memcached 1.6.18 answers NOT_STORED to an append beyond -I.
+	if r := s.Set(ModeAppend, []byte("a"), 0, 0, big[:len(big)-1], 0); r != NotStored {
+		t.Fatalf("append beyond the item size = %v, want NotStored", r)
 	}
 	if v, _, _ := get(s, "a"); v != "x" {
 		t.Fatalf("after failed append value = %q, want x", v)
 	}
+}
+
+// The largest value is the one memcached 1.6.18 accepts: -I minus the key
+// and 59 bytes (51 without CAS).
+func TestMaxValueSizeMatchesMemcached(t *testing.T) {
+	tests := []struct {
+		disableCAS bool
+		keyLen     int
+		want       int
+	}{
+		{false, 1, 1048516},
+		{false, 100, 1048417},
+		{false, 250, 1048267},
+		{true, 1, 1048524},
+	}
+	for _, tt := range tests {
+		s := newTestStore(t, Config{MemoryLimit: 64 << 20, DisableCAS: tt.disableCAS})
+		if got := s.MaxValueSize(tt.keyLen); got != tt.want {
+			t.Errorf("MaxValueSize(%d) with DisableCAS=%v = %d, want %d", tt.keyLen, tt.disableCAS, got, tt.want)
+		}
+		k := make([]byte, tt.keyLen)
+		for i := range k {
+			k[i] = 'k'
+		}
+		if r := s.Set(ModeSet, k, 0, 0, make([]byte, tt.want), 0); r != Stored {
+			t.Errorf("value of %d bytes = %v, want Stored", tt.want, r)
+		}
+		if r := s.Set(ModeSet, k, 0, 0, make([]byte, tt.want+1), 0); r != TooLarge {
+			t.Errorf("value of %d bytes = %v, want TooLarge", tt.want+1, r)
+		}
+	}
+}
+
+func TestKeyLengthLimit(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20})
+	for _, n := range []int{MaxKeyLen, MaxKeyLen + 1, 300} {
+		k := make([]byte, n)
+		for i := range k {
+			k[i] = 'k'
+		}
+		want := Stored
+		if n > MaxKeyLen {
+			want = TooLarge
+		}
+		if r := s.Set(ModeSet, k, 0, 0, []byte("v"), 0); r != want {
+			t.Errorf("key of %d bytes: Set = %v, want %v", n, r, want)
+		}
+		if hit := s.Get(k, func([]byte, Meta) {}); hit != (want == Stored) {
+			t.Errorf("key of %d bytes: Get hit = %v", n, hit)
+		}
+	}
+	checkInvariants(t, s)
 }

@@ -9,7 +9,7 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 	now64 := s.Now()
 	now := clampTime(now64)
 
-	if len(key)+len(value) > s.maxValue {
+	if len(key)+len(value) > s.maxValue || len(key) > MaxKeyLen {
 		if mode == ModeSet {
 			// As memcached: a failed set must not leave the old value visible.
 			if slot := sh.find(key, tag); slot >= 0 {
@@ -52,10 +52,11 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 		flags, exp = old.flags(), old.exptime()
 		vlen += old.vlen()
 		if len(key)+vlen > s.maxValue {
-			return TooLarge
+			return NotStored // memcached 1.6.18 answers NOT_STORED and keeps the item
 		}
 		// The allocation below may evict or move the old record: keep its value.
 		sh.scratch = append(sh.scratch[:0], old.value()...)
+		defer sh.dropLargeScratch()
 	} else if exp != 0 && exp <= now {
 		// Already expired (negative exptime): memcached links the item and its
 		// LRU reclaims it at once; the visible effect is the old value gone.
@@ -73,7 +74,7 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
-		sh.cls[classOf(s.sizes, size)].outOfMemory++
+		sh.cls[s.classes.classOf(size)].outOfMemory++
 		if mode == ModeSet {
 			if slot = sh.find(key, tag); slot >= 0 {
 				sh.unlink(slot)
@@ -84,7 +85,7 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
-	class := classOf(s.sizes, size)
+	class := s.classes.classOf(size)
 	r := sh.rec(pos)
 	r.writeHeader(len(key), vlen, class, flags, exp, sh.nextCAS(), now)
 	copy(r[recHeader:], key)

@@ -13,8 +13,7 @@ type shard struct {
 
 	id       uint64 // shard number, folded into CAS uniques to keep them unique store-wide
 	idBits   uint
-	noEvict  bool  // -M
-	sizes    []int // size classes (shared, read-only)
+	noEvict  bool // -M
 	buf      []byte
 	head     int  // where the next record goes
 	tail     int  // the oldest record
@@ -41,6 +40,14 @@ type shard struct {
 }
 
 func (sh *shard) rec(pos int) rec { return rec(sh.buf[pos:]) }
+
+// dropLargeScratch lets a big append's copy go, so that memory outside the
+// rings does not grow to a maximum-size item per shard.
+func (sh *shard) dropLargeScratch() {
+	if cap(sh.scratch) > 64<<10 {
+		sh.scratch = nil
+	}
+}
 
 // find returns the index slot of key, or -1.
 func (sh *shard) find(key []byte, tag uint32) int {
@@ -147,16 +154,28 @@ func (sh *shard) nextCAS() uint64 {
 	return sh.seq<<sh.idBits | sh.id
 }
 
-// Second-chance limits: an allocation moves at most this many recently read
-// items from the tail to the head before it evicts regardless.
-const maxSecondChances = 64
+// An allocation moves at most maxRelocations live items from the tail to the
+// head (second chances and compaction) before it evicts regardless; that
+// bounds the work one store does under the shard lock.
+const maxRelocations = 64
+
+// While live items fill less than compactBelow of a ring, an unread item at
+// the tail is moved rather than evicted: the ring is mostly dead records from
+// overwrites and deletes, and evicting would throw away memory that is not
+// full. Above it, moving would copy more bytes than it frees.
+const compactBelowNum, compactBelowDen = 3, 4
+
+// Under -M a ring is full when live items would pass 15/16 of it: the slack
+// keeps the copying that compaction does per store bounded (at most ~15
+// bytes moved per byte freed, on average).
+const noEvictFillNum, noEvictFillDen = 15, 16
 
 // alloc reserves n bytes (a multiple of 8, at most len(buf)) at the ring head,
 // reclaiming dead, expired and flushed records from the tail and, when that
 // is not enough, evicting the oldest items (or under -M relocating them,
 // failing with OutOfMemory when live items fill the ring).
 func (sh *shard) alloc(n int, now uint32) (int, Result) {
-	if sh.noEvict && sh.live+n > len(sh.buf) {
+	if sh.noEvict && (sh.live+n)*noEvictFillDen > len(sh.buf)*noEvictFillNum {
 		return 0, OutOfMemory
 	}
 	chances, moved := 0, 0
@@ -217,7 +236,8 @@ func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
 			*moved += sz
 			sh.relocate(slot, pos, sz)
 			return true
-		case r.bits()&recReferenced != 0 && *chances < maxSecondChances:
+		case *chances < maxRelocations && (r.bits()&recReferenced != 0 ||
+			sh.live*compactBelowDen < len(sh.buf)*compactBelowNum):
 			*chances++
 			r.clearBits(recReferenced)
 			sh.relocate(slot, pos, sz)

@@ -77,8 +77,8 @@ const oldestScan = 512
 // OldestAge comes from the oldest records near each ring's tail.
 func (s *Store) Classes() []ClassStats {
 	now := clampTime(s.Now())
-	sum := make([]classCounters, len(s.sizes))
-	oldest := make([]uint32, len(s.sizes))
+	sum := make([]classCounters, len(s.classes.sizes))
+	oldest := make([]uint32, len(s.classes.sizes))
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
@@ -97,12 +97,12 @@ func (s *Store) Classes() []ClassStats {
 		sh.mu.Unlock()
 	}
 	var out []ClassStats
-	for id := 1; id < len(s.sizes); id++ {
+	for id := 1; id < len(s.classes.sizes); id++ {
 		c := &sum[id]
 		if *c == (classCounters{}) {
 			continue
 		}
-		size := s.sizes[id]
+		size := s.classes.sizes[id]
 		cs := ClassStats{
 			ID:               id,
 			ChunkSize:        size,

@@ -15,9 +15,12 @@ import (
 const (
 	relativeExpiryLimit = 60 * 60 * 24 * 30 // memcached's REALTIME_MAXDELTA
 	defaultMaxItemSize  = 1 << 20
-	// itemOverhead is what MaxValueSize charges per item on top of key and
-	// value, close to memcached's item header, so -I means what it means there.
-	itemOverhead = 48
+	// itemOverhead is what -I charges per item on top of key and value:
+	// memcached 1.6's item header, key NUL, "\r\n" and 8-byte CAS (59 bytes;
+	// 51 under -C), measured on memcached 1.6.18, so the largest accepted
+	// value is the same byte for byte.
+	itemOverhead      = 59
+	itemOverheadNoCAS = 51
 	// A shard's ring must hold several items of the largest size, or one big
 	// item would evict everything else in its shard.
 	minItemsPerRing = 4
@@ -25,13 +28,17 @@ const (
 	clockTick       = 20 * time.Millisecond
 )
 
+// MaxKeyLen is memcached's key length limit; the protocol enforces it, and
+// Set refuses longer keys as TooLarge (records keep the length in one byte).
+const MaxKeyLen = 250
+
 // Store is the cache. All methods are safe for concurrent use.
 type Store struct {
 	cfg       Config
 	shards    []shard
 	shardMask uint64
-	sizes     []int
-	maxValue  int // largest key+value length (MaxItemSize minus itemOverhead)
+	classes   classTable
+	maxValue  int // largest key+value length (MaxItemSize minus memcached's overhead)
 	ringSize  int
 
 	clock    atomic.Int64 // coarse unix seconds when cfg.Now is nil
@@ -55,7 +62,11 @@ func New(cfg Config) (*Store, error) {
 	if half := cfg.MemoryLimit / 2; int64(cfg.MaxItemSize) > half {
 		cfg.MaxItemSize = int(half)
 	}
-	if cfg.MaxItemSize <= itemOverhead+recHeader {
+	overhead := itemOverhead
+	if cfg.DisableCAS {
+		overhead = itemOverheadNoCAS
+	}
+	if cfg.MaxItemSize <= overhead+recHeader {
 		return nil, fmt.Errorf("store: memory limit %d bytes leaves no room for items", cfg.MemoryLimit)
 	}
 	n := shardCount(cfg.MemoryLimit, cfg.MaxItemSize)
@@ -63,22 +74,21 @@ func New(cfg Config) (*Store, error) {
 		cfg:       cfg,
 		shards:    make([]shard, n),
 		shardMask: uint64(n - 1),
-		maxValue:  cfg.MaxItemSize - itemOverhead,
+		maxValue:  cfg.MaxItemSize - overhead,
 		ringSize:  int(cfg.MemoryLimit/int64(n)) &^ 7,
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	s.sizes = sizeClasses(recSize(250, s.maxValue))
+	s.classes = newClassTable(recSize(MaxKeyLen, s.maxValue))
 	idBits := uint(bits.Len(uint(n - 1)))
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.id, sh.idBits = uint64(i), idBits
 		sh.noEvict = cfg.DisableEvictions
-		sh.sizes = s.sizes
 		sh.buf = make([]byte, s.ringSize)
 		adviseHugePages(sh.buf)
 		sh.idx = newIndex(0)
-		sh.cls = make([]classCounters, len(s.sizes))
+		sh.cls = make([]classCounters, len(s.classes.sizes))
 	}
 	s.clock.Store(time.Now().Unix())
 	go s.background()
