@@ -5,17 +5,18 @@
 // # Layout
 //
 // Keys are spread over a power-of-two number of shards by their xxhash; each
-// shard has its own mutex, so there is no global lock. A shard owns one
-// ring: a single []byte of MemoryLimit/shards bytes, allocated up front
-// (the kernel backs it with memory only as it is written; on Linux the ring
-// is advised to use transparent huge pages, which cuts TLB misses on random
-// reads). Items are records
-// appended at the ring's head: a 32-byte header (lengths, state bits, size
-// class, flags, exptime, CAS, store and access times), the key, the value,
-// padding to 8 bytes. The shard's index is an open-addressing hash table of
-// two []uint32 arrays, a hash tag and offset/8 per entry. Neither the rings
-// nor the index contain pointers, so a GC cycle costs the same with ten items
-// or ten million.
+// shard has its own mutex, so there is no global lock. A shard owns one ring:
+// a single []byte of MemoryLimit/shards bytes, allocated up front (the kernel
+// backs it with memory only as it is written; on Linux it is advised to use
+// transparent huge pages, which cuts TLB misses on random reads). Items are
+// records appended at the ring's head: a 32-byte header (lengths, state bits,
+// size class, flags, exptime, CAS, store and access times), the key, the
+// value, padding to 8 bytes. The shard's index is an open-addressing hash
+// table in one []uint64, a 32-bit hash tag and the record's offset/8 per
+// entry. Neither the rings nor the index contain pointers, so a GC cycle
+// costs the same with ten items or ten million (about 0.2 ms with 10 million
+// 100-byte items, each costing about 46 bytes beyond its key and value: the
+// header, padding and ~13 bytes of index).
 //
 // The shard count is chosen so that a ring holds several items of the
 // largest size (-I), even with a small -m: -m 64 with -I 1m gives 16 rings

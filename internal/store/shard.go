@@ -175,8 +175,8 @@ const noEvictFillNum, noEvictFillDen = 15, 16
 // is not enough, evicting the oldest items (or under -M relocating them,
 // failing with OutOfMemory when live items fill the ring).
 func (sh *shard) alloc(n int, now uint32) (int, Result) {
-	if sh.noEvict && (sh.live+n)*noEvictFillDen > len(sh.buf)*noEvictFillNum {
-		return 0, OutOfMemory
+	if n > len(sh.buf) || sh.noEvict && (sh.live+n)*noEvictFillDen > len(sh.buf)*noEvictFillNum {
+		return 0, OutOfMemory // (New sizes rings so that the first cannot happen)
 	}
 	chances, moved := 0, 0
 	for {
