@@ -173,17 +173,6 @@ func TestEpollHalfCloseAndQuit(t *testing.T) {
 	waitFor(t, "connections to close", func() bool { return e.curConns.Load() == 0 })
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestEpollBackpressure(t *testing.T) {
 	e := startFake(t, Config{}, 20)
 	hog := dial(t, e)

@@ -115,18 +115,6 @@ func (c *goTestClient) expectEOF() {
 	}
 }
 
-// eventually polls cond until it holds or 5 s pass.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func TestGoEngineRequests(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 200_000) // 3.2 MB: many reads, buffer growth
 	tests := []struct {
@@ -168,7 +156,7 @@ func TestGoEngineQuitCloses(t *testing.T) {
 	c.send("get a\r\nquit\r\nget a\r\n") // replies before quit are sent, nothing after
 	c.expect("END\r\n")
 	c.expectEOF()
-	eventually(t, "connection released", func() bool { return s.e.ServerStats().CurrConnections == 0 })
+	waitFor(t, "connection released", func() bool { return s.e.ServerStats().CurrConnections == 0 })
 }
 
 func TestGoEngineYield(t *testing.T) {
@@ -201,7 +189,7 @@ func TestGoEngineConnLimit(t *testing.T) {
 			st.RejectedConnections, st.CurrConnections, st.TotalConnections)
 	}
 	a.nc.Close()
-	eventually(t, "a slot to free", func() bool { return s.e.ServerStats().CurrConnections == 1 })
+	waitFor(t, "a slot to free", func() bool { return s.e.ServerStats().CurrConnections == 1 })
 	again := s.dial(t)
 	again.send("get k\r\n")
 	again.expect("END\r\n")
@@ -238,7 +226,7 @@ func TestGoEngineShutdownDeadline(t *testing.T) {
 	// A client that never reads a 64 MB reply keeps the writer blocked;
 	// Shutdown must give up at its deadline and still close everything.
 	c.send("big 67108864\r\n")
-	eventually(t, "the writer to block", func() bool {
+	waitFor(t, "the writer to block", func() bool {
 		s.e.mu.Lock()
 		defer s.e.mu.Unlock()
 		for conn := range s.e.conns {
@@ -307,7 +295,7 @@ func TestGoEngineManyConns(t *testing.T) {
 	for _, c := range clients {
 		c.nc.Close()
 	}
-	eventually(t, "all connections released", func() bool { return s.e.ServerStats().CurrConnections == 0 })
+	waitFor(t, "all connections released", func() bool { return s.e.ServerStats().CurrConnections == 0 })
 	s.shared.mu.Lock()
 	resets := s.shared.resets
 	s.shared.mu.Unlock()
@@ -324,7 +312,7 @@ func TestGoEngineStatsCounters(t *testing.T) {
 	c.expect("STORED\r\n", "VALUE k 3\r\n", "abc\r\n", "END\r\n")
 	wantWritten := uint64(len("STORED\r\nVALUE k 3\r\nabc\r\nEND\r\n"))
 	// The client can read the reply before the server's Write returns and counts it.
-	eventually(t, "bytes_written to count the reply", func() bool { return s.e.ServerStats().BytesWritten >= wantWritten })
+	waitFor(t, "bytes_written to count the reply", func() bool { return s.e.ServerStats().BytesWritten >= wantWritten })
 	st := s.e.ServerStats()
 	if st.BytesRead != uint64(len(req)) || st.BytesWritten != wantWritten {
 		t.Errorf("bytes read/written = %d/%d, want %d/%d", st.BytesRead, st.BytesWritten, len(req), wantWritten)
@@ -333,7 +321,7 @@ func TestGoEngineStatsCounters(t *testing.T) {
 		t.Errorf("accepting=%v threads=%d structures=%d", st.AcceptingConns, st.Threads, st.ConnStructures)
 	}
 	c.nc.Close()
-	eventually(t, "release", func() bool { return s.e.ServerStats().CurrConnections == 0 })
+	waitFor(t, "release", func() bool { return s.e.ServerStats().CurrConnections == 0 })
 	if got := s.e.ServerStats().BytesRead; got != uint64(len(req)) {
 		t.Errorf("bytes_read after close = %d, want %d (closed conns keep counting)", got, len(req))
 	}
@@ -347,7 +335,7 @@ func TestGoEngineStatsCounters(t *testing.T) {
 	d.line()
 	d.line()
 	d.line()
-	eventually(t, "bytes_written to count the reply", func() bool { return s.e.ServerStats().BytesWritten > 0 })
+	waitFor(t, "bytes_written to count the reply", func() bool { return s.e.ServerStats().BytesWritten > 0 })
 	if st := s.e.ServerStats(); st.TotalConnections != 1 || st.BytesRead != 7 {
 		t.Errorf("after reset and one request total=%d read=%d, want 1 7", st.TotalConnections, st.BytesRead)
 	}
