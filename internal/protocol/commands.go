@@ -121,14 +121,8 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	if mode == store.ModeCAS {
 		want++
 	}
-	if n != want && n != want+1 {
-		s.reply(rError)
-		return 0, NeedMore
-	}
-	s.setNoreply(line, n)
-	key := s.token(line, 1)
-	if !validKey(key) {
-		s.reply(rBadFormat)
+	key, ok := s.keyedCommand(line, n, want)
+	if !ok {
 		return 0, NeedMore
 	}
 	flags, ok1 := parseUint32(s.token(line, 2))
@@ -191,15 +185,27 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	return total, NeedMore
 }
 
-func (s *Session) arithmetic(line []byte, n int, decr bool) {
-	if n != 3 && n != 4 {
+// keyedCommand checks the shape shared by commands of the form
+// "<cmd> <key> ... [noreply]": want tokens, or want+1 with noreply. It sets
+// s.noreply and returns the key, or replies with memcached's error and
+// returns false.
+func (s *Session) keyedCommand(line []byte, n, want int) ([]byte, bool) {
+	if n != want && n != want+1 {
 		s.reply(rError)
-		return
+		return nil, false
 	}
 	s.setNoreply(line, n)
 	key := s.token(line, 1)
 	if !validKey(key) {
 		s.reply(rBadFormat)
+		return nil, false
+	}
+	return key, true
+}
+
+func (s *Session) arithmetic(line []byte, n int, decr bool) {
+	key, ok := s.keyedCommand(line, n, 3)
+	if !ok {
 		return
 	}
 	delta, ok := parseUint64(s.token(line, 2))
@@ -252,14 +258,8 @@ func (s *Session) delete(line []byte, n int) {
 }
 
 func (s *Session) touch(line []byte, n int) {
-	if n != 3 && n != 4 {
-		s.reply(rError)
-		return
-	}
-	s.setNoreply(line, n)
-	key := s.token(line, 1)
-	if !validKey(key) {
-		s.reply(rBadFormat)
+	key, ok := s.keyedCommand(line, n, 3)
+	if !ok {
 		return
 	}
 	exptime, ok := parseInt32(s.token(line, 2))
