@@ -1,0 +1,19 @@
+package reactor
+
+import (
+	"testing"
+	"time"
+)
+
+// waitFor polls cond until it holds, failing the test after 20 s: engine
+// state (connection counts, closes) changes asynchronously to the client.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
