@@ -95,7 +95,8 @@ func pingPongRaw(t *testing.T, b *Bed, rounds int, s busyPollSetup) uint64 {
 	// Accept with a bounded wait, so a dead client cannot hang the test.
 	tv := unix.Timeval{Sec: 20}
 	unix.SetsockoptTimeval(lfd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	cfd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
+	var cfd int
+	err = retryEINTR(func() (e error) { cfd, _, e = unix.Accept4(lfd, unix.SOCK_CLOEXEC); return })
 	if err != nil {
 		t.Fatalf("accept: %v (client: %v)", err, <-clientErr)
 	}
@@ -117,13 +118,14 @@ func pingPongRaw(t *testing.T, b *Bed, rounds int, s busyPollSetup) uint64 {
 	buf := make([]byte, 8)
 	for i := 0; i < rounds; i++ {
 		for got := 0; got < len(buf); {
-			n, err := unix.Read(cfd, buf[got:])
+			var n int
+			err := retryEINTR(func() (e error) { n, e = unix.Read(cfd, buf[got:]); return })
 			if err != nil || n == 0 {
 				t.Fatalf("round %d: read %d, %v (client: %v)", i, n, err, <-clientErr)
 			}
 			got += n
 		}
-		if _, err := unix.Write(cfd, []byte("response")); err != nil {
+		if err := retryEINTR(func() (e error) { _, e = unix.Write(cfd, []byte("response")); return }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,6 +137,17 @@ func pingPongRaw(t *testing.T, b *Bed, rounds int, s busyPollSetup) uint64 {
 		t.Fatal(err)
 	}
 	return after - before
+}
+
+// retryEINTR repeats a blocking socket call the Go runtime's preemption
+// signals interrupted: with SO_RCVTIMEO set the kernel does not restart it
+// even though Go installs its handlers with SA_RESTART.
+func retryEINTR(call func() error) error {
+	for {
+		if err := call(); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 func globalBusyPollSysctlsZero(t *testing.T) bool {
