@@ -23,36 +23,50 @@ const userHZ = 100
 // ParseProcStat returns utime+stime of a /proc/PID/stat line, in clock
 // ticks. For a thread-group leader these cover all of the process's threads.
 func ParseProcStat(b []byte) (ticks uint64, err error) {
+	u, s, err := ParseProcTimes(b)
+	return u + s, err
+}
+
+// ParseProcTimes returns utime and stime of a /proc/PID/stat line apart, in
+// clock ticks, for reports that split user-space from kernel cost.
+func ParseProcTimes(b []byte) (utime, stime uint64, err error) {
 	// comm (field 2) may hold spaces and parentheses: fields resume after the last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("proc stat: no ')' in %.60q", b)
+		return 0, 0, fmt.Errorf("proc stat: no ')' in %.60q", b)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	// After comm come state (field 3) ... utime (14) and stime (15).
-	const utime = 14 - 3
-	if len(f) <= utime+1 {
-		return 0, fmt.Errorf("proc stat: %d fields after comm, want more than %d", len(f), utime+1)
+	const ut = 14 - 3
+	if len(f) <= ut+1 {
+		return 0, 0, fmt.Errorf("proc stat: %d fields after comm, want more than %d", len(f), ut+1)
 	}
-	u, err := strconv.ParseUint(f[utime], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("proc stat utime: %w", err)
+	if utime, err = strconv.ParseUint(f[ut], 10, 64); err != nil {
+		return 0, 0, fmt.Errorf("proc stat utime: %w", err)
 	}
-	s, err := strconv.ParseUint(f[utime+1], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("proc stat stime: %w", err)
+	if stime, err = strconv.ParseUint(f[ut+1], 10, 64); err != nil {
+		return 0, 0, fmt.Errorf("proc stat stime: %w", err)
 	}
-	return u + s, nil
+	return utime, stime, nil
 }
 
 // ProcessCPU is utime+stime of process pid, in clock ticks.
 func ProcessCPU(pid int) (uint64, error) {
+	u, s, err := ProcessTimes(pid)
+	return u + s, err
+}
+
+// ProcessTimes is utime and stime of process pid, in clock ticks.
+func ProcessTimes(pid int) (utime, stime uint64, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return ParseProcStat(b)
+	return ParseProcTimes(b)
 }
+
+// UserHZ is the unit of the tick counts above, per second.
+const UserHZ = userHZ
 
 // SystemCPU is the aggregate "cpu" line of /proc/stat, in clock ticks.
 type SystemCPU struct {

@@ -112,17 +112,23 @@ func buildBinaries(ctx context.Context, o *Options, dir string, logf func(string
 		}
 		*dst = filepath.Join(dir, name)
 		logf("building %s", pkg)
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", *dst, pkg).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("go build %s: %w: %s", pkg, err, strings.TrimSpace(string(out)))
-		}
-		return nil
+		return GoBuild(ctx, pkg, *dst)
 	}
 	if err := build(&o.MCLoadBin, "github.com/gocached/gocached/bench/cmd/mcload", "mcload"); err != nil {
 		return err
 	}
 	if hasGocached(o.Servers) {
 		return build(&o.GocachedBin, "github.com/gocached/gocached/cmd/gocached", "gocached")
+	}
+	return nil
+}
+
+// GoBuild builds package pkg into the binary dst with the go command on
+// PATH; the current directory must be inside the gocached module.
+func GoBuild(ctx context.Context, pkg, dst string) error {
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", dst, pkg).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build %s: %w: %s", pkg, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -21,17 +21,18 @@ const (
 
 // options is the parsed command line.
 type options struct {
-	engine    string
-	reactor   reactor.Config
-	memory    int64 // -m in bytes
-	itemSize  int   // -I in bytes
-	noEvict   bool
-	noCAS     bool
-	udpPort   int
-	verbosity int
-	protocol  string // "ascii" or "auto"
-	napiIDs   int    // -N: accepted for memcached compatibility
-	napi      napiOptions
+	engine     string
+	reactor    reactor.Config
+	memory     int64 // -m in bytes
+	itemSize   int   // -I in bytes
+	noEvict    bool
+	noCAS      bool
+	udpPort    int
+	verbosity  int
+	protocol   string // "ascii" or "auto"
+	napiIDs    int    // -N: accepted for memcached compatibility
+	napi       napiOptions
+	cpuProfile string // --cpuprofile: write a pprof CPU profile here while serving
 
 	help, version bool
 	usage         string          // the flag table, for -h
@@ -89,6 +90,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&rc.MaxEvents, "max-events", 64, "epoll_wait batch size")
 	fs.IntVar(&rc.EpollTimeoutMs, "epoll-timeout", -1, "epoll_wait timeout in ms (-1 blocks)")
 	fs.StringVar(&pinCPUs, "pin-cpus", "", "pin reactor i to the i-th CPU of this list (e.g. 0,2,4-7)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile (pprof) of the whole serving time to this file")
 	nf := addNAPIFlags(fs, &o.napi)
 
 	if err := fs.Parse(args); err != nil {

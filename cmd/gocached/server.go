@@ -87,6 +87,13 @@ func serve(o *options, log *slog.Logger) (status int) {
 		env.Settings.Threads = runtime.GOMAXPROCS(0)
 	}
 
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	defer stopProfile()
+
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
 	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", name, "version", version, "poll_mode", pollModeLabel(o))

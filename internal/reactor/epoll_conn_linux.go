@@ -137,7 +137,7 @@ func (r *reactor) read(c *conn) bool {
 	if len(c.rbuf) == cap(c.rbuf) {
 		c.rbuf = grow(c.rbuf, 2*cap(c.rbuf))
 	}
-	n, err := unix.Read(c.fd, c.rbuf[len(c.rbuf):cap(c.rbuf)])
+	n, err := readNonblock(c.fd, c.rbuf[len(c.rbuf):cap(c.rbuf)])
 	switch {
 	case err == nil && n > 0:
 		c.rbuf = c.rbuf[:len(c.rbuf)+n]
@@ -217,7 +217,7 @@ func (r *reactor) callSession(c *conn) (consumed int, out []byte, st protocol.St
 // false if c was closed.
 func (r *reactor) write(c *conn) bool {
 	for c.woff < len(c.out) {
-		n, err := unix.Write(c.fd, c.out[c.woff:])
+		n, err := writeNonblock(c.fd, c.out[c.woff:])
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue

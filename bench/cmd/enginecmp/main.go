@@ -1,0 +1,98 @@
+//go:build linux
+
+// Command enginecmp measures issue 3's target on loopback: gocached's epoll
+// reactor, its portable engine and Debian's memcached, each with one thread
+// pinned to one CPU, under the same mcload load pinned to another CPU:
+//
+//	go run ./bench/cmd/enginecmp                       # 3 shapes x 3 targets x 3 runs, ~3 minutes
+//	go run ./bench/cmd/enginecmp --runs 1 --time 2s    # a quick look
+//
+// It prints a markdown table (req/s, p99, server CPU per request split into
+// user and kernel time, steal) and the epoll engine's ratios against the
+// others, and with --out writes results.json and report.md. It runs from the
+// module root, where it builds ./cmd/gocached and ./bench/cmd/mcload.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gocached/gocached/bench/enginecmp"
+	"github.com/gocached/gocached/bench/scenario"
+	flag "github.com/spf13/pflag"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "enginecmp:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	o := enginecmp.DefaultOptions()
+	targets, shapes := strings.Join(o.Targets, ","), "64x1,8x4,16x16"
+	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, memcached")
+	flag.StringVar(&shapes, "shapes", shapes, "loads as CONNSxDEPTH (connections x requests in flight on each)")
+	flag.IntVar(&o.Runs, "runs", o.Runs, "repetitions of every cell (medians reported)")
+	flag.DurationVar(&o.Time, "time", o.Time, "measured time per run")
+	flag.IntVar(&o.Records, "records", o.Records, "key space (mcload -r), preloaded before every run")
+	flag.StringVar(&o.KeySize, "keysize", o.KeySize, "mcload -K")
+	flag.StringVar(&o.ValueSize, "valuesize", o.ValueSize, "mcload -V")
+	flag.Float64Var(&o.Update, "update", o.Update, "set ratio (mcload -u)")
+	flag.IntVar(&o.ServerCPU, "server-cpu", o.ServerCPU, "the CPU every server is pinned to")
+	flag.IntVar(&o.ClientCPU, "client-cpu", o.ClientCPU, "the CPU mcload is pinned to")
+	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
+	flag.StringVar(&o.MemcachedBin, "memcached", o.MemcachedBin, "memcached binary")
+	flag.StringVar(&o.MCLoadBin, "mcload", "", "mcload binary (default: build ./bench/cmd/mcload)")
+	flag.StringVar(&o.OutDir, "out", "", "also write results.json and report.md here")
+	flag.Parse()
+	o.Targets = strings.Split(targets, ",")
+	var err error
+	if o.Shapes, err = enginecmp.ParseShapes(shapes); err != nil {
+		return err
+	}
+	o.Log = func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "enginecmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, b := range []struct {
+		dst *string
+		pkg string
+	}{
+		{&o.GocachedBin, "github.com/gocached/gocached/cmd/gocached"},
+		{&o.MCLoadBin, "github.com/gocached/gocached/bench/cmd/mcload"},
+	} {
+		if *b.dst == "" {
+			*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
+			o.Log("building %s", b.pkg)
+			if err := scenario.GoBuild(ctx, b.pkg, *b.dst); err != nil {
+				return err
+			}
+		}
+	}
+	recs, runErr := enginecmp.Run(ctx, o)
+	if len(recs) > 0 {
+		if err := enginecmp.WriteMarkdown(os.Stdout, &o, enginecmp.Summarize(recs)); err != nil {
+			return err
+		}
+		if o.OutDir != "" {
+			if err := enginecmp.WriteAll(&o, recs); err != nil {
+				return err
+			}
+		}
+	}
+	return runErr
+}

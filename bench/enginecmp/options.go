@@ -1,0 +1,119 @@
+// Package enginecmp compares server engines on loopback the way issue 3's
+// target is stated: one server thread pinned to one CPU, the same mcload
+// load pinned to another, for gocached's epoll reactor, gocached's portable
+// engine and Debian's memcached -t 1. Besides throughput it splits the
+// server's CPU per request into user and kernel time, because on loopback
+// the kernel's TCP work (which no engine can avoid) bounds how far any
+// engine can pull ahead of another.
+package enginecmp
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Targets a comparison can run.
+const (
+	Epoll     = "epoll"     // gocached --engine=epoll -t 1
+	Go        = "go"        // gocached --engine=go with GOMAXPROCS 1
+	Memcached = "memcached" // memcached -t 1
+)
+
+// Shape is one closed-loop load: Conns connections, each keeping Depth
+// requests in flight.
+type Shape struct {
+	Conns, Depth int
+}
+
+func (s Shape) String() string { return fmt.Sprintf("%dx%d", s.Conns, s.Depth) }
+
+// maxShapeConns bounds a shape's connections below the servers' -c.
+const maxShapeConns = 4000
+
+// ParseShapes reads a comma-separated list of CONNSxDEPTH, e.g. "64x1,8x4".
+func ParseShapes(s string) ([]Shape, error) {
+	var out []Shape
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		c, d, ok := strings.Cut(f, "x")
+		if !ok {
+			return nil, fmt.Errorf("shape %q: want CONNSxDEPTH", f)
+		}
+		conns, err1 := strconv.Atoi(c)
+		depth, err2 := strconv.Atoi(d)
+		if err1 != nil || err2 != nil || conns < 1 || depth < 1 || conns > maxShapeConns || depth > 1024 {
+			return nil, fmt.Errorf("shape %q: connections 1..%d and depth 1..1024", f, maxShapeConns)
+		}
+		out = append(out, Shape{Conns: conns, Depth: depth})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no shapes in %q", s)
+	}
+	return out, nil
+}
+
+// Options configure one comparison.
+type Options struct {
+	Targets   []string
+	Shapes    []Shape
+	Runs      int           // repetitions of every (shape, target); medians are reported
+	Time      time.Duration // measured time per run
+	Records   int           // key space, preloaded before each run
+	KeySize   string        // mcload -K
+	ValueSize string        // mcload -V
+	Update    float64       // mcload -u
+	ServerCPU int           // the one CPU every server runs on
+	ClientCPU int           // the CPU mcload runs on
+
+	GocachedBin, MemcachedBin, MCLoadBin string
+	OutDir                               string // results.json and report.md; "" writes none
+	Log                                  func(format string, args ...any)
+}
+
+// DefaultOptions: the three targets, a latency-bound shape (64 connections,
+// no pipelining), a lightly pipelined one and a deeply pipelined one.
+func DefaultOptions() Options {
+	return Options{
+		Targets:      []string{Epoll, Go, Memcached},
+		Shapes:       []Shape{{64, 1}, {8, 4}, {16, 16}},
+		Runs:         3,
+		Time:         5 * time.Second,
+		Records:      10000,
+		KeySize:      "fixed:30",
+		ValueSize:    "fixed:100",
+		Update:       0.03,
+		ServerCPU:    1,
+		ClientCPU:    0,
+		MemcachedBin: "memcached",
+	}
+}
+
+// Validate checks o before anything starts.
+func (o *Options) Validate() error {
+	if len(o.Targets) == 0 {
+		return fmt.Errorf("no targets")
+	}
+	for _, t := range o.Targets {
+		if t != Epoll && t != Go && t != Memcached {
+			return fmt.Errorf("target %q: want %s, %s or %s", t, Epoll, Go, Memcached)
+		}
+	}
+	switch {
+	case len(o.Shapes) == 0:
+		return fmt.Errorf("no shapes")
+	case o.Runs < 1:
+		return fmt.Errorf("runs %d: want at least 1", o.Runs)
+	case o.Time < 500*time.Millisecond || o.Time > 10*time.Minute:
+		return fmt.Errorf("time %v: want 500ms..10m", o.Time)
+	case o.Records < 1:
+		return fmt.Errorf("records %d: want at least 1", o.Records)
+	case o.ServerCPU < 0 || o.ClientCPU < 0:
+		return fmt.Errorf("CPUs must be non-negative")
+	}
+	return nil
+}

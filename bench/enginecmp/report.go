@@ -1,0 +1,184 @@
+package enginecmp
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Summary is the median of one target's runs under one shape.
+type Summary struct {
+	Target       string  `json:"target"`
+	Shape        string  `json:"shape"`
+	Runs         int     `json:"runs"` // runs without errors
+	QPS          float64 `json:"qps"`
+	QPSMin       float64 `json:"qps_min"`
+	QPSMax       float64 `json:"qps_max"`
+	P99us        float64 `json:"p99_us"`
+	ServerCPUPct float64 `json:"server_cpu_pct"`
+	NsPerReq     float64 `json:"ns_per_req"`
+	UserNsPerReq float64 `json:"user_ns_per_req"`
+	SysNsPerReq  float64 `json:"sys_ns_per_req"`
+	StealPct     float64 `json:"steal_pct"`
+}
+
+// Ratio compares the epoll engine with another target under one shape.
+type Ratio struct {
+	Shape   string  `json:"shape"`
+	Against string  `json:"against"`
+	QPS     float64 `json:"qps"`      // epoll req/s over the other's
+	CPUCost float64 `json:"cpu_cost"` // the other's server CPU ns/req over epoll's
+	// Ceiling is the other's ns/req over epoll's kernel ns/req alone: the
+	// CPU-cost ratio epoll would reach if its user-space work cost nothing.
+	Ceiling float64 `json:"ceiling"`
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Summarize takes the medians of the error-free records per (shape, target),
+// in the order they first appear.
+func Summarize(recs []Record) []Summary {
+	type key struct{ shape, target string }
+	var order []key
+	groups := map[key][]Record{}
+	for _, r := range recs {
+		k := key{r.Shape, r.Target}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		if r.Error == "" && r.Result != nil {
+			groups[k] = append(groups[k], r)
+		} else if groups[k] == nil {
+			groups[k] = []Record{}
+		}
+	}
+	var out []Summary
+	for _, k := range order {
+		g := groups[k]
+		pick := func(f func(Record) float64) []float64 {
+			xs := make([]float64, len(g))
+			for i, r := range g {
+				xs[i] = f(r)
+			}
+			return xs
+		}
+		qps := pick(func(r Record) float64 { return r.Result.QPS })
+		s := Summary{Target: k.target, Shape: k.shape, Runs: len(g), QPS: median(qps),
+			P99us:        median(pick(func(r Record) float64 { return r.Result.Latency.P99 })),
+			ServerCPUPct: median(pick(func(r Record) float64 { return r.ServerCPUPct })),
+			NsPerReq:     median(pick(func(r Record) float64 { return r.NsPerReq })),
+			UserNsPerReq: median(pick(func(r Record) float64 { return r.UserNsPerReq })),
+			SysNsPerReq:  median(pick(func(r Record) float64 { return r.SysNsPerReq })),
+			StealPct:     median(pick(func(r Record) float64 { return r.StealPct })),
+		}
+		if len(qps) > 0 {
+			s.QPSMin, s.QPSMax = slices.Min(qps), slices.Max(qps)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Ratios compares epoll with every other target, shape by shape.
+func Ratios(sums []Summary) []Ratio {
+	var out []Ratio
+	for _, e := range sums {
+		if e.Target != Epoll || e.Runs == 0 {
+			continue
+		}
+		for _, o := range sums {
+			if o.Shape != e.Shape || o.Target == Epoll || o.Runs == 0 {
+				continue
+			}
+			r := Ratio{Shape: e.Shape, Against: o.Target}
+			if o.QPS > 0 {
+				r.QPS = e.QPS / o.QPS
+			}
+			if e.NsPerReq > 0 {
+				r.CPUCost = o.NsPerReq / e.NsPerReq
+			}
+			if e.SysNsPerReq > 0 {
+				r.Ceiling = o.NsPerReq / e.SysNsPerReq
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WriteMarkdown prints the summary table and the ratios.
+func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
+	p := &printer{w: w}
+	p.printf("# Engines on loopback: one server CPU (%d), mcload on CPU %d\n\n", o.ServerCPU, o.ClientCPU)
+	p.printf("%d run(s) of %v per cell, medians; keys %s, values %s, set ratio %g, %d records.\n",
+		o.Runs, o.Time, o.KeySize, o.ValueSize, o.Update, o.Records)
+	p.printf("Shape CxD: C connections from one mcload thread, D requests in flight on each.\n\n")
+	p.printf("| shape | target | runs | req/s (range) | p99 µs | server CPU %% | ns/req | user ns/req | kernel ns/req | steal %% |\n")
+	p.printf("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range sums {
+		p.printf("| %s | %s | %d | %.0f (%.0f–%.0f) | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f |\n",
+			s.Shape, s.Target, s.Runs, s.QPS, s.QPSMin, s.QPSMax, s.P99us, s.ServerCPUPct, s.NsPerReq,
+			s.UserNsPerReq, s.SysNsPerReq, s.StealPct)
+	}
+	if rs := Ratios(sums); len(rs) > 0 {
+		p.printf("\n| shape | epoll vs | throughput ratio | CPU-cost ratio | ceiling (epoll user time = 0) |\n")
+		p.printf("|---|---|---|---|---|\n")
+		for _, r := range rs {
+			p.printf("| %s | %s | %.2f× | %.2f× | %.2f× |\n", r.Shape, r.Against, r.QPS, r.CPUCost, r.Ceiling)
+		}
+	}
+	return p.err
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+// WriteAll writes results.json (records, summaries, ratios) and report.md
+// into o.OutDir.
+func WriteAll(o *Options, recs []Record) error {
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return err
+	}
+	sums := Summarize(recs)
+	b, err := json.MarshalIndent(struct {
+		Records   []Record  `json:"records"`
+		Summaries []Summary `json:"summaries"`
+		Ratios    []Ratio   `json:"ratios"`
+	}{recs, sums, Ratios(sums)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.OutDir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(o.OutDir, "report.md"))
+	if err != nil {
+		return err
+	}
+	if err := WriteMarkdown(f, o, sums); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,70 @@
+package enginecmp
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gocached/gocached/bench"
+)
+
+func rec(target, shape string, qps, user, sys float64) Record {
+	return Record{Target: target, Shape: shape, Result: &bench.Result{QPS: qps},
+		NsPerReq: user + sys, UserNsPerReq: user, SysNsPerReq: sys}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestSummarizeTakesMediansOfCleanRuns(t *testing.T) {
+	failed := rec(Epoll, "8x4", 1e9, 1, 1)
+	failed.Error = "mcload: boom"
+	recs := []Record{
+		rec(Epoll, "8x4", 300, 100, 900),
+		rec(Go, "8x4", 100, 400, 1100),
+		failed, // must not count
+		rec(Epoll, "8x4", 100, 300, 900),
+		rec(Epoll, "8x4", 200, 200, 700),
+	}
+	sums := Summarize(recs)
+	if len(sums) != 2 || sums[0].Target != Epoll || sums[1].Target != Go {
+		t.Fatalf("summaries %+v", sums)
+	}
+	e := sums[0]
+	if e.Runs != 3 || e.QPS != 200 || e.QPSMin != 100 || e.QPSMax != 300 || e.UserNsPerReq != 200 || e.SysNsPerReq != 900 || e.NsPerReq != 1000 {
+		t.Errorf("epoll summary %+v", e)
+	}
+	rs := Ratios(sums)
+	if len(rs) != 1 {
+		t.Fatalf("ratios %+v", rs)
+	}
+	r := rs[0]
+	if r.Against != Go || !near(r.QPS, 2) || !near(r.CPUCost, 1500.0/1000) || !near(r.Ceiling, 1500.0/900) {
+		t.Errorf("ratio %+v", r)
+	}
+}
+
+func TestSummarizeKeepsTargetsThatOnlyFailed(t *testing.T) {
+	bad := Record{Target: Memcached, Shape: "64x1", Error: "memcached exited at start"}
+	sums := Summarize([]Record{bad, rec(Epoll, "64x1", 10, 1, 1)})
+	if len(sums) != 2 || sums[0].Runs != 0 || sums[0].QPS != 0 {
+		t.Fatalf("summaries %+v", sums)
+	}
+	if rs := Ratios(sums); len(rs) != 0 {
+		t.Errorf("a target with no clean run got a ratio: %+v", rs)
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	o := DefaultOptions()
+	sums := Summarize([]Record{rec(Epoll, "64x1", 150, 100, 400), rec(Memcached, "64x1", 100, 200, 550)})
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, &o, sums); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 64x1 | epoll | 1 | 150 (150–150) |", "| 64x1 | memcached | 1.50× | 1.50× | 1.88× |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

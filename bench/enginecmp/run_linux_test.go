@@ -1,0 +1,78 @@
+//go:build linux
+
+package enginecmp
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gocached/gocached/bench/scenario"
+)
+
+// TestRunMeasuresRealServers runs a short comparison of the real binaries on
+// loopback and checks that every cell produced a clean, plausible record.
+func TestRunMeasuresRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real servers")
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset (util-linux) not installed")
+	}
+	o := DefaultOptions()
+	o.Targets = []string{Epoll, Go}
+	if _, err := exec.LookPath(o.MemcachedBin); err == nil {
+		o.Targets = append(o.Targets, Memcached)
+	} else if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+		t.Fatalf("memcached not installed: %v", err)
+	} else {
+		t.Log("memcached not installed: comparing gocached's engines only")
+	}
+	o.Shapes = []Shape{{8, 2}}
+	o.Runs, o.Time, o.Records = 1, time.Second, 200
+	if runtime.NumCPU() < 2 {
+		o.ServerCPU, o.ClientCPU = 0, 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	o.GocachedBin, o.MCLoadBin = filepath.Join(dir, "gocached"), filepath.Join(dir, "mcload")
+	for pkg, dst := range map[string]string{"../../cmd/gocached": o.GocachedBin, "../cmd/mcload": o.MCLoadBin} {
+		if err := scenario.GoBuild(ctx, pkg, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(o.Targets) {
+		t.Fatalf("%d records for %d targets", len(recs), len(o.Targets))
+	}
+	for _, r := range recs {
+		t.Logf("%s %s: %s", r.Shape, r.Target, r.summary())
+		switch {
+		case r.Error != "":
+			t.Errorf("%s: %s", r.Target, r.Error)
+		case r.Result.Requests == 0 || r.Result.QPS <= 0:
+			t.Errorf("%s: no requests answered", r.Target)
+		case r.Result.Misses > 0:
+			t.Errorf("%s: %d misses after the preload", r.Target, r.Result.Misses)
+		case r.NsPerReq <= 0 || r.ServerCPUPct <= 0:
+			t.Errorf("%s: no server CPU measured (%v ns/req)", r.Target, r.NsPerReq)
+		}
+	}
+	o.OutDir = filepath.Join(dir, "out")
+	if err := WriteAll(&o, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"results.json", "report.md"} {
+		if st, err := os.Stat(filepath.Join(o.OutDir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
