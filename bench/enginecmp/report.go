@@ -23,6 +23,8 @@ type Summary struct {
 	UserNsPerReq float64 `json:"user_ns_per_req"`
 	SysNsPerReq  float64 `json:"sys_ns_per_req"`
 	StealPct     float64 `json:"steal_pct"`
+	// Profile holds the medians of the runs' profile splits, when profiled.
+	Profile *Split `json:"profile,omitempty"`
 }
 
 // Ratio compares the epoll engine with another target under one shape.
@@ -31,8 +33,10 @@ type Ratio struct {
 	Against string  `json:"against"`
 	QPS     float64 `json:"qps"`      // epoll req/s over the other's
 	CPUCost float64 `json:"cpu_cost"` // the other's server CPU ns/req over epoll's
-	// Ceiling is the other's ns/req over epoll's kernel ns/req alone: the
-	// CPU-cost ratio epoll would reach if its user-space work cost nothing.
+	// Ceiling is the CPU-cost ratio epoll would reach if its own engine
+	// code cost nothing: the other's ns/req over epoll's ns/req without the
+	// profile's engine share (kernel time and the shared protocol and store
+	// remain). 0 when epoll was not profiled.
 	Ceiling float64 `json:"ceiling"`
 }
 
@@ -87,6 +91,20 @@ func Summarize(recs []Record) []Summary {
 		if len(qps) > 0 {
 			s.QPSMin, s.QPSMax = slices.Min(qps), slices.Max(qps)
 		}
+		var profiled []Record
+		for _, r := range g {
+			if r.Profile != nil {
+				profiled = append(profiled, r)
+			}
+		}
+		if len(profiled) > 0 {
+			g = profiled
+			s.Profile = &Split{
+				Kernel:   median(pick(func(r Record) float64 { return r.Profile.Kernel })),
+				Protocol: median(pick(func(r Record) float64 { return r.Profile.Protocol })),
+				Engine:   median(pick(func(r Record) float64 { return r.Profile.Engine })),
+			}
+		}
 		out = append(out, s)
 	}
 	return out
@@ -110,8 +128,8 @@ func Ratios(sums []Summary) []Ratio {
 			if e.NsPerReq > 0 {
 				r.CPUCost = o.NsPerReq / e.NsPerReq
 			}
-			if e.SysNsPerReq > 0 {
-				r.Ceiling = o.NsPerReq / e.SysNsPerReq
+			if e.Profile != nil && e.NsPerReq > 0 && e.Profile.Engine < 1 {
+				r.Ceiling = o.NsPerReq / (e.NsPerReq * (1 - e.Profile.Engine))
 			}
 			out = append(out, r)
 		}
@@ -126,18 +144,28 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 	p.printf("%d run(s) of %v per cell, medians; keys %s, values %s, set ratio %g, %d records.\n",
 		o.Runs, o.Time, o.KeySize, o.ValueSize, o.Update, o.Records)
 	p.printf("Shape CxD: C connections from one mcload thread, D requests in flight on each.\n\n")
-	p.printf("| shape | target | runs | req/s (range) | p99 µs | server CPU %% | ns/req | user ns/req | kernel ns/req | steal %% |\n")
-	p.printf("|---|---|---|---|---|---|---|---|---|---|\n")
+	p.printf("Profile split (gocached only, from --cpuprofile): system calls / protocol+store / engine+runtime.\n\n")
+	p.printf("| shape | target | runs | req/s (range) | p99 µs | server CPU %% | ns/req | user ns/req | kernel ns/req | profile split %% | steal %% |\n")
+	p.printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range sums {
-		p.printf("| %s | %s | %d | %.0f (%.0f–%.0f) | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f |\n",
+		split := "n/a"
+		if s.Profile != nil {
+			split = fmt.Sprintf("%.0f / %.0f / %.0f", 100*s.Profile.Kernel, 100*s.Profile.Protocol, 100*s.Profile.Engine)
+		}
+		p.printf("| %s | %s | %d | %.0f (%.0f–%.0f) | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.1f |\n",
 			s.Shape, s.Target, s.Runs, s.QPS, s.QPSMin, s.QPSMax, s.P99us, s.ServerCPUPct, s.NsPerReq,
-			s.UserNsPerReq, s.SysNsPerReq, s.StealPct)
+			s.UserNsPerReq, s.SysNsPerReq, split, s.StealPct)
 	}
 	if rs := Ratios(sums); len(rs) > 0 {
-		p.printf("\n| shape | epoll vs | throughput ratio | CPU-cost ratio | ceiling (epoll user time = 0) |\n")
+		p.printf("\nCeiling: the CPU-cost ratio if the epoll engine's own code (its profile's engine share) cost nothing.\n\n")
+		p.printf("| shape | epoll vs | throughput ratio | CPU-cost ratio | ceiling |\n")
 		p.printf("|---|---|---|---|---|\n")
 		for _, r := range rs {
-			p.printf("| %s | %s | %.2f× | %.2f× | %.2f× |\n", r.Shape, r.Against, r.QPS, r.CPUCost, r.Ceiling)
+			ceiling := "n/a"
+			if r.Ceiling > 0 {
+				ceiling = fmt.Sprintf("%.2f×", r.Ceiling)
+			}
+			p.printf("| %s | %s | %.2f× | %.2f× | %s |\n", r.Shape, r.Against, r.QPS, r.CPUCost, ceiling)
 		}
 	}
 	return p.err

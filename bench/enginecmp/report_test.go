@@ -19,12 +19,16 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 func TestSummarizeTakesMediansOfCleanRuns(t *testing.T) {
 	failed := rec(Epoll, "8x4", 1e9, 1, 1)
 	failed.Error = "mcload: boom"
+	profiled := func(r Record, engine float64) Record {
+		r.Profile = &Split{Kernel: 0.5, Protocol: 0.5 - engine, Engine: engine}
+		return r
+	}
 	recs := []Record{
-		rec(Epoll, "8x4", 300, 100, 900),
+		profiled(rec(Epoll, "8x4", 300, 100, 900), 0.2),
 		rec(Go, "8x4", 100, 400, 1100),
 		failed, // must not count
-		rec(Epoll, "8x4", 100, 300, 900),
-		rec(Epoll, "8x4", 200, 200, 700),
+		profiled(rec(Epoll, "8x4", 100, 300, 900), 0.1),
+		rec(Epoll, "8x4", 200, 200, 700), // not profiled: left out of the split's medians
 	}
 	sums := Summarize(recs)
 	if len(sums) != 2 || sums[0].Target != Epoll || sums[1].Target != Go {
@@ -34,12 +38,15 @@ func TestSummarizeTakesMediansOfCleanRuns(t *testing.T) {
 	if e.Runs != 3 || e.QPS != 200 || e.QPSMin != 100 || e.QPSMax != 300 || e.UserNsPerReq != 200 || e.SysNsPerReq != 900 || e.NsPerReq != 1000 {
 		t.Errorf("epoll summary %+v", e)
 	}
+	if e.Profile == nil || !near(e.Profile.Engine, 0.15) || !near(e.Profile.Kernel, 0.5) {
+		t.Errorf("epoll profile split %+v", e.Profile)
+	}
 	rs := Ratios(sums)
 	if len(rs) != 1 {
 		t.Fatalf("ratios %+v", rs)
 	}
 	r := rs[0]
-	if r.Against != Go || !near(r.QPS, 2) || !near(r.CPUCost, 1500.0/1000) || !near(r.Ceiling, 1500.0/900) {
+	if r.Against != Go || !near(r.QPS, 2) || !near(r.CPUCost, 1500.0/1000) || !near(r.Ceiling, 1500.0/(1000*0.85)) {
 		t.Errorf("ratio %+v", r)
 	}
 }
@@ -62,7 +69,7 @@ func TestWriteMarkdown(t *testing.T) {
 	if err := WriteMarkdown(&b, &o, sums); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| 64x1 | epoll | 1 | 150 (150–150) |", "| 64x1 | memcached | 1.50× | 1.50× | 1.88× |"} {
+	for _, want := range []string{"| 64x1 | epoll | 1 | 150 (150–150) |", "| 64x1 | memcached | 1.50× | 1.50× | n/a |", "| n/a | 0.0 |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

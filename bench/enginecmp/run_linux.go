@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gocached/gocached/bench"
@@ -31,7 +34,10 @@ type Record struct {
 	UserNsPerReq float64 `json:"user_ns_per_req"`
 	SysNsPerReq  float64 `json:"sys_ns_per_req"`
 	StealPct     float64 `json:"steal_pct"` // of the whole machine
-	Error        string  `json:"error,omitempty"`
+	// Profile splits a gocached server's CPU time (from its --cpuprofile);
+	// nil for memcached.
+	Profile *Split `json:"profile,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Run measures every (run, shape, target) in o, rotating the target order
@@ -44,6 +50,11 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	profDir, err := os.MkdirTemp("", "enginecmp-prof-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(profDir)
 	var recs []Record
 	for run := 1; run <= o.Runs; run++ {
 		for _, sh := range o.Shapes {
@@ -52,7 +63,11 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 					return recs, ctx.Err()
 				}
 				target := o.Targets[(i+run-1)%len(o.Targets)]
-				rec := measure(ctx, &o, target, sh, run)
+				prof := ""
+				if target != Memcached {
+					prof = filepath.Join(profDir, fmt.Sprintf("%s-%s-%d.pprof", target, sh, run))
+				}
+				rec := measure(ctx, &o, target, sh, run, prof)
 				logf("run %d %s %s: %s", run, sh, target, rec.summary())
 				recs = append(recs, rec)
 			}
@@ -65,18 +80,36 @@ func (r Record) summary() string {
 	if r.Error != "" {
 		return "error: " + r.Error
 	}
-	return fmt.Sprintf("%.0f req/s, p99 %.0fµs, server %.0f%% cpu, %.0f ns/req (user %.0f, kernel %.0f), steal %.0f%%",
+	s := fmt.Sprintf("%.0f req/s, p99 %.0fµs, server %.0f%% cpu, %.0f ns/req (user %.0f, kernel %.0f), steal %.0f%%",
 		r.Result.QPS, r.Result.Latency.P99, r.ServerCPUPct, r.NsPerReq, r.UserNsPerReq, r.SysNsPerReq, r.StealPct)
+	if p := r.Profile; p != nil {
+		s += fmt.Sprintf(", profile: syscalls %.0f%% protocol %.0f%% engine %.0f%%", 100*p.Kernel, 100*p.Protocol, 100*p.Engine)
+	}
+	return s
 }
 
-func measure(ctx context.Context, o *Options, target string, sh Shape, run int) Record {
-	rec := Record{Target: target, Shape: sh.String(), Run: run}
-	srv, err := startServer(ctx, o, target)
+// measure runs one cell. With prof set the gocached server writes a CPU
+// profile there, read once the server has shut down.
+func measure(ctx context.Context, o *Options, target string, sh Shape, run int, prof string) (rec Record) {
+	rec = Record{Target: target, Shape: sh.String(), Run: run}
+	srv, err := startServer(ctx, o, target, prof)
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
-	defer srv.stop()
+	defer func() {
+		if err := srv.stop(); err != nil && rec.Error == "" {
+			rec.Error = err.Error()
+		}
+		if prof != "" && rec.Error == "" {
+			split, err := SplitProfile(prof)
+			if err != nil {
+				rec.Error = err.Error()
+				return
+			}
+			rec.Profile = &split
+		}
+	}()
 	if _, err := mcload(ctx, o, srv.addr, "--loadonly"); err != nil {
 		rec.Error = "preload: " + err.Error()
 		return rec
@@ -165,13 +198,21 @@ type server struct {
 
 func (s *server) pid() int { return s.cmd.Process.Pid }
 
-// stop kills the server we started, by its pid, and reaps it.
-func (s *server) stop() {
+// stop ends the server we started, by its pid: SIGTERM, so that gocached
+// finishes its CPU profile, and SIGKILL if it has not exited in 10 s.
+func (s *server) stop() error {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+		return nil
+	case <-time.After(10 * time.Second):
+	}
 	_ = s.cmd.Process.Kill()
 	select {
 	case <-s.exited:
 	case <-time.After(5 * time.Second):
 	}
+	return fmt.Errorf("server did not exit within 10 s of SIGTERM")
 }
 
 // freePort asks the kernel for a loopback port nobody holds right now.
@@ -186,22 +227,26 @@ func freePort() (int, error) {
 
 // serverCommand is the target's command line, pinned with taskset (which
 // execs the server, so the command's pid is the server's).
-func serverCommand(o *Options, target string, port int) []string {
+func serverCommand(o *Options, target string, port int, prof string) []string {
 	cpu := strconv.Itoa(o.ServerCPU)
 	common := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", "1024", "-c", "8192", "-t", "1"}
 	if target == Memcached {
 		// memcached refuses to run as root without -u.
 		return append([]string{"-c", cpu, o.MemcachedBin}, append(common, "-u", "nobody")...)
 	}
-	return append([]string{"-c", cpu, o.GocachedBin, "--engine", target}, common...)
+	args := append([]string{"-c", cpu, o.GocachedBin, "--engine", target}, common...)
+	if prof != "" {
+		args = append(args, "--cpuprofile", prof)
+	}
+	return args
 }
 
-func startServer(ctx context.Context, o *Options, target string) (*server, error) {
+func startServer(ctx context.Context, o *Options, target, prof string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, "taskset", serverCommand(o, target, port)...)
+	cmd := exec.CommandContext(ctx, "taskset", serverCommand(o, target, port, prof)...)
 	out := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -222,7 +267,7 @@ func startServer(ctx context.Context, o *Options, target string) (*server, error
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			s.stop()
+			_ = s.stop()
 			return nil, errors.Join(fmt.Errorf("%s not accepting on %s after 10s", target, s.addr), err)
 		}
 	}

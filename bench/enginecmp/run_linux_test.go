@@ -64,6 +64,8 @@ func TestRunMeasuresRealServers(t *testing.T) {
 			t.Errorf("%s: %d misses after the preload", r.Target, r.Result.Misses)
 		case r.NsPerReq <= 0 || r.ServerCPUPct <= 0:
 			t.Errorf("%s: no server CPU measured (%v ns/req)", r.Target, r.NsPerReq)
+		case r.Target != Memcached && (r.Profile == nil || r.Profile.Kernel <= 0 || r.Profile.Protocol <= 0):
+			t.Errorf("%s: no usable profile split: %+v", r.Target, r.Profile)
 		}
 	}
 	o.OutDir = filepath.Join(dir, "out")
