@@ -27,11 +27,11 @@ type multigetState struct {
 // nextKey returns the bounds of the first key in keys at or after i, or
 // start == len(keys) when none is left.
 func nextKey(keys []byte, i int) (start, end int) {
-	for i < len(keys) && keys[i] == ' ' {
+	for i < len(keys) && isSep(keys[i]) {
 		i++
 	}
 	j := i
-	for j < len(keys) && keys[j] != ' ' {
+	for j < len(keys) && !isSep(keys[j]) {
 		j++
 	}
 	return i, j

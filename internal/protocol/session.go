@@ -233,7 +233,7 @@ func indexNewline(b []byte, from, end int) int {
 // memcached lets grow past MaxLineLen.
 func isMultiget(b []byte) bool {
 	i := 0
-	for i < len(b) && b[i] == ' ' {
+	for i < len(b) && isSep(b[i]) {
 		i++
 	}
 	b = b[i:]

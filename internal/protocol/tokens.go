@@ -14,9 +14,6 @@ package protocol
 // split off; the rest of the line stays unsplit.
 const maxTokens = 24
 
-// KeyMaxLength is the longest key memcached accepts.
-const KeyMaxLength = 250
-
 // span is a token's [start, end) in the command line.
 type span struct{ start, end int32 }
 
@@ -28,7 +25,7 @@ func (s *Session) tokenize(line []byte) int {
 	n := 0
 	i := 0
 	for i < len(line) {
-		for i < len(line) && line[i] == ' ' {
+		for i < len(line) && isSep(line[i]) {
 			i++
 		}
 		if i == len(line) {
@@ -38,7 +35,7 @@ func (s *Session) tokenize(line []byte) int {
 			return maxTokens
 		}
 		start := i
-		for i < len(line) && line[i] != ' ' {
+		for i < len(line) && !isSep(line[i]) {
 			i++
 		}
 		s.tok[n] = span{int32(start), int32(i)}
@@ -124,18 +121,4 @@ func parseInt32(b []byte) (int32, bool) {
 		return 0, false
 	}
 	return int32(int64(v)), true
-}
-
-// validKey reports whether key is acceptable: at most KeyMaxLength bytes and
-// free of control characters (spaces cannot occur: they separate tokens).
-func validKey(key []byte) bool {
-	if len(key) == 0 || len(key) > KeyMaxLength {
-		return false
-	}
-	for _, c := range key {
-		if c < 0x20 || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
