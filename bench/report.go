@@ -13,11 +13,11 @@ func (r *Result) WriteText(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "Loaded %d records in %.1fs (%d refused)\n", r.Load.Records, r.Load.Seconds, r.Load.Errors)
 		return err
 	}
-	pw := &printer{w: w}
-	pw.printf("%-7s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n",
+	pw := NewPrinter(w)
+	pw.Printf("%-7s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n",
 		"#type", "avg", "std", "min", "5th", "10th", "50th", "90th", "95th", "99th")
 	row := func(name string, l Latency) {
-		pw.printf("%-7s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n",
+		pw.Printf("%-7s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n",
 			name, l.Avg, l.Std, l.Min, l.P5, l.P10, l.P50, l.P90, l.P95, l.P99)
 	}
 	row("read", r.GetLatency)
@@ -25,20 +25,20 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.TargetQPS > 0 {
 		row("lag", r.SendLag)
 	}
-	pw.printf("\nTotal QPS = %.1f (%d / %.1fs)\n", r.QPS, r.Requests, r.Seconds)
+	pw.Printf("\nTotal QPS = %.1f (%d / %.1fs)\n", r.QPS, r.Requests, r.Seconds)
 	if r.TargetQPS > 0 {
-		pw.printf("Offered QPS = %.1f (target %.1f)\n", r.OfferedQPS, r.TargetQPS)
+		pw.Printf("Offered QPS = %.1f (target %.1f)\n", r.OfferedQPS, r.TargetQPS)
 	}
-	pw.printf("\nMisses = %d (%.1f%%)\n", r.Misses, percent(r.Misses, r.Gets))
-	pw.printf("Errors = %d (%d error replies, %d unanswered)\n", r.Errors, r.ErrReplies, r.Unanswered)
-	pw.printf("Unsent = %d (pipeline full)\n", r.Unsent)
+	pw.Printf("\nMisses = %d (%.1f%%)\n", r.Misses, percent(r.Misses, r.Gets))
+	pw.Printf("Errors = %d (%d error replies, %d unanswered)\n", r.Errors, r.ErrReplies, r.Unanswered)
+	pw.Printf("Unsent = %d (pipeline full)\n", r.Unsent)
 	if r.FirstError != "" {
-		pw.printf("First error reply: %s\n", r.FirstError)
+		pw.Printf("First error reply: %s\n", r.FirstError)
 	}
 	for _, e := range r.ConnErrors {
-		pw.printf("Connection error: %s\n", e)
+		pw.Printf("Connection error: %s\n", e)
 	}
-	return pw.err
+	return pw.Err()
 }
 
 // WriteJSON prints r as one JSON object.
@@ -53,16 +53,4 @@ func percent(part, whole int64) float64 {
 		return 0
 	}
 	return 100 * float64(part) / float64(whole)
-}
-
-// printer keeps the first write error.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) printf(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestDifferential replays every script in diffScripts against a fresh Debian
@@ -39,7 +41,7 @@ func TestDifferential(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					ref := startDisposable(t, referenceTarget, sc.flags...)
-					var cand *server
+					var cand *testproc.Proc
 					if tg.isReference() {
 						cand = startDisposable(t, tg, sc.flags...)
 					} else {

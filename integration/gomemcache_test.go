@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestGomemcache drives the whole API of github.com/bradfitz/gomemcache.
@@ -18,7 +19,7 @@ func TestGomemcache(t *testing.T) {
 		// on flush_all (which has its own step).
 		for _, step := range gomemcacheSteps {
 			t.Run(step.name, func(t *testing.T) {
-				var srv *server
+				var srv *testproc.Proc
 				if tg.isReference() {
 					srv = startDisposable(t, tg)
 				} else {

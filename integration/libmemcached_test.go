@@ -162,7 +162,7 @@ func TestMemcapable(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		t.Parallel()
 		srv := startServer(t, tg)
-		out, code := tool(t, "", "memccapable", "-a", "-t", "5", "-h", "127.0.0.1", "-p", strconv.Itoa(srv.port))
+		out, code := tool(t, "", "memccapable", "-a", "-t", "5", "-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port()))
 		passed := 0
 		for _, r := range parseMemcapable(out) {
 			if r.passed {

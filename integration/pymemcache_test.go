@@ -40,7 +40,7 @@ func TestPymemcache(t *testing.T) {
 		srv := startServer(t, tg)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, py, "testdata/pymemcache_client.py", "127.0.0.1", strconv.Itoa(srv.port))
+		cmd := exec.CommandContext(ctx, py, "testdata/pymemcache_client.py", "127.0.0.1", strconv.Itoa(srv.Port()))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("pymemcache script: %v\n%s", err, out)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestConnLimit: with -c N, N clients are served and the next one gets
@@ -153,7 +155,7 @@ func TestSIGTERM(t *testing.T) {
 			t.Fatalf("version: %q", got)
 		}
 		start := time.Now()
-		if err := srv.Stop(); err != nil {
+		if err := srv.Stop(0); err != nil {
 			t.Fatalf("after SIGTERM: %v, want exit status 0", err)
 		}
 		t.Logf("exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
@@ -168,18 +170,11 @@ func TestSIGTERM(t *testing.T) {
 // vmRSS is the resident set size of pid in bytes.
 func vmRSS(t testing.TB, pid int) int64 {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	m, err := testproc.ReadMemory(pid)
 	if err != nil {
-		t.Fatalf("read status: %v", err)
+		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
+	return m.Current
 }
 
 // TestBackpressure: a client pipelines 20k gets of a 100 KB value (2 GB of

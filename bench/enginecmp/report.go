@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/gocached/gocached/bench"
 )
 
 // Summary is the median of one target's runs under one shape.
@@ -139,47 +141,36 @@ func Ratios(sums []Summary) []Ratio {
 
 // WriteMarkdown prints the summary table and the ratios.
 func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
-	p := &printer{w: w}
-	p.printf("# Engines on loopback: one server CPU (%d), mcload on CPU %d\n\n", o.ServerCPU, o.ClientCPU)
-	p.printf("%d run(s) of %v per cell, medians; keys %s, values %s, set ratio %g, %d records.\n",
+	p := bench.NewPrinter(w)
+	p.Printf("# Engines on loopback: one server CPU (%d), mcload on CPU %d\n\n", o.ServerCPU, o.ClientCPU)
+	p.Printf("%d run(s) of %v per cell, medians; keys %s, values %s, set ratio %g, %d records.\n",
 		o.Runs, o.Time, o.KeySize, o.ValueSize, o.Update, o.Records)
-	p.printf("Shape CxD: C connections from one mcload thread, D requests in flight on each.\n\n")
-	p.printf("Profile split (gocached only, from --cpuprofile): system calls / protocol+store / engine+runtime.\n\n")
-	p.printf("| shape | target | runs | req/s (range) | p99 µs | server CPU %% | ns/req | user ns/req | kernel ns/req | profile split %% | steal %% |\n")
-	p.printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p.Printf("Shape CxD: C connections from one mcload thread, D requests in flight on each.\n\n")
+	p.Printf("Profile split (gocached only, from --cpuprofile): system calls / protocol+store / engine+runtime.\n\n")
+	p.Printf("| shape | target | runs | req/s (range) | p99 µs | server CPU %% | ns/req | user ns/req | kernel ns/req | profile split %% | steal %% |\n")
+	p.Printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range sums {
 		split := "n/a"
 		if s.Profile != nil {
 			split = fmt.Sprintf("%.0f / %.0f / %.0f", 100*s.Profile.Kernel, 100*s.Profile.Protocol, 100*s.Profile.Engine)
 		}
-		p.printf("| %s | %s | %d | %.0f (%.0f–%.0f) | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.1f |\n",
+		p.Printf("| %s | %s | %d | %.0f (%.0f–%.0f) | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.1f |\n",
 			s.Shape, s.Target, s.Runs, s.QPS, s.QPSMin, s.QPSMax, s.P99us, s.ServerCPUPct, s.NsPerReq,
 			s.UserNsPerReq, s.SysNsPerReq, split, s.StealPct)
 	}
 	if rs := Ratios(sums); len(rs) > 0 {
-		p.printf("\nCeiling: the CPU-cost ratio if the epoll engine's own code (its profile's engine share) cost nothing.\n\n")
-		p.printf("| shape | epoll vs | throughput ratio | CPU-cost ratio | ceiling |\n")
-		p.printf("|---|---|---|---|---|\n")
+		p.Printf("\nCeiling: the CPU-cost ratio if the epoll engine's own code (its profile's engine share) cost nothing.\n\n")
+		p.Printf("| shape | epoll vs | throughput ratio | CPU-cost ratio | ceiling |\n")
+		p.Printf("|---|---|---|---|---|\n")
 		for _, r := range rs {
 			ceiling := "n/a"
 			if r.Ceiling > 0 {
 				ceiling = fmt.Sprintf("%.2f×", r.Ceiling)
 			}
-			p.printf("| %s | %s | %.2f× | %.2f× | %s |\n", r.Shape, r.Against, r.QPS, r.CPUCost, ceiling)
+			p.Printf("| %s | %s | %.2f× | %.2f× | %s |\n", r.Shape, r.Against, r.QPS, r.CPUCost, ceiling)
 		}
 	}
-	return p.err
-}
-
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) printf(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
+	return p.Err()
 }
 
 // WriteAll writes results.json (records, summaries, ratios) and report.md

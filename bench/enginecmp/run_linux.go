@@ -6,19 +6,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gocached/gocached/bench"
 	"github.com/gocached/gocached/bench/scenario"
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // Record is one measured run of one target under one shape.
@@ -98,7 +96,8 @@ func measure(ctx context.Context, o *Options, target string, sh Shape, run int, 
 		return rec
 	}
 	defer func() {
-		if err := srv.stop(); err != nil && rec.Error == "" {
+		// SIGTERM, so that gocached finishes its CPU profile.
+		if err := srv.Stop(0); err != nil && rec.Error == "" {
 			rec.Error = err.Error()
 		}
 		if prof != "" && rec.Error == "" {
@@ -110,46 +109,54 @@ func measure(ctx context.Context, o *Options, target string, sh Shape, run int, 
 			rec.Profile = &split
 		}
 	}()
-	if _, err := mcload(ctx, o, srv.addr, "--loadonly"); err != nil {
+	if _, err := mcload(ctx, o, srv.Addr(), "--loadonly"); err != nil {
 		rec.Error = "preload: " + err.Error()
 		return rec
 	}
-	u0, s0, err := scenario.ProcessTimes(srv.pid())
+	before, err := sampleCPU(srv.Pid())
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
-	sys0, err := scenario.ReadSystemCPU()
-	if err != nil {
-		rec.Error = err.Error()
-		return rec
-	}
-	start := time.Now()
-	res, err := mcload(ctx, o, srv.addr, "--noload", "-w", "0",
+	res, err := mcload(ctx, o, srv.Addr(), "--noload", "-w", "0",
 		"-t", strconv.FormatFloat(o.Time.Seconds(), 'f', -1, 64),
 		"-T", "1", "-c", strconv.Itoa(sh.Conns), "-d", strconv.Itoa(sh.Depth),
 		"-u", strconv.FormatFloat(o.Update, 'f', -1, 64))
-	elapsed := time.Since(start).Seconds()
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
-	u1, s1, err := scenario.ProcessTimes(srv.pid())
-	if err != nil {
-		rec.Error = err.Error()
-		return rec
-	}
-	sys1, err := scenario.ReadSystemCPU()
+	after, err := sampleCPU(srv.Pid())
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
 	rec.Result = res
-	fill(&rec, u1-u0, s1-s0, elapsed, sys1.Sub(sys0))
+	fill(&rec, after.utime-before.utime, after.stime-before.stime, after.at.Sub(before.at).Seconds(), after.sys.Sub(before.sys))
 	if res.Errors > 0 {
 		rec.Error = fmt.Sprintf("%d errors", res.Errors)
 	}
 	return rec
+}
+
+// cpuSample is the server's CPU times and the machine's, at one moment.
+type cpuSample struct {
+	utime, stime uint64 // the server's, in clock ticks
+	sys          scenario.SystemCPU
+	at           time.Time
+}
+
+// sampleCPU reads the CPU times of process pid and of the whole machine.
+func sampleCPU(pid int) (cpuSample, error) {
+	s := cpuSample{at: time.Now()}
+	var err error
+	if s.utime, s.stime, err = scenario.ProcessTimes(pid); err != nil {
+		return s, err
+	}
+	if s.sys, err = scenario.ReadSystemCPU(); err != nil {
+		return s, err
+	}
+	return s, nil
 }
 
 // fill derives the per-request costs from tick deltas over elapsed seconds.
@@ -188,87 +195,24 @@ func mcload(ctx context.Context, o *Options, addr string, extra ...string) (*ben
 	return &res, nil
 }
 
-// server is one running target.
-type server struct {
-	cmd    *exec.Cmd
-	out    *bytes.Buffer
-	addr   string
-	exited chan struct{}
-}
-
-func (s *server) pid() int { return s.cmd.Process.Pid }
-
-// stop ends the server we started, by its pid: SIGTERM, so that gocached
-// finishes its CPU profile, and SIGKILL if it has not exited in 10 s.
-func (s *server) stop() error {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		return nil
-	case <-time.After(10 * time.Second):
-	}
-	_ = s.cmd.Process.Kill()
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-	}
-	return fmt.Errorf("server did not exit within 10 s of SIGTERM")
-}
-
-// freePort asks the kernel for a loopback port nobody holds right now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// serverCommand is the target's command line, pinned with taskset (which
-// execs the server, so the command's pid is the server's).
-func serverCommand(o *Options, target string, port int, prof string) []string {
-	cpu := strconv.Itoa(o.ServerCPU)
-	common := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", "1024", "-c", "8192", "-t", "1"}
+// serverSpec is the target's command line, pinned with taskset (which execs
+// the server, so the process we measure is the server). The port is added
+// by testproc.StartOnFreePort.
+func serverSpec(o *Options, target string, prof string) testproc.Spec {
+	common := []string{"-l", "127.0.0.1", "-U", "0", "-m", "1024", "-c", "8192", "-t", "1"}
+	var sp testproc.Spec
 	if target == Memcached {
-		// memcached refuses to run as root without -u.
-		return append([]string{"-c", cpu, o.MemcachedBin}, append(common, "-u", "nobody")...)
+		sp = testproc.Memcached(o.MemcachedBin, common...)
+	} else {
+		sp = testproc.Gocached(o.GocachedBin, target, common...)
+		if prof != "" {
+			sp.Args = append(sp.Args, "--cpuprofile", prof)
+		}
 	}
-	args := append([]string{"-c", cpu, o.GocachedBin, "--engine", target}, common...)
-	if prof != "" {
-		args = append(args, "--cpuprofile", prof)
-	}
-	return args
+	sp.Wrap = []string{"taskset", "-c", strconv.Itoa(o.ServerCPU)}
+	return sp
 }
 
-func startServer(ctx context.Context, o *Options, target, prof string) (*server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, "taskset", serverCommand(o, target, port, prof)...)
-	out := &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", target, err)
-	}
-	s := &server{cmd: cmd, out: out, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(s.exited) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp4", s.addr, 500*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return s, nil
-		}
-		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("%s exited at start: %s", target, strings.TrimSpace(out.String()))
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			_ = s.stop()
-			return nil, errors.Join(fmt.Errorf("%s not accepting on %s after 10s", target, s.addr), err)
-		}
-	}
+func startServer(ctx context.Context, o *Options, target, prof string) (*testproc.Proc, error) {
+	return testproc.StartOnFreePort(ctx, serverSpec(o, target, prof))
 }

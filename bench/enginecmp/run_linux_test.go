@@ -8,11 +8,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/gocached/gocached/bench/scenario"
+	"github.com/gocached/gocached/internal/testproc"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testproc.Cleanup()
+	os.Exit(code)
+}
 
 // TestRunMeasuresRealServers runs a short comparison of the real binaries on
 // loopback and checks that every cell produced a clean, plausible record.
@@ -40,11 +48,13 @@ func TestRunMeasuresRealServers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	o.GocachedBin, o.MCLoadBin = filepath.Join(dir, "gocached"), filepath.Join(dir, "mcload")
-	for pkg, dst := range map[string]string{"../../cmd/gocached": o.GocachedBin, "../cmd/mcload": o.MCLoadBin} {
-		if err := scenario.GoBuild(ctx, pkg, dst); err != nil {
-			t.Fatal(err)
-		}
+	var err error
+	if o.GocachedBin, err = testproc.GocachedBinary(); err != nil {
+		t.Fatal(err)
+	}
+	o.MCLoadBin = filepath.Join(dir, "mcload")
+	if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/bench/cmd/mcload", o.MCLoadBin); err != nil {
+		t.Fatal(err)
 	}
 	recs, err := Run(ctx, o)
 	if err != nil {
@@ -75,6 +85,26 @@ func TestRunMeasuresRealServers(t *testing.T) {
 	for _, f := range []string{"results.json", "report.md"} {
 		if st, err := os.Stat(filepath.Join(o.OutDir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+// TestServerSpec: every target runs pinned to the server CPU with one
+// worker; only gocached writes a profile.
+func TestServerSpec(t *testing.T) {
+	o := DefaultOptions()
+	o.GocachedBin, o.MemcachedBin = "/bin/gocached", "/bin/memcached"
+	for _, tc := range []struct {
+		target, prof, bin, want string
+	}{
+		{Epoll, "/tmp/p", o.GocachedBin, "--engine=epoll -l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1 --cpuprofile /tmp/p"},
+		{Go, "", o.GocachedBin, "--engine=go -l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
+		{Memcached, "", o.MemcachedBin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
+	} {
+		sp := serverSpec(&o, tc.target, tc.prof)
+		args := strings.TrimSuffix(strings.Join(sp.Args, " "), " -u nobody")
+		if sp.Path != tc.bin || args != tc.want || strings.Join(sp.Wrap, " ") != "taskset -c "+strconv.Itoa(o.ServerCPU) {
+			t.Errorf("%s: %s %q wrapped in %q, want %s %q", tc.target, sp.Path, args, sp.Wrap, tc.bin, tc.want)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gocached/gocached/bench"
 )
 
 // median of xs (0 for none).
@@ -138,19 +140,19 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 		}
 		return strings.Compare(a.Server, b.Server)
 	})
-	p := &printer{w: w}
-	p.printf("# gocached scenario report\n\n")
-	p.printf("Load: mcload -K %s -V %s -i %s -r %d -u %g, %d connections, depth %d (MAX: closed loop, depth %d), "+
+	p := bench.NewPrinter(w)
+	p.Printf("# gocached scenario report\n\n")
+	p.Printf("Load: mcload -K %s -V %s -i %s -r %d -u %g, %d connections, depth %d (MAX: closed loop, depth %d), "+
 		"%gs measured after %gs warmup, %d run(s) each. Server pinned to CPU %s (gocached -t %s, memcached -t %d), client to CPU %s.\n\n",
 		o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.Conns*o.LoadThreads, o.Depth, o.MaxDepth,
 		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.GocachedThreads, o.ServerThreads, o.ClientCPUs)
-	p.printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; " +
+	p.Printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; " +
 		"per-query columns divide by achieved qps. Medians over runs; ± is the range (max-min) over runs.\n\n")
-	p.printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | cpu-ns/q | busypoll/q | netrx/q | cycles/q | note |\n")
-	p.printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	p.Printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | cpu-ns/q | busypoll/q | netrx/q | cycles/q | note |\n")
+	p.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, s := range rows {
 		if s.Runs == 0 {
-			p.printf("| %s | %s | %s | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
+			p.Printf("| %s | %s | %s | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
 			continue
 		}
 		cyc := "n/a"
@@ -161,15 +163,15 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 		if s.Disturbed > 0 {
 			note = fmt.Sprintf("%d/%d disturbed", s.Disturbed, s.Runs)
 		}
-		p.printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %.0f | %.2f | %.2f | %s | %s |\n",
+		p.Printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %.0f | %.2f | %.2f | %s | %s |\n",
 			s.Scenario, s.Server, s.Load, withRange(s.QPS, "%.0f"), s.Avg.Median, s.P95.Median,
 			withRange(s.P99, "%.0f"), withRange(s.CPU, "%.0f%%"), s.CPUNsPerQuery.Median,
 			s.BusyPollPerQuery.Median, s.NetRxPerQuery.Median, cyc, note)
 	}
 	if hwNote != "" {
-		p.printf("\ncycles/q: %s\n", hwNote)
+		p.Printf("\ncycles/q: %s\n", hwNote)
 	}
-	return p.err
+	return p.Err()
 }
 
 func withRange(s Stat, format string) string {
@@ -263,16 +265,4 @@ func WriteAll(o *Options, recs []Record, hwNote string) error {
 		return err
 	}
 	return WritePlots(o.OutDir, sums)
-}
-
-// printer keeps the first write error.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) printf(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
 }

@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gocached/gocached/bench"
+	"github.com/gocached/gocached/internal/testproc"
 	"github.com/gocached/gocached/kernel/testbed"
 )
 
@@ -112,23 +112,13 @@ func buildBinaries(ctx context.Context, o *Options, dir string, logf func(string
 		}
 		*dst = filepath.Join(dir, name)
 		logf("building %s", pkg)
-		return GoBuild(ctx, pkg, *dst)
+		return testproc.GoBuild(ctx, pkg, *dst)
 	}
 	if err := build(&o.MCLoadBin, "github.com/gocached/gocached/bench/cmd/mcload", "mcload"); err != nil {
 		return err
 	}
 	if hasGocached(o.Servers) {
 		return build(&o.GocachedBin, "github.com/gocached/gocached/cmd/gocached", "gocached")
-	}
-	return nil
-}
-
-// GoBuild builds package pkg into the binary dst with the go command on
-// PATH; the current directory must be inside the gocached module.
-func GoBuild(ctx context.Context, pkg, dst string) error {
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", dst, pkg).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build %s: %w: %s", pkg, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -171,7 +161,12 @@ func (r *runner) scenario(ctx context.Context, server, sc string) []Record {
 	if err != nil {
 		return fail(err)
 	}
-	defer srv.stop()
+	defer func() {
+		// SIGTERM: gocached restores the NAPI knobs it changed before it exits.
+		if err := srv.Stop(0); err != nil {
+			r.logf("%s %s: %v", server, sc, err)
+		}
+	}()
 	if _, err := r.mcload(ctx, srv, "--loadonly"); err != nil {
 		return fail(fmt.Errorf("preload: %w", err))
 	}
@@ -203,7 +198,7 @@ func medianMaxQPS(recs []Record) float64 {
 
 // measure runs mcload once at load and samples the counters over the
 // measured part of its run.
-func (r *runner) measure(ctx context.Context, srv *serverProc, server, sc string, load Load, maxQPS float64, run int) Record {
+func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc string, load Load, maxQPS float64, run int) Record {
 	rec := Record{Server: server, Scenario: sc, Load: load.String(), Run: run}
 	args := []string{"--noload"}
 	switch {
@@ -222,14 +217,14 @@ func (r *runner) measure(ctx context.Context, srv *serverProc, server, sc string
 		args = append(args, "-q", strconv.FormatFloat(rec.OfferedQPS, 'f', 0, 64), "-d", strconv.Itoa(r.o.Depth))
 	}
 	var hw *hwCounters
-	sample := func(clientPID int) (counters, error) { return readCounters(r.bed.ServerNS, srv.pid(), clientPID) }
+	sample := func(clientPID int) (counters, error) { return readCounters(r.bed.ServerNS, srv.Pid(), clientPID) }
 	var before, after counters
 	var sampleErr error
 	var cyc0, ins0, cyc1, ins1 uint64
 	res, err := r.mcloadSampled(ctx, srv, args, func(pid int) {
 		// Sample inside the measured window, away from its edges.
 		if r.hw {
-			if h, err := openHWCounters(srv.pid()); err == nil {
+			if h, err := openHWCounters(srv.Pid()); err == nil {
 				hw = h
 			}
 		}
@@ -295,10 +290,10 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // mcloadArgs is the load generator's command line shared by every run.
-func (r *runner) mcloadArgs(srv *serverProc, extra ...string) []string {
+func (r *runner) mcloadArgs(srv *testproc.Proc, extra ...string) []string {
 	o := r.o
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
-	args := []string{"-c", o.ClientCPUs, o.MCLoadBin, "-s", srv.addr, "-t", secs(o.Time), "-w", secs(o.Warmup),
+	args := []string{"-c", o.ClientCPUs, o.MCLoadBin, "-s", srv.Addr(), "-t", secs(o.Time), "-w", secs(o.Warmup),
 		"-c", strconv.Itoa(o.Conns), "-T", strconv.Itoa(o.LoadThreads),
 		"-K", o.KeySize, "-V", o.ValueSize, "-i", o.IADist, "-r", strconv.Itoa(o.Records),
 		"-u", strconv.FormatFloat(o.Update, 'f', -1, 64), "--json", "--quiet"}
@@ -306,13 +301,13 @@ func (r *runner) mcloadArgs(srv *serverProc, extra ...string) []string {
 }
 
 // mcload runs the load generator to completion in the client namespace.
-func (r *runner) mcload(ctx context.Context, srv *serverProc, extra ...string) (*bench.Result, error) {
+func (r *runner) mcload(ctx context.Context, srv *testproc.Proc, extra ...string) (*bench.Result, error) {
 	return r.mcloadSampled(ctx, srv, extra, nil)
 }
 
 // mcloadSampled runs the load generator; during calls sample (with the
 // generator's pid) while it runs.
-func (r *runner) mcloadSampled(ctx context.Context, srv *serverProc, extra []string, during func(pid int)) (*bench.Result, error) {
+func (r *runner) mcloadSampled(ctx context.Context, srv *testproc.Proc, extra []string, during func(pid int)) (*bench.Result, error) {
 	// Bounded: the run, a preload of up to 5 minutes, and a margin.
 	ctx, cancel := context.WithTimeout(ctx, r.o.Warmup+r.o.Time+6*time.Minute)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gocached/gocached/internal/napi"
+	"github.com/gocached/gocached/internal/testproc"
 	"github.com/gocached/gocached/kernel/testbed"
 )
 
@@ -21,87 +22,48 @@ import (
 // server namespace (the namespace is ours alone).
 const serverPort = 11211
 
-// serverProc is a running server under test.
-type serverProc struct {
-	name string
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
-	addr string
-	// waitDone is closed once the process has been reaped.
-	waitDone chan struct{}
-}
-
 // gocachedHasPollMode reports whether the gocached binary takes --poll-mode.
 func gocachedHasPollMode(bin string) bool {
 	out, _ := exec.Command(bin, "-h").CombinedOutput()
 	return bytes.Contains(out, []byte("--poll-mode"))
 }
 
-// serverArgs is the command line of server in scenario.
-// A gocached without --poll-mode runs only base, with no flag.
-func serverArgs(o *Options, server, scenario string, pollMode bool) (bin string, args []string) {
+// serverSpec is the command line of server in scenario, pinned to
+// o.ServerCPUs with taskset and run in the bed's server namespace (both
+// exec, so the process we measure is the server). A gocached without
+// --poll-mode runs only base, with no flag.
+func serverSpec(bed *testbed.Bed, o *Options, server, scenario string, pollMode bool) testproc.Spec {
 	common := []string{"-l", testbed.ServerIP, "-p", strconv.Itoa(serverPort),
 		"-m", strconv.Itoa(o.ServerMemMB), "-c", "4096", "-U", "0"}
-	if server == Memcached {
-		// memcached refuses to run as root without -u.
-		return o.MemcachedBin, append(common, "-t", strconv.Itoa(o.ServerThreads), "-u", "nobody")
+	var sp testproc.Spec
+	switch {
+	case server == Memcached:
+		sp = testproc.Memcached(o.MemcachedBin, append(common, "-t", strconv.Itoa(o.ServerThreads))...)
+	case pollMode:
+		sp = testproc.Gocached(o.GocachedBin, "", append(common, "-t", o.GocachedThreads, "--poll-mode", scenario)...)
+	default:
+		sp = testproc.Gocached(o.GocachedBin, "", append(common, "-t", o.GocachedThreads)...)
 	}
-	common = append(common, "-t", o.GocachedThreads)
-	if !pollMode {
-		return o.GocachedBin, common
-	}
-	return o.GocachedBin, append(common, "--poll-mode", scenario)
-}
-
-// startServer starts server pinned to o.ServerCPUs in the bed's server
-// namespace and waits until it accepts connections from the client side.
-func startServer(ctx context.Context, bed *testbed.Bed, o *Options, server, scenario string, pollMode bool) (*serverProc, error) {
-	bin, args := serverArgs(o, server, scenario, pollMode)
-	cmd := bed.ServerCmd(ctx, "taskset", append([]string{"-c", o.ServerCPUs, bin}, args...)...)
-	out := &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	// ip netns exec and taskset exec the server, so cmd's pid is the server's.
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", server, err)
-	}
-	p := &serverProc{name: server, cmd: cmd, out: out, addr: net.JoinHostPort(testbed.ServerIP, strconv.Itoa(serverPort))}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := bed.InNS(bed.ClientNS, func() error {
-			c, err := net.DialTimeout("tcp", p.addr, 500*time.Millisecond)
-			if err == nil {
-				c.Close()
-			}
+	sp.Name = server
+	sp.Wrap = []string{"taskset", "-c", o.ServerCPUs}
+	sp.NetNS = bed.ServerNS
+	sp.Addr = net.JoinHostPort(testbed.ServerIP, strconv.Itoa(serverPort))
+	// The server address is reachable only from the client namespace.
+	sp.Dial = func(ctx context.Context, addr string) (c net.Conn, err error) {
+		err = bed.InNS(bed.ClientNS, func() error {
+			d := net.Dialer{Timeout: 500 * time.Millisecond}
+			c, err = d.DialContext(ctx, "tcp", addr)
 			return err
 		})
-		if err == nil {
-			p.waitDone = exited
-			return p, nil
-		}
-		select {
-		case <-exited:
-			return nil, fmt.Errorf("%s exited at start: %s", server, strings.TrimSpace(out.String()))
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.waitDone = exited
-			p.stop()
-			return nil, fmt.Errorf("%s not accepting on %s after 10s: %v", server, p.addr, err)
-		}
+		return c, err
 	}
+	return sp
 }
 
-func (p *serverProc) pid() int { return p.cmd.Process.Pid }
-
-// stop kills the server by its pid and waits for it.
-func (p *serverProc) stop() {
-	_ = p.cmd.Process.Kill()
-	select {
-	case <-p.waitDone:
-	case <-time.After(5 * time.Second):
-	}
+// startServer starts server in scenario and waits until it accepts
+// connections from the client side.
+func startServer(ctx context.Context, bed *testbed.Bed, o *Options, server, scenario string, pollMode bool) (*testproc.Proc, error) {
+	return testproc.Start(ctx, serverSpec(bed, o, server, scenario, pollMode))
 }
 
 // setDeviceKnobs writes the device-wide NAPI knobs of scenario through the

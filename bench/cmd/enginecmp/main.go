@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/gocached/gocached/bench/enginecmp"
-	"github.com/gocached/gocached/bench/scenario"
+	"github.com/gocached/gocached/internal/testproc"
 	flag "github.com/spf13/pflag"
 )
 
@@ -78,7 +78,7 @@ func run() error {
 		if *b.dst == "" {
 			*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
 			o.Log("building %s", b.pkg)
-			if err := scenario.GoBuild(ctx, b.pkg, *b.dst); err != nil {
+			if err := testproc.GoBuild(ctx, b.pkg, *b.dst); err != nil {
 				return err
 			}
 		}
