@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gocached/gocached/internal/cpuset"
 	"github.com/gocached/gocached/internal/reactor"
 )
 
@@ -16,23 +16,23 @@ import (
 const (
 	minItemSize = 1 << 10
 	maxItemSize = 1 << 30
-	maxCPUs     = 1 << 14 // bounds --pin-cpus ranges
 )
 
 // options is the parsed command line.
 type options struct {
-	engine     string
-	reactor    reactor.Config
-	memory     int64 // -m in bytes
-	itemSize   int   // -I in bytes
-	noEvict    bool
-	noCAS      bool
-	udpPort    int
-	verbosity  int
-	protocol   string // "ascii" or "auto"
-	napiIDs    int    // -N: accepted for memcached compatibility
-	napi       napiOptions
-	cpuProfile string // --cpuprofile: write a pprof CPU profile here while serving
+	engine       string
+	reactor      reactor.Config
+	reqsPerEvent int   // -R: enforced by the protocol Sessions
+	memory       int64 // -m in bytes
+	itemSize     int   // -I in bytes
+	noEvict      bool
+	noCAS        bool
+	udpPort      int
+	verbosity    int
+	protocol     string // "ascii" or "auto"
+	napiIDs      int    // -N: accepted for memcached compatibility
+	napi         napiOptions
+	cpuProfile   string // --cpuprofile: write a pprof CPU profile here while serving
 
 	help, version bool
 	usage         string          // the flag table, for -h
@@ -76,7 +76,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVarP(&o.noEvict, "disable-evictions", "M", false, "return an error when memory is full instead of evicting")
 	fs.BoolVarP(&o.noCAS, "disable-cas", "C", false, "disable use of CAS")
 	fs.CountVarP(&o.verbosity, "verbose", "v", "verbose logging (-v info, -vv debug)")
-	fs.IntVarP(&rc.ReqsPerEvent, "max-reqs-per-event", "R", 20, "max requests handled per connection per event, for fairness")
+	fs.IntVarP(&o.reqsPerEvent, "max-reqs-per-event", "R", 20, "max requests handled per connection per event, for fairness")
 	fs.StringVarP(&o.protocol, "protocol", "B", "auto", "protocol: ascii or auto (binary is not supported)")
 	fs.IntVarP(&rc.Backlog, "listen-backlog", "b", 1024, "listen backlog")
 	fs.IntVarP(&o.napiIDs, "napi-ids", "N", 0, "memcached's NAPI ID count; accepted for compatibility (the epoll engine routes by NAPI ID on its own)")
@@ -84,11 +84,11 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
 
 	fs.StringVar(&o.engine, "engine", defaultEngine(), "network engine: epoll (Linux) or go (portable)")
-	fs.Uint32Var(&rc.BusyPollUsecs, "busy-poll-usecs", 0, "epoll busy-poll time per wait in µs (EPIOCSPARAMS; 0 = off)")
+	fs.Uint32Var(&rc.Epoll.BusyPollUsecs, "busy-poll-usecs", 0, "epoll busy-poll time per wait in µs (EPIOCSPARAMS; 0 = off)")
 	fs.Uint16Var(&busyPollBudget, "busy-poll-budget", 64, "packets per busy-poll round (above 64 needs CAP_NET_ADMIN)")
-	fs.BoolVar(&rc.PreferBusyPoll, "prefer-busy-poll", false, "prefer busy polling over interrupts (needed for IRQ suspension)")
-	fs.IntVar(&rc.MaxEvents, "max-events", 64, "epoll_wait batch size")
-	fs.IntVar(&rc.EpollTimeoutMs, "epoll-timeout", -1, "epoll_wait timeout in ms (-1 blocks)")
+	fs.BoolVar(&rc.Epoll.PreferBusyPoll, "prefer-busy-poll", false, "prefer busy polling over interrupts (needed for IRQ suspension)")
+	fs.IntVar(&rc.Epoll.MaxEvents, "max-events", 64, "epoll_wait batch size")
+	fs.IntVar(&rc.Epoll.TimeoutMs, "epoll-timeout", -1, "epoll_wait timeout in ms (-1 blocks)")
 	fs.StringVar(&pinCPUs, "pin-cpus", "", "pin reactor i to the i-th CPU of this list (e.g. 0,2,4-7)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile (pprof) of the whole serving time to this file")
 	nf := addNAPIFlags(fs, &o.napi)
@@ -105,7 +105,7 @@ func parseFlags(args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
 	}
-	rc.BusyPollBudget = busyPollBudget
+	rc.Epoll.BusyPollBudget = busyPollBudget
 
 	var err error
 	if o.memory, err = parseMemoryLimit(memory); err != nil {
@@ -117,8 +117,8 @@ func parseFlags(args []string) (*options, error) {
 	if rc.Threads, err = parseThreads(threads); err != nil {
 		return nil, err
 	}
-	if rc.PinCPUs, err = parseCPUList(pinCPUs); err != nil {
-		return nil, err
+	if rc.Epoll.PinCPUs, err = cpuset.Parse(pinCPUs); err != nil {
+		return nil, usagef("invalid --pin-cpus %q: %v", pinCPUs, err)
 	}
 	if err := nf.resolve(fs, o); err != nil {
 		return nil, err
@@ -137,16 +137,16 @@ func (o *options) check() error {
 		return usagef("UDP is not supported (-U %d); run with -U 0", o.udpPort)
 	case rc.MaxConns <= 0:
 		return usagef("maximum connections must be greater than 0 (-c %d)", rc.MaxConns)
-	case rc.ReqsPerEvent <= 0:
-		return usagef("number of requests per event must be greater than 0 (-R %d)", rc.ReqsPerEvent)
+	case o.reqsPerEvent <= 0:
+		return usagef("number of requests per event must be greater than 0 (-R %d)", o.reqsPerEvent)
 	case rc.Backlog <= 0:
 		return usagef("listen backlog must be greater than 0 (-b %d)", rc.Backlog)
 	case o.napiIDs < 0:
 		return usagef("number of NAPI IDs must not be negative (-N %d)", o.napiIDs)
-	case rc.MaxEvents <= 0:
-		return usagef("--max-events must be greater than 0 (got %d)", rc.MaxEvents)
-	case rc.EpollTimeoutMs < -1:
-		return usagef("--epoll-timeout must be -1 (block) or a timeout in ms (got %d)", rc.EpollTimeoutMs)
+	case rc.Epoll.MaxEvents <= 0:
+		return usagef("--max-events must be greater than 0 (got %d)", rc.Epoll.MaxEvents)
+	case rc.Epoll.TimeoutMs < -1:
+		return usagef("--epoll-timeout must be -1 (block) or a timeout in ms (got %d)", rc.Epoll.TimeoutMs)
 	case o.itemSize > int(o.memory/2):
 		return usagef("cannot set item size limit (-I %d) higher than 1/2 of memory max (-m %d MB)", o.itemSize, o.memory>>20)
 	}
@@ -157,9 +157,7 @@ func (o *options) check() error {
 	default:
 		return usagef("invalid value for binding protocol: %q (want ascii or auto)", o.protocol)
 	}
-	switch o.engine {
-	case "go", "epoll":
-	default:
+	if _, ok := engines[o.engine]; !ok {
 		return usagef("unknown --engine %q (want epoll or go)", o.engine)
 	}
 	return nil
@@ -222,35 +220,6 @@ func parseThreads(s string) (int, error) {
 		return 0, usagef("number of threads must be greater than 0, or auto (-t %q)", s)
 	}
 	return n, nil
-}
-
-// parseCPUList reads a Linux cpulist such as "0,2,4-7" in order, keeping
-// duplicates out.
-func parseCPUList(s string) ([]int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var cpus []int
-	seen := make(map[int]bool)
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		first, err1 := strconv.Atoi(lo)
-		last, err2 := first, error(nil)
-		if isRange {
-			last, err2 = strconv.Atoi(hi)
-		}
-		if err := errors.Join(err1, err2); err != nil || first < 0 || last < first || last >= maxCPUs {
-			return nil, usagef("invalid --pin-cpus %q: want a CPU list like 0,2,4-7", s)
-		}
-		for cpu := first; cpu <= last; cpu++ {
-			if seen[cpu] {
-				return nil, usagef("invalid --pin-cpus %q: CPU %d listed twice", s, cpu)
-			}
-			seen[cpu] = true
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpus, nil
 }
 
 func lastByte(s string) string {

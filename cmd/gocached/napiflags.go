@@ -31,11 +31,11 @@ type epollParams struct {
 }
 
 func epollParamsOf(rc *reactor.Config) epollParams {
-	return epollParams{rc.BusyPollUsecs, rc.BusyPollBudget, rc.PreferBusyPoll, rc.EpollTimeoutMs}
+	return epollParams{rc.Epoll.BusyPollUsecs, rc.Epoll.BusyPollBudget, rc.Epoll.PreferBusyPoll, rc.Epoll.TimeoutMs}
 }
 
 func (p epollParams) into(rc *reactor.Config) {
-	rc.BusyPollUsecs, rc.BusyPollBudget, rc.PreferBusyPoll, rc.EpollTimeoutMs = p.busyPollUsecs, p.busyPollBudget, p.preferBusyPoll, p.epollTimeoutMs
+	rc.Epoll.BusyPollUsecs, rc.Epoll.BusyPollBudget, rc.Epoll.PreferBusyPoll, rc.Epoll.TimeoutMs = p.busyPollUsecs, p.busyPollBudget, p.preferBusyPoll, p.epollTimeoutMs
 }
 
 // pollModeCustom names the mode in `stats reactors` when only explicit knob
@@ -78,17 +78,17 @@ func (f *napiFlags) resolve(fs *pflag.FlagSet, o *options) error {
 		changed := fs.Changed
 		if m.BusyPolls() {
 			if !changed("busy-poll-usecs") {
-				rc.BusyPollUsecs = m.BusyPollUsecs
+				rc.Epoll.BusyPollUsecs = m.BusyPollUsecs
 			}
 			if !changed("busy-poll-budget") {
-				rc.BusyPollBudget = m.BusyPollBudget
+				rc.Epoll.BusyPollBudget = m.BusyPollBudget
 			}
 			if !changed("prefer-busy-poll") {
-				rc.PreferBusyPoll = m.PreferBusyPoll
+				rc.Epoll.PreferBusyPoll = m.PreferBusyPoll
 			}
 		}
 		if !changed("epoll-timeout") {
-			rc.EpollTimeoutMs = m.EpollTimeoutMs
+			rc.Epoll.TimeoutMs = m.EpollTimeoutMs
 		}
 	}
 	var explicit napi.Knobs
@@ -104,9 +104,9 @@ func (f *napiFlags) resolve(fs *pflag.FlagSet, o *options) error {
 	no.knobs = no.knobs.Override(explicit)
 	switch {
 	case no.mode != nil:
-		rc.PollMode = no.modeName
+		rc.Epoll.PollMode = no.modeName
 	case !no.knobs.Empty():
-		rc.PollMode = pollModeCustom
+		rc.Epoll.PollMode = pollModeCustom
 	}
 	if fs.Changed("interface") && no.iface == "" {
 		return usagef("--interface needs an interface name")
@@ -123,5 +123,5 @@ func (no *napiOptions) touchesKernel() bool { return !no.knobs.Empty() }
 func (o *options) runAsBase() {
 	o.napi.plain.into(&o.reactor) // captured before the preset, after the explicit flags
 	o.napi.knobs = napi.Knobs{}
-	o.reactor.PollMode = "base"
+	o.reactor.Epoll.PollMode = "base"
 }

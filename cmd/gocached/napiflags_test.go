@@ -51,11 +51,11 @@ func TestPollModeFlags(t *testing.T) {
 			if got := o.napi.knobs; got.String() != tt.knobs.String() {
 				t.Errorf("knobs = %s, want %s", got, tt.knobs)
 			}
-			r := o.reactor
+			r := o.reactor.Epoll
 			if r.PollMode != tt.mode || r.BusyPollUsecs != tt.usecs || r.BusyPollBudget != tt.budget ||
-				r.PreferBusyPoll != tt.prefer || r.EpollTimeoutMs != tt.timeoutMs {
+				r.PreferBusyPoll != tt.prefer || r.TimeoutMs != tt.timeoutMs {
 				t.Errorf("reactor: mode %q usecs %d budget %d prefer %v timeout %d; want %q %d %d %v %d",
-					r.PollMode, r.BusyPollUsecs, r.BusyPollBudget, r.PreferBusyPoll, r.EpollTimeoutMs,
+					r.PollMode, r.BusyPollUsecs, r.BusyPollBudget, r.PreferBusyPoll, r.TimeoutMs,
 					tt.mode, tt.usecs, tt.budget, tt.prefer, tt.timeoutMs)
 			}
 		})
@@ -82,11 +82,11 @@ func TestRunAsBase(t *testing.T) {
 			t.Fatal(err)
 		}
 		o.runAsBase()
-		r := o.reactor
+		r := o.reactor.Epoll
 		if !o.napi.knobs.Empty() || r.PollMode != "base" || r.BusyPollUsecs != tt.usecs || r.BusyPollBudget != tt.budget ||
-			r.PreferBusyPoll != tt.prefer || r.EpollTimeoutMs != tt.timeoutMs {
+			r.PreferBusyPoll != tt.prefer || r.TimeoutMs != tt.timeoutMs {
 			t.Errorf("%q as base: knobs %s, mode %q usecs %d budget %d prefer %v timeout %d; want none, base, %d %d %v %d",
-				tt.args, o.napi.knobs, r.PollMode, r.BusyPollUsecs, r.BusyPollBudget, r.PreferBusyPoll, r.EpollTimeoutMs,
+				tt.args, o.napi.knobs, r.PollMode, r.BusyPollUsecs, r.BusyPollBudget, r.PreferBusyPoll, r.TimeoutMs,
 				tt.usecs, tt.budget, tt.prefer, tt.timeoutMs)
 		}
 	}

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"strings"
 
 	"github.com/gocached/gocached/internal/napi"
+	"github.com/gocached/gocached/internal/reactor"
 )
 
 // napiSession is the kernel side of a running server: the netdev client
@@ -72,7 +72,7 @@ func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
 		return nil, fmt.Errorf("%s on %s: %w", s.what(o), ifi.Name, err)
 	}
 	s.applied = st
-	log.Info("poll mode applied", "mode", o.reactor.PollMode, "interface", ifi.Name, "napis", len(st.NAPIs),
+	log.Info("poll mode applied", "mode", o.reactor.Epoll.PollMode, "interface", ifi.Name, "napis", len(st.NAPIs),
 		"knobs", no.knobs.String(), "state", s.statePath)
 	warnInconsistent(o, log)
 	return s, nil
@@ -95,7 +95,7 @@ func (s *napiSession) flagsUsed(o *options) string {
 }
 
 func (s *napiSession) noNAPI(o *options, why string) {
-	requested := o.reactor.PollMode
+	requested := o.reactor.Epoll.PollMode
 	o.runAsBase()
 	s.log.Warn("poll mode has no NAPI to act on; running as base", "mode", requested, "reason", why)
 	if s.client == nil {
@@ -119,7 +119,7 @@ func warnInconsistent(o *options, log *slog.Logger) {
 	k, rc := o.napi.knobs, &o.reactor
 	suspend, gro, deferIRQs := deref(k.IRQSuspendTimeout), deref(k.GROFlushTimeout), deref(k.DeferHardIRQs)
 	if suspend > 0 {
-		if !rc.PreferBusyPoll {
+		if !rc.Epoll.PreferBusyPoll {
 			log.Warn("irq-suspend-timeout only takes effect while reactors busy poll with prefer_busy_poll; it is off",
 				"irq_suspend_timeout_ns", suspend)
 		}
@@ -133,8 +133,8 @@ func warnInconsistent(o *options, log *slog.Logger) {
 				"irq_suspend_timeout_ns", suspend, "gro_flush_timeout_ns", gro)
 		}
 	}
-	if o.engine == "go" && rc.PreferBusyPoll {
-		log.Warn("the poll mode's epoll busy-poll parameters need --engine=epoll; only the NAPI knobs apply", "mode", rc.PollMode)
+	if o.engine == "go" && rc.Epoll.PreferBusyPoll {
+		log.Warn("the poll mode's epoll busy-poll parameters need --engine=epoll; only the NAPI knobs apply", "mode", rc.Epoll.PollMode)
 	}
 }
 
@@ -173,47 +173,32 @@ func napiInterface(name, listen string) (*net.Interface, string, error) {
 }
 
 // listenHosts are the IP addresses of -l's entries ("" for an empty -l, the
-// wildcard). Host names are resolved; every address a name maps to counts.
+// wildcard), split by the engines' own parser. Host names are resolved;
+// every address a name maps to counts.
 func listenHosts(listen string) ([]string, error) {
-	if strings.TrimSpace(listen) == "" {
-		return []string{""}, nil
+	addrs, err := reactor.ParseListen(listen, 0)
+	if err != nil {
+		return nil, fmt.Errorf("-l %s: %w", listen, err)
 	}
 	var hosts []string
-	for _, entry := range strings.Split(listen, ",") {
-		host := listenEntryHost(strings.TrimSpace(entry))
-		if host == "" {
+	for _, a := range addrs {
+		if a.Host == "" {
 			hosts = append(hosts, "")
 			continue
 		}
-		if _, err := netip.ParseAddr(host); err == nil {
-			hosts = append(hosts, host)
+		if _, err := netip.ParseAddr(a.Host); err == nil {
+			hosts = append(hosts, a.Host)
 			continue
 		}
-		ips, err := net.LookupIP(host)
+		ips, err := net.LookupIP(a.Host)
 		if err != nil || len(ips) == 0 {
-			return nil, fmt.Errorf("-l %s: cannot resolve %s to find its interface: %v; pass --interface", listen, host, err)
+			return nil, fmt.Errorf("-l %s: cannot resolve %s to find its interface: %v; pass --interface", listen, a.Host, err)
 		}
 		for _, ip := range ips {
 			hosts = append(hosts, ip.String())
 		}
 	}
 	return hosts, nil
-}
-
-// listenEntryHost strips the port and brackets from one -l entry, accepting
-// the same spellings as the engines: host, host:port, v6, [v6], [v6]:port.
-func listenEntryHost(entry string) string {
-	switch {
-	case strings.HasPrefix(entry, "[") && strings.HasSuffix(entry, "]"):
-		return entry[1 : len(entry)-1]
-	case strings.Count(entry, ":") > 1 && !strings.HasPrefix(entry, "["):
-		return entry
-	case strings.Contains(entry, ":"):
-		if host, _, err := net.SplitHostPort(entry); err == nil {
-			return host
-		}
-	}
-	return entry
 }
 
 // knobReader reads one NAPI's knobs back from the kernel, for reactor.Config;

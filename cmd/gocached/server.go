@@ -7,14 +7,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/epoll"
+	"github.com/gocached/gocached/internal/reactor/portable"
 	"github.com/gocached/gocached/internal/store"
 )
 
@@ -52,7 +52,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 		return 1
 	}
 	defer st.Close()
-	env := &protocol.Env{Store: st, Settings: settingsFor(o), StartUnix: time.Now().Unix()}
+	started := time.Now().Unix()
 
 	// Signals are caught before any knob is written, so that a SIGTERM
 	// during start-up still restores them.
@@ -64,7 +64,6 @@ func serve(o *options, log *slog.Logger) (status int) {
 		return 1
 	}
 	defer ns.close()
-	o.reactor.NAPIKnobs = ns.knobReader()
 	defer func() {
 		if err := ns.restore(); err != nil {
 			log.Error("NAPI knobs not restored", "err", err)
@@ -72,20 +71,19 @@ func serve(o *options, log *slog.Logger) (status int) {
 		}
 	}()
 
-	eng, name, err := startEngine(o, env, log)
+	// The engine's config is complete here and never written again; the
+	// Sessions' Env is built once the engine has said what it chose.
+	cfg := o.reactor
+	cfg.Epoll.NAPIKnobs = ns.knobReader()
+	var env *protocol.Env
+	cfg.NewSession = func() reactor.Session { return protocol.NewSession(env) }
+	eng, err := engines[o.engine](cfg)
 	if err != nil {
 		log.Error("cannot start", "err", err)
-		status = 1
-		return status
+		return 1
 	}
-	env.Settings.Engine = name
-	if ta, ok := eng.Addr().(*net.TCPAddr); ok {
-		env.Settings.Port = ta.Port // the real port when -p 0 picked one
-	}
-	if name == "go" {
-		applyGoEngineThreads(o, log)
-		env.Settings.Threads = runtime.GOMAXPROCS(0)
-	}
+	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started}
+	warnEngineFlags(o, log)
 
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
@@ -96,7 +94,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
-	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", name, "version", version, "poll_mode", pollModeLabel(o))
+	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.engine, "threads", eng.Threads(), "version", version, "poll_mode", pollModeLabel(o))
 
 	select {
 	case err := <-served:
@@ -126,27 +124,21 @@ func serve(o *options, log *slog.Logger) (status int) {
 
 // pollModeLabel is the poll mode for the start-up line.
 func pollModeLabel(o *options) string {
-	if o.reactor.PollMode == "" {
+	if o.reactor.Epoll.PollMode == "" {
 		return "none"
 	}
-	return o.reactor.PollMode
+	return o.reactor.Epoll.PollMode
 }
 
-// startEngine builds the chosen engine. Until the epoll reactors exist, an
-// epoll engine that reports "not implemented yet" falls back to the
-// portable one with a warning.
-func startEngine(o *options, env *protocol.Env, log *slog.Logger) (reactor.Engine, string, error) {
-	name := o.engine
-	eng, err := reactor.New(name, o.reactor, env)
-	if err != nil && name == "epoll" && strings.Contains(err.Error(), "not implemented yet") {
-		log.Warn("epoll engine unavailable; using the portable engine", "err", err)
-		name = "go"
-		eng, err = reactor.New(name, o.reactor, env)
-	}
-	return eng, name, err
+// engines are the network engines --engine chooses from.
+var engines = map[string]reactor.Factory{
+	"epoll": epoll.New,
+	"go":    portable.New,
 }
 
-func settingsFor(o *options) *protocol.Settings {
+// settingsFor builds what `stats settings` reports, once: from the command
+// line, plus what the engine chose (its port with -p 0, its thread count).
+func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 	verbosity := new(atomic.Int32)
 	verbosity.Store(int32(o.verbosity))
 	binding := "ascii"
@@ -155,19 +147,18 @@ func settingsFor(o *options) *protocol.Settings {
 	}
 	return &protocol.Settings{
 		Version:         version,
-		Port:            o.reactor.Port,
+		Port:            boundPort(eng, o.reactor.Port),
 		UDPPort:         o.udpPort,
 		Interface:       o.reactor.Listen,
 		MaxConns:        o.reactor.MaxConns,
-		Threads:         o.reactor.Threads,
+		Threads:         eng.Threads(),
 		MaxBytes:        o.memory,
 		ItemSizeMax:     o.itemSize,
 		Evictions:       !o.noEvict,
 		CASEnabled:      !o.noCAS,
-		ReqsPerEvent:    o.reactor.ReqsPerEvent,
+		ReqsPerEvent:    o.reqsPerEvent,
 		TCPBacklog:      o.reactor.Backlog,
 		BindingProtocol: binding,
-		Engine:          o.engine,
 		Verbosity:       verbosity,
 	}
 }
@@ -175,17 +166,22 @@ func settingsFor(o *options) *protocol.Settings {
 // epollOnlyFlags have no meaning on the portable engine.
 var epollOnlyFlags = []string{"busy-poll-usecs", "busy-poll-budget", "prefer-busy-poll", "max-events", "epoll-timeout", "pin-cpus"}
 
-// applyGoEngineThreads gives -t a meaning on the portable engine: the number
-// of OS threads running Go code (GOMAXPROCS), so that `-t 1` compares with
-// one epoll reactor or `memcached -t 1`. It also warns about epoll-only flags.
-func applyGoEngineThreads(o *options, log *slog.Logger) {
-	if o.reactor.Threads > 0 {
-		runtime.GOMAXPROCS(o.reactor.Threads)
-		log.Info("portable engine: -t sets GOMAXPROCS", "threads", o.reactor.Threads)
+// warnEngineFlags points at flags the chosen engine ignores.
+func warnEngineFlags(o *options, log *slog.Logger) {
+	if o.engine != "go" {
+		return
 	}
 	for _, name := range epollOnlyFlags {
 		if o.changed[name] {
 			log.Warn("flag only applies to --engine=epoll; ignored", "flag", "--"+name)
 		}
 	}
+}
+
+// boundPort is the port the engine listens on: the one -p 0 picked.
+func boundPort(eng reactor.Engine, flag int) int {
+	if ta, ok := eng.Addr().(*net.TCPAddr); ok {
+		return ta.Port
+	}
+	return flag
 }

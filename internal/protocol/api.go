@@ -23,7 +23,6 @@ type Settings struct {
 	ReqsPerEvent    int    // -R
 	TCPBacklog      int    // -b
 	BindingProtocol string // "ascii"
-	Engine          string // "epoll" or "go"
 	Verbosity       *atomic.Int32
 }
 

@@ -35,7 +35,6 @@ func newTestEnv(tb testing.TB) *Env {
 			ReqsPerEvent:    20,
 			TCPBacklog:      1024,
 			BindingProtocol: "ascii",
-			Engine:          "go",
 			Verbosity:       new(atomic.Int32),
 		},
 		StartUnix: 1,

@@ -1,6 +1,3 @@
-// Package reactor holds gocached's network engines: the portable engine (a
-// goroutine per connection over net.Listener) and, on Linux, the epoll reactors
-// routed by NAPI ID. Both drive protocol.Session and differ only in I/O.
 package reactor
 
 import (
@@ -10,56 +7,77 @@ import (
 	"github.com/gocached/gocached/internal/protocol"
 )
 
-// Config is what the engines take from the command line.
-type Config struct {
-	Listen       string // -l: host(s); "" = all interfaces
-	Port         int    // -p
-	MaxConns     int    // -c: across all reactors
-	Threads      int    // -t: 0 = auto
-	ReqsPerEvent int    // -R
-	Backlog      int    // -b
+// Session is what a connection needs of protocol.Session. Engines hold it
+// through this interface so tests can put a small fake behind it.
+type Session interface {
+	// Process handles the complete requests at the start of in, appending
+	// replies to out; see protocol.Status for what to do next.
+	Process(in, out []byte) (consumed int, reply []byte, st protocol.Status)
+	// Want is the buffer size the unconsumed request needs to fit whole.
+	Want() int
+	// Reset readies the Session for a new connection.
+	Reset()
+}
 
-	// Epoll engine only (issue 3/4).
+// Config is what every engine takes. cmd/gocached builds it once from the
+// command line; engines read it and never write it back: what an engine
+// chooses (its thread count, its NAPI map) it reports through Engine.
+type Config struct {
+	Listen   string // -l: host(s); "" = all interfaces
+	Port     int    // -p
+	MaxConns int    // -c: across the whole engine
+	Threads  int    // -t: 0 = the engine's automatic choice
+	Backlog  int    // -b
+
+	// NewSession makes the protocol handler of one connection. Engines
+	// call it lazily (on the first connection, after Serve starts) and
+	// reuse Sessions through Reset.
+	NewSession func() Session
+
+	Epoll EpollConfig // read by the epoll engine only
+}
+
+// EpollConfig holds the epoll engine's own settings.
+type EpollConfig struct {
 	BusyPollUsecs  uint32
 	BusyPollBudget uint16
 	PreferBusyPoll bool
-	MaxEvents      int
-	EpollTimeoutMs int   // -1 blocks
-	PinCPUs        []int // reactor i pinned to PinCPUs[i]
-
-	// NAPI control (issue 4). cmd/gocached sets the per-NAPI kernel knobs
-	// itself through internal/napi; the reactors only report them, so this
-	// package never imports napi.
+	MaxEvents      int   // epoll_wait batch; 0 = 64
+	TimeoutMs      int   // epoll_wait timeout; -1 (or 0, the zero value) blocks
+	PinCPUs        []int // reactor i pinned to PinCPUs[i % len]
 
 	// PollMode is the --poll-mode in effect, for `stats reactors`
 	// (reactor:N:poll_mode): a preset name such as "suspend20", "custom"
 	// when only explicit knob flags were given, "base" when the requested
 	// mode found no NAPI to act on, and "" when gocached leaves the kernel
 	// knobs alone. The preset's epoll parameters are already folded into
-	// BusyPollUsecs, BusyPollBudget, PreferBusyPoll and EpollTimeoutMs.
+	// the fields above.
 	PollMode string
 	// NAPIKnobs reads the current knobs of NAPI napiID back from the
-	// kernel (netdev napi-get), for reactor:N:defer_hard_irqs,
-	// gro_flush_timeout and irq_suspend_timeout at stats time; timeouts are
-	// in nanoseconds. It is safe for concurrent use and costs one netlink
-	// round trip per call, so call it at stats time only, never per event.
-	// nil (no netdev family, or not Linux) leaves those lines out; an
-	// error means "unknown right now" (e.g. the NAPI went away).
+	// kernel (netdev napi-get) for `stats reactors`; timeouts in ns. It is
+	// safe for concurrent use and costs a netlink round trip, so it is
+	// called at stats time only. nil leaves those lines out; an error means
+	// "unknown right now". cmd/gocached supplies it from internal/napi, so
+	// the engines never import napi.
 	NAPIKnobs func(napiID uint32) (deferHardIRQs uint32, groFlushTimeoutNs, irqSuspendTimeoutNs uint64, err error)
 }
 
-// Engine is a running server.
+// Engine is a running server. It is also the protocol.Server that `stats`
+// asks for connection-level numbers and the groups the engine owns.
 type Engine interface {
-	// Addr is the bound listening address (useful with -p 0).
+	protocol.Server
+	// Addr is the first bound listening address (useful with -p 0).
 	Addr() net.Addr
+	// Threads is the number of threads serving requests: reactors, or
+	// GOMAXPROCS for the portable engine. It is fixed once New returns.
+	Threads() int
 	// Serve runs until Shutdown; it returns nil after a clean shutdown.
 	Serve() error
-	// Shutdown stops accepting, lets in-flight replies finish, closes connections.
+	// Shutdown stops accepting, lets in-flight replies finish and closes
+	// the connections; when ctx ends first it closes them at once and
+	// returns ctx's error.
 	Shutdown(ctx context.Context) error
 }
 
-// New builds the engine called name ("go" or "epoll"), listening now, and
-// sets env.Server to it.
-func New(name string, cfg Config, env *protocol.Env) (Engine, error) {
-	return newEngine(name, cfg, env)
-}
+// Factory builds an engine, bound and listening, ready for Serve.
+type Factory func(Config) (Engine, error)

@@ -8,7 +8,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/gocached/gocached/kernel/probe"
+	"github.com/gocached/gocached/internal/probe"
 )
 
 // ConnNAPIID returns SO_INCOMING_NAPI_ID of c's socket.

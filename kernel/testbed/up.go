@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocached/gocached/kernel/probe"
+	"github.com/gocached/gocached/internal/probe"
 )
 
 // RequireEnv, set to 1, turns a missing testbed from a skip into a failure

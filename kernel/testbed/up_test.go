@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocached/gocached/kernel/probe"
+	"github.com/gocached/gocached/internal/probe"
 )
 
 func TestPrereqsMissing(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/gocached/gocached/internal/napi"
-	"github.com/gocached/gocached/kernel/probe"
+	"github.com/gocached/gocached/internal/probe"
 )
 
 // facts is everything doctor looks at, gathered first (gather, per OS) and

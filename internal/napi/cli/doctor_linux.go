@@ -1,8 +1,9 @@
 package cli
 
 import (
+	"github.com/gocached/gocached/internal/cpuset"
 	"github.com/gocached/gocached/internal/napi"
-	"github.com/gocached/gocached/kernel/probe"
+	"github.com/gocached/gocached/internal/probe"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +25,7 @@ func gather(iface, mode, pin string) facts {
 	f.capNetAdmin = probe.HasCapNetAdmin()
 
 	if pin != "" {
-		f.pin, f.pinErr = probe.ParseCPUList(pin)
+		f.pin, f.pinErr = cpuset.Parse(pin)
 	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err == nil {

@@ -5,7 +5,7 @@ package cli
 import (
 	"errors"
 
-	"github.com/gocached/gocached/kernel/probe"
+	"github.com/gocached/gocached/internal/probe"
 )
 
 // gather on other systems: the kernel features doctor checks are Linux's.

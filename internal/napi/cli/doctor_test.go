@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gocached/gocached/internal/napi"
-	"github.com/gocached/gocached/kernel/probe"
+	"github.com/gocached/gocached/internal/probe"
 )
 
 var (

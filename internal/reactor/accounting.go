@@ -1,0 +1,93 @@
+package reactor
+
+import (
+	"sync/atomic"
+
+	"github.com/gocached/gocached/internal/protocol"
+)
+
+// Accounting counts connections the way memcached does, for every engine:
+// listening sockets are connections too. memcached allocates a conn for
+// each listener, so they count in total_connections and
+// connection_structures, and curr_connections is its live conn count minus
+// one. With the default wildcard (two listeners) and three clients memcached
+// reports curr 4, total 5; with one -l address and three clients, curr 3,
+// total 4. Clients beyond MaxConns are rejected.
+//
+// All methods are safe for concurrent use; the hot ones are one atomic each.
+type Accounting struct {
+	maxConns  int64
+	listeners atomic.Int64
+	clients   atomic.Int64 // admitted and not yet released
+	peak      atomic.Int64 // most clients at once
+
+	total          atomic.Uint64 // conns ever opened, listeners included; `stats reset` clears it
+	rejected       atomic.Uint64
+	listenDisabled atomic.Uint64
+	accepting      atomic.Bool
+}
+
+// NewAccounting starts the counts for an engine limited to maxConns
+// clients (0: no limit).
+func NewAccounting(maxConns int) *Accounting {
+	a := &Accounting{maxConns: int64(maxConns)}
+	a.accepting.Store(true)
+	return a
+}
+
+// AddListeners records n listening sockets as memcached counts them: one
+// per bound address, however many reactors share it.
+func (a *Accounting) AddListeners(n int) {
+	a.listeners.Add(int64(n))
+	a.total.Add(uint64(n))
+}
+
+// Admit counts an accepted client; false means it is over -c and must be
+// sent RejectMessage and closed (it is then counted as rejected).
+func (a *Accounting) Admit() bool {
+	n := a.clients.Add(1)
+	if a.maxConns > 0 && n > a.maxConns {
+		a.clients.Add(-1)
+		a.rejected.Add(1) // memcached never opens a conn for it: not in total
+		return false
+	}
+	a.total.Add(1)
+	for {
+		p := a.peak.Load()
+		if n <= p || a.peak.CompareAndSwap(p, n) {
+			return true
+		}
+	}
+}
+
+// Release forgets an admitted client that has been closed.
+func (a *Accounting) Release() { a.clients.Add(-1) }
+
+// Clients is the number of admitted clients still open.
+func (a *Accounting) Clients() int { return int(max(a.clients.Load(), 0)) }
+
+// ListenDisabled counts one pause of accepting for lack of descriptors
+// (memcached's listen_disabled_num).
+func (a *Accounting) ListenDisabled() { a.listenDisabled.Add(1) }
+
+// StopAccepting marks the engine as no longer accepting (accepting_conns 0).
+func (a *Accounting) StopAccepting() { a.accepting.Store(false) }
+
+// Reset clears what memcached's `stats reset` clears.
+func (a *Accounting) Reset() {
+	a.total.Store(0)
+	a.rejected.Store(0)
+	a.listenDisabled.Store(0)
+}
+
+// Fill writes the connection counts into s; the engine adds its byte,
+// yield and thread numbers.
+func (a *Accounting) Fill(s *protocol.ServerStats) {
+	live := a.listeners.Load() + max(a.clients.Load(), 0)
+	s.CurrConnections = uint64(max(live-1, 0))
+	s.TotalConnections = a.total.Load()
+	s.RejectedConnections = a.rejected.Load()
+	s.ConnStructures = uint64(a.listeners.Load() + max(a.peak.Load(), 0))
+	s.ListenDisabledNum = a.listenDisabled.Load()
+	s.AcceptingConns = a.accepting.Load()
+}

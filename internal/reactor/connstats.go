@@ -1,0 +1,76 @@
+package reactor
+
+import (
+	"net"
+	"slices"
+	"strconv"
+)
+
+// ConnState is a connection's state as memcached names it in `stats conns`.
+type ConnState int32
+
+// memcached shows a client that has sent nothing yet as conn_new_cmd and an
+// idle one that has as conn_read (it parks connections there between
+// requests); the zero value is the former.
+const (
+	StateNew       ConnState = iota // accepted, no request read yet: conn_new_cmd
+	StateWaiting                    // waiting for the next request: conn_read
+	StateParsing                    // handling requests: conn_parse_cmd
+	StateWriting                    // sending replies the socket would not take: conn_mwrite
+	StateListening                  // a listening socket: conn_listening
+)
+
+var stateNames = [...]string{
+	StateNew:       "conn_new_cmd",
+	StateWaiting:   "conn_read",
+	StateParsing:   "conn_parse_cmd",
+	StateWriting:   "conn_mwrite",
+	StateListening: "conn_listening",
+}
+
+func (s ConnState) String() string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return "conn_unknown"
+	}
+	return stateNames[s]
+}
+
+// ConnLine is one socket in `stats conns`.
+type ConnLine struct {
+	FD         int
+	Addr       string // peer (clients) or bound address (listeners), as AddrString
+	ListenAddr string // clients only: the local address the client reached
+	State      ConnState
+	IdleSecs   int64 // seconds since the last request (listeners: since they opened, as memcached)
+}
+
+// WriteConns renders `stats conns` as memcached does: every socket by
+// descriptor number, ascending, listeners included.
+func WriteConns(lines []ConnLine, add func(name, value string)) {
+	slices.SortFunc(lines, func(a, b ConnLine) int { return a.FD - b.FD })
+	for _, l := range lines {
+		p := strconv.Itoa(l.FD) + ":"
+		add(p+"addr", l.Addr)
+		if l.State != StateListening {
+			add(p+"listen_addr", l.ListenAddr)
+		}
+		add(p+"state", l.State.String())
+		add(p+"secs_since_last_cmd", strconv.FormatInt(max(l.IdleSecs, 0), 10))
+	}
+}
+
+// AddrString formats a TCP address the way memcached's `stats conns` does:
+// "tcp:1.2.3.4:11211" or "tcp6:[::1]:11211".
+func AddrString(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || ta == nil {
+		if a == nil {
+			return "unknown"
+		}
+		return a.Network() + ":" + a.String()
+	}
+	if ta.IP.To4() == nil && len(ta.IP) == net.IPv6len {
+		return "tcp6:" + ta.String()
+	}
+	return "tcp:" + ta.String()
+}

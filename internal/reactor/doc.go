@@ -1,0 +1,25 @@
+// Package reactor is gocached's shared connection core. The engines that do
+// the I/O live in sub-packages and are built from it:
+//
+//   - epoll: Linux reactors, each a goroutine locked to an OS thread that
+//     owns one epoll context (with busy-poll parameters), listeners in
+//     SO_REUSEPORT groups steered by RX queue, and connections routed to
+//     the reactor serving their NAPI ID.
+//   - portable: a goroutine per connection over the net package; it runs
+//     wherever Go does and is the baseline the reactors are measured
+//     against.
+//
+// What every engine must do alike is written once, here: the Engine
+// interface and its Config (built once by cmd/gocached, never written by an
+// engine), -l parsing and the sockets a listen list binds (Bindings),
+// memcached's connection accounting (Accounting) and `stats conns`
+// rendering (WriteConns), the flow-control policy (flow.go), and the
+// Session glue (RunSession, RejectMessage). Protocol parsing is not here:
+// a connection hands its bytes to a Session (internal/protocol) and gets
+// reply bytes back.
+//
+// Dependencies flow one way: cmd/gocached -> reactor/<engine> -> reactor ->
+// protocol -> store. The engine conformance suite (conformance_test.go)
+// runs one table of protocol, accounting, flow-control and shutdown cases
+// against every engine; a new engine joins it with one line.
+package reactor

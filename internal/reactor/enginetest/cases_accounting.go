@@ -1,0 +1,159 @@
+package enginetest
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gocached/gocached/internal/reactor"
+)
+
+// waitCurr waits until curr_connections reads want: engines register
+// accepted connections asynchronously to the client's connect.
+func waitCurr(t *testing.T, s *Server, want uint64) {
+	t.Helper()
+	WaitFor(t, "curr_connections "+strconv.FormatUint(want, 10), func() bool {
+		return s.Eng.ServerStats().CurrConnections == want
+	})
+}
+
+// countsAsMemcached checks memcached 1.6's numbers with one listener and
+// three clients: curr 3 (listener + clients - 1), total 4, and after one
+// client leaves, curr 2.
+func countsAsMemcached(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{}, Options{})
+	a, b, c := s.Dial(t), s.Dial(t), s.Dial(t)
+	waitCurr(t, s, 3)
+	st := a.Stats("")
+	for name, want := range map[string]string{"curr_connections": "3", "total_connections": "4",
+		"rejected_connections": "0", "accepting_conns": "1", "threads": itoa(s.Eng.Threads())} {
+		if st[name] != want {
+			t.Errorf("stats %s = %q, want %q", name, st[name], want)
+		}
+	}
+	if n, _ := strconv.Atoi(st["connection_structures"]); n < 4 {
+		t.Errorf("connection_structures = %q, want >= 4", st["connection_structures"])
+	}
+	c.NC.Close()
+	waitCurr(t, s, 2)
+	_ = b
+}
+
+// statsConns checks the shape and states of `stats conns`: the listener,
+// a client that has sent nothing (conn_new_cmd), an idle one that has
+// (conn_read), and the one asking (conn_parse_cmd).
+func statsConns(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{Threads: 1}, Options{})
+	fresh := s.Dial(t)
+	idle := s.Dial(t)
+	idle.Send("version\r\n")
+	idle.Line()
+	asking := s.Dial(t)
+	waitCurr(t, s, 3)
+	lines := asking.Stats("conns")
+	byFD := make(map[string]map[string]string)
+	for name, v := range lines {
+		fd, field, ok := strings.Cut(name, ":")
+		if !ok {
+			t.Fatalf("stats conns line %q has no fd", name)
+		}
+		if byFD[fd] == nil {
+			byFD[fd] = make(map[string]string)
+		}
+		byFD[fd][field] = v
+	}
+	states := make(map[string]string) // client addr -> state
+	listeners := 0
+	for fd, m := range byFD {
+		if m["state"] == "conn_listening" {
+			listeners++
+			if m["addr"] != "tcp:"+s.Addr || len(m) != 3 {
+				t.Errorf("listener %s: %v, want addr tcp:%s and 3 fields", fd, m, s.Addr)
+			}
+			continue
+		}
+		if m["listen_addr"] != "tcp:"+s.Addr || len(m) != 4 {
+			t.Errorf("client %s: %v, want listen_addr tcp:%s and 4 fields", fd, m, s.Addr)
+		}
+		states[m["addr"]] = m["state"]
+	}
+	if listeners != 1 {
+		t.Errorf("%d listeners in stats conns, want 1", listeners)
+	}
+	for who, c := range map[string]*Client{"conn_new_cmd": fresh, "conn_read": idle, "conn_parse_cmd": asking} {
+		if got := states["tcp:"+c.NC.LocalAddr().String()]; got != who {
+			t.Errorf("client %s state %q, want %q (all: %v)", c.NC.LocalAddr(), got, who, states)
+		}
+	}
+}
+
+// wildcardBothFamilies checks that an empty -l listens as memcached does:
+// one IPv4 and one IPv6 socket, both counted as connections.
+func wildcardBothFamilies(t *testing.T, f reactor.Factory) {
+	probe, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	probe.Close()
+	s := Start(t, f, reactor.Config{}, Options{Wildcard: true})
+	_, port, _ := net.SplitHostPort(s.Addr)
+	v4 := DialAddr(t, net.JoinHostPort("127.0.0.1", port))
+	v6 := DialAddr(t, net.JoinHostPort("::1", port))
+	waitCurr(t, s, 3) // two listeners + two clients - 1
+	st := v4.Stats("")
+	if st["total_connections"] != "4" {
+		t.Errorf("total_connections = %s, want 4 (two listeners, two clients)", st["total_connections"])
+	}
+	conns := v6.Stats("conns")
+	var got []string
+	for name, v := range conns {
+		if strings.HasSuffix(name, ":addr") && conns[strings.TrimSuffix(name, "addr")+"state"] == "conn_listening" {
+			got = append(got, v)
+		}
+	}
+	want := map[string]bool{"tcp:0.0.0.0:" + port: true, "tcp6:[::]:" + port: true}
+	if len(got) != 2 || !want[got[0]] || !want[got[1]] {
+		t.Errorf("listeners %v, want tcp:0.0.0.0:%s and tcp6:[::]:%s", got, port, port)
+	}
+}
+
+func connLimit(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{MaxConns: 2}, Options{})
+	a, b := s.Dial(t), s.Dial(t)
+	for _, c := range []*Client{a, b} {
+		c.Send("version\r\n")
+		c.Line()
+	}
+	over := s.Dial(t)
+	over.Expect(string(reactor.RejectMessage))
+	over.ExpectEOF()
+	st := a.Stats("")
+	if st["rejected_connections"] != "1" || st["curr_connections"] != "2" || st["total_connections"] != "3" {
+		t.Errorf("rejected/curr/total = %s/%s/%s, want 1/2/3",
+			st["rejected_connections"], st["curr_connections"], st["total_connections"])
+	}
+	b.NC.Close()
+	waitCurr(t, s, 1)
+	again := s.Dial(t)
+	again.Send("version\r\n")
+	if l := again.Line(); !strings.HasPrefix(l, "VERSION") {
+		t.Fatalf("after a slot freed: %q", l)
+	}
+}
+
+func statsReset(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{}, Options{})
+	c := s.Dial(t)
+	c.Send("version\r\n")
+	c.Line()
+	c.Send("stats reset\r\n")
+	c.Expect("RESET\r\n")
+	st := c.Stats("")
+	if st["total_connections"] != "0" || st["curr_connections"] != "1" {
+		t.Errorf("after stats reset total/curr = %s/%s, want 0/1", st["total_connections"], st["curr_connections"])
+	}
+	if n, _ := strconv.Atoi(st["bytes_read"]); n == 0 || n > 32 {
+		t.Errorf("after stats reset bytes_read = %d, want only the stats request", n)
+	}
+}

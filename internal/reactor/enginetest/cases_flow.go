@@ -1,0 +1,119 @@
+package enginetest
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/store"
+)
+
+// latencyBound is the longest another client may wait for a reply while
+// one client floods or stalls. It is generous (the race detector and a
+// shared 2-CPU machine slow everything) yet far below the multi-second
+// stalls that unfair engines show.
+const latencyBound = 2 * time.Second
+
+// backpressure: a client pipelines gets of a 100 KB value and never reads
+// the replies. The engine must stop reading it once its replies back up,
+// and keep answering another client within latencyBound.
+func backpressure(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{Threads: 1}, Options{})
+	value := strings.Repeat("x", 100<<10)
+	if s.Env.Store.Set(store.ModeSet, []byte("big"), 0, 0, []byte(value), 0) != store.Stored {
+		t.Fatal("could not store the value")
+	}
+	hog := s.Dial(t)
+	const batches, perBatch = 100, 1000
+	go func() {
+		req := strings.Repeat("get big\r\n", perBatch)
+		for range batches {
+			if _, err := hog.NC.Write([]byte(req)); err != nil {
+				return
+			}
+		}
+	}()
+	var last uint64
+	stable := 0
+	WaitFor(t, "the engine to stop reading the hog", func() bool {
+		time.Sleep(20 * time.Millisecond)
+		st := s.Eng.ServerStats()
+		if st.BytesRead == last && st.BytesWritten > 0 {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = st.BytesRead
+		return stable >= 10
+	})
+	if total := uint64(batches * perBatch * len("get big\r\n")); last >= total {
+		t.Fatalf("engine read the whole pipeline (%d bytes)", last)
+	}
+	other := s.Dial(t)
+	worst := roundTrips(t, other, 50)
+	if worst > latencyBound {
+		t.Errorf("other client waited %v for a reply while the hog stalled; bound %v", worst, latencyBound)
+	}
+}
+
+// fairnessLatency: one client floods pipelined gets (reading its replies)
+// on the same thread as another client doing round trips; -R must keep the
+// other's wait within latencyBound.
+func fairnessLatency(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{Threads: 1}, Options{ReqsPerEvent: 20})
+	flood := s.Dial(t)
+	flood.Send("set k 0 0 1\r\nx\r\n")
+	flood.Expect("STORED\r\n")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	req := strings.Repeat("get k\r\n", 2000)
+	go func() { // writer: bounded in count and stopped at the end
+		defer wg.Done()
+		for range 500 {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := flood.NC.Write([]byte(req)); err != nil {
+				return
+			}
+		}
+	}()
+	go func() { // reader: drains replies so the flood never backs up
+		defer wg.Done()
+		buf := make([]byte, 256<<10)
+		for {
+			if _, err := flood.NC.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // let the flood start
+	other := s.Dial(t)
+	worst := roundTrips(t, other, 50)
+	close(stop)
+	flood.NC.Close()
+	wg.Wait()
+	if worst > latencyBound {
+		t.Errorf("a round trip waited %v behind a pipelining client; bound %v", worst, latencyBound)
+	}
+	if s.Eng.ServerStats().ConnYields == 0 {
+		t.Errorf("conn_yields = 0: the flooding client never yielded")
+	}
+}
+
+// roundTrips does n set round trips and returns the slowest.
+func roundTrips(t *testing.T, c *Client, n int) time.Duration {
+	var worst time.Duration
+	for range n {
+		start := time.Now()
+		c.Send("set small 0 0 1\r\ny\r\n")
+		c.Expect("STORED\r\n")
+		worst = max(worst, time.Since(start))
+	}
+	return worst
+}

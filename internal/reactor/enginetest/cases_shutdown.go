@@ -1,0 +1,94 @@
+package enginetest
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/store"
+)
+
+// gracefulShutdown: the replies to requests already sent go out, then the
+// connections close, Serve returns nil and the port stops accepting.
+func gracefulShutdown(t *testing.T, f reactor.Factory) {
+	s, served := StartManual(t, f, reactor.Config{}, Options{})
+	idle := s.Dial(t)
+	busy := s.Dial(t)
+	busy.Send("set k 0 0 1\r\nx\r\n")
+	busy.Expect("STORED\r\n")
+	busy.Send(strings.Repeat("get k\r\n", 200))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Eng.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve after Shutdown: %v", err)
+	}
+	if s.Eng.ServerStats().AcceptingConns {
+		t.Errorf("accepting_conns still 1 after Shutdown")
+	}
+	// Whatever was read before the shutdown is answered whole.
+	for {
+		l, err := busy.R.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if l != "VALUE k 0 1\r\n" {
+			t.Fatalf("busy client got %q", l)
+		}
+		busy.Expect("x\r\n", "END\r\n")
+	}
+	idle.ExpectEOF()
+	if c, err := net.DialTimeout("tcp", s.Addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("still accepting on %s after Shutdown", s.Addr)
+	}
+}
+
+// shutdownDeadline: a client that never reads keeps replies pending; when
+// Shutdown's context ends the engine closes it anyway and says so.
+func shutdownDeadline(t *testing.T, f reactor.Factory) {
+	s, served := StartManual(t, f, reactor.Config{Threads: 1}, Options{})
+	value := strings.Repeat("x", 100<<10)
+	if s.Env.Store.Set(store.ModeSet, []byte("big"), 0, 0, []byte(value), 0) != store.Stored {
+		t.Fatal("could not store the value")
+	}
+	hog := s.Dial(t)
+	hog.Send(strings.Repeat("get big\r\n", 500)) // 50 MB of replies, never read
+	WaitFor(t, "replies to back up", func() bool { return s.Eng.ServerStats().BytesWritten > 1<<20 })
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := s.Eng.Shutdown(ctx); err == nil {
+		t.Errorf("Shutdown with a stuck client returned nil, want the context's error")
+	}
+	if d := time.Since(start); d > 7*time.Second {
+		t.Errorf("Shutdown took %v after its deadline", d)
+	}
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+}
+
+// halfCloseAndQuit: a client that sends a request and shuts its side still
+// gets the reply; quit closes after earlier replies.
+func halfCloseAndQuit(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{}, Options{})
+	c := s.Dial(t)
+	c.Send("set k 0 0 2\r\nhi\r\nget k\r\n")
+	if err := c.NC.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	c.Expect("STORED\r\n", "VALUE k 0 2\r\n", "hi\r\n", "END\r\n")
+	c.ExpectEOF()
+	q := s.Dial(t)
+	q.Send("get k\r\nquit\r\nget k\r\n")
+	q.Expect("VALUE k 0 2\r\n", "hi\r\n", "END\r\n")
+	q.ExpectEOF()
+}

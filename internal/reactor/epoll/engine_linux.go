@@ -1,0 +1,335 @@
+//go:build linux
+
+// Package epoll is gocached's Linux engine: reactors, each a goroutine
+// locked to an OS thread that owns one epoll context (with EPIOCSPARAMS
+// busy-poll parameters and a bounded maxevents batch), one listener of every
+// SO_REUSEPORT group (SYNs steered by RX queue with a classic BPF program),
+// and every connection of one NAPI ID: the acceptor hands a connection to the
+// reactor serving its NAPI, so each epoll context busy-polls one NAPI.
+// Accounting, `stats conns`, flow control and the Session glue come from
+// package reactor.
+package epoll
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocached/gocached/internal/reactor"
+	"golang.org/x/sys/unix"
+)
+
+// engine implements reactor.Engine.
+type engine struct {
+	cfg      reactor.Config
+	ecfg     *reactor.EpollConfig // &cfg.Epoll, with defaults filled in
+	reactors []*loop
+	router   *napiRouter
+	groups   []*listenGroup
+	iface    string // listen interface used for -t auto, "" when none
+	started  time.Time
+	// acct counts connections across reactors, handoffs in flight included.
+	acct *reactor.Accounting
+
+	quitting  atomic.Bool // Shutdown called: stop accepting, drain
+	force     atomic.Bool // Shutdown's context expired: close everything now
+	stateMu   sync.Mutex
+	state     engineState
+	done      chan struct{} // closed when every reactor has exited (or Serve never will run)
+	closeOnce sync.Once
+	errMu     sync.Mutex
+	err       error // first fatal reactor error
+
+	lastAcceptLog atomic.Int64
+}
+
+type engineState uint8
+
+const (
+	stateIdle    engineState = iota // built, Serve not called
+	stateServing                    // Serve running
+	stateClosed                     // shut down before Serve ran
+)
+
+// New builds the epoll engine, bound and listening: -t reactors (or one
+// per NAPI of the listen interface with -t auto), each with one listener of
+// every bound address.
+func New(cfg reactor.Config) (reactor.Engine, error) {
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func newEngine(cfg reactor.Config) (*engine, error) {
+	if cfg.NewSession == nil {
+		return nil, errors.New("epoll: Config.NewSession is nil")
+	}
+	cfg.Epoll.PinCPUs = slices.Clone(cfg.Epoll.PinCPUs)
+	ec := &cfg.Epoll
+	if ec.MaxEvents <= 0 {
+		ec.MaxEvents = 64
+	}
+	if cfg.Backlog <= 0 {
+		cfg.Backlog = 1024
+	}
+	if ec.TimeoutMs <= 0 {
+		// Block. 0 (the zero value) would spin a CPU per reactor; a
+		// positive timeout (fullbusy: 1 ms) is the way to ask for wakeups.
+		ec.TimeoutMs = -1
+	}
+	if err := checkPinCPUs(ec.PinCPUs); err != nil {
+		return nil, err
+	}
+	addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
+	if err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	binds, err := reactor.Bindings(addrs, nil)
+	if err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	e := &engine{
+		cfg:     cfg,
+		started: time.Now(),
+		acct:    reactor.NewAccounting(cfg.MaxConns),
+		done:    make(chan struct{}),
+	}
+	e.ecfg = &e.cfg.Epoll
+	n := cfg.Threads
+	if n <= 0 {
+		ips := make([]net.IP, 0, len(binds))
+		for _, b := range binds {
+			if !b.Wildcard() {
+				ips = append(ips, b.IP)
+			}
+		}
+		if len(ips) != len(binds) {
+			ips = nil // a wildcard spans every device: no single NAPI set
+		}
+		n, e.iface = autoReactors(ips)
+	}
+	ids := make([]*atomic.Uint32, n)
+	for i := range n {
+		r, err := newReactor(e, i)
+		if err != nil {
+			e.closeAll()
+			return nil, fmt.Errorf("epoll: reactor %d: %w", i, err)
+		}
+		e.reactors = append(e.reactors, r)
+		ids[i] = &r.napiID
+	}
+	e.router = newNAPIRouter(ids)
+	e.warnBusyPoll()
+	if err := e.listen(binds); err != nil {
+		e.closeAll()
+		return nil, err
+	}
+	e.acct.AddListeners(len(e.groups))
+	how := "-t"
+	if cfg.Threads <= 0 && e.iface != "" {
+		how = "one per RX queue of " + e.iface
+	} else if cfg.Threads <= 0 {
+		how = "GOMAXPROCS (no NAPI interface behind the listen address)"
+	}
+	slog.Info("epoll engine ready", "reactors", n, "chosen_by", how, "addr", e.Addr().String(),
+		"busy_poll", len(e.reactors) > 0 && e.reactors[0].busyPoll, "listeners", len(e.groups))
+	return e, nil
+}
+
+// listen opens one SO_REUSEPORT group per binding and gives listener i of
+// each group to reactor i. Bindings of one -l entry share the port the first
+// one got (-p 0). A host without IPv6 just has no IPv6 wildcard listener.
+func (e *engine) listen(binds []reactor.Binding) error {
+	ports := make(map[int]int)
+	for _, b := range binds {
+		if p, ok := ports[b.Entry]; ok {
+			b.Port = p
+		}
+		ifi, q := listenDevice(b.IP)
+		g, err := openListenGroup(b, len(e.reactors), e.cfg.Backlog, ifi != nil && q > 0)
+		if err != nil {
+			if b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
+				slog.Debug("epoll: no IPv6 wildcard listener", "err", err)
+				continue
+			}
+			return fmt.Errorf("epoll: %w", err)
+		}
+		ports[b.Entry] = g.addr.Port
+		e.groups = append(e.groups, g)
+		fds := g.fds
+		g.fds = nil // the reactors own them now
+		for i, r := range e.reactors {
+			if err := r.addListener(fds[i], len(e.groups)-1); err != nil {
+				for _, fd := range fds[i+1:] {
+					unix.Close(fd)
+				}
+				return fmt.Errorf("epoll: reactor %d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkPinCPUs fails early, before anything listens, when --pin-cpus names a
+// CPU this process may not run on.
+func checkPinCPUs(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		return fmt.Errorf("epoll: reading CPU affinity for --pin-cpus: %w", err)
+	}
+	for _, c := range cpus {
+		if c < 0 || c >= len(allowed)*64 || !allowed.IsSet(c) {
+			return fmt.Errorf("epoll: --pin-cpus: CPU %d is not available to this process (%d CPUs allowed)", c, allowed.Count())
+		}
+	}
+	return nil
+}
+
+// warnBusyPoll logs once when busy polling was asked for and the kernel lacks it.
+func (e *engine) warnBusyPoll() {
+	for _, r := range e.reactors {
+		if r.paramsErr != nil {
+			slog.Warn("epoll: kernel has no epoll busy-poll ioctl (EPIOCSPARAMS, Linux 6.9+); running without busy polling",
+				"err", r.paramsErr)
+			return
+		}
+	}
+}
+
+// Threads is the number of reactors.
+func (e *engine) Threads() int { return len(e.reactors) }
+
+func (e *engine) Addr() net.Addr {
+	if len(e.groups) == 0 {
+		return &net.TCPAddr{}
+	}
+	a := e.groups[0].addr
+	return &a
+}
+
+// Serve runs the reactors until Shutdown.
+func (e *engine) Serve() error {
+	e.stateMu.Lock()
+	switch e.state {
+	case stateServing:
+		e.stateMu.Unlock()
+		return errors.New("epoll: Serve called twice")
+	case stateClosed:
+		e.stateMu.Unlock()
+		return nil // Shutdown came first
+	}
+	e.state = stateServing
+	e.stateMu.Unlock()
+	// A reactor blocked in epoll_wait keeps its P (the runtime only takes it
+	// back after sysmon notices), so with every P held by a reactor the rest
+	// of the program (timers, signal handling, background store work) waits
+	// up to 10 ms for a P, and a reactor whose P was taken waits for one when
+	// it wakes. Giving each reactor a P of its own on top of the CPUs the
+	// program had avoids both; reactors asleep in epoll_wait use no CPU.
+	prevProcs := runtime.GOMAXPROCS(0)
+	ourProcs := prevProcs + len(e.reactors)
+	if prevProcs < ourProcs {
+		runtime.GOMAXPROCS(ourProcs)
+		defer func() {
+			if runtime.GOMAXPROCS(0) == ourProcs {
+				runtime.GOMAXPROCS(prevProcs)
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	for _, r := range e.reactors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.run(); err != nil {
+				e.fail(fmt.Errorf("reactor %d: %w", r.id, err))
+			}
+		}()
+	}
+	wg.Wait()
+	e.closeAll()
+	close(e.done)
+	e.errMu.Lock()
+	defer e.errMu.Unlock()
+	return e.err
+}
+
+// fail records a fatal reactor error and stops the others.
+func (e *engine) fail(err error) {
+	e.errMu.Lock()
+	if e.err == nil {
+		e.err = err
+	}
+	e.errMu.Unlock()
+	e.force.Store(true)
+	e.stop()
+}
+
+func (e *engine) stop() {
+	e.quitting.Store(true)
+	e.acct.StopAccepting()
+	for _, r := range e.reactors {
+		r.mailbox.wake()
+	}
+}
+
+// Shutdown stops accepting, lets every connection's pending replies go out,
+// closes the connections, and waits for Serve to return. When ctx ends first,
+// the remaining connections are closed at once and ctx's error is returned.
+func (e *engine) Shutdown(ctx context.Context) error {
+	e.stop()
+	e.stateMu.Lock()
+	if e.state == stateIdle {
+		// Serve never ran: nothing to drain.
+		e.state = stateClosed
+		e.stateMu.Unlock()
+		e.closeAll()
+		close(e.done)
+		return nil
+	}
+	e.stateMu.Unlock()
+	select {
+	case <-e.done:
+		return nil
+	case <-ctx.Done():
+		e.force.Store(true)
+		e.stop()
+		select {
+		case <-e.done:
+		case <-time.After(5 * time.Second):
+		}
+		return ctx.Err()
+	}
+}
+
+// closeAll releases listeners and reactor fds (the reactors have exited or never ran).
+func (e *engine) closeAll() {
+	e.closeOnce.Do(func() {
+		for _, r := range e.reactors {
+			r.release()
+		}
+	})
+}
+
+// logAcceptError logs accept failures at most once a second.
+func (e *engine) logAcceptError(err error) {
+	now := time.Now().Unix()
+	if last := e.lastAcceptLog.Load(); now != last && e.lastAcceptLog.CompareAndSwap(last, now) {
+		slog.Warn("epoll: accept failed", "err", err)
+	}
+}
+
+// clock is the unix time in seconds.
+func (e *engine) clock() int64 { return time.Now().Unix() }

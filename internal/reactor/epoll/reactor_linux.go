@@ -1,0 +1,268 @@
+//go:build linux
+
+package epoll
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocached/gocached/internal/probe"
+	"github.com/gocached/gocached/internal/reactor"
+	"golang.org/x/sys/unix"
+)
+
+// Epoll event tags (the Pad word of the event data): a connection's slot in
+// loop.conns (>= 0), the mailbox, or listener i as tagListener0 - i.
+const (
+	tagMailbox   = -1
+	tagListener0 = -2
+)
+
+// loop is one reactor: an epoll context driven by one goroutine locked to
+// its OS thread. Everything below mu is touched only by that goroutine, except what
+// mu guards (the connection table, read by `stats conns`/`stats reactors`) and
+// the atomics in stats.
+type loop struct {
+	id      int
+	eng     *engine
+	epfd    int
+	mailbox *mailbox
+	cpu     int // pinned CPU, -1 when unpinned
+
+	busyPoll  bool              // params were applied and confirmed
+	params    probe.EpollParams // as read back from the kernel
+	paramsErr error             // the kernel lacks the ioctl: running without
+
+	listeners []int // listening fds, -1 once closed
+	groups    []int // listeners[i] belongs to eng.groups[groups[i]]
+
+	napiID atomic.Uint32 // the NAPI this reactor serves, 0 until learned
+	tid    atomic.Int32  // the locked thread's id once running
+	stats  reactorCounters
+
+	mu    sync.Mutex // guards conns against the stats reader; held for add/close only
+	conns []*conn    // by slot; nil entries are free
+	free  []int32    // free slots
+
+	nconns     int
+	draining   bool
+	yields     []*conn // connections with unprocessed input, revisited after events
+	yieldSpare []*conn
+	handoffs   []handoff
+	now        int64 // unix seconds at the last wakeup
+
+	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
+
+	rbufs    [][]byte
+	wbufs    [][]byte
+	sessions []reactor.Session
+}
+
+func newReactor(e *engine, id int) (*loop, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	r := &loop{id: id, eng: e, epfd: epfd, cpu: -1}
+	if r.mailbox, err = newMailbox(); err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(r.mailbox.efd), Pad: tagMailbox}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, r.mailbox.efd, &ev); err != nil {
+		r.release()
+		return nil, fmt.Errorf("epoll_ctl eventfd: %w", err)
+	}
+	if cpus := e.ecfg.PinCPUs; len(cpus) > 0 {
+		r.cpu = cpus[id%len(cpus)]
+	}
+	if ec := e.ecfg; ec.BusyPollUsecs > 0 || ec.PreferBusyPoll {
+		want := probe.EpollParams{BusyPollUsecs: ec.BusyPollUsecs, BusyPollBudget: ec.BusyPollBudget,
+			PreferBusyPoll: ec.PreferBusyPoll}
+		got, err := applyEpollParams(epfd, want)
+		switch {
+		case err == nil:
+			r.busyPoll, r.params = true, got
+		case epollParamsUnsupported(err):
+			r.paramsErr = err
+		default:
+			r.release()
+			return nil, fmt.Errorf("epoll busy-poll params: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// addListener makes fd one of the reactor's listeners; the reactor owns it
+// from here on, even when registering fails.
+func (r *loop) addListener(fd, group int) error {
+	li := len(r.listeners)
+	r.listeners = append(r.listeners, fd)
+	r.groups = append(r.groups, group)
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd), Pad: int32(tagListener0 - li)}
+	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl listener: %w", err)
+	}
+	return nil
+}
+
+// run is the reactor loop. The goroutine keeps its OS thread locked until it
+// exits, so a pinned thread is discarded rather than reused.
+func (r *loop) run() error {
+	runtime.LockOSThread()
+	r.tid.Store(int32(unix.Gettid()))
+	if r.cpu >= 0 {
+		var set unix.CPUSet
+		set.Set(r.cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("pin to CPU %d: %w", r.cpu, err)
+		}
+	}
+	cfg := r.eng.ecfg
+	events := make([]unix.EpollEvent, cfg.MaxEvents)
+	for {
+		r.now = time.Now().Unix()
+		if r.eng.quitting.Load() && !r.draining {
+			r.beginDrain()
+		}
+		if r.draining && (r.nconns == 0 || r.eng.force.Load()) {
+			break
+		}
+		timeout := cfg.TimeoutMs
+		switch {
+		case len(r.yields) > 0:
+			timeout = 0
+		case r.draining && (timeout < 0 || timeout > 50):
+			timeout = 50 // look at force now and then
+		}
+		if due := r.resumeAcceptDue(); due >= 0 && (timeout < 0 || timeout > due) {
+			timeout = due
+		}
+		n, err := unix.EpollWait(r.epfd, events, timeout)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return fmt.Errorf("epoll_wait: %w", err)
+		}
+		r.stats.epollWaits.Add(1)
+		if n > 0 {
+			r.stats.events.Add(uint64(n))
+			if uint64(n) > r.stats.maxBatch.Load() {
+				r.stats.maxBatch.Store(uint64(n))
+			}
+		}
+		for i := range events[:n] {
+			r.dispatch(&events[i])
+		}
+		r.runYields()
+	}
+	r.closeAllConns()
+	return nil
+}
+
+func (r *loop) dispatch(ev *unix.EpollEvent) {
+	switch tag := ev.Pad; {
+	case tag >= 0:
+		if int(tag) >= len(r.conns) {
+			return
+		}
+		if c := r.conns[tag]; c != nil && c.fd == int(ev.Fd) {
+			r.connEvent(c, ev.Events)
+		}
+	case tag == tagMailbox:
+		r.takeHandoffs()
+	default:
+		if !r.draining {
+			r.accept(int(tagListener0 - tag))
+		}
+	}
+}
+
+// takeHandoffs adopts the connections other acceptors routed here.
+func (r *loop) takeHandoffs() {
+	r.handoffs = r.mailbox.take(r.handoffs[:0])
+	for _, h := range r.handoffs {
+		if r.draining {
+			unix.Close(h.fd)
+			r.eng.acct.Release()
+			continue
+		}
+		r.stats.handoffIn.Add(1)
+		r.addConn(h.fd, h.napiID, h.listener)
+	}
+	clear(r.handoffs)
+}
+
+// runYields gives every connection that hit -R another turn.
+func (r *loop) runYields() {
+	if len(r.yields) == 0 {
+		return
+	}
+	list := r.yields
+	r.yields = r.yieldSpare[:0]
+	for _, c := range list {
+		c.queued = false
+		if c.fd >= 0 {
+			r.process(c)
+		}
+	}
+	clear(list)
+	r.yieldSpare = list[:0]
+}
+
+// beginDrain stops accepting and marks every connection to close once its
+// pending replies are written.
+func (r *loop) beginDrain() {
+	r.draining = true
+	r.closeListeners()
+	for _, c := range r.conns {
+		if c != nil {
+			c.closing, c.more = true, false
+			r.rearm(c)
+		}
+	}
+	r.takeHandoffs()
+}
+
+func (r *loop) closeAllConns() {
+	for _, c := range r.conns {
+		if c != nil {
+			r.closeConn(c)
+		}
+	}
+}
+
+// closeListeners stops r accepting. Under mu, like every close the stats
+// reader could otherwise observe.
+func (r *loop) closeListeners() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, fd := range r.listeners {
+		if fd >= 0 {
+			unix.Close(fd)
+			r.listeners[i] = -1
+		}
+	}
+}
+
+// release frees the reactor's fds after its loop has ended (or never ran).
+func (r *loop) release() {
+	r.closeAllConns()
+	r.closeListeners()
+	if r.mailbox != nil {
+		for _, h := range r.mailbox.take(nil) {
+			unix.Close(h.fd)
+			r.eng.acct.Release()
+		}
+		r.mailbox.close()
+	}
+	if r.epfd >= 0 {
+		unix.Close(r.epfd)
+		r.epfd = -1
+	}
+}

@@ -1,0 +1,176 @@
+//go:build linux
+
+package epoll
+
+import (
+	"strconv"
+	"sync/atomic"
+
+	"github.com/gocached/gocached/internal/protocol"
+	"github.com/gocached/gocached/internal/reactor"
+	"golang.org/x/sys/unix"
+)
+
+// reactorCounters are written by their reactor and read by whichever
+// goroutine runs `stats`; atomics keep that exchange race-free without locks.
+type reactorCounters struct {
+	conns        atomic.Int64
+	accepted     atomic.Uint64
+	handoffIn    atomic.Uint64
+	handoffOut   atomic.Uint64
+	epollWaits   atomic.Uint64
+	events       atomic.Uint64
+	maxBatch     atomic.Uint64
+	bytesRead    atomic.Uint64
+	bytesWritten atomic.Uint64
+	yields       atomic.Uint64
+	_            [64]byte // keep neighbouring reactors' counters off this cache line
+}
+
+func (c *reactorCounters) reset() {
+	for _, v := range []*atomic.Uint64{&c.accepted, &c.handoffIn, &c.handoffOut, &c.epollWaits,
+		&c.events, &c.maxBatch, &c.bytesRead, &c.bytesWritten, &c.yields} {
+		v.Store(0)
+	}
+}
+
+// ServerStats implements protocol.Server: connection counts from the shared
+// accounting, byte and yield totals summed over the reactors.
+func (e *engine) ServerStats() protocol.ServerStats {
+	s := protocol.ServerStats{Threads: uint64(len(e.reactors))}
+	e.acct.Fill(&s)
+	for _, r := range e.reactors {
+		s.BytesRead += r.stats.bytesRead.Load()
+		s.BytesWritten += r.stats.bytesWritten.Load()
+		s.ConnYields += r.stats.yields.Load()
+	}
+	return s
+}
+
+// ResetStats clears what `stats reset` clears in memcached.
+func (e *engine) ResetStats() {
+	e.acct.Reset()
+	for _, r := range e.reactors {
+		r.stats.reset()
+	}
+}
+
+// GroupStats writes `stats conns` and `stats reactors`.
+func (e *engine) GroupStats(group string, add func(name, value string)) bool {
+	switch group {
+	case "conns":
+		now := e.clock()
+		var lines []reactor.ConnLine
+		for i, g := range e.groups {
+			// One line per bound address, as memcached has one socket
+			// each; the reactors' sockets of a group share it. The first
+			// reactor's descriptor names it.
+			if fd := e.reactors[0].listenerFD(i); fd >= 0 {
+				lines = append(lines, reactor.ConnLine{FD: fd, Addr: reactor.AddrString(&g.addr),
+					State: reactor.StateListening, IdleSecs: now - e.started.Unix()})
+			}
+		}
+		for _, r := range e.reactors {
+			lines = r.connLines(lines, now)
+		}
+		reactor.WriteConns(lines, add)
+	case "reactors":
+		for _, r := range e.reactors {
+			r.reactorStats(add)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// listenerFD is r's descriptor of group g's listener, -1 once closed.
+func (r *loop) listenerFD(g int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, fd := range r.listeners {
+		if r.groups[i] == g {
+			return fd
+		}
+	}
+	return -1
+}
+
+// connLines appends r's clients to lines for `stats conns`. It holds r.mu,
+// under which r never closes a descriptor, so every fd read here is still
+// the connection it names.
+func (r *loop) connLines(lines []reactor.ConnLine, now int64) []reactor.ConnLine {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		if c == nil {
+			continue
+		}
+		l := reactor.ConnLine{FD: c.fd, Addr: "tcp:unknown", ListenAddr: "tcp:unknown",
+			State: reactor.ConnState(c.state.Load()), IdleSecs: now - c.lastCmd.Load()}
+		if sa, err := unix.Getpeername(c.fd); err == nil {
+			a := sockaddrTCP(sa)
+			l.Addr = reactor.AddrString(&a)
+		}
+		if sa, err := unix.Getsockname(c.fd); err == nil {
+			a := sockaddrTCP(sa)
+			l.ListenAddr = reactor.AddrString(&a)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// misrouted counts r's connections whose SO_INCOMING_NAPI_ID now differs
+// from r's NAPI ID, under r.mu for the same reason as connStats.
+func (r *loop) misrouted() int {
+	id := r.napiID.Load()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.conns {
+		if c != nil && incomingNAPIID(c.fd) != id {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *loop) reactorStats(add func(name, value string)) {
+	p := "reactor:" + strconv.Itoa(r.id) + ":"
+	u := func(name string, v uint64) { add(p+name, strconv.FormatUint(v, 10)) }
+	u("napi_id", uint64(r.napiID.Load()))
+	add(p+"cpu", strconv.Itoa(r.cpu))
+	u("conns", uint64(max(r.stats.conns.Load(), 0)))
+	u("accepted", r.stats.accepted.Load())
+	u("handoff_in", r.stats.handoffIn.Load())
+	u("handoff_out", r.stats.handoffOut.Load())
+	u("misrouted", uint64(r.misrouted()))
+	u("epoll_waits", r.stats.epollWaits.Load())
+	u("events", r.stats.events.Load())
+	u("max_batch", r.stats.maxBatch.Load())
+	u("busy_poll_usecs", uint64(r.params.BusyPollUsecs))
+	u("busy_poll_budget", uint64(r.params.BusyPollBudget))
+	prefer := uint64(0)
+	if r.params.PreferBusyPoll {
+		prefer = 1
+	}
+	u("prefer_busy_poll", prefer)
+	u("max_events", uint64(r.eng.ecfg.MaxEvents))
+	mode := r.eng.ecfg.PollMode
+	if mode == "" {
+		mode = "none" // gocached leaves the kernel's NAPI knobs alone
+	}
+	add(p+"poll_mode", mode)
+	// The knobs are read back from the kernel now. A reactor that has not
+	// learned its NAPI yet, or whose NAPI cannot be read, has no such lines.
+	if read := r.eng.ecfg.NAPIKnobs; read != nil {
+		if id := r.napiID.Load(); id != 0 {
+			if deferIRQs, gro, suspend, err := read(id); err == nil {
+				u("defer_hard_irqs", uint64(deferIRQs))
+				u("gro_flush_timeout", gro)
+				u("irq_suspend_timeout", suspend)
+			}
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package reactor
+
+// The per-connection flow-control policy, one for every engine: how large
+// buffers start and may be kept, when replies are sent, and when a client
+// that does not read its replies stops being read.
+const (
+	// ReadBufSize is a connection's read buffer while its requests are
+	// small (memcached's READ_BUFFER_SIZE); it grows to what Session.Want
+	// asks for a large value and is dropped when empty again.
+	ReadBufSize = 16 << 10
+	// KeepBufMax is the largest buffer kept for reuse between batches; a
+	// bigger one (after a large value) goes to the GC so idle connections
+	// stay small.
+	KeepBufMax = 64 << 10
+	// SendAtLeast: a connection that yields under -R with requests left
+	// keeps its replies for its next turn, so one pipelined read still
+	// goes out in one write, unless this much is already waiting.
+	SendAtLeast = 64 << 10
+	// MaxUnsent is the reply backlog beyond which a connection is no
+	// longer read, nor its buffered requests processed, until it drains.
+	MaxUnsent = 4 << 20
+)
+
+// ShouldSend reports whether unsent reply bytes must be written now: when
+// the connection has no complete request left to process (the batch is
+// over), or when it has but the replies already reached SendAtLeast.
+func ShouldSend(unsent int, moreRequests bool) bool {
+	return unsent > 0 && (!moreRequests || unsent >= SendAtLeast)
+}
+
+// ReadPaused reports whether a connection with this many unsent reply
+// bytes must not be read until the client takes some.
+func ReadPaused(unsent int) bool { return unsent > MaxUnsent }
+
+// ReadBufCap is the capacity a read buffer of capacity capNow holding
+// pending unconsumed bytes needs before the next read: enough for the
+// request the Session wants whole, doubled when full with no size known,
+// else unchanged. Sizes are rounded up to whole pages.
+func ReadBufCap(capNow, pending, want int) int {
+	need := max(want, pending+1, ReadBufSize)
+	if pending >= capNow {
+		need = max(need, 2*capNow)
+	}
+	if need <= capNow {
+		return capNow
+	}
+	return (need + 4095) &^ 4095
+}

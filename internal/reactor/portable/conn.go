@@ -1,0 +1,156 @@
+package portable
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocached/gocached/internal/protocol"
+	"github.com/gocached/gocached/internal/reactor"
+)
+
+// conn is one client connection, served by its own goroutine. Only that
+// goroutine touches the buffers and the Session; the atomics are read by
+// `stats` from other connections.
+type conn struct {
+	e    *engine
+	nc   net.Conn
+	fd   int
+	sess reactor.Session
+
+	state        atomic.Int32 // a reactor.ConnState
+	lastCmd      atomic.Int64 // unix seconds of the last request bytes
+	bytesRead    atomic.Uint64
+	bytesWritten atomic.Uint64
+	yields       atomic.Uint64
+}
+
+func (c *conn) setState(s reactor.ConnState) { c.state.Store(int32(s)) }
+
+// serve reads requests, hands them to the Session, and writes all replies
+// produced from one read with one write, until the client leaves, the
+// Session says Close, or Shutdown.
+func (c *conn) serve() {
+	defer c.e.release(c)
+	c.sess = c.e.sessions.Get().(reactor.Session)
+
+	buf := make([]byte, reactor.ReadBufSize)
+	var out []byte
+	r, w := 0, 0 // unconsumed input is buf[r:w]
+	for {
+		if r == w {
+			r, w = 0, 0
+			if len(buf) > reactor.KeepBufMax { // idle again after a large value
+				buf = make([]byte, reactor.ReadBufSize)
+			}
+		} else {
+			buf, r, w = c.makeRoom(buf, r, w)
+		}
+		n, err := c.nc.Read(buf[w:])
+		if n > 0 {
+			c.bytesRead.Add(uint64(n))
+			c.lastCmd.Store(time.Now().Unix())
+			c.setState(reactor.StateParsing)
+			w += n
+			var consumed int
+			var st protocol.Status
+			out, consumed, st = c.process(buf[r:w], out[:0])
+			r += consumed
+			if len(out) > 0 && !c.write(out) {
+				return
+			}
+			if cap(out) > reactor.KeepBufMax {
+				out = nil
+			}
+			if st == protocol.Close || c.e.closed.Load() {
+				return
+			}
+			c.setState(reactor.StateWaiting)
+		}
+		if err != nil {
+			if c.e.log.Enabled(context.Background(), slog.LevelDebug) {
+				c.e.log.Debug("connection closed", "remote", c.nc.RemoteAddr(), "err", err)
+			}
+			return
+		}
+	}
+}
+
+// process runs the Session over in until it needs more input or asks to
+// close. Yield means the -R limit was hit: this engine has a goroutine per
+// connection, so fairness is the scheduler's job; it counts the yield and
+// goes on, sending early when the replies reach reactor.SendAtLeast.
+func (c *conn) process(in, out []byte) ([]byte, int, protocol.Status) {
+	done := 0
+	for {
+		n, reply, st, err := reactor.RunSession(c.sess, in[done:], out)
+		if err != nil {
+			c.dropSession(err)
+			return out[:0], done, protocol.Close
+		}
+		out = reply
+		done += n
+		if st != protocol.Yield {
+			return out, done, st
+		}
+		c.yields.Add(1)
+		if n == 0 { // a Yield that made no progress would spin; wait for input
+			return out, done, protocol.NeedMore
+		}
+		if reactor.ShouldSend(len(out), true) {
+			if !c.write(out) {
+				return out[:0], done, protocol.Close
+			}
+			out = out[:0]
+		}
+	}
+}
+
+// dropSession logs a Session that panicked and forgets it: its state is
+// unknown, so it is not reused.
+func (c *conn) dropSession(err error) {
+	attrs := []any{"remote", c.nc.RemoteAddr(), "err", err}
+	if p, ok := err.(*reactor.SessionPanic); ok {
+		attrs = append(attrs, "stack", string(p.Stack))
+	}
+	c.e.log.Error("connection handler panicked; closing connection", attrs...)
+	c.sess = nil
+}
+
+// makeRoom moves the unconsumed bytes to the front of buf and grows it as
+// the shared policy says, so the next read has space and the request the
+// Session waits for (Want) fits whole.
+func (c *conn) makeRoom(buf []byte, r, w int) ([]byte, int, int) {
+	pending := w - r
+	if size := reactor.ReadBufCap(len(buf), pending, c.sess.Want()); size > len(buf) {
+		grown := make([]byte, size)
+		copy(grown, buf[r:w])
+		return grown, 0, pending
+	}
+	if r > 0 {
+		copy(buf, buf[r:w])
+	}
+	return buf, 0, pending
+}
+
+func (c *conn) write(out []byte) bool {
+	c.setState(reactor.StateWriting)
+	n, err := c.nc.Write(out)
+	c.bytesWritten.Add(uint64(n))
+	c.setState(reactor.StateParsing)
+	if err != nil {
+		c.e.log.Debug("write failed", "remote", c.nc.RemoteAddr(), "err", err)
+		return false
+	}
+	return true
+}
+
+func (c *conn) totals() totals {
+	return totals{
+		bytesRead:    c.bytesRead.Load(),
+		bytesWritten: c.bytesWritten.Load(),
+		yields:       c.yields.Load(),
+	}
+}

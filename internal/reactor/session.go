@@ -1,0 +1,34 @@
+package reactor
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/gocached/gocached/internal/protocol"
+)
+
+// RejectMessage is memcached's reply to a client beyond -c, sent before the
+// connection is closed.
+var RejectMessage = []byte("ERROR Too many open connections\r\n")
+
+// SessionPanic is a panic raised inside Session.Process, with its stack.
+type SessionPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *SessionPanic) Error() string { return fmt.Sprintf("session panicked: %v", p.Value) }
+
+// RunSession calls s.Process and turns a panic into an error, so that a bug
+// in one connection's request handling closes that connection only instead
+// of taking the whole cache down. After an error the Session's state is
+// unknown: the engine must close the connection and not reuse the Session.
+func RunSession(s Session, in, out []byte) (consumed int, reply []byte, st protocol.Status, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &SessionPanic{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	consumed, reply, st = s.Process(in, out)
+	return consumed, reply, st, nil
+}
