@@ -1,59 +1,38 @@
 package bench
 
 import (
+	"context"
 	"math"
-	"net"
-	"os"
-	"os/exec"
-	"os/user"
-	"strconv"
 	"testing"
 	"time"
-)
 
-const memcachedPath = "/usr/bin/memcached"
+	"github.com/gocached/gocached/internal/testproc"
+)
 
 // startMemcached runs Debian's memcached on a free loopback port for the
 // test and stops it (by pid) afterwards.
 func startMemcached(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(memcachedPath); err != nil {
-		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
-			t.Fatalf("memcached required (GOCACHED_REQUIRE_TESTBED=1): %v", err)
+	bin, err := testproc.MemcachedBinary()
+	if err != nil {
+		if testproc.Required() {
+			t.Fatalf("%v (%s=1)", err, testproc.RequireEnv)
 		}
 		t.Skipf("no reference memcached: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := testproc.StartOnFreePort(ctx, testproc.Memcached(bin, "-l", "127.0.0.1", "-U", "0", "-t", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-t", "1"}
-	if u, err := user.Current(); err == nil && u.Uid == "0" {
-		args = append(args, "-u", "nobody") // memcached refuses to run as root
-	}
-	cmd := exec.Command(memcachedPath, args...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	// Killed: its shutdown is not under test and SIGTERM costs memcached a second.
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		if err := p.Kill(); err != nil {
+			t.Error(err)
+		}
 	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("memcached on %s did not come up: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return p.Addr()
 }
 
 // The tool's rate at a target must hold within 1% against the reference
