@@ -4,6 +4,9 @@
 // sockets: pymemcache, libmemcached-tools, memccapable, gomemcache, and a
 // differential test that replays raw request scripts against Debian's
 // memcached and gocached and compares the replies byte for byte.
+// TestObservables checks that both engines show memcached's stats names,
+// "stats conns" entries and states, and connection counts. Servers are
+// built, started and stopped through internal/testproc.
 //
 // Tests that need an external tool skip when it is missing, unless
 // GOCACHED_REQUIRE_TESTBED=1 is set (CI), in which case they fail.
