@@ -59,6 +59,7 @@ const (
 type observation struct {
 	stats, settings []string // stat names in reply order
 	listeners       []string // listener entries of stats conns, masked, sorted
+	nClients        int      // client entries of stats conns
 	clients         map[string]connEntry
 	total, curr     string // total_connections, curr_connections
 	// After a further client on ::1 (only when ipv6 is true).
@@ -72,6 +73,7 @@ func (o *observation) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %d stats, %d settings\n", len(o.stats), len(o.settings))
 	fmt.Fprintf(&b, "  listeners: %s\n", strings.Join(o.listeners, " | "))
+	fmt.Fprintf(&b, "  %d clients:\n", o.nClients)
 	for _, r := range []string{roleQuerier, roleUsed, roleFresh} {
 		fmt.Fprintf(&b, "  %s: %s\n", r, o.clients[r])
 	}
@@ -108,6 +110,7 @@ func observe(t *testing.T, tg target, flags []string) *observation {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	o.nClients = countClients(conns)
 	o.listeners, o.clients = classify(conns, roles)
 	o.stats = statNamesOf(q, "")
 	o.settings = statNamesOf(q, "settings")
@@ -156,6 +159,11 @@ func compareObservations(t *testing.T, ref, got *observation) {
 		}
 		if !slices.Equal(got.listeners, ref.listeners) {
 			t.Errorf("listener entries:\n got  %s\n want %s", strings.Join(got.listeners, " | "), strings.Join(ref.listeners, " | "))
+		}
+	})
+	check("conns_clients", func(t *testing.T) {
+		if got.nClients != ref.nClients {
+			t.Errorf("%d client entries, memcached has %d", got.nClients, ref.nClients)
 		}
 	})
 	for _, role := range []string{roleQuerier, roleUsed, roleFresh} {
