@@ -70,11 +70,13 @@ type Env struct {
 type protoCounters struct {
 	storeTooLarge atomic.Uint64 // values refused before their data was read
 	storeNoMemory atomic.Uint64 // stores the store refused for lack of memory
+	moreCounters                // the meta and binary protocols' (counters.go)
 }
 
 func (c *protoCounters) reset() {
 	c.storeTooLarge.Store(0)
 	c.storeNoMemory.Store(0)
+	c.moreCounters.reset()
 }
 
 // Status tells the engine what to do after Process returns.

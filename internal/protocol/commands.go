@@ -46,6 +46,9 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		return 0, NeedMore
 	}
 	cmd := s.token(line, 0)
+	if len(cmd) == 2 && cmd[0] == 'm' {
+		return s.metaCommand(line, rest, n)
+	}
 	switch string(cmd) {
 	case "get", "bget":
 		return s.retrieve(line, n, false, false)
@@ -151,7 +154,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		s.env.counters.storeTooLarge.Add(1)
 		// memcached drops a set's old value rather than leave it stale.
 		if mode == store.ModeSet {
-			st.Delete(key)
+			st.Discard(key) // uncounted, as in memcached
 		}
 		s.swallow = int64(total)
 		return 0, NeedMore

@@ -1,6 +1,13 @@
-// Package protocol implements memcached's text protocol with no I/O of its
-// own: an engine hands a Session the bytes it read, and the Session appends
-// the replies to the engine's output buffer.
+// Package protocol implements memcached's text and meta protocols with no
+// I/O of its own: an engine hands a Session the bytes it read, and the
+// Session appends the replies to the engine's output buffer.
+//
+// The meta commands (mg ms md ma mn me) follow memcached 1.6.18: the flags
+// of a command are applied and answered in the order the client sent them,
+// under the item's lock (the store hands the Session a store.Item for that),
+// and they bump the same stats counters memcached's do. The data block of an
+// ms is never executed as a command: see meta_set.go for the one place
+// gocached closes the connection where memcached would.
 //
 // Replies match memcached 1.6.18 byte for byte, quirks included (number
 // parsing, noreply silencing errors, which malformed lines get ERROR and

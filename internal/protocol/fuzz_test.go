@@ -38,12 +38,12 @@ func FuzzProcess(f *testing.F) {
 		if len(data) > maxFuzzInput {
 			return // long inputs only slow the fuzzer down; tests cover them
 		}
-		whole := canonical(drive(t, NewSession(newTestEnv(t)), data))
+		whole := canonical(drive(t, NewSession(newTinyEnv(t)), data))
 		if len(data) == 0 || data[0] == binaryMagicRequest {
 			return // a binary header is answered at once, from what has arrived
 		}
 		i := int(cut) % (len(data) + 1)
-		split := canonical(drive(t, NewSession(newTestEnv(t)), data[:i], data[i:]))
+		split := canonical(drive(t, NewSession(newTinyEnv(t)), data[:i], data[i:]))
 		if split != whole {
 			t.Fatalf("split at %d changed the replies\nwhole: %+v\nsplit: %+v", i, whole, split)
 		}
@@ -52,7 +52,7 @@ func FuzzProcess(f *testing.F) {
 		for rest := data; len(rest) > 0; rest = rest[min(size, len(rest)):] {
 			chunks = append(chunks, rest[:min(size, len(rest))])
 		}
-		if chunked := canonical(drive(t, NewSession(newTestEnv(t)), chunks...)); chunked != whole {
+		if chunked := canonical(drive(t, NewSession(newTinyEnv(t)), chunks...)); chunked != whole {
 			t.Fatalf("chunks of %d changed the replies\nwhole:   %+v\nchunked: %+v", size, whole, chunked)
 		}
 	})
@@ -62,7 +62,7 @@ func FuzzProcess(f *testing.F) {
 func FuzzTokenize(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, line []byte, _ uint16) {
-		s := NewSession(newTestEnv(t))
+		s := NewSession(newTinyEnv(t))
 		n := s.tokenize(line)
 		fields := bytes.FieldsFunc(line, func(r rune) bool { return r == ' ' })
 		if len(fields) >= maxTokens {

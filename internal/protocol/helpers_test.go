@@ -11,12 +11,58 @@ import (
 // newTestEnv returns an Env over a fresh store with memcached's defaults.
 func newTestEnv(tb testing.TB) *Env {
 	tb.Helper()
-	// Every reading of the clock is one second later, so that a flush_all
-	// and the next set never share a second, whatever the store's rounding.
+	return newTestEnvMem(tb, 64<<20)
+}
+
+// newSmallEnv is newTestEnv over a 4 MiB store (-I stays 1 MiB): tests and
+// fuzz targets that build a store per input would otherwise spend their time
+// allocating and clearing 64 MiB rings.
+func newSmallEnv(tb testing.TB) *Env {
+	tb.Helper()
+	return newTestEnvMem(tb, 4<<20)
+}
+
+// newTinyEnv is for fuzz targets, which build a store per input and must
+// run thousands of inputs a second: 256 KiB of items, -I 64 KiB.
+func newTinyEnv(tb testing.TB) *Env {
+	tb.Helper()
+	return newTestEnvMemItem(tb, 256<<10, 64<<10)
+}
+
+func newTestEnvMem(tb testing.TB, mem int64) *Env {
+	tb.Helper()
+	return newTestEnvMemItem(tb, mem, 1<<20)
+}
+
+func newTestEnvMemItem(tb testing.TB, mem int64, itemMax int) *Env {
+	tb.Helper()
+	return newTestEnvClock(tb, mem, itemMax, 1)
+}
+
+// newStillEnv is newTestEnv with a clock that stands still, for replies
+// that print times (meta t, l, me exp= la=) and must match memcached's
+// within one second.
+func newStillEnv(tb testing.TB) *Env {
+	tb.Helper()
+	return newTestEnvClock(tb, 4<<20, 1<<20, 0)
+}
+
+// newTinyStillEnv is newTinyEnv with a clock that stands still.
+func newTinyStillEnv(tb testing.TB) *Env {
+	tb.Helper()
+	return newTestEnvClock(tb, 256<<10, 64<<10, 0)
+}
+
+// newTestEnvClock builds the Env; every reading of its clock is step
+// seconds later than the one before.
+func newTestEnvClock(tb testing.TB, mem int64, itemMax int, step int64) *Env {
+	tb.Helper()
+	// With step 1, a flush_all and the next set never share a second,
+	// whatever the store's rounding.
 	var clock atomic.Int64
 	clock.Store(1_700_000_000)
-	now := func() int64 { return clock.Add(1) }
-	st, err := store.New(store.Config{MemoryLimit: 64 << 20, MaxItemSize: 1 << 20, Now: now})
+	now := func() int64 { return clock.Add(step) }
+	st, err := store.New(store.Config{MemoryLimit: mem, MaxItemSize: itemMax, Now: now})
 	if err != nil {
 		tb.Fatalf("store.New: %v", err)
 	}
@@ -28,8 +74,8 @@ func newTestEnv(tb testing.TB) *Env {
 			Port:            11211,
 			MaxConns:        1024,
 			Threads:         4,
-			MaxBytes:        64 << 20,
-			ItemSizeMax:     1 << 20,
+			MaxBytes:        mem,
+			ItemSizeMax:     itemMax,
 			Evictions:       true,
 			CASEnabled:      true,
 			ReqsPerEvent:    20,

@@ -23,6 +23,9 @@ const memcachedPath = "/usr/bin/memcached"
 func startMemcached(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(memcachedPath); err != nil {
+		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+			t.Fatalf("memcached not installed (%v) and GOCACHED_REQUIRE_TESTBED=1", err)
+		}
 		t.Skipf("memcached not installed (%v): reference replies not re-checked", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -54,6 +54,19 @@ type Session struct {
 	getKey   []byte
 	getCAS   bool
 	emit     func(value []byte, m store.Meta)
+
+	// Meta command scratch: the parsed flags, the key (decoded when base64),
+	// the line and token count the store callbacks format the reply from,
+	// and those callbacks, bound once so that calls do not allocate.
+	mf         metaFlags
+	metaKey    []byte
+	metaKeyBuf []byte
+	metaLine   []byte
+	metaN      int
+	maCreated  bool
+	mgFn       func(it store.Item, created bool) bool
+	maFn       func(it store.Item, value uint64, created bool)
+	meFn       func(it store.Item)
 }
 
 // NewSession returns a Session bound to env.
@@ -61,6 +74,9 @@ func NewSession(env *Env) *Session {
 	s := &Session{env: env}
 	// Bind the callback once: a method value built per Get would allocate.
 	s.emit = s.emitValue
+	s.mgFn = s.metaGetItem
+	s.maFn = s.metaArithItem
+	s.meFn = s.metaDebugItem
 	return s
 }
 
@@ -74,6 +90,8 @@ func (s *Session) Reset() {
 	s.out = nil
 	s.getKey = nil
 	s.noreply = false
+	s.metaKey = nil
+	s.metaLine = nil
 }
 
 // Want reports the buffer size the first unconsumed request needs in total
@@ -110,6 +128,8 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	reply = s.out
 	s.out = nil
 	s.getKey = nil
+	s.metaKey = nil
+	s.metaLine = nil
 	return pos, reply, st
 }
 

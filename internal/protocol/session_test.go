@@ -96,7 +96,7 @@ func TestScriptsSplit(t *testing.T) {
 				}
 			}
 			for _, i := range cuts {
-				got := drive(t, NewSession(newTestEnv(t)), in[:i], in[i:])
+				got := drive(t, NewSession(newSmallEnv(t)), in[:i], in[i:])
 				checkResult(t, sc, got, "split at "+strconv.Itoa(i))
 				if t.Failed() {
 					return
@@ -107,7 +107,7 @@ func TestScriptsSplit(t *testing.T) {
 				for i := range in {
 					chunks[i] = in[i : i+1]
 				}
-				checkResult(t, sc, drive(t, NewSession(newTestEnv(t)), chunks...), "byte by byte")
+				checkResult(t, sc, drive(t, NewSession(newSmallEnv(t)), chunks...), "byte by byte")
 			}
 		})
 	}
@@ -132,7 +132,7 @@ func TestPipelined(t *testing.T) {
 }
 
 func TestCASRoundTrip(t *testing.T) {
-	s := NewSession(newTestEnv(t))
+	s := NewSession(newSmallEnv(t))
 	r := drive(t, s, []byte("set a 0 0 1\r\nx\r\ngets a\r\n"))
 	m := regexp.MustCompile(`VALUE a 0 1 ([0-9]+)\r\n`).FindStringSubmatch(r.out)
 	if m == nil {
@@ -185,7 +185,7 @@ func TestWant(t *testing.T) {
 		{"get " + strings.Repeat("k ", 1500), 2 * 3004},
 	}
 	for _, tt := range tests {
-		s := NewSession(newTestEnv(t))
+		s := NewSession(newSmallEnv(t))
 		n, _, st := s.Process([]byte(tt.in), nil)
 		if st != NeedMore {
 			t.Errorf("%q: status %v", tt.in, st)
@@ -199,7 +199,7 @@ func TestWant(t *testing.T) {
 // TestSwallowAcrossCalls feeds an oversized value in small reads: the session
 // must drop it as it arrives, never asking for a buffer that large.
 func TestSwallowAcrossCalls(t *testing.T) {
-	s := NewSession(newTestEnv(t))
+	s := NewSession(newSmallEnv(t))
 	head := []byte("set big 0 0 3000000\r\n")
 	n, out, st := s.Process(head, nil)
 	if n != len(head) || st != NeedMore || string(out) != lines("SERVER_ERROR object too large for cache") {
@@ -223,7 +223,7 @@ func TestSwallowAcrossCalls(t *testing.T) {
 
 // TestBinaryPartialHeader: a lone 0x80 is answered at once, never waited on.
 func TestBinaryPartialHeader(t *testing.T) {
-	s := NewSession(newTestEnv(t))
+	s := NewSession(newSmallEnv(t))
 	n, out, st := s.Process([]byte{0x80}, nil)
 	if st != Close || n != 1 || len(out) != 24+len(binaryUnknownCommandText) || out[0] != 0x81 {
 		t.Fatalf("n=%d st=%v out=%x", n, st, out)
@@ -237,7 +237,7 @@ func TestBinaryPartialHeader(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
-	s := NewSession(newTestEnv(t))
+	s := NewSession(newSmallEnv(t))
 	s.Process([]byte("set a 0 0 5000000\r\nvvv"), nil)
 	s.Reset()
 	_, out, st := s.Process([]byte("version\r\n"), nil)
@@ -282,7 +282,7 @@ func TestNumberParsing(t *testing.T) {
 // output budget goes out over several Process calls, each bounded, and the
 // reply is the same as in one piece.
 func TestMultigetOutputBudget(t *testing.T) {
-	s := NewSession(newTestEnv(t))
+	s := NewSession(newSmallEnv(t))
 	value := strings.Repeat("v", 300_000)
 	drive(t, s, []byte("set big 0 0 300000\r\n"+value+"\r\n"))
 	in := []byte("get" + strings.Repeat(" big", 20) + " nope\r\nversion\r\n")

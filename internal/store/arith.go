@@ -8,53 +8,90 @@ import "strconv"
 // with spaces; a longer one becomes a new item with the old flags and
 // exptime. Either way the item gets a new CAS unique.
 func (s *Store) IncrDecr(key []byte, delta uint64, decr bool) (uint64, Result) {
+	var v uint64
+	res := s.Arith(key, ArithRequest{Delta: delta, Decr: decr}, func(it Item, value uint64, _ bool) { v = value })
+	return v, res
+}
+
+// ArithRequest is an incr/decr with the meta and binary options.
+type ArithRequest struct {
+	Delta uint64
+	Decr  bool
+	// CAS, when nonzero, must equal the item's CAS (else Exists).
+	CAS uint64
+	// Vivify creates a missing item holding Initial (flags 0, no expiry;
+	// the callback may set one) instead of failing with NotFound.
+	Vivify  bool
+	Initial uint64
+}
+
+// Arith runs an incr/decr and, on success, calls fn with the item, its new
+// value, and whether it was created by Vivify; fn runs under the item's lock
+// and may change its TTL.
+func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64, created bool)) Result {
 	sh, tag := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now := clampTime(s.Now())
+	var digits [20]byte
 	slot := sh.lookup(key, tag, now)
 	if slot < 0 {
-		if decr {
+		if r.Vivify {
+			num := strconv.AppendUint(digits[:0], r.Initial, 10)
+			pos, ok := sh.create(s, key, tag, num, now)
+			if !ok {
+				return OutOfMemory
+			}
+			fn(Item{s: s, sh: sh, pos: pos, now: now}, r.Initial, true)
+			return Stored
+		}
+		if r.Decr {
 			sh.st.DecrMisses++
 		} else {
 			sh.st.IncrMisses++
 		}
-		return 0, NotFound
+		return NotFound
 	}
-	r := sh.rec(sh.posOf(slot))
-	cur, ok := parseCounter(r.value())
+	r0 := sh.rec(sh.posOf(slot))
+	if r0.vlen() == 0 {
+		return NonNumeric
+	}
+	if r.CAS != 0 && s.casOf(r0.cas()) != r.CAS {
+		return Exists
+	}
+	cur, ok := parseCounter(r0.value())
 	if !ok {
-		return 0, NonNumeric
+		return NonNumeric
 	}
-	c := &sh.cls[r.class()]
-	if decr {
+	c := &sh.cls[r0.class()]
+	if r.Decr {
 		sh.st.DecrHits++
 		c.decrHits++
-		cur -= min(cur, delta)
+		cur -= min(cur, r.Delta)
 	} else {
 		sh.st.IncrHits++
 		c.incrHits++
-		cur += delta
+		cur += r.Delta
 	}
-	var digits [20]byte
 	num := strconv.AppendUint(digits[:0], cur, 10)
-	r.setAccessed(now)
-	if v := r.value(); len(num) <= len(v) {
+	r0.setAccessed(now)
+	if v := r0.value(); len(num) <= len(v) {
 		for i := copy(v, num); i < len(v); i++ {
 			v[i] = ' '
 		}
-		r.setCAS(sh.nextCAS())
-		return cur, Stored
+		r0.setCAS(sh.nextCAS())
+		fn(Item{s: s, sh: sh, pos: sh.posOf(slot), now: now}, cur, false)
+		return Stored
 	}
 
-	flags, exp := r.flags(), r.exptime()
+	flags, exp := r0.flags(), r0.exptime()
 	size := recSize(len(key), len(num))
 	epoch := sh.idx.epoch
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
 		sh.cls[s.classes.classOf(size)].outOfMemory++
-		return 0, res
+		return res
 	}
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
@@ -65,7 +102,8 @@ func (s *Store) IncrDecr(key []byte, delta uint64, decr bool) (uint64, Result) {
 	copy(nr[recHeader+len(key):], num)
 	sh.link(slot, tag, pos)
 	sh.st.TotalItems++ // memcached links a new item here, and counts it
-	return cur, Stored
+	fn(Item{s: s, sh: sh, pos: pos, now: now}, cur, false)
+	return Stored
 }
 
 // isSpace is C's isspace in the "C" locale.

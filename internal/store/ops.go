@@ -2,6 +2,33 @@ package store
 
 // Set stores value under key according to mode. cas is compared only in ModeCAS.
 func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []byte, cas uint64) Result {
+	res, _ := s.SetItem(SetRequest{Mode: mode, Key: key, Flags: flags, Exptime: exptime, Value: value, CAS: cas})
+	return res
+}
+
+// SetRequest is one storage command with every option the three protocols
+// have between them.
+type SetRequest struct {
+	Mode    Mode
+	Key     []byte
+	Flags   uint32
+	Exptime int64 // as the client sent it
+	Value   []byte
+	// CAS is compared in ModeCAS (0 never matches, as in memcached), and,
+	// when nonzero, in ModeAppend and ModePrepend; other modes ignore it.
+	CAS uint64
+	// Invalidate (meta I): in ModeCAS a CAS older than the item's still
+	// stores, but the new value is marked stale and keeps the old exptime.
+	Invalidate bool
+	// KeyBinary records that the key arrived base64-encoded (meta b), so
+	// that meta replies encode it again.
+	KeyBinary bool
+}
+
+// SetItem stores r and returns the result and, when stored, the new item's
+// CAS unique (0 under -C).
+func (s *Store) SetItem(r SetRequest) (Result, uint64) {
+	key, value, mode := r.Key, r.Value, r.Mode
 	sh, tag := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -16,43 +43,61 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 				sh.unlink(slot)
 			}
 		}
-		return TooLarge
+		return TooLarge, 0
 	}
 	slot := sh.lookup(key, tag, now)
 	var old rec
 	if slot >= 0 {
 		old = sh.rec(sh.posOf(slot))
 	}
+	exp := absExptime(r.Exptime, now64)
+	flags := r.Flags
+	var bits uint8
+	if r.KeyBinary {
+		bits |= recKeyBinary
+	}
 	switch mode {
 	case ModeAdd:
 		if slot >= 0 {
-			return NotStored
+			return NotStored, 0
 		}
-	case ModeReplace, ModeAppend, ModePrepend:
+	case ModeReplace:
 		if slot < 0 {
-			return NotStored
+			return NotStored, 0
+		}
+	case ModeAppend, ModePrepend:
+		if slot < 0 {
+			return NotStored, 0
+		}
+		if r.CAS != 0 && !s.cfg.DisableCAS && old.cas() != r.CAS {
+			return Exists, 0
 		}
 	case ModeCAS:
 		if slot < 0 {
 			sh.st.CasMisses++
-			return NotFound
+			return NotFound, 0
 		}
-		if s.cfg.DisableCAS || old.cas() != cas {
+		switch {
+		case !s.cfg.DisableCAS && r.CAS != 0 && old.cas() == r.CAS:
+		case !s.cfg.DisableCAS && r.Invalidate && r.CAS != 0 && r.CAS < old.cas():
+			// memcached stores a stale value: the old TTL and token stay.
+			exp = old.exptime()
+			bits |= recStale | old.bits()&recTokenSent
+		default:
 			sh.st.CasBadval++
 			sh.cls[old.class()].casBadval++
-			return Exists
+			return Exists, 0
 		}
 		sh.st.CasHits++
 		sh.cls[old.class()].casHits++
 	}
 
-	exp := absExptime(exptime, now64)
 	vlen := len(value)
 	if mode == ModeAppend || mode == ModePrepend {
 		flags, exp = old.flags(), old.exptime()
 		vlen += old.vlen()
 		if len(key)+vlen > s.maxValue {
-			return NotStored // memcached 1.6.18 answers NOT_STORED and keeps the item
+			return NotStored, 0 // memcached 1.6.18 answers NOT_STORED and keeps the item
 		}
 		// The allocation below may evict or move the old record: keep its value.
 		sh.scratch = append(sh.scratch[:0], old.value()...)
@@ -66,7 +111,7 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 		sh.st.TotalItems++
 		sh.st.Reclaimed++
 		sh.st.ExpiredUnfetched++
-		return Stored
+		return Stored, s.casOf(sh.nextCAS())
 	}
 
 	size := recSize(len(key), vlen)
@@ -80,16 +125,18 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 				sh.unlink(slot)
 			}
 		}
-		return res
+		return res, 0
 	}
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
 	class := s.classes.classOf(size)
-	r := sh.rec(pos)
-	r.writeHeader(len(key), vlen, class, flags, exp, sh.nextCAS(), now)
-	copy(r[recHeader:], key)
-	v := r[recHeader+len(key) : recHeader+len(key)+vlen]
+	nr := sh.rec(pos)
+	cas := sh.nextCAS()
+	nr.writeHeader(len(key), vlen, class, flags, exp, cas, now)
+	nr.setBits(bits)
+	copy(nr[recHeader:], key)
+	v := nr[recHeader+len(key) : recHeader+len(key)+vlen]
 	switch mode {
 	case ModeAppend:
 		copy(v[copy(v, sh.scratch):], value)
@@ -101,7 +148,15 @@ func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []
 	sh.link(slot, tag, pos)
 	sh.st.TotalItems++
 	sh.cls[class].cmdSet++
-	return Stored
+	return Stored, s.casOf(cas)
+}
+
+// casOf is the CAS unique clients see: 0 under -C.
+func (s *Store) casOf(c uint64) uint64 {
+	if s.cfg.DisableCAS {
+		return 0
+	}
+	return c
 }
 
 // Get calls fn with the value of key if it is present; value is valid only during fn.

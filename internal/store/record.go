@@ -7,7 +7,8 @@ import "encoding/binary"
 //
 //	0  u32 value length
 //	4  u8  key length
-//	5  u8  state bits (recDead, recFetched, recReferenced)
+//	5  u8  state bits (recDead, recFetched, recReferenced, and the meta
+//	       protocol's recStale, recTokenSent, recKeyBinary)
 //	6  u16 size class, for per-class statistics
 //	8  u32 client flags
 //	12 u32 exptime, absolute unix seconds, 0 = never
@@ -34,6 +35,12 @@ const (
 	recDead       = 1 << 0 // unlinked from the index; its bytes wait for the ring tail
 	recFetched    = 1 << 1 // read at least once (for *_unfetched counters)
 	recReferenced = 1 << 2 // read since it was written or last given a second chance
+	// The meta protocol's item states (memcached's ITEM_STALE,
+	// ITEM_TOKEN_SENT, ITEM_KEY_BINARY): invalidated by md I or a stale ms,
+	// a client already holds the recache token, the key arrived base64'd.
+	recStale     = 1 << 3
+	recTokenSent = 1 << 4
+	recKeyBinary = 1 << 5
 )
 
 var le = binary.LittleEndian

@@ -1,0 +1,122 @@
+package protocol
+
+import (
+	"strconv"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// Meta arithmetic: `ma <key> <flags>*`, incr/decr with a delta (D), a mode
+// (MI, M+, MD, M-), an optional CAS (C), auto-creation on a miss (N with J as
+// the initial value), a new TTL (T), and the value, TTL and CAS returned.
+
+const (
+	rMetaArithBadMode = "CLIENT_ERROR invalid mode for ma M token\r\n"
+	rNoMemoryArith    = "SERVER_ERROR Out of memory allocating new item\r\n"
+)
+
+func (s *Session) metaArith(line []byte, n int) {
+	if !s.metaPrologue(line, n, rMetaFlagsTooLong, rMetaInvalidOrDup) {
+		return
+	}
+	f := &s.mf
+	decr := false
+	switch f.mode {
+	case 0, 'I', '+':
+	case 'D', '-':
+		decr = true
+	default:
+		s.out = append(s.out, rMetaArithBadMode...)
+		return
+	}
+	delta := uint64(1)
+	if s.seenFlag(line, n, 'D') {
+		delta = f.delta
+	}
+	var cas uint64
+	if f.hasCAS {
+		cas = f.cas
+	}
+	s.metaLine, s.metaN = line, n
+	start := len(s.out)
+	res := s.env.Store.Arith(s.metaKey, store.ArithRequest{
+		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial,
+	}, s.maFn)
+	switch res {
+	case store.Stored:
+		// A plain success is what q hides; a created item is still shown.
+		if f.quiet && !s.maCreated {
+			s.out = s.out[:start]
+		}
+		return
+	case store.NonNumeric:
+		s.out = append(s.out, rNonNumeric...)
+		return
+	case store.OutOfMemory:
+		if f.vivify {
+			s.out = append(s.out, rNoMemoryArith...)
+		} else {
+			s.out = append(s.out, rNoMemory...)
+		}
+		return
+	case store.Exists:
+		s.out = append(s.out, "EX"...)
+	default:
+		s.out = append(s.out, "NF"...)
+	}
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.metaKey, f.keyBinary)
+	s.out = append(s.out, crlf...)
+}
+
+// seenFlag reports whether a flag token starting with c is on the line.
+func (s *Session) seenFlag(line []byte, n int, c byte) bool {
+	for i := 2; i < n; i++ {
+		if line[s.tok[i].start] == c {
+			return true
+		}
+	}
+	return false
+}
+
+// metaArithItem formats the reply for an item ma changed or created, its
+// flags applied in request order as memcached does.
+func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
+	line, n, f := s.metaLine, s.metaN, &s.mf
+	s.maCreated = created
+	var digits [20]byte
+	num := strconv.AppendUint(digits[:0], value, 10)
+	b := s.out
+	if f.value {
+		b = append(b, "VA "...)
+		b = strconv.AppendInt(b, int64(len(num)), 10)
+	} else {
+		b = append(b, "HD"...)
+	}
+	for i := 2; i < n; i++ {
+		tok := s.token(line, i)
+		switch tok[0] {
+		case 'c':
+			b = append(b, " c"...)
+			b = strconv.AppendUint(b, it.CAS(), 10)
+		case 't':
+			b = append(b, " t"...)
+			b = strconv.AppendInt(b, it.TTL(), 10)
+		case 'T':
+			it.SetExptime(int64(f.ttl))
+		case 'N':
+			if created {
+				it.SetExptime(int64(f.vivifyTTL))
+			}
+		case 'O':
+			b = append(b, ' ')
+			b = append(b, tok...)
+		case 'k':
+			b = appendMetaKey(b, s.metaKey, f.keyBinary)
+		}
+	}
+	if f.value {
+		b = append(b, crlf...)
+		b = append(b, num...)
+	}
+	s.out = append(b, crlf...)
+}

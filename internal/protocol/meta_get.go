@@ -1,0 +1,230 @@
+package protocol
+
+import (
+	"strconv"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// Meta get (mg), meta debug (me) and meta no-op (mn).
+
+const (
+	rMetaMiss = "EN"
+	rMetaNoop = "MN\r\n"
+)
+
+// metaCommand dispatches a two-letter command starting with 'm'. It returns
+// like execute.
+func (s *Session) metaCommand(line, rest []byte, n int) (int, Status) {
+	switch line[s.tok[0].start+1] {
+	case 'g':
+		s.metaGet(line, n)
+	case 's':
+		return s.metaSet(line, rest, n)
+	case 'd':
+		s.metaDelete(line, n)
+	case 'a':
+		s.metaArith(line, n)
+	case 'n':
+		s.out = append(s.out, rMetaNoop...)
+	case 'e':
+		s.metaDebug(line, n)
+	default:
+		s.reply(rError)
+	}
+	return 0, NeedMore
+}
+
+// metaPrologue runs the checks every mg/md/ma line gets before its flags
+// mean anything: an ERROR without a key, memcached's key length limit, the
+// token limit, then the flags themselves. It returns false after replying.
+func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) bool {
+	if n < 2 {
+		s.reply(rError)
+		return false
+	}
+	if int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+		s.out = append(s.out, rBadFormat...)
+		return false
+	}
+	if n+1 > metaMaxTokens {
+		s.out = append(s.out, tooLong...)
+		return false
+	}
+	if msg := s.parseMetaFlags(line, n, 2); msg != "" {
+		if badFlags != "" {
+			msg = badFlags
+		}
+		s.out = append(s.out, msg...)
+		return false
+	}
+	if !s.metaKeyOK() {
+		s.out = append(s.out, rBadFormat...)
+		return false
+	}
+	if s.opaqueTooLong(line, n, 2) {
+		s.out = append(s.out, rMetaOpaqueTooLong...)
+		return false
+	}
+	return true
+}
+
+func (s *Session) metaGet(line []byte, n int) {
+	if !s.metaPrologue(line, n, rMetaGetFlagsTooLong, "") {
+		return
+	}
+	s.metaLine, s.metaN = line, n
+	if s.env.Store.MetaGet(s.metaKey, s.mf.vivify, s.mgFn) {
+		return
+	}
+	if s.mf.quiet {
+		return // q hides a miss
+	}
+	s.out = append(s.out, rMetaMiss...)
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.metaKey, s.mf.keyBinary)
+	s.out = append(s.out, crlf...)
+}
+
+// metaGetItem formats a hit (or a vivified item) while the store holds the
+// item: the flags are applied and answered in the order the client sent
+// them, as memcached does, so that "t T30" shows the TTL before the touch
+// and "T30 t" the one after. It reports whether the TTL was set.
+func (s *Session) metaGetItem(it store.Item, created bool) bool {
+	line, n, f := s.metaLine, s.metaN, &s.mf
+	b := s.out
+	if f.value {
+		b = append(b, "VA "...)
+		b = strconv.AppendInt(b, int64(len(it.Value())), 10)
+	} else {
+		b = append(b, "HD"...)
+	}
+	// Read before this access changes them.
+	fetched, idle := it.Fetched(), it.IdleSeconds()
+	won, touched := false, false
+	for i := 2; i < n; i++ {
+		tok := s.token(line, i)
+		switch tok[0] {
+		case 'T':
+			touched = true
+			it.SetExptime(int64(f.ttl))
+		case 'N':
+			if created {
+				it.SetExptime(int64(f.vivifyTTL))
+				won = true
+			}
+		case 'R':
+			// Win the recache token when the item expires sooner than
+			// the client's threshold and nobody holds the token yet.
+			if !it.TokenSent() && !created && it.Exptime() != 0 &&
+				it.Exptime() < it.AbsExptime(int64(f.recacheTTL)) {
+				won = true
+			}
+		case 's':
+			b = append(b, " s"...)
+			b = strconv.AppendInt(b, int64(len(it.Value())), 10)
+		case 't':
+			b = append(b, " t"...)
+			b = strconv.AppendInt(b, it.TTL(), 10)
+		case 'c':
+			b = append(b, " c"...)
+			b = strconv.AppendUint(b, it.CAS(), 10)
+		case 'f':
+			b = append(b, " f"...)
+			b = strconv.AppendUint(b, uint64(it.Flags()), 10)
+		case 'l':
+			b = append(b, " l"...)
+			b = strconv.AppendInt(b, idle, 10)
+		case 'h':
+			if fetched {
+				b = append(b, " h1"...)
+			} else {
+				b = append(b, " h0"...)
+			}
+		case 'O':
+			b = append(b, ' ')
+			b = append(b, tok...)
+		case 'k':
+			b = appendMetaKey(b, it.Key(), it.KeyBinary())
+		}
+	}
+	// Z before W: a client never sees both.
+	if it.TokenSent() {
+		b = append(b, " Z"...)
+	}
+	if it.Stale() {
+		b = append(b, " X"...)
+		if !it.TokenSent() {
+			won = true // the first reader of a stale item recaches it
+		}
+	}
+	if won {
+		b = append(b, " W"...)
+		it.SetTokenSent()
+	}
+	b = append(b, crlf...)
+	if f.value {
+		b = append(b, it.Value()...)
+		b = append(b, crlf...)
+	}
+	s.out = b
+	if !f.noUpdate {
+		it.Bump()
+	}
+	return touched
+}
+
+// metaDebug runs `me <key> [b]`: the item's internal state, value excluded.
+func (s *Session) metaDebug(line []byte, n int) {
+	if n < 2 || int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+		s.out = append(s.out, rBadFormat...)
+		return
+	}
+	s.metaKey = s.token(line, 1)
+	binary := n >= 3 && string(s.token(line, 2)) == "b"
+	if binary {
+		k, ok := decodeBase64Key(s.metaKeyBuf[:0], s.metaKey)
+		s.metaKeyBuf = k
+		if !ok {
+			s.out = append(s.out, rBadFormat...)
+			return
+		}
+		s.metaKey = k
+	} else if !validKey(s.metaKey) {
+		s.out = append(s.out, rBadFormat...)
+		return
+	}
+	if !s.env.Store.View(s.metaKey, s.meFn) {
+		s.out = append(s.out, rMetaMiss+crlf...)
+	}
+	s.env.counters.metaCmds.Add(1)
+}
+
+func (s *Session) metaDebugItem(it store.Item) {
+	b := append(s.out, "ME "...)
+	if it.KeyBinary() {
+		b = appendBase64(b, it.Key())
+	} else {
+		b = append(b, it.Key()...)
+	}
+	// memcached prints now-exptime, a negative number for a live item.
+	b = append(b, " exp="...)
+	if ttl := it.TTL(); ttl < 0 {
+		b = append(b, "-1"...)
+	} else {
+		b = strconv.AppendInt(b, int64(int32(-ttl)), 10)
+	}
+	b = append(b, " la="...)
+	b = strconv.AppendInt(b, it.IdleSeconds(), 10)
+	b = append(b, " cas="...)
+	b = strconv.AppendUint(b, it.CAS(), 10)
+	if it.Fetched() {
+		b = append(b, " fetch=yes"...)
+	} else {
+		b = append(b, " fetch=no"...)
+	}
+	b = append(b, " cls="...)
+	b = strconv.AppendInt(b, int64(it.Class()), 10)
+	b = append(b, " size="...)
+	b = strconv.AppendInt(b, int64(it.Size()), 10)
+	s.out = append(b, crlf...)
+}

@@ -1,0 +1,194 @@
+package protocol
+
+// Meta command line parsing: memcached 1.6's flag rules (single-character
+// flags, some with a token glued on, each at most once), its base64 key
+// option and its exact error strings. Parsing never touches the store, so a
+// command whose flags are bad has no effect.
+
+const (
+	// metaMaxTokens mirrors memcached's MFLAG_MAX_OPT_LENGTH: a meta line may
+	// have at most this many tokens, counting the command and memcached's
+	// terminal token (so metaMaxTokens-1 real ones).
+	metaMaxTokens = 20
+	// metaMaxOpaque is the longest O token, its 'O' included.
+	metaMaxOpaque = 32
+
+	rMetaFlagsTooLong    = "CLIENT_ERROR options flags too long\r\n"
+	rMetaGetFlagsTooLong = "CLIENT_ERROR options flags are too long\r\n"
+	rMetaDuplicate       = "CLIENT_ERROR duplicate flag\r\n"
+	rMetaInvalidFlag     = "CLIENT_ERROR invalid flag\r\n"
+	rMetaBadToken        = "CLIENT_ERROR bad token in command line format\r\n"
+	rMetaBadKey          = "CLIENT_ERROR error decoding key\r\n"
+	rMetaBadMTokenLen    = "CLIENT_ERROR incorrect length for M token\r\n"
+	rMetaBadInitial      = "CLIENT_ERROR invalid numeric initial value\r\n"
+	rMetaBadDeltaValue   = "CLIENT_ERROR invalid numeric delta value\r\n"
+	rMetaInvalidOrDup    = "CLIENT_ERROR invalid or duplicate flag\r\n"
+	rMetaOpaqueTooLong   = "CLIENT_ERROR opaque token too long\r\n"
+)
+
+// metaFlags is what a meta command line asks for, once parsed.
+type metaFlags struct {
+	noUpdate   bool // u
+	vivify     bool // N
+	value      bool // v
+	invalidate bool // I
+	quiet      bool // q
+	hasCAS     bool // C
+	newTTL     bool // T
+	keyBinary  bool // b
+	recache    bool // R
+	mode       byte // M's argument, 0 when absent
+	ttl        int32
+	vivifyTTL  int32
+	recacheTTL int32
+	flags      uint32 // F
+	cas        uint64 // C
+	delta      uint64 // D
+	initial    uint64 // J
+}
+
+// parseMetaFlags reads the flag tokens from index first on, as memcached's
+// _meta_flag_preparse does: a repeated flag or an unknown one stops at once;
+// a bad argument is remembered and parsing goes on, so that a later error
+// message can replace an earlier one exactly as memcached's does. The key
+// (token 1) is base64-decoded into s.metaKey when b is present; otherwise
+// s.metaKey is the key token itself. It returns "" on success, else the
+// error reply.
+func (s *Session) parseMetaFlags(line []byte, n, first int) string {
+	f := &s.mf
+	*f = metaFlags{}
+	s.metaKey = s.token(line, 1)
+	var seen [128]bool
+	failed := false
+	errstr := rBadFormat
+	for i := first; i < n; i++ {
+		tok := s.token(line, i)
+		c, arg := tok[0], tok[1:]
+		if c >= 127 || seen[c] {
+			return rMetaDuplicate
+		}
+		seen[c] = true
+		switch c {
+		case 'b':
+			k, ok := decodeBase64Key(s.metaKeyBuf[:0], s.token(line, 1))
+			s.metaKeyBuf = k
+			s.metaKey = k
+			if !ok {
+				errstr, failed = rMetaBadKey, true
+			}
+			f.keyBinary = true
+		case 'N', 'T', 'R':
+			v, ok := parseInt32(arg)
+			if !ok {
+				errstr, failed = rMetaBadToken, true
+				break
+			}
+			switch c {
+			case 'N':
+				f.vivify, f.vivifyTTL = true, v
+			case 'T':
+				f.newTTL, f.ttl = true, v
+			case 'R':
+				f.recache, f.recacheTTL = true, v
+			}
+		case 'O', 'P', 'L', 'k', 's', 't', 'c', 'f', 'l', 'h':
+			// O, P, L carry tokens the reply copies or that proxies use;
+			// the others ask for a field in the reply.
+		case 'v':
+			f.value = true
+		case 'u':
+			f.noUpdate = true
+		case 'q':
+			f.quiet = true
+		case 'F':
+			// memcached keeps its generic message for a bad F.
+			v, ok := parseUint32(arg)
+			if !ok {
+				failed = true
+			}
+			f.flags = v
+		case 'C':
+			v, ok := parseUint64(arg)
+			if !ok {
+				errstr, failed = rMetaBadToken, true
+				break
+			}
+			f.hasCAS, f.cas = true, v
+		case 'M':
+			if len(tok) != 2 {
+				errstr, failed = rMetaBadMTokenLen, true
+				break
+			}
+			f.mode = arg[0]
+		case 'J':
+			v, ok := parseUint64(arg)
+			if !ok {
+				errstr, failed = rMetaBadInitial, true
+			}
+			f.initial = v
+		case 'D':
+			v, ok := parseUint64(arg)
+			if !ok {
+				errstr, failed = rMetaBadDeltaValue, true
+			}
+			f.delta = v
+		case 'I':
+			f.invalidate = true
+		default:
+			return rMetaInvalidFlag
+		}
+	}
+	if failed {
+		return errstr
+	}
+	return ""
+}
+
+// metaKeyOK applies gocached's key rule to a meta key: a key sent as text
+// must be a valid text key (no control characters); a base64 key may hold
+// any bytes, as the b flag exists for exactly that.
+func (s *Session) metaKeyOK() bool {
+	if s.mf.keyBinary {
+		return len(s.metaKey) > 0
+	}
+	return validKey(s.metaKey)
+}
+
+// opaqueTooLong reports whether an O token of the line is longer than
+// memcached allows. memcached finds this while writing the reply; checking
+// first keeps a rejected command free of side effects.
+func (s *Session) opaqueTooLong(line []byte, n, first int) bool {
+	for i := first; i < n; i++ {
+		if tok := s.token(line, i); tok[0] == 'O' && len(tok) > metaMaxOpaque {
+			return true
+		}
+	}
+	return false
+}
+
+// appendMetaKey writes " k<key>", base64-encoding a binary key and marking
+// it with " b", as memcached's meta replies do.
+func appendMetaKey(b, key []byte, binary bool) []byte {
+	b = append(b, " k"...)
+	if !binary {
+		return append(b, key...)
+	}
+	b = appendBase64(b, key)
+	return append(b, " b"...)
+}
+
+// appendOpaqueAndKey writes the O and k tokens of the request in their order:
+// the whole reply of a meta command that found no item.
+func (s *Session) appendOpaqueAndKey(b, line []byte, n, first int, key []byte, binary bool) []byte {
+	for i := first; i < n; i++ {
+		tok := s.token(line, i)
+		switch tok[0] {
+		case 'O':
+			b = append(b, ' ')
+			b = append(b, tok...)
+		case 'k':
+			b = appendMetaKey(b, key, binary)
+		}
+	}
+	return b
+}

@@ -1,0 +1,141 @@
+package store
+
+// Operations the meta and binary protocols need beyond the text commands.
+// Each takes the shard lock once and, where memcached's meta commands read
+// and change an item field by field in the client's flag order, hands the
+// protocol an Item for the length of a callback.
+
+// View calls fn with the item stored under key, without counting a get or
+// marking the item read (meta debug). It returns false on a miss.
+func (s *Store) View(key []byte, fn func(it Item)) bool {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := clampTime(s.Now())
+	slot := sh.lookup(key, tag, now)
+	if slot < 0 {
+		return false
+	}
+	fn(Item{s: s, sh: sh, pos: sh.posOf(slot), now: now})
+	return true
+}
+
+// MetaGet looks key up for the meta get command. On a miss with vivify it
+// creates an empty item (flags 0, no expiry, a fresh CAS) and passes it with
+// created set, as memcached's N flag does. fn reports whether it touched the
+// item (set a new TTL): memcached then counts the hit as a touch
+// (cmd_touch, touch_hits) rather than a get. A miss counts as a get miss.
+// fn must call it.Bump unless the client asked not to (meta u).
+func (s *Store) MetaGet(key []byte, vivify bool, fn func(it Item, created bool) (touched bool)) bool {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := clampTime(s.Now())
+	slot := sh.lookup(key, tag, now)
+	found, created := slot >= 0, false
+	var pos int
+	if found {
+		pos = sh.posOf(slot)
+	} else if vivify && len(key) <= MaxKeyLen {
+		pos, found = sh.create(s, key, tag, nil, now)
+		created = found
+	}
+	if !found {
+		sh.st.CmdGet++
+		sh.st.GetMisses++
+		return false
+	}
+	it := Item{s: s, sh: sh, pos: pos, now: now}
+	if fn(it, created) {
+		sh.st.CmdTouch++
+		sh.st.TouchHits++
+		sh.cls[it.rec().class()].touchHits++
+	} else {
+		sh.st.CmdGet++
+		sh.st.GetHits++
+		sh.cls[it.rec().class()].getHits++
+	}
+	return true
+}
+
+// create links a new item for key (known to be absent) with value, flags 0
+// and no expiry, and returns its position.
+func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint32) (int, bool) {
+	size := recSize(len(key), len(value))
+	pos, res := sh.alloc(size, now)
+	if res != Stored {
+		sh.st.OutOfMemory++
+		sh.cls[s.classes.classOf(size)].outOfMemory++
+		return 0, false
+	}
+	class := s.classes.classOf(size)
+	r := sh.rec(pos)
+	r.writeHeader(len(key), len(value), class, 0, 0, sh.nextCAS(), now)
+	copy(r[recHeader:], key)
+	copy(r[recHeader+len(key):], value)
+	sh.link(-1, tag, pos)
+	sh.st.TotalItems++
+	return pos, true
+}
+
+// DeleteRequest is a delete with the meta and binary options.
+type DeleteRequest struct {
+	// CAS, when HasCAS, must equal the item's CAS or nothing happens (Exists).
+	CAS    uint64
+	HasCAS bool
+	// MissOnMismatch counts a CAS mismatch as a delete miss, as meta delete
+	// does; the binary delete counts nothing.
+	MissOnMismatch bool
+	// Invalidate marks the item stale (new CAS, recache token released)
+	// instead of removing it; with SetExptime it also gets Exptime.
+	Invalidate bool
+	SetExptime bool
+	Exptime    int64
+}
+
+// DeleteItem deletes (or invalidates) key: Stored when done, NotFound, or
+// Exists on a CAS mismatch.
+func (s *Store) DeleteItem(key []byte, r DeleteRequest) Result {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := clampTime(s.Now())
+	slot := sh.lookup(key, tag, now)
+	if slot < 0 {
+		sh.st.DeleteMisses++
+		return NotFound
+	}
+	rc := sh.rec(sh.posOf(slot))
+	if r.HasCAS && s.casOf(rc.cas()) != r.CAS {
+		if r.MissOnMismatch {
+			sh.st.DeleteMisses++
+		}
+		return Exists
+	}
+	if r.Invalidate {
+		// memcached counts neither a hit nor a miss here.
+		it := Item{s: s, sh: sh, pos: sh.posOf(slot), now: now}
+		if r.SetExptime {
+			it.SetExptime(r.Exptime)
+		}
+		rc.setBits(recStale)
+		rc.clearBits(recTokenSent)
+		rc.setCAS(sh.nextCAS())
+		return Stored
+	}
+	sh.cls[rc.class()].deleteHits++
+	sh.unlink(slot)
+	sh.st.DeleteHits++
+	return Stored
+}
+
+// Discard removes key without counting anything: what memcached does to the
+// old value when a set fails for size or memory.
+func (s *Store) Discard(key []byte) {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if slot := sh.lookup(key, tag, clampTime(s.Now())); slot >= 0 {
+		sh.unlink(slot)
+	}
+}
