@@ -62,6 +62,14 @@ type Env struct {
 	Server    Server
 	StartUnix int64 // process start, for `uptime`
 
+	// Protocol is the -B binding (binding.go); the zero value is memcached's
+	// default, auto-negotiation by the first byte.
+	Protocol Binding
+	// SASL, when set, makes binary clients authenticate (memcached's -S with
+	// a MEMCACHED_SASL_PWDB password file, sasl.go); it implies binary-only
+	// connections, as -S implies -B binary in memcached.
+	SASL *SASL
+
 	// counters are the totals only the protocol sees; the zero value is ready.
 	counters protoCounters
 }
@@ -91,6 +99,6 @@ const (
 	// again on the rest later.
 	Yield
 	// Close: send the replies produced so far, then close the connection
-	// (quit, an unrecoverable protocol error, a binary-protocol client).
+	// (quit, an unrecoverable protocol error, a failed SASL check).
 	Close
 )

@@ -1,33 +1,181 @@
 package protocol
 
-import "encoding/binary"
+import "github.com/gocached/gocached/internal/store"
 
-// gocached speaks only the text protocol. A connection whose first byte is the
-// binary protocol's request magic gets one binary error response, so that a
-// binary client fails fast with a readable error instead of waiting for an
-// answer that never comes, and is then closed.
+// The binary protocol's framing and dispatch, following memcached 1.6.18's
+// dispatch_bin_command: a request is looked at once its header, extras and
+// key have arrived; the checks run in memcached's order and fail the way
+// memcached fails them (some with an error reply, some by closing, one by
+// swallowing the body); only commands that carry a value wait for it.
 
-const (
-	binaryMagicRequest  = 0x80
-	binaryMagicResponse = 0x81
-	binaryHeaderLen     = 24
-	// binaryStatusUnknownCommand is the binary protocol's "Unknown command".
-	binaryStatusUnknownCommand = 0x0081
-	binaryUnknownCommandText   = "Unknown command"
-)
-
-// appendBinaryError appends a response to the binary request at the front of
-// req. The opcode and opaque are echoed when the client's header has arrived
-// in full; the reply is sent at once either way.
-func appendBinaryError(out, req []byte) []byte {
-	var h [binaryHeaderLen]byte
-	h[0] = binaryMagicResponse
-	if len(req) >= binaryHeaderLen {
-		h[1] = req[1]              // opcode
-		copy(h[12:16], req[12:16]) // opaque
+// binaryRequest handles the request at the front of in. It returns how many
+// bytes it consumed, or minus the number it needs when the request has not
+// fully arrived (then nothing was done).
+func (s *Session) binaryRequest(in []byte) (int, Status) {
+	if len(in) < binaryHeaderLen {
+		return -binaryHeaderLen, NeedMore
 	}
-	binary.BigEndian.PutUint16(h[6:8], binaryStatusUnknownCommand)
-	binary.BigEndian.PutUint32(h[8:12], uint32(len(binaryUnknownCommandText)))
-	out = append(out, h[:]...)
-	return append(out, binaryUnknownCommandText...)
+	if in[0] != binaryMagicRequest {
+		return 0, Close // memcached closes without a word
+	}
+	h := parseBinHeader(in)
+	s.bh = h
+	head := binaryHeaderLen + int(h.extLen) + int(h.keyLen)
+	if len(in) < head {
+		return -head, NeedMore
+	}
+	ext := in[binaryHeaderLen : binaryHeaderLen+int(h.extLen)]
+	key := in[binaryHeaderLen+int(h.extLen) : head]
+	if uint32(h.keyLen) > h.bodyLen || uint32(h.keyLen)+uint32(h.extLen) > h.bodyLen {
+		s.binError(&s.bh, statusUnknownCommand)
+		return head, Close
+	}
+	if s.env.SASL != nil && !s.authenticated && !saslAllowed(h.opcode) {
+		s.binError(&s.bh, statusAuthError)
+		return head, Close
+	}
+	base, quiet := quietBase(h.opcode)
+	s.binQuiet = quiet
+	if int(h.keyLen) > store.MaxKeyLen {
+		return head, s.binProtocolError()
+	}
+	vlen := int(h.bodyLen) - int(h.extLen) - int(h.keyLen)
+	empty := h.extLen == 0 && h.keyLen == 0 && h.bodyLen == 0
+	switch base {
+	case opVersion:
+		if !empty {
+			return head, s.binProtocolError()
+		}
+		s.binReply(&s.bh, nil, nil, []byte(s.version()), 0)
+	case opFlush:
+		if h.keyLen != 0 || h.bodyLen != uint32(h.extLen) || (h.extLen != 0 && h.extLen != 4) {
+			return head, s.binProtocolError()
+		}
+		s.binFlush(ext)
+	case opNoop:
+		if !empty {
+			return head, s.binProtocolError()
+		}
+		s.binReply(&s.bh, nil, nil, nil, 0)
+	case opSet, opAdd, opReplace:
+		if h.extLen != 8 || h.keyLen == 0 || h.bodyLen < uint32(h.keyLen)+8 {
+			return head, s.binProtocolError()
+		}
+		return s.binStore(in, head, base, ext, key, vlen)
+	case opAppend, opPrepend:
+		if h.keyLen == 0 || h.extLen != 0 {
+			return head, s.binProtocolError()
+		}
+		return s.binStore(in, head, base, nil, key, vlen)
+	case opGet, opGetK:
+		if h.extLen != 0 || h.bodyLen != uint32(h.keyLen) || h.keyLen == 0 {
+			return head, s.binProtocolError()
+		}
+		s.binGet(base, nil, key)
+	case opTouch, opGAT, opGATK:
+		// memcached checks neither the body length nor the value here:
+		// bytes beyond the key are read as the next request.
+		if h.extLen != 4 || h.keyLen == 0 {
+			return head, s.binProtocolError()
+		}
+		s.binGet(base, ext, key)
+	case opDelete:
+		if h.keyLen == 0 || h.extLen != 0 || h.bodyLen != uint32(h.keyLen) {
+			return head, s.binProtocolError()
+		}
+		s.binDelete(key)
+	case opIncrement, opDecrement:
+		if h.keyLen == 0 || h.extLen != 20 || h.bodyLen != uint32(h.keyLen)+20 {
+			return head, s.binProtocolError()
+		}
+		s.binArith(base == opDecrement, ext, key)
+	case opStat:
+		if h.extLen != 0 {
+			return head, s.binProtocolError()
+		}
+		s.binStats(key)
+	case opQuit:
+		if !empty {
+			return head, s.binProtocolError()
+		}
+		s.binReply(&s.bh, nil, nil, nil, 0)
+		return head, Close
+	case opSASLList:
+		if !empty {
+			return head, s.binProtocolError()
+		}
+		if s.env.SASL == nil {
+			s.binError(&s.bh, statusUnknownCommand)
+			return head, NeedMore
+		}
+		s.authenticated = false
+		s.binReply(&s.bh, nil, nil, []byte(SASLMechanisms), 0)
+	case opSASLAuth, opSASLStep:
+		if h.extLen != 0 || h.keyLen == 0 {
+			return head, s.binProtocolError()
+		}
+		return s.binSASL(in, head, key, vlen)
+	default:
+		// memcached swallows bodylen bytes after the header, extras and key
+		// it has already read: a request with extras or a key leaves the
+		// stream out of step, in memcached and therefore here.
+		s.binError(&s.bh, statusUnknownCommand)
+		s.swallow = int64(h.bodyLen)
+	}
+	return head, NeedMore
+}
+
+// binProtocolError answers a malformed request with "Invalid arguments" and
+// closes, as memcached's handle_binary_protocol_error does.
+func (s *Session) binProtocolError() Status {
+	s.binError(&s.bh, statusInvalid)
+	return Close
+}
+
+// binError appends an error response with memcached's text for status.
+// Quiet commands get their errors too.
+func (s *Session) binError(h *binHeader, status uint16) {
+	s.binErrorText(h, status, statusText(status))
+}
+
+func (s *Session) binErrorText(h *binHeader, status uint16, text string) {
+	s.out = appendBinHeader(s.out, h.opcode, status, 0, 0, uint32(len(text)), h.opaque, 0)
+	s.out = append(s.out, text...)
+}
+
+// binReply appends a success response, unless the command is a quiet one
+// (a quiet get's hit is sent by binGet itself).
+func (s *Session) binReply(h *binHeader, ext, key, value []byte, cas uint64) {
+	if s.binQuiet {
+		return
+	}
+	body := len(ext) + len(key) + len(value)
+	s.out = appendBinHeader(s.out, h.opcode, statusOK, uint8(len(ext)), uint16(len(key)), uint32(body), h.opaque, cas)
+	s.out = append(s.out, ext...)
+	s.out = append(s.out, key...)
+	s.out = append(s.out, value...)
+}
+
+// binSASL reads SASL_AUTH/SASL_STEP data and runs the exchange.
+func (s *Session) binSASL(in []byte, head int, mech []byte, vlen int) (int, Status) {
+	if s.env.SASL == nil {
+		s.binError(&s.bh, statusUnknownCommand)
+		s.swallow = int64(vlen)
+		return head, NeedMore
+	}
+	if len(mech) > saslMaxMechLen {
+		s.binError(&s.bh, statusInvalid)
+		s.swallow = int64(vlen)
+		return head, NeedMore
+	}
+	if vlen > s.env.Store.MaxValueSize(len(mech)) {
+		s.binError(&s.bh, statusNoMemory)
+		s.swallow = int64(vlen)
+		return head, NeedMore
+	}
+	if len(in) < head+vlen {
+		return -(head + vlen), NeedMore
+	}
+	s.saslAuth(&s.bh, mech, in[head:head+vlen], s.bh.opcode == opSASLStep)
+	return head + vlen, NeedMore
 }

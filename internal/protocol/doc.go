@@ -1,27 +1,35 @@
-// Package protocol implements memcached's text and meta protocols with no
-// I/O of its own: an engine hands a Session the bytes it read, and the
-// Session appends the replies to the engine's output buffer.
+// Package protocol implements memcached's text, meta and binary protocols
+// with no I/O of its own: an engine hands a Session the bytes it read, and
+// the Session appends the replies to the engine's output buffer.
 //
 // The meta commands (mg ms md ma mn me) follow memcached 1.6.18: the flags
 // of a command are applied and answered in the order the client sent them,
 // under the item's lock (the store hands the Session a store.Item for that),
 // and they bump the same stats counters memcached's do. The data block of an
 // ms is never executed as a command: see meta_set.go for the one place
-// gocached closes the connection where memcached would.
+// gocached closes the connection where memcached would execute data.
+//
+// The binary protocol (binary*.go) is chosen per connection by Env.Protocol
+// (-B; by default the first byte decides, 0x80 meaning binary) and covers
+// every opcode memcached 1.6.18 implements, with its status codes, texts
+// and framing errors; Env.SASL (-S) adds PLAIN authentication against a
+// MEMCACHED_SASL_PWDB-style password file (sasl.go). All three protocols
+// share one store and one set of stats counters.
 //
 // Replies match memcached 1.6.18 byte for byte, quirks included (number
 // parsing, noreply silencing errors, which malformed lines get ERROR and
 // which CLIENT_ERROR), because clients resynchronise on exactly those
 // replies. The deliberate differences are few and listed in scripts_test.go:
 // keys with control characters are refused, line limits are judged on the
-// line rather than on what one read() returned, a multiget line is bounded,
-// and a binary-protocol client gets one error response and is closed.
+// line rather than on what one read() returned, and a multiget line is
+// bounded; the meta protocol's are in meta_scripts_test.go.
 //
 // The design keeps replies independent of how the input was split: a request
 // is handled only once it is complete (a storage command whose data block has
 // not arrived is left unconsumed and parsed again later), and the only state
-// carried between calls is the rest of an oversized value being dropped and a
-// multiget paused between keys when its reply outgrew one call's budget.
+// carried between calls is the rest of an oversized value being dropped, a
+// multiget paused between keys when its reply outgrew one call's budget, and
+// per connection the negotiated protocol and SASL state.
 // The get and set paths do not allocate: the Session reuses its token table
 // and its store callback, and writes into the engine's buffer.
 package protocol

@@ -22,6 +22,12 @@ const memcachedPath = "/usr/bin/memcached"
 // startMemcached runs memcached on a free loopback port and returns its address.
 func startMemcached(t *testing.T) string {
 	t.Helper()
+	return startMemcachedWith(t, nil)
+}
+
+// startMemcachedWith is startMemcached with extra environment and flags.
+func startMemcachedWith(t *testing.T, env []string, extra ...string) string {
+	t.Helper()
 	if _, err := os.Stat(memcachedPath); err != nil {
 		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
 			t.Fatalf("memcached not installed (%v) and GOCACHED_REQUIRE_TESTBED=1", err)
@@ -38,7 +44,9 @@ func startMemcached(t *testing.T) string {
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "nobody")
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(memcachedPath, args...)
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start memcached: %v", err)
 	}

@@ -132,8 +132,6 @@ var scripts = []script{
 	{name: "no newline in 2049", in: strings.Repeat("a", 2049), want: "", closed: true},
 	{name: "long multiget waits", in: "get " + strings.Repeat("a ", 2000), want: ""},
 	{name: "long multiget", in: "set a 0 0 1\r\nx\r\nget " + strings.Repeat("a ", 2000) + "\r\n", want: lines("STORED") + strings.Repeat("VALUE a 0 1\r\nx\r\n", 2000) + "END\r\n"},
-	{name: "binary client", in: "\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00",
-		want: "\x81\x00\x00\x00\x00\x00\x00\x81\x00\x00\x00\x0f\x01\x02\x03\x04" + strings.Repeat("\x00", 8) + "Unknown command", closed: true, own: true},
 
 	// Deliberate differences from memcached.
 	// memcached accepts control characters in keys; protocol.txt forbids them.

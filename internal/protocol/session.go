@@ -19,23 +19,22 @@ const minMultigetLen = 64 << 10
 // defaultReqsPerEvent is memcached's -R default.
 const defaultReqsPerEvent = 20
 
-// Session is the per-connection protocol state: it parses the memcached text
-// protocol from byte slices the engine hands it and appends replies to the
-// engine's output buffer. It does no I/O and is used by one goroutine at a time.
+// Session is the per-connection protocol state: it parses memcached's text,
+// meta and binary protocols from byte slices the engine hands it and appends
+// replies to the engine's output buffer. It does no I/O and is used by one
+// goroutine at a time.
 //
 // A Session is nearly stateless between calls: a request whose data block has
 // not fully arrived is left unconsumed and parsed again on the next call, so
-// replies never depend on how the input was split. The only carried state is
-// the count of bytes still to drop from an oversized value.
+// replies never depend on how the input was split. The carried state is the
+// count of bytes still to drop from an oversized value, a paused multiget,
+// the protocol the connection negotiated and its SASL progress.
 type Session struct {
 	env *Env
 
 	// swallow is how many bytes of a rejected data block are still to be
 	// dropped (memcached's conn_swallow).
 	swallow int64
-	// started is set once the connection has sent anything, so that only a
-	// leading 0x80 is taken for a binary-protocol client.
-	started bool
 	// want is the buffer size the first unconsumed request needs, or 0.
 	want int
 	// scanned is how many leading bytes of the unconsumed input are known to
@@ -67,6 +66,23 @@ type Session struct {
 	mgFn       func(it store.Item, created bool) bool
 	maFn       func(it store.Item, value uint64, created bool)
 	meFn       func(it store.Item)
+
+	// Binary protocol state: what the connection speaks, SASL progress, and
+	// the request being answered with the callbacks that need it.
+	proto         connProto
+	authenticated bool
+	saslStarted   bool
+	bh            binHeader
+	binQuiet      bool
+	binKey        []byte
+	binWithKey    bool
+	binWithValue  bool
+	binArithExp   int64
+	binArithValue uint64
+	binArithCAS   uint64
+	binEmitFn     func(value []byte, m store.Meta)
+	binArithFn    func(it store.Item, value uint64, created bool)
+	statScratch   []byte // binary STAT renders the text lines here first
 }
 
 // NewSession returns a Session bound to env.
@@ -77,13 +93,17 @@ func NewSession(env *Env) *Session {
 	s.mgFn = s.metaGetItem
 	s.maFn = s.metaArithItem
 	s.meFn = s.metaDebugItem
+	s.binEmitFn = s.binEmitValue
+	s.binArithFn = s.binArithItem
 	return s
 }
 
 // Reset prepares the Session for a new connection.
 func (s *Session) Reset() {
 	s.swallow = 0
-	s.started = false
+	s.proto = protoUndecided
+	s.authenticated = false
+	s.saslStarted = false
 	s.want = 0
 	s.scanned = 0
 	s.mget = multigetState{}
@@ -146,7 +166,6 @@ func (s *Session) process(in []byte) (int, Status) {
 			pos += int(n)
 			s.swallow -= n
 			s.scanned = 0
-			s.started = true
 			if s.swallow > 0 {
 				return pos, NeedMore
 			}
@@ -166,9 +185,21 @@ func (s *Session) process(in []byte) (int, Status) {
 		if reqs >= limit {
 			return pos, Yield
 		}
-		if !s.started && in[pos] == binaryMagicRequest {
-			s.out = appendBinaryError(s.out, in[pos:])
-			return len(in), Close
+		if s.proto == protoUndecided {
+			s.negotiate(in[pos])
+		}
+		if s.proto == protoBinary {
+			n, st := s.binaryRequest(in[pos:])
+			if n < 0 {
+				s.want = -n
+				return pos, st
+			}
+			pos += n
+			reqs++
+			if st == Close {
+				return pos, Close
+			}
+			continue
 		}
 		avail := in[pos:]
 		n, st := s.lineEnd(avail)
@@ -179,7 +210,6 @@ func (s *Session) process(in []byte) (int, Status) {
 			return pos, st
 		}
 		s.scanned = 0
-		s.started = true
 		line := avail[:n]
 		if n > 1 && line[n-1] == '\r' {
 			line = line[:n-1]

@@ -76,11 +76,7 @@ func (s *Session) stats(line []byte, n int) {
 	w := statWriter{b: s.out}
 	switch group := s.token(line, 1); string(group) {
 	case "reset":
-		s.env.Store.ResetStats()
-		if s.env.Server != nil {
-			s.env.Server.ResetStats()
-		}
-		s.env.counters.reset()
+		s.resetStats()
 		s.out = append(s.out, rReset...)
 		return
 	case "settings":
@@ -107,6 +103,15 @@ func (s *Session) stats(line []byte, n int) {
 		}
 	}
 	s.out = append(w.b, rEnd...)
+}
+
+// resetStats clears every resettable counter (`stats reset`).
+func (s *Session) resetStats() {
+	s.env.Store.ResetStats()
+	if s.env.Server != nil {
+		s.env.Server.ResetStats()
+	}
+	s.env.counters.reset()
 }
 
 func (s *Session) serverStats() ServerStats {
@@ -268,7 +273,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.flag("cas_enabled", set.CASEnabled)
 	w.int("tcp_backlog", int64(set.TCPBacklog))
 	w.str("binding_protocol", proto)
-	w.flag("auth_enabled_sasl", false)
+	w.flag("auth_enabled_sasl", s.env.SASL != nil)
 	w.flag("auth_enabled_ascii", false)
 	w.int("item_size_max", int64(set.ItemSizeMax))
 	w.flag("maxconns_fast", true)

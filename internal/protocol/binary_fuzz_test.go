@@ -1,0 +1,46 @@
+package protocol
+
+import "testing"
+
+// FuzzBinary drives binary request streams (the seeds are the binary and
+// SASL scripts) whole and split: the framing must never panic, misreport
+// what it consumed, or answer differently depending on how the bytes came.
+// A seed byte selects SASL so that the authentication paths are fuzzed too.
+func FuzzBinary(f *testing.F) {
+	for _, sc := range binScripts {
+		if len(sc.in) <= 4*maxFuzzInput {
+			f.Add([]byte(sc.in), uint16(len(sc.in)/2), false)
+		}
+	}
+	for _, sc := range saslScripts {
+		f.Add([]byte(sc.in), uint16(len(sc.in)/3), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16, sasl bool) {
+		if len(data) > 4*maxFuzzInput {
+			return
+		}
+		env := func() *Env {
+			e := newTinyStillEnv(t)
+			if sasl {
+				e.SASL = &SASL{PasswordFile: "/nonexistent"}
+			}
+			return e
+		}
+		whole := drive(t, NewSession(env()), data)
+		i := int(cut) % (len(data) + 1)
+		split := drive(t, NewSession(env()), data[:i], data[i:])
+		if describePackets(split.out, split.closed) != describePackets(whole.out, whole.closed) {
+			t.Fatalf("split at %d changed the replies\nwhole:\n%s\nsplit:\n%s", i,
+				describePackets(whole.out, whole.closed), describePackets(split.out, split.closed))
+		}
+		size := int(cut)%9 + 1
+		var chunks [][]byte
+		for rest := data; len(rest) > 0; rest = rest[min(size, len(rest)):] {
+			chunks = append(chunks, rest[:min(size, len(rest))])
+		}
+		chunked := drive(t, NewSession(env()), chunks...)
+		if describePackets(chunked.out, chunked.closed) != describePackets(whole.out, whole.closed) {
+			t.Fatalf("chunks of %d changed the replies", size)
+		}
+	})
+}

@@ -1,0 +1,178 @@
+package protocol
+
+import (
+	"encoding/binary"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// The binary protocol's commands, each answering with the status codes,
+// texts and CAS values memcached 1.6.18 sends.
+
+// binStore runs set/add/replace (with 8 bytes of extras: flags, expiration)
+// and append/prepend once the value has arrived. A value too large for the
+// cache is answered at once and swallowed as it arrives.
+func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen int) (int, Status) {
+	st := s.env.Store
+	if vlen > st.MaxValueSize(len(key)) {
+		s.env.counters.storeTooLarge.Add(1)
+		s.binError(&s.bh, statusTooLarge)
+		if op == opSet {
+			st.Discard(key) // a failed set must not leave the old value
+		}
+		s.swallow = int64(vlen)
+		return head, NeedMore
+	}
+	if len(in) < head+vlen {
+		return -(head + vlen), NeedMore
+	}
+	req := store.SetRequest{Key: key, Value: in[head : head+vlen], CAS: s.bh.cas}
+	if len(ext) == 8 {
+		req.Flags = binary.BigEndian.Uint32(ext[0:4])
+		req.Exptime = int64(binary.BigEndian.Uint32(ext[4:8]))
+	}
+	switch op {
+	case opSet:
+		req.Mode = store.ModeSet
+	case opAdd:
+		req.Mode = store.ModeAdd
+	case opReplace:
+		req.Mode = store.ModeReplace
+	case opAppend:
+		req.Mode = store.ModeAppend
+	case opPrepend:
+		req.Mode = store.ModePrepend
+	}
+	// As memcached: a CAS makes set and replace (not add) a compare-and-swap.
+	if req.CAS != 0 && (op == opSet || op == opReplace) {
+		req.Mode = store.ModeCAS
+	}
+	res, cas := st.SetItem(req)
+	switch res {
+	case store.Stored:
+		s.binReply(&s.bh, nil, nil, nil, cas)
+	case store.Exists:
+		s.binError(&s.bh, statusKeyExists)
+	case store.NotFound:
+		s.binError(&s.bh, statusKeyNotFound)
+	case store.OutOfMemory:
+		s.env.counters.storeNoMemory.Add(1)
+		s.binErrorText(&s.bh, statusNoMemory, "Out of memory allocating item")
+	default:
+		// Not stored (or too large once appended): memcached words it by
+		// command, the one place its binary codes depend on the opcode.
+		switch req.Mode {
+		case store.ModeAdd:
+			s.binError(&s.bh, statusKeyExists)
+		case store.ModeReplace:
+			s.binError(&s.bh, statusKeyNotFound)
+		default:
+			s.binError(&s.bh, statusNotStored)
+		}
+	}
+	return head + vlen, NeedMore
+}
+
+// binGet runs get/getk/gat/gatk/touch and their quiet forms. ext holds the
+// expiration of the touching commands.
+func (s *Session) binGet(op uint8, ext, key []byte) {
+	s.binKey = key
+	s.binWithKey = op == opGetK || op == opGATK
+	s.binWithValue = op != opTouch
+	st := s.env.Store
+	var hit bool
+	if ext != nil {
+		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.binEmitFn)
+	} else {
+		hit = st.Get(key, s.binEmitFn)
+	}
+	if hit || s.binQuiet {
+		return
+	}
+	if s.binWithKey {
+		// A keyed miss carries the key and no text.
+		s.out = appendBinHeader(s.out, s.bh.opcode, statusKeyNotFound, 0, uint16(len(key)), uint32(len(key)), s.bh.opaque, 0)
+		s.out = append(s.out, key...)
+		return
+	}
+	s.binError(&s.bh, statusKeyNotFound)
+}
+
+// binEmitValue writes a get hit; it is the store's callback, bound once.
+func (s *Session) binEmitValue(value []byte, m store.Meta) {
+	keyLen := 0
+	if s.binWithKey {
+		keyLen = len(s.binKey)
+	}
+	body := 4 + keyLen
+	if s.binWithValue {
+		body += len(value)
+	}
+	b := appendBinHeader(s.out, s.bh.opcode, statusOK, 4, uint16(keyLen), uint32(body), s.bh.opaque, m.CAS)
+	b = binary.BigEndian.AppendUint32(b, m.Flags)
+	if s.binWithKey {
+		b = append(b, s.binKey...)
+	}
+	if s.binWithValue {
+		b = append(b, value...)
+	}
+	s.out = b
+}
+
+// binDelete runs delete: the request's CAS, when nonzero, must match.
+func (s *Session) binDelete(key []byte) {
+	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bh.cas, HasCAS: s.bh.cas != 0})
+	switch res {
+	case store.Stored:
+		s.binReply(&s.bh, nil, nil, nil, 0)
+	case store.Exists:
+		s.binError(&s.bh, statusKeyExists)
+	default:
+		s.binError(&s.bh, statusKeyNotFound)
+	}
+}
+
+// binArith runs incr/decr. Extras: delta (8), initial (8), expiration (4);
+// an expiration of 0xffffffff means "do not create on a miss".
+func (s *Session) binArith(decr bool, ext, key []byte) {
+	delta := binary.BigEndian.Uint64(ext[0:8])
+	initial := binary.BigEndian.Uint64(ext[8:16])
+	exp := binary.BigEndian.Uint32(ext[16:20])
+	s.binArithExp = int64(exp)
+	res := s.env.Store.Arith(key, store.ArithRequest{
+		Delta: delta, Decr: decr, CAS: s.bh.cas, Vivify: exp != 0xffffffff, Initial: initial,
+	}, s.binArithFn)
+	switch res {
+	case store.Stored:
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], s.binArithValue)
+		s.binReply(&s.bh, nil, nil, v[:], s.binArithCAS)
+	case store.NonNumeric:
+		s.binError(&s.bh, statusDeltaBadValue)
+	case store.Exists:
+		s.binError(&s.bh, statusKeyExists)
+	case store.OutOfMemory:
+		s.binErrorText(&s.bh, statusNoMemory, "Out of memory incrementing value")
+	default:
+		s.binError(&s.bh, statusKeyNotFound)
+	}
+}
+
+// binArithItem collects the result of an incr/decr under the item's lock;
+// an item it created gets the request's expiration.
+func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
+	if created {
+		it.SetExptime(s.binArithExp)
+	}
+	s.binArithValue, s.binArithCAS = value, it.CAS()
+}
+
+// binFlush runs flush with an optional 4-byte expiration (a delay).
+func (s *Session) binFlush(ext []byte) {
+	var delay int64
+	if len(ext) == 4 {
+		delay = int64(binary.BigEndian.Uint32(ext))
+	}
+	s.env.Store.FlushAll(delay)
+	s.binReply(&s.bh, nil, nil, nil, 0)
+}

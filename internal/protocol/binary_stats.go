@@ -1,0 +1,47 @@
+package protocol
+
+import "bytes"
+
+// The binary STAT command: one response per statistic (key = name, value =
+// value) and an empty one to end the list. The lines come from the same
+// writers as the text `stats`, so the two protocols cannot disagree.
+
+func (s *Session) binStats(group []byte) {
+	w := statWriter{b: s.statScratch[:0]}
+	switch {
+	case len(group) == 0:
+		w.b = s.appendGeneralStats(w.b)
+	case bytes.HasPrefix(group, []byte("reset")):
+		// memcached matches the groups above by prefix, these below exactly.
+		s.resetStats()
+	case bytes.HasPrefix(group, []byte("settings")):
+		s.appendSettings(&w)
+	case string(group) == "items":
+		appendItems(&w, s.env.Store.Classes())
+	case string(group) == "slabs":
+		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
+	case string(group) == "sizes":
+		w.str("sizes_status", "disabled")
+	default:
+		// Groups only an engine knows (gocached's extensions); memcached's
+		// binary protocol has no "conns".
+		if string(group) == "conns" || s.env.Server == nil || !s.env.Server.GroupStats(string(group), w.str) {
+			s.binError(&s.bh, statusKeyNotFound)
+			return
+		}
+	}
+	s.statScratch = w.b
+	for rest := w.b; len(rest) > 0; {
+		nl := bytes.Index(rest, []byte(crlf))
+		if nl < 0 {
+			break
+		}
+		line := bytes.TrimPrefix(rest[:nl], []byte("STAT "))
+		rest = rest[nl+2:]
+		name, value, _ := bytes.Cut(line, []byte(" "))
+		s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, uint16(len(name)), uint32(len(name)+len(value)), s.bh.opaque, 0)
+		s.out = append(s.out, name...)
+		s.out = append(s.out, value...)
+	}
+	s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, 0, 0, s.bh.opaque, 0)
+}

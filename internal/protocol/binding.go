@@ -1,0 +1,90 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+)
+
+// Binding is memcached's -B: which protocols a connection may speak.
+type Binding uint8
+
+const (
+	// BindingAuto (the zero value, memcached's default) lets the first
+	// byte a connection sends decide: 0x80, the binary request magic,
+	// makes it a binary connection, anything else a text one (text and
+	// meta commands mix freely on it).
+	BindingAuto Binding = iota
+	// BindingASCII takes every connection as text, a 0x80 byte included.
+	BindingASCII
+	// BindingBinary takes every connection as binary; a request that does
+	// not start with the magic byte closes the connection, as in memcached.
+	BindingBinary
+)
+
+// String returns the name `stats settings` uses for the binding.
+func (b Binding) String() string {
+	switch b {
+	case BindingASCII:
+		return "ascii"
+	case BindingBinary:
+		return "binary"
+	}
+	return "auto-negotiate"
+}
+
+// ParseBinding reads a -B value: "ascii", "binary" or "auto" (memcached
+// also prints "auto-negotiate", which is accepted too).
+func ParseBinding(s string) (Binding, error) {
+	switch s {
+	case "auto", "auto-negotiate", "":
+		return BindingAuto, nil
+	case "ascii":
+		return BindingASCII, nil
+	case "binary":
+		return BindingBinary, nil
+	}
+	return 0, fmt.Errorf("unknown protocol %q: want ascii, binary or auto", s)
+}
+
+// connProto is what a connection has been found to speak.
+type connProto uint8
+
+const (
+	protoUndecided connProto = iota
+	protoText
+	protoBinary
+)
+
+// binding is the Env's binding as a Session applies it: SASL needs the
+// binary protocol, so an Env with SASL set is binary-only, as memcached
+// makes -S imply -B binary.
+func (e *Env) binding() Binding {
+	if e.SASL != nil {
+		return BindingBinary
+	}
+	return e.Protocol
+}
+
+// negotiate fixes the connection's protocol from its first byte and logs
+// the choice at debug level, as memcached does at -vv.
+func (s *Session) negotiate(first byte) {
+	switch s.env.binding() {
+	case BindingASCII:
+		s.proto = protoText
+	case BindingBinary:
+		s.proto = protoBinary
+	default:
+		s.proto = protoText
+		if first == binaryMagicRequest {
+			s.proto = protoBinary
+		}
+	}
+	if log := slog.Default(); log.Enabled(context.Background(), slog.LevelDebug) {
+		name := "ascii"
+		if s.proto == protoBinary {
+			name = "binary"
+		}
+		log.Debug("client using the "+name+" protocol", "protocol", name, "binding", s.env.binding().String())
+	}
+}
