@@ -40,7 +40,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	s.metaLine, s.metaN = line, n
 	start := len(s.out)
 	res := s.env.Store.Arith(s.metaKey, store.ArithRequest{
-		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial,
+		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial, NewCAS: f.newCAS,
 	}, s.maFn)
 	switch res {
 	case store.Stored:

@@ -13,7 +13,7 @@ func (s *Session) metaDelete(line []byte, n int) {
 	f := &s.mf
 	res := s.env.Store.DeleteItem(s.metaKey, store.DeleteRequest{
 		CAS: f.cas, HasCAS: f.hasCAS, MissOnMismatch: true,
-		Invalidate: f.invalidate, SetExptime: f.newTTL, Exptime: int64(f.ttl),
+		Invalidate: f.invalidate, SetExptime: f.newTTL, Exptime: int64(f.ttl), NewCAS: f.newCAS,
 	})
 	var code string
 	switch res {

@@ -74,7 +74,7 @@ func (s *Session) metaGet(line []byte, n int) {
 		return
 	}
 	s.metaLine, s.metaN = line, n
-	if s.env.Store.MetaGet(s.metaKey, s.mf.vivify, s.mgFn) {
+	if s.env.Store.MetaGet(s.metaKey, s.mf.vivify, s.mf.newCAS, s.mgFn) {
 		return
 	}
 	if s.mf.quiet {

@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/gocached/gocached/internal/store"
+
 // Meta command line parsing: memcached 1.6's flag rules (single-character
 // flags, some with a token glued on, each at most once), its base64 key
 // option and its exact error strings. Parsing never touches the store, so a
@@ -41,10 +43,11 @@ type metaFlags struct {
 	ttl        int32
 	vivifyTTL  int32
 	recacheTTL int32
-	flags      uint32 // F
-	cas        uint64 // C
-	delta      uint64 // D
-	initial    uint64 // J
+	flags      uint32       // F
+	cas        uint64       // C
+	newCAS     store.NewCAS // E
+	delta      uint64       // D
+	initial    uint64       // J
 }
 
 // parseMetaFlags reads the flag tokens from index first on, as memcached's
@@ -114,6 +117,16 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 				break
 			}
 			f.hasCAS, f.cas = true, v
+		case 'E':
+			// Explicit CAS, from memcached 1.6.21 on (1.6.18 refuses E as
+			// an invalid flag): the item this command changes or creates
+			// gets this CAS instead of a generated one.
+			v, ok := parseUint64(arg)
+			if !ok {
+				errstr, failed = rMetaBadToken, true
+				break
+			}
+			f.newCAS = store.NewCAS{Value: v, Set: true}
 		case 'M':
 			if len(tok) != 2 {
 				errstr, failed = rMetaBadMTokenLen, true

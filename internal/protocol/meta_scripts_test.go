@@ -108,6 +108,19 @@ var metaScripts = []script{
 		want: lines("HD", "CLIENT_ERROR opaque token too long", "HD t-1"), own: true},
 }
 
+// TestMetaExplicitCAS: the E flag (explicit CAS) comes from memcached
+// 1.6.21, where 1.6.18 answers "CLIENT_ERROR invalid flag": an item that
+// ms, ma, md I or a vivifying mg changes gets the client's CAS.
+func TestMetaExplicitCAS(t *testing.T) {
+	in := "ms a 1 E12345 c\r\n5\r\nmg a c\r\nma a E777 c\r\nmd a I E888\r\nmg a c v\r\n" +
+		"mg b N0 E5 c\r\nms a 1 C888 E99 c\r\ny\r\nms a 1 Ex\r\nz\r\nmd a C99 E3\r\nmg a\r\nmn\r\n"
+	want := lines("HD c12345", "HD c12345", "HD c777", "HD", "VA 1 c888 X W", "6", "HD c5 W", "HD c99",
+		"CLIENT_ERROR bad token in command line format", "HD", "EN", "MN")
+	if got := drive(t, NewSession(newStillEnv(t)), []byte(in)); got.out != want {
+		t.Fatalf("got  %q\nwant %q", got.out, want)
+	}
+}
+
 func checkMeta(t *testing.T, sc script, got result, how string) {
 	t.Helper()
 	if g := normalizeMeta(got.out); g != sc.want {

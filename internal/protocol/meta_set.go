@@ -97,6 +97,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	res, cas := st.SetItem(store.SetRequest{
 		Mode: mode, Key: key, Flags: f.flags, Exptime: int64(f.ttl), Value: data[:vlen],
 		CAS: f.cas, Invalidate: f.invalidate && mode == store.ModeCAS, KeyBinary: f.keyBinary,
+		NewCAS: f.newCAS,
 	})
 	var code string
 	switch res {

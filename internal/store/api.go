@@ -39,6 +39,13 @@ const (
 	NonNumeric                // CLIENT_ERROR cannot increment or decrement non-numeric value
 )
 
+// NewCAS is a CAS value the client chose for an item it changes (memcached's
+// meta E flag), used instead of the next generated unique when Set.
+type NewCAS struct {
+	Value uint64
+	Set   bool
+}
+
 // Meta describes a stored item as a reader sees it.
 type Meta struct {
 	Flags   uint32

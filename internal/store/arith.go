@@ -23,6 +23,8 @@ type ArithRequest struct {
 	// the callback may set one) instead of failing with NotFound.
 	Vivify  bool
 	Initial uint64
+	// NewCAS, when set, is the changed (or created) item's CAS.
+	NewCAS NewCAS
 }
 
 // Arith runs an incr/decr and, on success, calls fn with the item, its new
@@ -38,7 +40,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	if slot < 0 {
 		if r.Vivify {
 			num := strconv.AppendUint(digits[:0], r.Initial, 10)
-			pos, ok := sh.create(s, key, tag, num, now)
+			pos, ok := sh.create(s, key, tag, num, now, r.NewCAS)
 			if !ok {
 				return OutOfMemory
 			}
@@ -79,7 +81,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 		for i := copy(v, num); i < len(v); i++ {
 			v[i] = ' '
 		}
-		r0.setCAS(sh.nextCAS())
+		r0.setCAS(sh.casOrNext(r.NewCAS))
 		fn(Item{s: s, sh: sh, pos: sh.posOf(slot), now: now}, cur, false)
 		return Stored
 	}
@@ -97,7 +99,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 		slot = sh.find(key, tag)
 	}
 	nr := sh.rec(pos)
-	nr.writeHeader(len(key), len(num), s.classes.classOf(size), flags, exp, sh.nextCAS(), now)
+	nr.writeHeader(len(key), len(num), s.classes.classOf(size), flags, exp, sh.casOrNext(r.NewCAS), now)
 	copy(nr[recHeader:], key)
 	copy(nr[recHeader+len(key):], num)
 	sh.link(slot, tag, pos)

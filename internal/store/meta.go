@@ -26,7 +26,8 @@ func (s *Store) View(key []byte, fn func(it Item)) bool {
 // item (set a new TTL): memcached then counts the hit as a touch
 // (cmd_touch, touch_hits) rather than a get. A miss counts as a get miss.
 // fn must call it.Bump unless the client asked not to (meta u).
-func (s *Store) MetaGet(key []byte, vivify bool, fn func(it Item, created bool) (touched bool)) bool {
+// A created item gets cas when it is set (meta E), else a fresh unique.
+func (s *Store) MetaGet(key []byte, vivify bool, cas NewCAS, fn func(it Item, created bool) (touched bool)) bool {
 	sh, tag := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -37,7 +38,7 @@ func (s *Store) MetaGet(key []byte, vivify bool, fn func(it Item, created bool) 
 	if found {
 		pos = sh.posOf(slot)
 	} else if vivify && len(key) <= MaxKeyLen {
-		pos, found = sh.create(s, key, tag, nil, now)
+		pos, found = sh.create(s, key, tag, nil, now, cas)
 		created = found
 	}
 	if !found {
@@ -60,7 +61,7 @@ func (s *Store) MetaGet(key []byte, vivify bool, fn func(it Item, created bool) 
 
 // create links a new item for key (known to be absent) with value, flags 0
 // and no expiry, and returns its position.
-func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint32) (int, bool) {
+func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint32, cas NewCAS) (int, bool) {
 	size := recSize(len(key), len(value))
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
@@ -70,7 +71,7 @@ func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint
 	}
 	class := s.classes.classOf(size)
 	r := sh.rec(pos)
-	r.writeHeader(len(key), len(value), class, 0, 0, sh.nextCAS(), now)
+	r.writeHeader(len(key), len(value), class, 0, 0, sh.casOrNext(cas), now)
 	copy(r[recHeader:], key)
 	copy(r[recHeader+len(key):], value)
 	sh.link(-1, tag, pos)
@@ -91,6 +92,8 @@ type DeleteRequest struct {
 	Invalidate bool
 	SetExptime bool
 	Exptime    int64
+	// NewCAS, when set, is the invalidated item's new CAS.
+	NewCAS NewCAS
 }
 
 // DeleteItem deletes (or invalidates) key: Stored when done, NotFound, or
@@ -120,7 +123,7 @@ func (s *Store) DeleteItem(key []byte, r DeleteRequest) Result {
 		}
 		rc.setBits(recStale)
 		rc.clearBits(recTokenSent)
-		rc.setCAS(sh.nextCAS())
+		rc.setCAS(sh.casOrNext(r.NewCAS))
 		return Stored
 	}
 	sh.cls[rc.class()].deleteHits++

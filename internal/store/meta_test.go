@@ -6,7 +6,7 @@ func TestMetaGetVivifyAndTokens(t *testing.T) {
 	clk := newFakeClock()
 	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clk.Now})
 	var created, sent bool
-	found := s.MetaGet([]byte("k"), true, func(it Item, c bool) bool {
+	found := s.MetaGet([]byte("k"), true, NewCAS{}, func(it Item, c bool) bool {
 		created, sent = c, it.TokenSent()
 		it.SetExptime(30)
 		it.SetTokenSent()
@@ -15,13 +15,13 @@ func TestMetaGetVivifyAndTokens(t *testing.T) {
 	if !found || !created || sent {
 		t.Fatalf("vivify: found %v created %v sent %v", found, created, sent)
 	}
-	s.MetaGet([]byte("k"), true, func(it Item, c bool) bool {
+	s.MetaGet([]byte("k"), true, NewCAS{}, func(it Item, c bool) bool {
 		if c || !it.TokenSent() || it.TTL() != 30 || len(it.Value()) != 0 {
 			t.Errorf("second get: created %v sent %v ttl %d value %q", c, it.TokenSent(), it.TTL(), it.Value())
 		}
 		return true
 	})
-	if s.MetaGet([]byte("nope"), false, func(Item, bool) bool { t.Error("called on miss"); return false }) {
+	if s.MetaGet([]byte("nope"), false, NewCAS{}, func(Item, bool) bool { t.Error("called on miss"); return false }) {
 		t.Fatal("miss reported as hit")
 	}
 	st := s.Stats()

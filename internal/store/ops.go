@@ -23,6 +23,8 @@ type SetRequest struct {
 	// KeyBinary records that the key arrived base64-encoded (meta b), so
 	// that meta replies encode it again.
 	KeyBinary bool
+	// NewCAS, when set, is the stored item's CAS instead of a fresh one.
+	NewCAS NewCAS
 }
 
 // SetItem stores r and returns the result and, when stored, the new item's
@@ -111,7 +113,7 @@ func (s *Store) SetItem(r SetRequest) (Result, uint64) {
 		sh.st.TotalItems++
 		sh.st.Reclaimed++
 		sh.st.ExpiredUnfetched++
-		return Stored, s.casOf(sh.nextCAS())
+		return Stored, s.casOf(sh.casOrNext(r.NewCAS))
 	}
 
 	size := recSize(len(key), vlen)
@@ -132,7 +134,7 @@ func (s *Store) SetItem(r SetRequest) (Result, uint64) {
 	}
 	class := s.classes.classOf(size)
 	nr := sh.rec(pos)
-	cas := sh.nextCAS()
+	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(key), vlen, class, flags, exp, cas, now)
 	nr.setBits(bits)
 	copy(nr[recHeader:], key)

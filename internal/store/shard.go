@@ -148,6 +148,15 @@ func (sh *shard) slotOfRecord(pos int) int {
 	return sh.idx.findLoc(tagOf(xxhash.Sum64(r.key())), uint32(pos>>3))
 }
 
+// casOrNext returns the client's explicit CAS (meta E) when it gave one,
+// else the next unique.
+func (sh *shard) casOrNext(explicit NewCAS) uint64 {
+	if explicit.Set {
+		return explicit.Value
+	}
+	return sh.nextCAS()
+}
+
 // nextCAS hands out a CAS unique that no other shard can produce.
 func (sh *shard) nextCAS() uint64 {
 	sh.seq++
