@@ -32,6 +32,8 @@ type options struct {
 	protocol     string // "ascii" or "auto"
 	napiIDs      int    // -N: accepted for memcached compatibility
 	napi         napiOptions
+	proc         processOptions // -u -P -d -k -r
+	ext          []extSetting   // -o
 	cpuProfile   string // --cpuprofile: write a pprof CPU profile here while serving
 
 	help, version bool
@@ -80,6 +82,13 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVarP(&o.protocol, "protocol", "B", "auto", "protocol: ascii or auto (binary is not supported)")
 	fs.IntVarP(&rc.Backlog, "listen-backlog", "b", 1024, "listen backlog")
 	fs.IntVarP(&o.napiIDs, "napi-ids", "N", 0, "memcached's NAPI ID count; accepted for compatibility (the epoll engine routes by NAPI ID on its own)")
+	fs.StringVarP(&o.proc.user, "user", "u", "", "assume identity of <username> after setup (only when run as root)")
+	fs.StringVarP(&o.proc.pidFile, "pidfile", "P", "", "save PID in <file>")
+	fs.BoolVarP(&o.proc.daemon, "daemon", "d", false, "run as a daemon (the command returns once the server listens)")
+	fs.BoolVarP(&o.proc.lockMem, "lock-memory", "k", false, "lock down all paged memory (mlockall)")
+	fs.BoolVarP(&o.proc.coreDumps, "enable-coredumps", "r", false, "maximize core file limit")
+	var extRaw []string
+	fs.StringArrayVarP(&extRaw, "extended", "o", nil, "comma separated list of extended options (memcached's; each is logged with its effect here)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
 
@@ -119,6 +128,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if rc.Epoll.PinCPUs, err = cpuset.Parse(pinCPUs); err != nil {
 		return nil, usagef("invalid --pin-cpus %q: %v", pinCPUs, err)
+	}
+	if o.ext, err = parseExtOptions(extRaw); err != nil {
+		return nil, err
 	}
 	if err := nf.resolve(fs, o); err != nil {
 		return nil, err

@@ -44,5 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "gocached %s\n", version)
 		return 0
 	}
+	if opts.proc.daemon && !inDaemonChild() {
+		return daemonize(args, opts.verbosity > 0, stderr)
+	}
 	return serve(opts, newLogger(stderr, opts.verbosity))
 }

@@ -96,6 +96,9 @@ func TestBadFlagsExit2(t *testing.T) {
 		{[]string{"--poll-mode", "defer0"}, "out of range"},
 		{[]string{"--gro-flush-timeout", "-5"}, "--gro-flush-timeout"},
 		{[]string{"--interface="}, "--interface needs an interface name"},
+		{[]string{"-o", "bogus_opt"}, `Illegal suboption "bogus_opt"`},
+		{[]string{"-o", "hashpower"}, "Missing numeric argument for hashpower"},
+		{[]string{"-o", "maxconns_fast,idle_timeout=x"}, "invalid value for idle_timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -250,7 +253,8 @@ func (s *server) wait(t *testing.T) int {
 }
 
 func TestSignalsShutDownCleanly(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	// memcached stops gracefully on SIGUSR1 as well.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := startServer(t, "--engine=go")
 			idle, err := net.DialTimeout("tcp", s.addr, 5*time.Second)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -38,6 +39,8 @@ func newLogger(w io.Writer, verbosity int) *slog.Logger {
 // serve runs the server until SIGINT or SIGTERM and returns the exit status.
 func serve(o *options, log *slog.Logger) (status int) {
 	slog.SetDefault(log)
+	o.proc.prepare(log)
+	logExtOptions(o.ext, log)
 	if o.napiIDs > 0 {
 		log.Info("-N is accepted for memcached compatibility; the epoll engine finds NAPI IDs itself", "napi_ids", o.napiIDs)
 	}
@@ -55,8 +58,10 @@ func serve(o *options, log *slog.Logger) (status int) {
 	started := time.Now().Unix()
 
 	// Signals are caught before any knob is written, so that a SIGTERM
-	// during start-up still restores them.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// during start-up still restores them. As in memcached, SIGUSR1 is a
+	// graceful stop too and SIGHUP is ignored.
+	signal.Ignore(syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer stop()
 	ns, err := startNAPI(o, log)
 	if err != nil {
@@ -84,6 +89,16 @@ func serve(o *options, log *slog.Logger) (status int) {
 	}
 	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started}
 	warnEngineFlags(o, log)
+	// Listeners are bound and knobs set: root is no longer needed.
+	if err := o.proc.dropPrivileges(log, ns.applied != nil); err != nil {
+		log.Error("cannot start", "err", err)
+		eng.Shutdown(context.Background())
+		if errors.Is(err, errNoUser) {
+			return 67 // memcached's EX_NOUSER
+		}
+		return 1
+	}
+	defer o.proc.writePidFile(log)()
 
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
@@ -94,6 +109,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
+	notifyDaemonParent() // -d: the parent exits now, the server listens
 	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.engine, "threads", eng.Threads(), "version", version, "poll_mode", pollModeLabel(o))
 
 	select {

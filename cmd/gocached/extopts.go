@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+)
+
+// memcached's -o takes a comma-separated list of suboptions, name or
+// name=value. gocached accepts every suboption memcached 1.6.18 knows, so
+// that memcached's command lines start unchanged, and says in one log line
+// what each does here.
+
+// extKind is what gocached does with a suboption.
+type extKind uint8
+
+const (
+	// extInternal tunes a memcached mechanism gocached does not have
+	// (slab allocator, LRU threads, extstore, hash table growth): accepted
+	// with one info line.
+	extInternal extKind = iota
+	// extMissing names a behaviour gocached does not implement yet: accepted
+	// with a warning, so the operator knows it has no effect.
+	extMissing
+	// extSame is gocached's behaviour already (maxconns_fast: clients over
+	// -c are refused at once).
+	extSame
+)
+
+// extOption describes one suboption.
+type extOption struct {
+	kind    extKind
+	numeric bool // memcached requires a number: "Missing numeric argument for X"
+}
+
+var extOptions = map[string]extOption{
+	"maxconns_fast": {extSame, false}, "no_maxconns_fast": {extMissing, false},
+	"hashpower": {extInternal, true}, "no_hashexpand": {extInternal, false},
+	"tail_repair_time": {extInternal, true}, "hash_algorithm": {extInternal, false},
+	"lru_crawler": {extInternal, false}, "no_lru_crawler": {extInternal, false},
+	"lru_crawler_sleep": {extInternal, true}, "lru_crawler_tocrawl": {extInternal, true},
+	"lru_maintainer": {extInternal, false}, "no_lru_maintainer": {extInternal, false},
+	"lru_segmented": {extInternal, false}, "no_lru_segmented": {extInternal, false},
+	"hot_lru_pct": {extInternal, true}, "warm_lru_pct": {extInternal, true},
+	"hot_max_factor": {extInternal, true}, "warm_max_factor": {extInternal, true},
+	"temporary_ttl": {extInternal, true}, "read_buf_mem_limit": {extInternal, true},
+	"slab_reassign": {extInternal, false}, "slab_automove": {extInternal, false},
+	"slab_automove_ratio": {extInternal, true}, "slab_automove_window": {extInternal, true},
+	"slab_automove_freeratio": {extInternal, true}, "slab_chunk_max": {extInternal, true},
+	"modern": {extInternal, false}, "no_modern": {extInternal, false},
+	"drop_privileges": {extInternal, false}, "no_drop_privileges": {extInternal, false},
+	"meta_response_old": {extMissing, false}, "track_sizes": {extMissing, false},
+	"idle_timeout": {extMissing, true}, "watcher_logbuf_size": {extMissing, true},
+	"worker_logbuf_size": {extMissing, true}, "sock_cookie_id": {extMissing, true},
+	"ssl_chain_cert": {extMissing, false}, "ssl_key": {extMissing, false},
+	"ssl_keyformat": {extMissing, true}, "ssl_verify_mode": {extMissing, true},
+	"ssl_ciphers": {extMissing, false}, "ssl_ca_cert": {extMissing, false},
+	"ssl_wbuf_size": {extMissing, true}, "ssl_session_cache": {extMissing, false},
+	"ssl_kernel_tls": {extMissing, false}, "ssl_min_version": {extMissing, true},
+}
+
+// extstore's options (ext_path, ext_page_size, ...) tune a storage tier
+// gocached does not have.
+const extstorePrefix = "ext_"
+
+// extSetting is one parsed suboption.
+type extSetting struct {
+	name, value string
+	opt         extOption
+}
+
+// parseExtOptions reads the values of every -o, with memcached's messages
+// for what it refuses.
+func parseExtOptions(values []string) ([]extSetting, error) {
+	var out []extSetting
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			if item == "" {
+				continue
+			}
+			name, value, hasValue := strings.Cut(item, "=")
+			opt, ok := extOptions[name]
+			if !ok && strings.HasPrefix(name, extstorePrefix) && len(name) > len(extstorePrefix) {
+				opt, ok = extOption{kind: extInternal}, true
+			}
+			if !ok {
+				return nil, usagef("Illegal suboption %q", item)
+			}
+			if opt.numeric {
+				if !hasValue || value == "" {
+					return nil, usagef("Missing numeric argument for %s", name)
+				}
+				if _, err := strconv.ParseFloat(value, 64); err != nil {
+					return nil, usagef("invalid value for %s: %q", name, value)
+				}
+			}
+			out = append(out, extSetting{name: name, value: value, opt: opt})
+		}
+	}
+	return out, nil
+}
+
+// logExtOptions says, once per suboption, what it does in gocached.
+func logExtOptions(settings []extSetting, log *slog.Logger) {
+	for _, s := range settings {
+		item := s.name
+		if s.value != "" {
+			item += "=" + s.value
+		}
+		switch s.opt.kind {
+		case extInternal:
+			log.Info(fmt.Sprintf("-o %s tunes a memcached internal gocached does not have; accepted, no effect", item))
+		case extMissing:
+			log.Warn(fmt.Sprintf("-o %s is not implemented by gocached yet; accepted, no effect", item))
+		case extSame:
+			log.Debug(fmt.Sprintf("-o %s is gocached's behaviour already", item))
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestParseExtOptions(t *testing.T) {
+	tests := []struct {
+		in      []string
+		want    []string // name=value of each setting
+		wantErr string
+	}{
+		{nil, nil, ""},
+		{[]string{"hashpower=20,idle_timeout=5"}, []string{"hashpower=20", "idle_timeout=5"}, ""},
+		{[]string{"modern", "no_lru_crawler,ext_path=/tmp/x:1G"}, []string{"modern=", "no_lru_crawler=", "ext_path=/tmp/x:1G"}, ""},
+		{[]string{"slab_automove_ratio=0.8"}, []string{"slab_automove_ratio=0.8"}, ""},
+		{[]string{"bogus"}, nil, `Illegal suboption "bogus"`},
+		{[]string{"ext_"}, nil, `Illegal suboption "ext_"`},
+		{[]string{"hashpower"}, nil, "Missing numeric argument for hashpower"},
+		{[]string{"idle_timeout="}, nil, "Missing numeric argument for idle_timeout"},
+		{[]string{"idle_timeout=x"}, nil, "invalid value for idle_timeout"},
+	}
+	for _, tt := range tests {
+		got, err := parseExtOptions(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("parseExtOptions(%q) err = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseExtOptions(%q): %v", tt.in, err)
+			continue
+		}
+		var names []string
+		for _, s := range got {
+			names = append(names, s.name+"="+s.value)
+		}
+		if strings.Join(names, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("parseExtOptions(%q) = %v, want %v", tt.in, names, tt.want)
+		}
+	}
+}
+
+// TestPidFileAndSIGHUP: -P holds the server's pid while it runs, SIGHUP
+// leaves it running (memcached ignores it), and a graceful stop removes
+// the file.
+func TestPidFileAndSIGHUP(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "gocached.pid")
+	s := startServer(t, "-P", pidFile)
+	b, err := os.ReadFile(pidFile)
+	if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(s.cmd.Process.Pid) {
+		t.Fatalf("pid file %q, %v; want %d", b, err, s.cmd.Process.Pid)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	versionOK(t, s.addr)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if code := s.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, s.stderr)
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("pid file still there after a graceful stop (%v)", err)
+	}
+}
+
+// TestDropPrivileges: as root, -u USER runs the server as USER once it
+// listens; an unknown user is memcached's exit 67.
+func TestDropPrivileges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+			t.Fatal("needs root (GOCACHED_REQUIRE_TESTBED=1)")
+		}
+		t.Skip("needs root to drop privileges")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatalf("no user nobody: %v", err)
+	}
+	s := startServer(t, "-u", "nobody")
+	versionOK(t, s.addr)
+	if uid := procStatusField(t, s.cmd.Process.Pid, "Uid:"); !strings.HasPrefix(uid, nobody.Uid+"\t") {
+		t.Errorf("server Uid line %q, want %s (nobody) everywhere", uid, nobody.Uid)
+	}
+	if !strings.Contains(s.stderr.String(), "dropped privileges") {
+		t.Errorf("log does not say it dropped privileges:\n%s", s.stderr)
+	}
+	_, stderr, code := runBinary(t, "-p", "0", "-l", "127.0.0.1", "-u", "no-such-user-here")
+	if code != 67 || !strings.Contains(stderr, "can't find the user no-such-user-here to switch to") {
+		t.Errorf("unknown -u user: exit %d, stderr %q; want 67 and memcached's message", code, stderr)
+	}
+}
+
+// TestDaemonize: -d returns once the server listens, leaving it running in
+// its own session with the pid in -P's file.
+func TestDaemonize(t *testing.T) {
+	port, err := freeTCPPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "d.pid")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, "-d", "-p", strconv.Itoa(port), "-l", "127.0.0.1", "-P", pidFile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gocached -d: %v: %s", err, out)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("no pid file after -d returned: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	proc, err := os.FindProcess(pid)
+	if err != nil || pid <= 0 {
+		t.Fatalf("pid file %q", b)
+	}
+	defer proc.Signal(syscall.SIGKILL) // only if the checks below failed
+	if sid, _ := unix.Getsid(pid); sid != pid {
+		t.Errorf("daemon session %d, want its own (%d)", sid, pid)
+	}
+	versionOK(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err := proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon %d still running 15 s after SIGTERM", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("pid file still there after the daemon stopped (%v)", err)
+	}
+}
+
+func versionOK(t *testing.T, addr string) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	nc.Write([]byte("version\r\n"))
+	if l, err := bufio.NewReader(nc).ReadString('\n'); err != nil || !strings.HasPrefix(l, "VERSION ") {
+		t.Fatalf("version: %q, %v", l, err)
+	}
+}
+
+func procStatusField(t *testing.T, pid int, field string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, field); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+func freeTCPPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

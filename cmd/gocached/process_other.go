@@ -1,0 +1,41 @@
+//go:build !unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// processOptions are memcached's process-level flags; off Unix only -P works.
+type processOptions struct {
+	user, pidFile              string
+	daemon, lockMem, coreDumps bool
+}
+
+var errNoUser = errors.New("no such user")
+
+func (p *processOptions) prepare(log *slog.Logger) {
+	if p.lockMem || p.coreDumps {
+		log.Warn("-k and -r need a Unix system; ignored")
+	}
+}
+
+func (p *processOptions) dropPrivileges(*slog.Logger, bool) error {
+	if p.user != "" {
+		return errors.New("-u needs a Unix system")
+	}
+	return nil
+}
+
+func (p *processOptions) writePidFile(log *slog.Logger) func() { return func() {} }
+
+func daemonize(_ []string, _ bool, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "gocached: -d needs a Unix system")
+	return 1
+}
+
+func inDaemonChild() bool { return false }
+func notifyDaemonParent() {}

@@ -1,0 +1,107 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/user"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// processOptions are memcached's process-level flags.
+type processOptions struct {
+	user      string // -u: identity to assume after setup, when started as root
+	pidFile   string // -P: where to write the pid
+	daemon    bool   // -d: run in the background
+	lockMem   bool   // -k: mlockall
+	coreDumps bool   // -r: raise the core file limit to its maximum
+}
+
+// prepare applies -r and -k before anything else starts, as memcached does.
+// Neither failure is fatal in memcached; both are warned about.
+func (p *processOptions) prepare(log *slog.Logger) {
+	if p.coreDumps {
+		var lim unix.Rlimit
+		err := unix.Getrlimit(unix.RLIMIT_CORE, &lim)
+		if err == nil {
+			lim.Cur = lim.Max
+			err = unix.Setrlimit(unix.RLIMIT_CORE, &lim)
+		}
+		if err != nil {
+			log.Warn("-r: cannot raise the core file limit", "err", err)
+		}
+	}
+	if p.lockMem {
+		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
+			log.Warn("-k: failed to mlockall; proceeding without", "err", err)
+		}
+	}
+}
+
+// errNoUser is memcached's refusal of an unknown -u user (exit 67, EX_NOUSER).
+var errNoUser = errors.New("no such user")
+
+// dropPrivileges assumes -u's identity when running as root, after the
+// listeners are bound and the NAPI knobs set (both may need root). As in
+// memcached, -u is ignored when not root. Without -u, root keeps running:
+// memcached refuses ("can't run as root without the -u switch"), gocached
+// warns instead so a plain `go run ./cmd/gocached` works for root.
+func (p *processOptions) dropPrivileges(log *slog.Logger, knobsApplied bool) error {
+	if os.Geteuid() != 0 {
+		if p.user != "" {
+			log.Debug("-u ignored: not running as root", "user", p.user)
+		}
+		return nil
+	}
+	if p.user == "" {
+		log.Warn("running as root without -u; memcached would refuse to start (use -u USER to drop privileges)")
+		return nil
+	}
+	u, err := user.Lookup(p.user)
+	if err != nil {
+		return fmt.Errorf("can't find the user %s to switch to: %w", p.user, errNoUser)
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("user %s: bad uid/gid %s/%s", p.user, u.Uid, u.Gid)
+	}
+	if knobsApplied {
+		log.Warn("-u drops CAP_NET_ADMIN: the NAPI knobs set at start cannot be restored at exit; restore them with `gocached napi restore` as root",
+			"user", p.user)
+	}
+	// Go applies these to every thread of the process.
+	if err := unix.Setgroups([]int{gid}); err != nil {
+		return fmt.Errorf("failed to drop supplementary groups: %w", err)
+	}
+	if err := unix.Setgid(gid); err != nil {
+		return fmt.Errorf("failed to assume identity of group %s: %w", u.Gid, err)
+	}
+	if err := unix.Setuid(uid); err != nil {
+		return fmt.Errorf("failed to assume identity of user %s: %w", p.user, err)
+	}
+	log.Info("dropped privileges", "user", p.user, "uid", uid, "gid", gid)
+	return nil
+}
+
+// writePidFile saves the pid as memcached does; like memcached, a failure is
+// reported and the server keeps running. The returned func removes it.
+func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
+	if p.pidFile == "" {
+		return func() {}
+	}
+	if err := os.WriteFile(p.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		log.Error("could not open the pid file for writing", "file", p.pidFile, "err", err)
+		return func() {}
+	}
+	return func() {
+		if err := os.Remove(p.pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Warn("could not remove the pid file", "file", p.pidFile, "err", err)
+		}
+	}
+}
