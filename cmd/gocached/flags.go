@@ -34,7 +34,7 @@ type options struct {
 	napi         napiOptions
 	proc         processOptions // -u -P -d -k -r
 	ext          []extSetting   // -o
-	cpuProfile   string // --cpuprofile: write a pprof CPU profile here while serving
+	cpuProfile   string         // --cpuprofile: write a pprof CPU profile here while serving
 
 	help, version bool
 	usage         string          // the flag table, for -h
