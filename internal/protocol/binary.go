@@ -1,6 +1,10 @@
 package protocol
 
-import "github.com/gocached/gocached/internal/store"
+import (
+	"log/slog"
+
+	"github.com/gocached/gocached/internal/store"
+)
 
 // The binary protocol's framing and dispatch, following memcached 1.6.18's
 // dispatch_bin_command: a request is looked at once its header, extras and
@@ -16,7 +20,9 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		return -binaryHeaderLen, NeedMore
 	}
 	if in[0] != binaryMagicRequest {
-		return 0, Close // memcached closes without a word
+		// memcached closes without a word to the client (and a line at -v).
+		slog.Info("binary protocol: invalid magic, closing connection", "magic", in[0])
+		return 0, Close
 	}
 	h := parseBinHeader(in)
 	s.bh = h
@@ -129,6 +135,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 // closes, as memcached's handle_binary_protocol_error does.
 func (s *Session) binProtocolError() Status {
 	s.binError(&s.bh, statusInvalid)
+	slog.Info("binary protocol: malformed request, closing connection", "opcode", s.bh.opcode)
 	return Close
 }
 

@@ -1,0 +1,110 @@
+package protocol
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// serveSessions is the least engine that works: a goroutine per connection
+// feeding reads to a Session and writing its replies. It lets real client
+// libraries talk to the protocol package without the reactor packages.
+func serveSessions(t *testing.T, env *Env) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		l.Close()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				s := NewSession(env)
+				buf := make([]byte, 0, 64<<10)
+				var out []byte
+				for {
+					if len(buf) == cap(buf) || s.Want() > cap(buf) {
+						grown := make([]byte, len(buf), max(2*cap(buf), s.Want()))
+						copy(grown, buf)
+						buf = grown
+					}
+					c.SetReadDeadline(time.Now().Add(30 * time.Second))
+					n, err := c.Read(buf[len(buf):cap(buf)])
+					buf = buf[:len(buf)+n]
+					for {
+						used, o, st := s.Process(buf, out[:0])
+						out = o
+						buf = append(buf[:0], buf[used:]...)
+						if len(out) > 0 {
+							if _, werr := c.Write(out); werr != nil {
+								return
+							}
+						}
+						if st == Close {
+							return
+						}
+						if st != Yield {
+							break
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestMemccapable runs libmemcached's protocol conformance tool against the
+// Session, in binary and in text mode: every test must pass, as it does
+// against memcached.
+func TestMemccapable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	tool, err := exec.LookPath("memccapable")
+	if err != nil {
+		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+			t.Fatal("memccapable (libmemcached-tools) not installed and GOCACHED_REQUIRE_TESTBED=1")
+		}
+		t.Skip("memccapable (Debian's libmemcached-tools) not installed")
+	}
+	env := newTestEnv(t)
+	env.Settings.Version = "1.6.18"
+	addr := serveSessions(t, env)
+	host, port, _ := net.SplitHostPort(addr)
+	for _, mode := range []string{"-b", "-a"} {
+		cmd := exec.Command(tool, "-h", host, "-p", port, "-t", "10", mode)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		text := string(out)
+		if err != nil || !strings.Contains(text, "All tests passed") || strings.Contains(text, "[FAIL]") {
+			t.Errorf("memccapable %s (exit %v):\n%s", mode, err, text)
+		} else {
+			t.Logf("memccapable %s: %d tests passed", mode, strings.Count(text, "[pass]"))
+		}
+	}
+}
