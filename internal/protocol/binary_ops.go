@@ -43,8 +43,9 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	case opPrepend:
 		req.Mode = store.ModePrepend
 	}
-	// As memcached: a CAS makes set and replace (not add) a compare-and-swap.
-	if req.CAS != 0 && (op == opSet || op == opReplace) {
+	// As memcached: a CAS makes set, add and replace a compare-and-swap
+	// (an add with a CAS fails on a missing key, unlike ms's add).
+	if req.CAS != 0 && (op == opSet || op == opAdd || op == opReplace) {
 		req.Mode = store.ModeCAS
 	}
 	res, cas := st.SetItem(req)

@@ -33,6 +33,8 @@ var binScripts = []binScript{
 	{name: "set cas", in: binReq(opSet, "a", setExt(0, 0), "x", 1, 99999999) + binReq(opSet, "b", setExt(0, 0), "x", 2, 0) +
 		binReq(opSet, "b", setExt(0, 0), "y", 3, 99999999) + binReq(opReplace, "b", setExt(0, 0), "y", 4, 99999999) +
 		binReq(opAdd, "b", setExt(0, 0), "y", 5, 99999999)},
+	{name: "add cas missing", in: binReq(opAdd, "a", setExt(0, 0), "x", 1, 99999999) + binReq(opAddQ, "a", setExt(0, 0), "x", 2, 99999999) +
+		binReq(opGet, "a", "", "", 3, 0)},
 	{name: "append prepend", in: binReq(opAppend, "a", "", "x", 1, 0) + binReq(opPrependQ, "a", "", "x", 2, 0) +
 		binReq(opSet, "a", setExt(3, 0), "b", 3, 0) + binReq(opAppend, "a", "", "c", 4, 0) + binReq(opPrepend, "a", "", "a", 5, 0) +
 		binReq(opAppendQ, "a", "", "d", 6, 0) + binReq(opPrependQ, "a", "", "_", 7, 0) + binReq(opAppend, "a", "", "e", 8, 99999999) +

@@ -42,9 +42,13 @@ func normalizeMeta(s string) string {
 		case strings.HasPrefix(line, "ME "):
 			b.WriteString(metaDebugCAS.ReplaceAllString(line, " cas=C") + "\r\n")
 		case strings.HasPrefix(line, "VALUE "):
-			rest := normalizeCAS(line + "\r\n" + s)
-			b.WriteString(rest)
-			return b.String()
+			b.WriteString(casField.ReplaceAllString(line, "$1 C") + "\r\n")
+			if f := strings.Fields(line); len(f) >= 4 {
+				if n, err := strconv.Atoi(f[3]); err == nil && n >= 0 && n+2 <= len(s) {
+					b.WriteString(s[:n+2])
+					s = s[n+2:]
+				}
+			}
 		default:
 			b.WriteString(line + "\r\n")
 		}

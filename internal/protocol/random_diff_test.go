@@ -1,0 +1,153 @@
+package protocol
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Random differential tests: seeded streams of meta, text and binary
+// commands over a few keys, run against gocached and memcached. Flags that
+// print times (t, l, me) are left to the fixed scripts, since memcached's
+// clock may tick during a stream.
+
+var (
+	randKeys  = []string{"a", "b", "c"}
+	randFlags = []string{"v", "k", "c", "f", "s", "h", "q", "u", "O1", "Oxyz", "T0", "T100", "N0", "N50", "R30",
+		"I", "C99999999", "F7", "b", "MS", "ME", "MA", "MP", "MR", "MD", "MI", "D2", "J5", "P", "Lx", "zz", "Cx"}
+)
+
+func randMeta(r *rand.Rand) string {
+	cmd := []string{"mg", "ms", "md", "ma", "mn"}[r.IntN(5)]
+	if cmd == "mn" {
+		return "mn\r\n"
+	}
+	key := randKeys[r.IntN(len(randKeys))]
+	var b strings.Builder
+	b.WriteString(cmd + " ")
+	flags := make([]string, r.IntN(4))
+	for i := range flags {
+		flags[i] = randFlags[r.IntN(len(randFlags))]
+	}
+	binaryKey := false
+	for _, f := range flags {
+		if f == "b" {
+			binaryKey = true
+		}
+	}
+	if binaryKey {
+		key = string(appendBase64(nil, []byte(key)))
+	}
+	b.WriteString(key)
+	value := ""
+	if cmd == "ms" {
+		value = []string{"", "1", "xy", "10", "abc"}[r.IntN(5)]
+		b.WriteString(" " + strconv.Itoa(len(value)))
+	}
+	for _, f := range flags {
+		b.WriteString(" " + f)
+	}
+	b.WriteString("\r\n")
+	if cmd == "ms" {
+		b.WriteString(value + "\r\n")
+	}
+	return b.String()
+}
+
+func randText(r *rand.Rand) string {
+	key := randKeys[r.IntN(len(randKeys))]
+	switch r.IntN(6) {
+	case 0:
+		return "set " + key + " 3 0 1\r\n7\r\n"
+	case 1:
+		return "get " + key + " " + randKeys[r.IntN(len(randKeys))] + "\r\n"
+	case 2:
+		return "incr " + key + " 3\r\n"
+	case 3:
+		return "delete " + key + "\r\n"
+	case 4:
+		return "append " + key + " 0 0 1\r\nz\r\n"
+	}
+	return "touch " + key + " 100\r\n"
+}
+
+func TestRandomMetaAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range 100 {
+		var in strings.Builder
+		for range 4 + r.IntN(16) {
+			if r.IntN(4) == 0 {
+				in.WriteString(randText(r))
+			} else {
+				in.WriteString(randMeta(r))
+			}
+		}
+		in.WriteString("mn\r\n")
+		stream := in.String()
+		flushMemcached(t, addr)
+		ref := exchange(t, addr, stream, 1)
+		got := drive(t, NewSession(newStillEnv(t)), []byte(stream))
+		if g, w := normalizeMeta(got.out), normalizeMeta(ref.out); g != w || got.closed != ref.closed {
+			t.Fatalf("stream %d %q\nmemcached: %q\ngocached:  %q", i, stream, w, g)
+		}
+	}
+}
+
+func randBinary(r *rand.Rand, opaque uint32) string {
+	key := randKeys[r.IntN(len(randKeys))]
+	var cas uint64
+	if r.IntN(8) == 0 {
+		cas = 99999999
+	}
+	ops := []uint8{opGet, opGetQ, opGetK, opGetKQ, opSet, opSetQ, opAdd, opAddQ, opReplace, opReplaceQ,
+		opDelete, opDeleteQ, opIncrement, opIncrementQ, opDecrement, opDecrementQ, opAppend, opAppendQ,
+		opPrepend, opPrependQ, opTouch, opGAT, opGATQ, opGATK, opGATKQ, opNoop}
+	op := ops[r.IntN(len(ops))]
+	switch base, _ := quietBase(op); base {
+	case opSet, opAdd, opReplace:
+		return binReq(op, key, setExt(uint32(r.IntN(3)), 0), []string{"1", "ab", ""}[r.IntN(3)], opaque, cas)
+	case opAppend, opPrepend:
+		return binReq(op, key, "", "9", opaque, cas)
+	case opIncrement, opDecrement:
+		exp := uint32(0)
+		if r.IntN(2) == 0 {
+			exp = 0xffffffff
+		}
+		return binReq(op, key, arithExt(uint64(r.IntN(4)), uint64(r.IntN(20)), exp), "", opaque, cas)
+	case opTouch, opGAT, opGATK:
+		return binReq(op, key, be32(100), "", opaque, 0)
+	case opNoop:
+		return binReq(op, "", "", "", opaque, 0)
+	case opDelete:
+		return binReq(op, key, "", "", opaque, cas)
+	}
+	return binReq(op, key, "", "", opaque, 0)
+}
+
+func TestRandomBinaryAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	r := rand.New(rand.NewPCG(4, 4))
+	for i := range 100 {
+		var in strings.Builder
+		n := 4 + r.IntN(16)
+		for j := range n {
+			in.WriteString(randBinary(r, uint32(j)))
+		}
+		in.WriteString(binReq(opNoop, "", "", "", 0xffff, 0))
+		stream := in.String()
+		flushMemcached(t, addr)
+		ref := exchange(t, addr, stream, 1)
+		got := runBinary(t, stream)
+		if g, w := describePackets(got.out, got.closed), describePackets(ref.out, ref.closed); g != w {
+			t.Fatalf("stream %d\nmemcached:\n%s\ngocached:\n%s", i, w, g)
+		}
+	}
+}
