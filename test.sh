@@ -20,7 +20,8 @@ FUZZTIME=${FUZZTIME:-}
 FUZZ_BUDGET=${FUZZ_BUDGET:-200}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
-PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools)
+PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
+	ruby ruby-dalli python3-pylibmc php-cli php-memcached)
 
 declare -a RESULTS=()
 FAILED=0
@@ -52,7 +53,10 @@ have_pkg_tools() {
 	command -v ip >/dev/null && command -v ethtool >/dev/null &&
 		command -v memcached >/dev/null && command -v memccapable >/dev/null &&
 		command -v memcslap >/dev/null && command -v memccp >/dev/null &&
-		/usr/bin/python3 -c 'import pymemcache.client.base' 2>/dev/null
+		/usr/bin/python3 -c 'import pymemcache.client.base' 2>/dev/null &&
+		/usr/bin/python3 -c 'import pylibmc' 2>/dev/null &&
+		command -v ruby >/dev/null && ruby -e 'require "dalli"' 2>/dev/null &&
+		command -v php >/dev/null && php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null
 }
 
 stop_memcached_service() {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gocached/gocached/internal/cpuset"
+	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 )
 
@@ -29,8 +30,10 @@ type options struct {
 	noCAS        bool
 	udpPort      int
 	verbosity    int
-	protocol     string // "ascii" or "auto"
-	napiIDs      int    // -N: accepted for memcached compatibility
+	protocol     string // -B as given
+	binding      protocol.Binding
+	sasl         bool // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
+	napiIDs      int  // -N: accepted for memcached compatibility
 	napi         napiOptions
 	proc         processOptions // -u -P -d -k -r
 	ext          []extSetting   // -o
@@ -79,7 +82,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVarP(&o.noCAS, "disable-cas", "C", false, "disable use of CAS")
 	fs.CountVarP(&o.verbosity, "verbose", "v", "verbose logging (-v info, -vv debug)")
 	fs.IntVarP(&o.reqsPerEvent, "max-reqs-per-event", "R", 20, "max requests handled per connection per event, for fairness")
-	fs.StringVarP(&o.protocol, "protocol", "B", "auto", "protocol: ascii or auto (binary is not supported)")
+	fs.StringVarP(&o.protocol, "protocol", "B", "auto", "protocol: ascii, binary, or auto (by the first byte a client sends)")
+	fs.BoolVarP(&o.sasl, "enable-sasl", "S", false, "binary clients must authenticate (SASL PLAIN against the user:password file named by $MEMCACHED_SASL_PWDB); implies -B binary")
 	fs.IntVarP(&rc.Backlog, "listen-backlog", "b", 1024, "listen backlog")
 	fs.IntVarP(&o.napiIDs, "napi-ids", "N", 0, "memcached's NAPI ID count; accepted for compatibility (the epoll engine routes by NAPI ID on its own)")
 	fs.StringVarP(&o.proc.user, "user", "u", "", "assume identity of <username> after setup (only when run as root)")
@@ -162,13 +166,11 @@ func (o *options) check() error {
 	case o.itemSize > int(o.memory/2):
 		return usagef("cannot set item size limit (-I %d) higher than 1/2 of memory max (-m %d MB)", o.itemSize, o.memory>>20)
 	}
-	switch o.protocol {
-	case "ascii", "auto":
-	case "binary":
-		return usagef("the binary protocol is not supported; use -B ascii or -B auto")
-	default:
-		return usagef("invalid value for binding protocol: %q (want ascii or auto)", o.protocol)
+	b, err := protocol.ParseBinding(o.protocol)
+	if err != nil || o.protocol == "auto-negotiate" {
+		return usagef("Invalid value for binding protocol: %s -- should be one of auto, binary, or ascii", o.protocol)
 	}
+	o.binding = b
 	if _, ok := engines[o.engine]; !ok {
 		return usagef("unknown --engine %q (want epoll or go)", o.engine)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 )
 
@@ -63,7 +64,10 @@ func TestParseFlagsValues(t *testing.T) {
 		{"-v -v -v", []string{"-v", "-v", "-v"}, func(o *options) bool { return o.verbosity == 3 }},
 		{"threads number", []string{"-t", "4"}, func(o *options) bool { return o.reactor.Threads == 4 }},
 		{"threads auto", []string{"--threads=auto"}, func(o *options) bool { return o.reactor.Threads == 0 }},
-		{"ascii protocol", []string{"-B", "ascii"}, func(o *options) bool { return o.protocol == "ascii" }},
+		{"ascii protocol", []string{"-B", "ascii"}, func(o *options) bool { return o.binding == protocol.BindingASCII }},
+		{"binary protocol", []string{"-B", "binary"}, func(o *options) bool { return o.binding == protocol.BindingBinary }},
+		{"auto protocol", []string{"-B", "auto"}, func(o *options) bool { return o.binding == protocol.BindingAuto }},
+		{"sasl", []string{"-S"}, func(o *options) bool { return o.sasl }},
 		{"napi ids memcached spelling", []string{"--napi_ids", "4"}, func(o *options) bool { return o.napiIDs == 4 }},
 		{"napi ids short", []string{"-N", "2"}, func(o *options) bool { return o.napiIDs == 2 }},
 		{"engine go", []string{"--engine=go"}, func(o *options) bool { return o.engine == "go" }},

@@ -185,3 +185,26 @@ func freeTCPPort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// TestSASLNeedsPasswordFile: -S without memcached's MEMCACHED_SASL_PWDB
+// cannot check anyone, so the server refuses to start and says why; with
+// it, the server starts (integration tests authenticate real clients).
+func TestSASLNeedsPasswordFile(t *testing.T) {
+	cmd := exec.Command(binary, "-p", "0", "-l", "127.0.0.1", "-S")
+	cmd.Env = append(os.Environ(), saslPasswordEnv+"=")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), saslPasswordEnv) {
+		t.Fatalf("-S without a password file: %v, %s; want exit 1 naming %s", err, out, saslPasswordEnv)
+	}
+	pw := filepath.Join(t.TempDir(), "pwdb")
+	if err := os.WriteFile(pw, []byte("alice:secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(binary, "-p", "0", "-l", "127.0.0.1", "-v", "-S")
+	cmd.Env = append(os.Environ(), saslPasswordEnv+"="+pw)
+	s := startProcess(t, cmd)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if code := s.wait(t); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, s.stderr)
+	}
+}

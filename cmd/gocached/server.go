@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -56,6 +57,11 @@ func serve(o *options, log *slog.Logger) (status int) {
 	}
 	defer st.Close()
 	started := time.Now().Unix()
+	sasl, err := saslConfig(o)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
 
 	// Signals are caught before any knob is written, so that a SIGTERM
 	// during start-up still restores them. As in memcached, SIGUSR1 is a
@@ -87,7 +93,8 @@ func serve(o *options, log *slog.Logger) (status int) {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started}
+	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started,
+		Protocol: o.binding, SASL: sasl}
 	warnEngineFlags(o, log)
 	// Listeners are bound and knobs set: root is no longer needed.
 	if err := o.proc.dropPrivileges(log, ns.applied != nil); err != nil {
@@ -157,9 +164,9 @@ var engines = map[string]reactor.Factory{
 func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 	verbosity := new(atomic.Int32)
 	verbosity.Store(int32(o.verbosity))
-	binding := "ascii"
-	if o.protocol == "auto" {
-		binding = "auto-negotiate" // memcached's name for -B auto
+	binding := o.binding
+	if o.sasl {
+		binding = protocol.BindingBinary // -S implies -B binary, as in memcached
 	}
 	return &protocol.Settings{
 		Version:         version,
@@ -174,7 +181,7 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 		CASEnabled:      !o.noCAS,
 		ReqsPerEvent:    o.reqsPerEvent,
 		TCPBacklog:      o.reactor.Backlog,
-		BindingProtocol: binding,
+		BindingProtocol: binding.String(),
 		Verbosity:       verbosity,
 	}
 }
@@ -192,6 +199,23 @@ func warnEngineFlags(o *options, log *slog.Logger) {
 			log.Warn("flag only applies to --engine=epoll; ignored", "flag", "--"+name)
 		}
 	}
+}
+
+// saslPasswordEnv names the password file -S checks, as in memcached.
+const saslPasswordEnv = "MEMCACHED_SASL_PWDB"
+
+// saslConfig is -S: nil without it; with it, the password file must be
+// named and readable. memcached falls back to Cyrus SASL's own
+// configuration, which gocached does not have.
+func saslConfig(o *options) (*protocol.SASL, error) {
+	if !o.sasl {
+		return nil, nil
+	}
+	path := os.Getenv(saslPasswordEnv)
+	if path == "" {
+		return nil, fmt.Errorf("-S needs %s=FILE naming a file of user:password lines", saslPasswordEnv)
+	}
+	return protocol.NewSASL(path)
 }
 
 // boundPort is the port the engine listens on: the one -p 0 picked.

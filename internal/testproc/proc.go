@@ -48,6 +48,9 @@ type Spec struct {
 	// ReadyTimeout bounds the wait for the first accepted connection;
 	// 0 means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// Env holds extra NAME=value variables on top of this process's
+	// environment (e.g. memcached's MEMCACHED_SASL_PWDB).
+	Env []string
 }
 
 // command is the full command line of s: netns, wrapper, server.
@@ -82,6 +85,9 @@ func Start(ctx context.Context, spec Spec) (*Proc, error) {
 	p := &Proc{spec: spec, out: &output{}, done: make(chan struct{})}
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if len(spec.Env) > 0 {
+		p.cmd.Env = append(os.Environ(), spec.Env...)
+	}
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", p, err)
 	}

@@ -1,0 +1,123 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests drive real binary-protocol clients: the ones that failed
+// silently or fatally against a text-only server. Each script asserts every
+// result and prints "ok N ..."; they run against every engine and against
+// Debian's memcached, which they must pass too.
+
+// clientScript runs one client script to completion with a time bound.
+func clientScript(t *testing.T, interp, script string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, interp, append([]string{"testdata/" + script}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", interp, script, err, out)
+	}
+	last := strings.TrimSpace(string(out))
+	if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	if !strings.HasPrefix(last, "ok ") {
+		t.Fatalf("%s printed %q, want \"ok N ...\"", script, out)
+	}
+	return last
+}
+
+// interpreterWith returns interp when it can load module, else skips (or
+// fails under GOCACHED_REQUIRE_TESTBED=1) naming the Debian package.
+func interpreterWith(t *testing.T, interp string, probe []string, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(interp)
+	if err == nil {
+		err = exec.Command(path, probe...).Run()
+	}
+	if err != nil {
+		missing(t, "%s cannot load the client library (Debian package: %s): %v", interp, pkg, err)
+	}
+	return path
+}
+
+// TestDalliBinary runs Ruby's Dalli 3.0.6 (binary protocol only; Rails'
+// cache store sits on it).
+func TestDalliBinary(t *testing.T) {
+	ruby := interpreterWith(t, "ruby", []string{"-e", `require "dalli"`}, "ruby-dalli")
+	forEachTarget(t, func(t *testing.T, tg target) {
+		srv := startServer(t, tg)
+		t.Log(clientScript(t, ruby, "dalli_client.rb", "127.0.0.1:"+strconv.Itoa(srv.Port())))
+	})
+}
+
+// TestPylibmcBinary runs libmemcached in binary mode through pylibmc.
+func TestPylibmcBinary(t *testing.T) {
+	py := interpreterWith(t, "/usr/bin/python3", []string{"-c", "import pylibmc"}, "python3-pylibmc")
+	forEachTarget(t, func(t *testing.T, tg target) {
+		srv := startServer(t, tg)
+		t.Log(clientScript(t, py, "pylibmc_binary_client.py", "127.0.0.1", strconv.Itoa(srv.Port())))
+	})
+}
+
+// TestPHPMemcachedBinary runs PHP's memcached extension with
+// OPT_BINARY_PROTOCOL (its session handler's default).
+func TestPHPMemcachedBinary(t *testing.T) {
+	php := interpreterWith(t, "php", []string{"-r", `exit(class_exists("Memcached") ? 0 : 1);`}, "php-cli php-memcached")
+	forEachTarget(t, func(t *testing.T, tg target) {
+		srv := startServer(t, tg)
+		t.Log(clientScript(t, php, "php_memcached_binary.php", "127.0.0.1", strconv.Itoa(srv.Port())))
+	})
+}
+
+// TestMemcapableBinary runs libmemcached's conformance checker in binary
+// mode (memcached 1.6.18 passes every test).
+func TestMemcapableBinary(t *testing.T) {
+	requireTool(t, "memccapable")
+	forEachTarget(t, func(t *testing.T, tg target) {
+		srv := startServer(t, tg)
+		out, code := tool(t, "", "memccapable", "-b", "-t", "5", "-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port()))
+		if code != 0 || !strings.Contains(out, "All tests passed") || strings.Contains(out, "[FAIL]") {
+			t.Errorf("memccapable -b exit %d:\n%s", code, out)
+		}
+		if n := strings.Count(out, "[pass]"); n < 20 {
+			t.Errorf("memccapable -b: %d tests passed, want every binary test (>= 20):\n%s", n, out)
+		}
+	})
+}
+
+// TestSASL: with -S and a MEMCACHED_SASL_PWDB file, Dalli and pylibmc with
+// the right password work and a wrong password is refused. Debian's
+// memcached cannot be the reference here: its SASL needs a Cyrus
+// configuration the package does not ship.
+func TestSASL(t *testing.T) {
+	ruby := interpreterWith(t, "ruby", []string{"-e", `require "dalli"`}, "ruby-dalli")
+	py := interpreterWith(t, "/usr/bin/python3", []string{"-c", "import pylibmc"}, "python3-pylibmc")
+	pwdb := filepath.Join(t.TempDir(), "pwdb")
+	if err := os.WriteFile(pwdb, []byte("alice:s3cret\nbob:other\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	forEachEngine(t, func(t *testing.T, tg target) {
+		sp := spec(t, tg, "-l", "127.0.0.1", "-U", "0", "-S")
+		sp.Env = []string{"MEMCACHED_SASL_PWDB=" + pwdb}
+		srv := startSpec(t, sp, false)
+		addr, port := "127.0.0.1:"+strconv.Itoa(srv.Port()), strconv.Itoa(srv.Port())
+		t.Log(clientScript(t, ruby, "dalli_client.rb", addr, "alice", "s3cret"))
+		t.Log(clientScript(t, py, "pylibmc_binary_client.py", "127.0.0.1", port, "alice", "s3cret"))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, py, "testdata/pylibmc_binary_client.py", "127.0.0.1", port, "alice", "wrong").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "AUTHENTICATION FAILURE") {
+			t.Errorf("wrong password: %v\n%s\nwant an authentication failure", err, out)
+		}
+	})
+}
