@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -74,6 +75,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVarP(&rc.Port, "port", "p", 11211, "TCP port to listen on")
 	fs.IntVarP(&o.udpPort, "udp-port", "U", 0, "UDP port to listen on (0 = off; UDP is not supported)")
 	fs.StringVarP(&rc.Listen, "listen", "l", "", "interface(s) to listen on, comma-separated; host or host:port (default: all)")
+	fs.StringVarP(&rc.UnixSocket, "unix-socket", "s", "", "UNIX socket to listen on (disables network support)")
+	var unixMask string
+	fs.StringVarP(&unixMask, "unix-mask", "a", "700", "access mask for the UNIX socket, in octal")
 	fs.StringVarP(&memory, "memory-limit", "m", "64", "item memory in megabytes (suffix m or g accepted)")
 	fs.IntVarP(&rc.MaxConns, "conn-limit", "c", 1024, "max simultaneous connections")
 	fs.StringVarP(&threads, "threads", "t", "auto", "reactors for the epoll engine: a number, or auto (one per NAPI of the listen interface)")
@@ -133,6 +137,11 @@ func parseFlags(args []string) (*options, error) {
 	if rc.Epoll.PinCPUs, err = cpuset.Parse(pinCPUs); err != nil {
 		return nil, usagef("invalid --pin-cpus %q: %v", pinCPUs, err)
 	}
+	mask, err := strconv.ParseUint(unixMask, 8, 32)
+	if err != nil || mask > 0o777 {
+		return nil, usagef("invalid -a %q: want an octal access mask such as 700", unixMask)
+	}
+	rc.UnixMask = os.FileMode(mask)
 	if o.ext, err = parseExtOptions(extRaw); err != nil {
 		return nil, err
 	}

@@ -95,6 +95,7 @@ func TestBadFlagsExit2(t *testing.T) {
 		{[]string{"--poll-mode", "defer0"}, "out of range"},
 		{[]string{"--gro-flush-timeout", "-5"}, "--gro-flush-timeout"},
 		{[]string{"--interface="}, "--interface needs an interface name"},
+		{[]string{"-a", "9"}, "invalid -a"},
 		{[]string{"-o", "bogus_opt"}, `Illegal suboption "bogus_opt"`},
 		{[]string{"-o", "hashpower"}, "Missing numeric argument for hashpower"},
 		{[]string{"-o", "maxconns_fast,idle_timeout=x"}, "invalid value for idle_timeout"},

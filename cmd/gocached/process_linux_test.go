@@ -208,3 +208,41 @@ func TestSASLNeedsPasswordFile(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, s.stderr)
 	}
 }
+
+// TestUnixSocket: -s serves on an AF_UNIX path with -a's mode, and
+// `stats settings` reports both as memcached does.
+func TestUnixSocket(t *testing.T) {
+	for _, engine := range []string{"go", "epoll"} {
+		t.Run(engine, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "mc.sock")
+			s := startServer(t, "--engine="+engine, "-s", path, "-a", "766")
+			if s.addr != path {
+				t.Errorf("serving on %q, want %q", s.addr, path)
+			}
+			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o766 {
+				t.Fatalf("socket %v, %v; want mode 0766", fi, err)
+			}
+			nc, err := net.DialTimeout("unix", path, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			nc.SetDeadline(time.Now().Add(10 * time.Second))
+			nc.Write([]byte("stats settings\r\n"))
+			r := bufio.NewReader(nc)
+			got := map[string]string{}
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil || l == "END\r\n" {
+					break
+				}
+				if f := strings.Fields(l); len(f) == 3 {
+					got[f[1]] = f[2]
+				}
+			}
+			if got["domain_socket"] != path || got["umask"] != "766" {
+				t.Errorf("stats settings domain_socket=%q umask=%q, want %q and 766", got["domain_socket"], got["umask"], path)
+			}
+		})
+	}
+}

@@ -173,6 +173,8 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 		Port:            boundPort(eng, o.reactor.Port),
 		UDPPort:         o.udpPort,
 		Interface:       o.reactor.Listen,
+		DomainSocket:    o.reactor.UnixSocket,
+		Umask:           uint32(o.reactor.UnixMask),
 		MaxConns:        o.reactor.MaxConns,
 		Threads:         eng.Threads(),
 		MaxBytes:        o.memory,

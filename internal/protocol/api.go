@@ -14,6 +14,8 @@ type Settings struct {
 	Version         string // "1.6.x-gocached" style version string for `version`/`stats`
 	Port, UDPPort   int
 	Interface       string // -l
+	DomainSocket    string // -s; "" = none
+	Umask           uint32 // -a, the unix socket's mode (memcached prints it in octal)
 	MaxConns        int    // -c
 	Threads         int    // reactors (or GOMAXPROCS on the portable engine)
 	MaxBytes        int64  // -m in bytes

@@ -260,8 +260,16 @@ func (s *Session) appendSettings(w *statWriter) {
 	} else {
 		w.str("evictions", "off")
 	}
-	w.str("domain_socket", "NULL")
-	w.str("umask", "700")
+	if set.DomainSocket != "" {
+		w.str("domain_socket", set.DomainSocket)
+	} else {
+		w.str("domain_socket", "NULL")
+	}
+	umask := set.Umask
+	if umask == 0 {
+		umask = 0o700
+	}
+	w.str("umask", strconv.FormatUint(uint64(umask), 8))
 	w.flag("shutdown_command", false)
 	w.str("growth_factor", "1.25")
 	w.int("chunk_size", 48)

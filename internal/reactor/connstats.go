@@ -59,9 +59,12 @@ func WriteConns(lines []ConnLine, add func(name, value string)) {
 	}
 }
 
-// AddrString formats a TCP address the way memcached's `stats conns` does:
-// "tcp:1.2.3.4:11211" or "tcp6:[::1]:11211".
+// AddrString formats an address the way memcached's `stats conns` does:
+// "tcp:1.2.3.4:11211", "tcp6:[::1]:11211", "unix:/path" (see UnixAddrString).
 func AddrString(a net.Addr) string {
+	if ua, ok := a.(*net.UnixAddr); ok {
+		return unixAddrString(ua)
+	}
 	ta, ok := a.(*net.TCPAddr)
 	if !ok || ta == nil {
 		if a == nil {

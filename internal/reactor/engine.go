@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"net"
+	"os"
 
 	"github.com/gocached/gocached/internal/protocol"
 )
@@ -28,6 +29,11 @@ type Config struct {
 	MaxConns int    // -c: across the whole engine
 	Threads  int    // -t: 0 = the engine's automatic choice
 	Backlog  int    // -b
+
+	// UnixSocket (-s) makes the engine listen on this AF_UNIX path instead
+	// of TCP, as memcached does; UnixMask (-a) is the socket file's mode.
+	UnixSocket string
+	UnixMask   os.FileMode
 
 	// NewSession makes the protocol handler of one connection. Engines
 	// call it lazily (on the first connection, after Serve starts) and

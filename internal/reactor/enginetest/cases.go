@@ -27,6 +27,7 @@ var Cases = []Case{
 	{"accounting/stats_conns", statsConns},
 	{"accounting/wildcard_both_families", wildcardBothFamilies},
 	{"accounting/conn_limit", connLimit},
+	{"accounting/unix_socket", unixSocket},
 	{"accounting/stats_reset", statsReset},
 	{"flow/backpressure", backpressure},
 	{"flow/fairness_latency", fairnessLatency},

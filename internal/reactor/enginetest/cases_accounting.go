@@ -2,6 +2,8 @@ package enginetest
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,5 +157,48 @@ func statsReset(t *testing.T, f reactor.Factory) {
 	}
 	if n, _ := strconv.Atoi(st["bytes_read"]); n == 0 || n > 32 {
 		t.Errorf("after stats reset bytes_read = %d, want only the stats request", n)
+	}
+}
+
+// unixSocket: -s listens on an AF_UNIX path instead of TCP, with -a's
+// permissions, shown in `stats conns` as memcached shows it.
+func unixSocket(t *testing.T, f reactor.Factory) {
+	path := filepath.Join(t.TempDir(), "gocached.sock")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f(reactor.Config{UnixSocket: path, NewSession: func() reactor.Session { return nil }}); err == nil {
+		t.Fatalf("-s over a regular file succeeded; want an error rather than deleting it")
+	}
+	os.Remove(path)
+	s := Start(t, f, reactor.Config{UnixSocket: path, UnixMask: 0o766}, Options{})
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o766 {
+		t.Fatalf("socket file %v, %v; want a socket with mode 0766", fi, err)
+	}
+	a, b := s.Dial(t), s.Dial(t)
+	a.Send("set k 0 0 1\r\nx\r\n")
+	a.Expect("STORED\r\n")
+	b.Send("get k\r\n")
+	b.Expect("VALUE k 0 1\r\n", "x\r\n", "END\r\n")
+	waitCurr(t, s, 2)
+	conns := a.Stats("conns")
+	listeners, clients := 0, 0
+	for name, v := range conns {
+		switch {
+		case strings.HasSuffix(name, ":state") && v == "conn_listening":
+			listeners++
+			if got := conns[strings.TrimSuffix(name, "state")+"addr"]; got != "unix:"+path {
+				t.Errorf("listener addr %q, want unix:%s", got, path)
+			}
+		case strings.HasSuffix(name, ":listen_addr"):
+			clients++
+			if v != "unix:"+path {
+				t.Errorf("client listen_addr %q, want unix:%s", v, path)
+			}
+		}
+	}
+	if listeners != 1 || clients != 2 {
+		t.Errorf("stats conns: %d listeners, %d clients; want 1 and 2: %v", listeners, clients, conns)
 	}
 }

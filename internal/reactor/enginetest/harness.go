@@ -18,9 +18,10 @@ import (
 
 // Server is an engine serving the real protocol over a small store.
 type Server struct {
-	Eng  reactor.Engine
-	Env  *protocol.Env
-	Addr string // the first listener, host:port
+	Eng     reactor.Engine
+	Env     *protocol.Env
+	Network string // "tcp", or "unix" with Config.UnixSocket
+	Addr    string // the first listener, host:port or the socket path
 }
 
 // Options adjust what Start builds beyond the engine's Config.
@@ -79,12 +80,15 @@ func start(t testing.TB, f reactor.Factory, cfg reactor.Config, o Options) (*Ser
 	env := bind(eng, cfg.MaxConns)
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
+	if ua, ok := eng.Addr().(*net.UnixAddr); ok {
+		return &Server{Eng: eng, Env: env, Network: "unix", Addr: ua.Name}, served
+	}
 	addr := eng.Addr().(*net.TCPAddr)
 	host := addr.IP.String()
 	if addr.IP.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	return &Server{Eng: eng, Env: env, Addr: net.JoinHostPort(host, itoa(addr.Port))}, served
+	return &Server{Eng: eng, Env: env, Network: "tcp", Addr: net.JoinHostPort(host, itoa(addr.Port))}, served
 }
 
 // NewSessions returns a factory of real Sessions over a fresh 8 MiB store,
@@ -124,12 +128,16 @@ type Client struct {
 }
 
 // Dial connects to s.Addr.
-func (s *Server) Dial(t testing.TB) *Client { return DialAddr(t, s.Addr) }
+func (s *Server) Dial(t testing.TB) *Client { return DialNet(t, s.Network, s.Addr) }
 
-// DialAddr connects to addr and closes the connection when the test ends.
-func DialAddr(t testing.TB, addr string) *Client {
+// DialAddr connects to the TCP address addr and closes the connection when
+// the test ends.
+func DialAddr(t testing.TB, addr string) *Client { return DialNet(t, "tcp", addr) }
+
+// DialNet connects to addr on network ("tcp" or "unix").
+func DialNet(t testing.TB, network, addr string) *Client {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	nc, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}

@@ -17,8 +17,19 @@ import (
 // listenGroup is n listening sockets in one SO_REUSEPORT group, listener i for
 // reactor i, with the RX-queue steering program attached.
 type listenGroup struct {
-	fds  []int
-	addr net.TCPAddr // the bound address
+	fds   []int
+	addr  net.TCPAddr // the bound address (TCP groups)
+	unix  string      // the socket path (the -s group), "" for TCP
+	label string      // the address in `stats conns`: "tcp:...", "unix:..."
+}
+
+// netAddr is the group's address as a net.Addr.
+func (g *listenGroup) netAddr() net.Addr {
+	if g.unix != "" {
+		return &net.UnixAddr{Name: g.unix, Net: "unix"}
+	}
+	a := g.addr
+	return &a
 }
 
 // openListenGroup binds n listeners to b. With port 0 the first socket picks
@@ -41,6 +52,7 @@ func openListenGroup(b reactor.Binding, n, backlog int, onDevice bool) (*listenG
 		}
 		if i == 0 {
 			g.addr = addr
+			g.label = reactor.AddrString(&g.addr)
 			port = addr.Port
 		}
 		g.fds = append(g.fds, fd)

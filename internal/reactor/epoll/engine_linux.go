@@ -89,13 +89,15 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	if err := checkPinCPUs(ec.PinCPUs); err != nil {
 		return nil, err
 	}
-	addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
-	if err != nil {
-		return nil, fmt.Errorf("epoll: %w", err)
-	}
-	binds, err := reactor.Bindings(addrs, nil)
-	if err != nil {
-		return nil, fmt.Errorf("epoll: %w", err)
+	var binds []reactor.Binding
+	if cfg.UnixSocket == "" {
+		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
+		if err != nil {
+			return nil, fmt.Errorf("epoll: %w", err)
+		}
+		if binds, err = reactor.Bindings(addrs, nil); err != nil {
+			return nil, fmt.Errorf("epoll: %w", err)
+		}
 	}
 	e := &engine{
 		cfg:     cfg,
@@ -129,7 +131,11 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	}
 	e.router = newNAPIRouter(ids)
 	e.warnBusyPoll()
-	if err := e.listen(binds); err != nil {
+	listen := func() error { return e.listen(binds) }
+	if cfg.UnixSocket != "" {
+		listen = e.listenUnix
+	}
+	if err := listen(); err != nil {
 		e.closeAll()
 		return nil, err
 	}
@@ -165,18 +171,64 @@ func (e *engine) listen(binds []reactor.Binding) error {
 		}
 		ports[b.Entry] = g.addr.Port
 		e.groups = append(e.groups, g)
-		fds := g.fds
-		g.fds = nil // the reactors own them now
-		for i, r := range e.reactors {
-			if err := r.addListener(fds[i], len(e.groups)-1); err != nil {
-				for _, fd := range fds[i+1:] {
-					unix.Close(fd)
-				}
-				return fmt.Errorf("epoll: reactor %d: %w", i, err)
-			}
+		if err := e.adopt(g); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// adopt gives listener i of group g (just appended to e.groups) to reactor i.
+func (e *engine) adopt(g *listenGroup) error {
+	fds := g.fds
+	g.fds = nil // the reactors own them now
+	for i, r := range e.reactors {
+		if err := r.addListener(fds[i], len(e.groups)-1); err != nil {
+			for _, fd := range fds[i+1:] {
+				unix.Close(fd)
+			}
+			return fmt.Errorf("epoll: reactor %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// listenUnix binds -s, memcached's AF_UNIX listener (then nothing else
+// listens). AF_UNIX has no SO_REUSEPORT balancing, so every reactor gets a
+// dup of the one socket: they share its accept queue, and a reactor that
+// loses the race for a connection just sees EAGAIN.
+func (e *engine) listenUnix() error {
+	path := e.cfg.UnixSocket
+	if err := reactor.PrepareUnixSocket(path); err != nil {
+		return fmt.Errorf("epoll: %w", err)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("epoll: unix socket: %w", err)
+	}
+	g := &listenGroup{fds: []int{fd}, unix: path, label: reactor.UnixAddrString(path)}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		g.close()
+		return fmt.Errorf("epoll: bind %s: %w", path, err)
+	}
+	if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
+		g.close()
+		return fmt.Errorf("epoll: %w", err)
+	}
+	if err := unix.Listen(fd, e.cfg.Backlog); err != nil {
+		g.close()
+		return fmt.Errorf("epoll: listen %s: %w", path, err)
+	}
+	for range len(e.reactors) - 1 {
+		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			g.close()
+			return fmt.Errorf("epoll: dup unix listener: %w", err)
+		}
+		g.fds = append(g.fds, d)
+	}
+	e.groups = append(e.groups, g)
+	return e.adopt(g)
 }
 
 // checkPinCPUs fails early, before anything listens, when --pin-cpus names a
@@ -215,8 +267,7 @@ func (e *engine) Addr() net.Addr {
 	if len(e.groups) == 0 {
 		return &net.TCPAddr{}
 	}
-	a := e.groups[0].addr
-	return &a
+	return e.groups[0].netAddr()
 }
 
 // Serve runs the reactors until Shutdown.

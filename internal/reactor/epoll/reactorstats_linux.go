@@ -66,7 +66,7 @@ func (e *engine) GroupStats(group string, add func(name, value string)) bool {
 			// each; the reactors' sockets of a group share it. The first
 			// reactor's descriptor names it.
 			if fd := e.reactors[0].listenerFD(i); fd >= 0 {
-				lines = append(lines, reactor.ConnLine{FD: fd, Addr: reactor.AddrString(&g.addr),
+				lines = append(lines, reactor.ConnLine{FD: fd, Addr: g.label,
 					State: reactor.StateListening, IdleSecs: now - e.started.Unix()})
 			}
 		}
@@ -109,16 +109,23 @@ func (r *loop) connLines(lines []reactor.ConnLine, now int64) []reactor.ConnLine
 		l := reactor.ConnLine{FD: c.fd, Addr: "tcp:unknown", ListenAddr: "tcp:unknown",
 			State: reactor.ConnState(c.state.Load()), IdleSecs: now - c.lastCmd.Load()}
 		if sa, err := unix.Getpeername(c.fd); err == nil {
-			a := sockaddrTCP(sa)
-			l.Addr = reactor.AddrString(&a)
+			l.Addr = sockaddrString(sa)
 		}
 		if sa, err := unix.Getsockname(c.fd); err == nil {
-			a := sockaddrTCP(sa)
-			l.ListenAddr = reactor.AddrString(&a)
+			l.ListenAddr = sockaddrString(sa)
 		}
 		lines = append(lines, l)
 	}
 	return lines
+}
+
+// sockaddrString formats a socket address for `stats conns`.
+func sockaddrString(sa unix.Sockaddr) string {
+	if u, ok := sa.(*unix.SockaddrUnix); ok {
+		return reactor.UnixAddrString(u.Name)
+	}
+	a := sockaddrTCP(sa)
+	return reactor.AddrString(&a)
 }
 
 // misrouted counts r's connections whose SO_INCOMING_NAPI_ID now differs

@@ -55,14 +55,6 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	if cfg.NewSession == nil {
 		return nil, errors.New("portable: Config.NewSession is nil")
 	}
-	addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
-	if err != nil {
-		return nil, fmt.Errorf("portable: %w", err)
-	}
-	binds, err := reactor.Bindings(addrs, nil)
-	if err != nil {
-		return nil, fmt.Errorf("portable: %w", err)
-	}
 	e := &engine{
 		cfg:      cfg,
 		log:      slog.Default().With("engine", "go"),
@@ -72,6 +64,57 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 		closedCh: make(chan struct{}),
 	}
 	e.sessions.New = func() any { return cfg.NewSession() }
+	var err error
+	if cfg.UnixSocket != "" {
+		err = e.listenUnix()
+	} else {
+		err = e.listenTCP()
+	}
+	if err != nil {
+		e.closeListeners()
+		return nil, err
+	}
+	e.acct.AddListeners(len(e.listeners))
+	e.threads = runtime.GOMAXPROCS(0)
+	if cfg.Threads > 0 {
+		runtime.GOMAXPROCS(cfg.Threads)
+		e.threads = cfg.Threads
+		e.log.Info("portable engine: -t sets GOMAXPROCS", "threads", cfg.Threads)
+	}
+	return e, nil
+}
+
+// listenUnix binds -s (memcached then listens on nothing else).
+func (e *engine) listenUnix() error {
+	path := e.cfg.UnixSocket
+	if err := reactor.PrepareUnixSocket(path); err != nil {
+		return fmt.Errorf("portable: %w", err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("portable: listen on %s: %w", path, err)
+	}
+	e.listeners = append(e.listeners, &listener{ln: ln, fd: fdOf(ln)})
+	if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
+		return fmt.Errorf("portable: %w", err)
+	}
+	if err := setBacklog(ln, e.cfg.Backlog); err != nil {
+		e.log.Warn("cannot set listen backlog", "addr", path, "backlog", e.cfg.Backlog, "err", err)
+	}
+	return nil
+}
+
+// listenTCP binds every address of -l.
+func (e *engine) listenTCP() error {
+	addrs, err := reactor.ParseListen(e.cfg.Listen, e.cfg.Port)
+	if err != nil {
+		return fmt.Errorf("portable: %w", err)
+	}
+	binds, err := reactor.Bindings(addrs, nil)
+	if err != nil {
+		return fmt.Errorf("portable: %w", err)
+	}
+	cfg := e.cfg
 	ports := make(map[int]int) // -l entry -> the port its first socket got
 	for _, b := range binds {
 		port := b.Port
@@ -86,8 +129,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 				e.log.Debug("no IPv6 wildcard listener", "err", err)
 				continue
 			}
-			e.closeListeners()
-			return nil, fmt.Errorf("portable: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(port)), err)
+			return fmt.Errorf("portable: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(port)), err)
 		}
 		ports[b.Entry] = ln.Addr().(*net.TCPAddr).Port
 		if err := setBacklog(ln, cfg.Backlog); err != nil {
@@ -95,14 +137,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 		}
 		e.listeners = append(e.listeners, &listener{ln: ln, fd: fdOf(ln)})
 	}
-	e.acct.AddListeners(len(e.listeners))
-	e.threads = runtime.GOMAXPROCS(0)
-	if cfg.Threads > 0 {
-		runtime.GOMAXPROCS(cfg.Threads)
-		e.threads = cfg.Threads
-		e.log.Info("portable engine: -t sets GOMAXPROCS", "threads", cfg.Threads)
-	}
-	return e, nil
+	return nil
 }
 
 // listen binds one socket. "tcp6" makes the net package set IPV6_V6ONLY, so

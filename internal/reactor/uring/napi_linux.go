@@ -1,0 +1,74 @@
+//go:build linux
+
+package uring
+
+import (
+	"errors"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// napiState is a ring's NAPI busy-poll registration as the kernel reports it.
+type napiState struct {
+	busyPollUsecs uint32
+	prefer        bool
+	tracking      uint32 // napiTrack*; napiTrackInactive when not registered
+}
+
+func (s napiState) trackingName() string {
+	switch s.tracking {
+	case napiTrackStatic:
+		return "static"
+	case napiTrackDynamic:
+		return "dynamic"
+	}
+	return "off"
+}
+
+// registerNAPI turns on NAPI busy polling for the ring (IORING_REGISTER_NAPI,
+// 6.9+): while waiting for completions the kernel polls the NAPIs the ring
+// tracks for up to usecs. Static tracking (6.13+) polls exactly the IDs the
+// reactor adds, which is what the NAPI routing gives each reactor; a kernel
+// without it gets dynamic tracking, where the ring learns the IDs of the
+// sockets it touches. The settings are read back: the kernel returns the
+// previous ones on every call, so a second identical call confirms them.
+func (r *ring) registerNAPI(usecs uint32, prefer bool) (napiState, error) {
+	var err error
+	for _, mode := range []uint32{napiTrackStatic, napiTrackDynamic} {
+		if err = r.napiOp(napiRegisterOp, usecs, prefer, mode, nil); err == nil {
+			var got napiReg
+			if err = r.napiOp(napiRegisterOp, usecs, prefer, mode, &got); err != nil {
+				break
+			}
+			return napiState{busyPollUsecs: got.busyPollTo, prefer: got.preferBusyPoll != 0, tracking: got.opParam}, nil
+		}
+		if !errors.Is(err, unix.EINVAL) {
+			break
+		}
+	}
+	return napiState{tracking: napiTrackInactive}, err
+}
+
+// addNAPIID adds id to a statically tracking ring.
+func (r *ring) addNAPIID(id uint32) error {
+	return r.napiOp(napiStaticAddID, 0, false, id, nil)
+}
+
+func (r *ring) napiOp(op uint8, usecs uint32, prefer bool, param uint32, prev *napiReg) error {
+	n := napiReg{busyPollTo: usecs, opcode: op, opParam: param}
+	if prefer {
+		n.preferBusyPoll = 1
+	}
+	_, err := sysRegister(r.fd, registerNAPI, unsafe.Pointer(&n), 1)
+	if prev != nil {
+		*prev = n // the kernel copied the settings in force before the call
+	}
+	return err
+}
+
+// napiUnsupported reports whether err means the kernel has no io_uring NAPI
+// busy polling (before 6.9, or without CONFIG_NET_RX_BUSY_POLL).
+func napiUnsupported(err error) bool {
+	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS)
+}

@@ -1,0 +1,229 @@
+//go:build linux
+
+package uring
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ring is one io_uring instance: the submission and completion queues
+// mapped into our memory. Only the owning reactor thread touches it; the
+// kernel is the other party, synchronised through the atomic heads and
+// tails as io_uring(7) prescribes (acquire loads of what the kernel writes,
+// release stores of what we write).
+type ring struct {
+	fd       int
+	enterFD  int    // fd, or the registered ring's index once registerRingFD succeeded
+	enterFlg uint32 // extra io_uring_enter flags (IORING_ENTER_REGISTERED_RING)
+	flags    uint32 // setup flags the kernel accepted
+	features uint32
+
+	sqMem, cqMem, sqeMem []byte
+
+	sqHead, sqTail, sqFlags *uint32
+	sqMask, sqEntries       uint32
+	sqes                    []sqe
+	sqLocal                 uint32 // our next tail, published by flushSQ
+	sqPublished             uint32 // tail as last stored for the kernel
+
+	cqHead, cqTail, cqOverflow *uint32
+	cqMask, cqEntries          uint32
+	cqes                       []cqe
+
+	// The timeout io_uring_enter reads, kept here on the heap: the kernel
+	// is handed their addresses as integers, which the Go stack would not
+	// keep valid across a stack move.
+	ts unix.Timespec
+	ga getEventsArg
+}
+
+// errNoIOUring wraps every error that means "this system has no usable
+// io_uring", so New can say so in one line.
+var errNoIOUring = errors.New("io_uring unavailable")
+
+// newRing sets up a ring of entries SQEs and cqEntries CQEs with the given
+// setup flags and maps it.
+func newRing(entries, cqEntries, flags uint32) (*ring, error) {
+	p := params{flags: flags | setupCQSize, cqEntries: cqEntries}
+	fd, err := sysSetup(entries, &p)
+	if err != nil {
+		return nil, err
+	}
+	r := &ring{fd: fd, enterFD: fd, flags: p.flags, features: p.features}
+	if err := r.mapRings(&p); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *ring) mapRings(p *params) error {
+	sqSize := int(p.sqOff.array + p.sqEntries*4)
+	cqSize := int(p.cqOff.cqes + p.cqEntries*uint32(unsafe.Sizeof(cqe{})))
+	var err error
+	// Rings are mapped separately even where IORING_FEAT_SINGLE_MMAP would
+	// allow one mapping: it keeps the code to one path and costs one mmap.
+	if r.sqMem, err = unix.Mmap(r.fd, offSQRing, sqSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		return fmt.Errorf("mmap SQ ring: %w", err)
+	}
+	if r.cqMem, err = unix.Mmap(r.fd, offCQRing, cqSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		return fmt.Errorf("mmap CQ ring: %w", err)
+	}
+	sqeSize := int(p.sqEntries) * int(unsafe.Sizeof(sqe{}))
+	if r.sqeMem, err = unix.Mmap(r.fd, offSQEs, sqeSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		return fmt.Errorf("mmap SQEs: %w", err)
+	}
+	u32 := func(mem []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&mem[off])) }
+	r.sqHead, r.sqTail, r.sqFlags = u32(r.sqMem, p.sqOff.head), u32(r.sqMem, p.sqOff.tail), u32(r.sqMem, p.sqOff.flags)
+	r.sqMask, r.sqEntries = *u32(r.sqMem, p.sqOff.ringMask), *u32(r.sqMem, p.sqOff.ringEntries)
+	r.sqes = unsafe.Slice((*sqe)(unsafe.Pointer(&r.sqeMem[0])), p.sqEntries)
+	// The SQ index array maps ring slots to SQEs; identity, set once.
+	array := unsafe.Slice(u32(r.sqMem, p.sqOff.array), p.sqEntries)
+	for i := range array {
+		array[i] = uint32(i)
+	}
+	r.sqLocal = atomic.LoadUint32(r.sqTail)
+	r.sqPublished = r.sqLocal
+	r.cqHead, r.cqTail, r.cqOverflow = u32(r.cqMem, p.cqOff.head), u32(r.cqMem, p.cqOff.tail), u32(r.cqMem, p.cqOff.overflow)
+	r.cqMask, r.cqEntries = *u32(r.cqMem, p.cqOff.ringMask), *u32(r.cqMem, p.cqOff.ringEntries)
+	r.cqes = unsafe.Slice((*cqe)(unsafe.Pointer(&r.cqMem[p.cqOff.cqes])), p.cqEntries)
+	return nil
+}
+
+// close unmaps the rings and closes the ring fd; the kernel cancels what is
+// still in flight.
+func (r *ring) close() {
+	for _, m := range [][]byte{r.sqeMem, r.cqMem, r.sqMem} {
+		if m != nil {
+			_ = unix.Munmap(m)
+		}
+	}
+	r.sqeMem, r.cqMem, r.sqMem, r.sqes, r.cqes = nil, nil, nil, nil, nil
+	if r.fd >= 0 {
+		unix.Close(r.fd)
+		r.fd = -1
+	}
+}
+
+// pending is the number of SQEs prepared but not yet handed to the kernel.
+func (r *ring) pending() uint32 { return r.sqLocal - atomic.LoadUint32(r.sqHead) }
+
+// getSQE returns a zeroed SQE to fill, submitting what is queued when the
+// queue is full; nil only when the kernel takes nothing (a fatal state).
+func (r *ring) getSQE() *sqe {
+	if r.sqLocal-atomic.LoadUint32(r.sqHead) >= r.sqEntries {
+		if _, err := r.submit(); err != nil || r.sqLocal-atomic.LoadUint32(r.sqHead) >= r.sqEntries {
+			return nil
+		}
+	}
+	s := &r.sqes[r.sqLocal&r.sqMask]
+	*s = sqe{}
+	r.sqLocal++
+	return s
+}
+
+// flushSQ publishes the prepared SQEs to the kernel and returns how many
+// are waiting for io_uring_enter.
+func (r *ring) flushSQ() uint32 {
+	if r.sqLocal != r.sqPublished {
+		atomic.StoreUint32(r.sqTail, r.sqLocal)
+		r.sqPublished = r.sqLocal
+	}
+	return r.sqLocal - atomic.LoadUint32(r.sqHead)
+}
+
+// submit hands the queued SQEs to the kernel without waiting.
+func (r *ring) submit() (int, error) {
+	n := r.flushSQ()
+	if n == 0 {
+		return 0, nil
+	}
+	for range 8 { // EINTR from the runtime's preemption signals: retry, bounded
+		got, err := sysEnterNoWait(r.enterFD, n, r.enterFlg)
+		if err == unix.EINTR {
+			continue
+		}
+		return got, err
+	}
+	return 0, unix.EINTR
+}
+
+// submitAndWait submits the queued SQEs and waits for at least one
+// completion, at most timeoutNs (< 0: no limit; 0: do not wait). EINTR and
+// ETIME are not errors: the caller reaps whatever is there.
+func (r *ring) submitAndWait(timeoutNs int64) (int, error) {
+	n := r.flushSQ()
+	flags := uint32(enterGetEvents) | r.enterFlg
+	var minComplete uint32
+	var arg unsafe.Pointer
+	var argSz uintptr
+	switch {
+	case timeoutNs == 0:
+		// GETEVENTS with min 0 still runs the deferred task work that
+		// turns finished socket operations into CQEs.
+	case timeoutNs > 0 && r.features&featExtArg != 0:
+		r.ts = unix.NsecToTimespec(timeoutNs)
+		r.ga.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
+		arg, argSz = unsafe.Pointer(&r.ga), unsafe.Sizeof(r.ga)
+		flags |= enterExtArg
+		minComplete = 1
+	default:
+		minComplete = 1
+	}
+	got, err := sysEnter(r.enterFD, n, minComplete, flags, arg, argSz)
+	switch err {
+	case nil, unix.EINTR, unix.ETIME, unix.EBUSY, unix.EAGAIN:
+		// EBUSY/EAGAIN: the CQ overflowed; reaping makes room.
+		return max(got, 0), nil
+	}
+	return got, err
+}
+
+// ready is the number of CQEs waiting to be reaped.
+func (r *ring) ready() uint32 { return atomic.LoadUint32(r.cqTail) - *r.cqHead }
+
+// reap moves up to len(dst) completions out of the CQ ring. They are copied
+// so the ring has room again before the caller handles them (handling
+// submits, and the kernel may then post more).
+func (r *ring) reap(dst []cqe) int {
+	head := *r.cqHead // only we write the CQ head
+	tail := atomic.LoadUint32(r.cqTail)
+	n := 0
+	for head != tail && n < len(dst) {
+		dst[n] = r.cqes[head&r.cqMask]
+		head++
+		n++
+	}
+	if n > 0 {
+		atomic.StoreUint32(r.cqHead, head)
+	}
+	return n
+}
+
+// enable starts a ring set up with IORING_SETUP_R_DISABLED. Called on the
+// reactor's locked thread, it makes that thread the single issuer.
+func (r *ring) enable() error {
+	if r.flags&setupRDisabled == 0 {
+		return nil
+	}
+	_, err := sysRegister(r.fd, registerEnableRings, nil, 0)
+	return err
+}
+
+// registerRingFD registers the ring fd with the calling thread so that
+// io_uring_enter skips the per-call fd lookup. It is a per-thread
+// registration, so it is done on the reactor's locked thread; failure only
+// costs that optimisation.
+func (r *ring) registerRingFD() bool {
+	u := rsrcUpdate{offset: ^uint32(0), data: uint64(r.fd)}
+	if n, err := sysRegister(r.fd, registerRingFDs, unsafe.Pointer(&u), 1); err != nil || n != 1 {
+		return false
+	}
+	r.enterFD, r.enterFlg = int(u.offset), enterRegisteredRng
+	return true
+}
