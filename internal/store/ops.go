@@ -229,7 +229,8 @@ func (sh *shard) touch(key []byte, tag uint32, exp uint32, now uint32) int {
 		}
 	}
 	r.setExptime(exp)
-	r.setBits(recReferenced)
+	// A touch is a fetch to memcached (it bumps the item with DO_UPDATE).
+	r.setBits(recFetched | recReferenced)
 	r.setAccessed(now)
 	return slot
 }
