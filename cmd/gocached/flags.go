@@ -73,7 +73,7 @@ func parseFlags(args []string) (*options, error) {
 	var busyPollBudget uint16
 
 	fs.IntVarP(&rc.Port, "port", "p", 11211, "TCP port to listen on")
-	fs.IntVarP(&o.udpPort, "udp-port", "U", 0, "UDP port to listen on (0 = off; UDP is not supported)")
+	fs.IntVarP(&o.udpPort, "udp-port", "U", 0, "UDP port to listen on (0 = off, the default since memcached 1.5.6)")
 	fs.StringVarP(&rc.Listen, "listen", "l", "", "interface(s) to listen on, comma-separated; host or host:port (default: all)")
 	fs.StringVarP(&rc.UnixSocket, "unix-socket", "s", "", "UNIX socket to listen on (disables network support)")
 	var unixMask string
@@ -158,8 +158,8 @@ func (o *options) check() error {
 	switch {
 	case rc.Port < 0 || rc.Port > 65535:
 		return usagef("invalid port number %d", rc.Port)
-	case o.udpPort != 0:
-		return usagef("UDP is not supported (-U %d); run with -U 0", o.udpPort)
+	case o.udpPort < 0 || o.udpPort > 65535:
+		return usagef("invalid UDP port number %d", o.udpPort)
 	case rc.MaxConns <= 0:
 		return usagef("maximum connections must be greater than 0 (-c %d)", rc.MaxConns)
 	case o.reqsPerEvent <= 0:

@@ -65,8 +65,7 @@ func TestBadFlagsExit2(t *testing.T) {
 		args []string
 		want string // in the one-line message
 	}{
-		{[]string{"-U", "5"}, "UDP is not supported"},
-		{[]string{"--udp-port=11211"}, "UDP is not supported"},
+		{[]string{"-U", "70000"}, "invalid UDP port number 70000"},
 		{[]string{"-p", "70000"}, "invalid port number 70000"},
 		{[]string{"-p", "abc"}, `invalid argument "abc"`},
 		{[]string{"-m", "abc"}, "invalid memory limit"},

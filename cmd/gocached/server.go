@@ -96,6 +96,13 @@ func serve(o *options, log *slog.Logger) (status int) {
 	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started,
 		Protocol: o.binding, SASL: sasl}
 	warnEngineFlags(o, log)
+	udp, err := startUDP(o, cfg.NewSession, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		eng.Shutdown(context.Background())
+		return 1
+	}
+	defer udp.Close()
 	// Listeners are bound and knobs set: root is no longer needed.
 	if err := o.proc.dropPrivileges(log, ns.applied != nil); err != nil {
 		log.Error("cannot start", "err", err)
@@ -201,6 +208,21 @@ func warnEngineFlags(o *options, log *slog.Logger) {
 			log.Warn("flag only applies to --engine=epoll; ignored", "flag", "--"+name)
 		}
 	}
+}
+
+// startUDP serves -U on the -l addresses, for every engine alike; -s turns
+// networking off, UDP included, as in memcached. The result is never nil.
+func startUDP(o *options, newSession func() reactor.Session, log *slog.Logger) (io.Closer, error) {
+	if o.udpPort == 0 || o.reactor.UnixSocket != "" {
+		return io.NopCloser(nil), nil
+	}
+	u, err := reactor.ListenUDP(o.reactor.Listen, o.udpPort, newSession)
+	if err != nil {
+		return nil, err
+	}
+	go u.Serve()
+	log.Info("serving UDP", "addr", u.Addr().String())
+	return u, nil
 }
 
 // saslPasswordEnv names the password file -S checks, as in memcached.

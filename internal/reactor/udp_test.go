@@ -1,0 +1,163 @@
+package reactor_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocached/gocached/internal/protocol"
+	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/store"
+)
+
+func udpSessions(t *testing.T) func() reactor.Session {
+	st, err := store.New(store.Config{MemoryLimit: 4 << 20, MaxItemSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	env := &protocol.Env{Store: st, Settings: &protocol.Settings{Version: "1.6.18-gocached", MaxConns: 10,
+		MaxBytes: 4 << 20, ItemSizeMax: 1 << 20, Evictions: true, CASEnabled: true, ReqsPerEvent: 20,
+		Verbosity: new(atomic.Int32)}}
+	return func() reactor.Session { return protocol.NewSession(env) }
+}
+
+func frame(id, seq, total, reserved uint16, payload string) []byte {
+	b := make([]byte, 8, 8+len(payload))
+	binary.BigEndian.PutUint16(b[0:], id)
+	binary.BigEndian.PutUint16(b[2:], seq)
+	binary.BigEndian.PutUint16(b[4:], total)
+	binary.BigEndian.PutUint16(b[6:], reserved)
+	return append(b, payload...)
+}
+
+// TestUDPFrames checks memcached's framing rules, as Debian's memcached
+// 1.6.18 answers them.
+func TestUDPFrames(t *testing.T) {
+	sess := udpSessions(t)()
+	var scratch []byte
+	run := func(pkt []byte) [][]byte {
+		t.Helper()
+		frames, s, err := reactor.UDPFrames(sess, pkt, scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scratch = s
+		out := make([][]byte, len(frames))
+		for i, f := range frames {
+			out[i] = bytes.Clone(f)
+		}
+		return out
+	}
+	if f := run([]byte("abc")); len(f) != 0 {
+		t.Errorf("short datagram answered: %q", f)
+	}
+	if f := run(frame(1, 0, 2, 0, "get k\r\n")); len(f) != 0 {
+		t.Errorf("multi-datagram request answered: %q", f)
+	}
+	f := run(frame(7, 0, 1, 0, "set k 0 0 3\r\nabc\r\n"))
+	if len(f) != 1 || !bytes.Equal(f[0], frame(7, 0, 1, 0, "STORED\r\n")) {
+		t.Errorf("set: %q", f)
+	}
+	f = run(frame(9, 0, 1, 5, "get k\r\n")) // reserved bytes are not checked
+	if len(f) != 1 || !bytes.Equal(f[0], frame(9, 0, 1, 0, "VALUE k 0 3\r\nabc\r\nEND\r\n")) {
+		t.Errorf("get: %q", f)
+	}
+	big := strings.Repeat("x", 5000)
+	run(frame(1, 0, 1, 0, "set big 0 0 5000\r\n"+big+"\r\n"))
+	f = run(frame(0xbeef, 0, 1, 0, "get big\r\n"))
+	want := "VALUE big 0 5000\r\n" + big + "\r\nEND\r\n"
+	var joined []byte
+	for i, d := range f {
+		if len(d) > 1400 || (i < len(f)-1 && len(d) != 1400) {
+			t.Errorf("datagram %d is %d bytes; want 1400 but for the last", i, len(d))
+		}
+		h := d[:8]
+		if binary.BigEndian.Uint16(h[0:]) != 0xbeef || binary.BigEndian.Uint16(h[2:]) != uint16(i) ||
+			binary.BigEndian.Uint16(h[4:]) != uint16(len(f)) || binary.BigEndian.Uint16(h[6:]) != 0 {
+			t.Errorf("datagram %d header %x", i, h)
+		}
+		joined = append(joined, d[8:]...)
+	}
+	if len(f) != 4 || string(joined) != want {
+		t.Errorf("large reply: %d datagrams, payload %d bytes; want 4 and %d", len(f), len(joined), len(want))
+	}
+}
+
+// TestUDPServer round-trips requests over a real loopback socket.
+func TestUDPServer(t *testing.T) {
+	u, err := reactor.ListenUDP("127.0.0.1", 0, udpSessions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { u.Serve(); close(done) }()
+	defer func() {
+		u.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("Serve did not return after Close")
+		}
+	}()
+	c, err := net.Dial("udp", u.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 2048)
+	for i, tc := range []struct{ req, want string }{
+		{"set a 1 0 2\r\nhi\r\n", "STORED\r\n"},
+		{"get a\r\n", "VALUE a 1 2\r\nhi\r\nEND\r\n"},
+		{"bogus\r\n", "ERROR\r\n"},
+	} {
+		if _, err := c.Write(frame(uint16(i), 0, 1, 0, tc.req)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.req, err)
+		}
+		if !bytes.Equal(buf[:n], frame(uint16(i), 0, 1, 0, tc.want)) {
+			t.Errorf("%q: got %q, want %q", tc.req, buf[:n], tc.want)
+		}
+	}
+}
+
+// FuzzUDPFrames: no datagram panics the framing, and every reply datagram
+// is within memcached's size with a consistent header.
+func FuzzUDPFrames(f *testing.F) {
+	f.Add(frame(1, 0, 1, 0, "get k\r\n"))
+	f.Add(frame(1, 0, 1, 0, "set k 0 0 1\r\nx\r\nget k k k\r\n"))
+	f.Add([]byte("\x00"))
+	newSession := udpSessionsFuzz(f)
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		frames, _, err := reactor.UDPFrames(newSession(), pkt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range frames {
+			if len(d) < 8 || len(d) > 1400 || binary.BigEndian.Uint16(d[2:]) != uint16(i) ||
+				int(binary.BigEndian.Uint16(d[4:])) != len(frames) {
+				t.Fatalf("datagram %d of %d: %x", i, len(frames), d[:min(len(d), 8)])
+			}
+		}
+	})
+}
+
+func udpSessionsFuzz(f *testing.F) func() reactor.Session {
+	st, err := store.New(store.Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(st.Close)
+	env := &protocol.Env{Store: st, Settings: &protocol.Settings{Version: "1.6.18-gocached", MaxConns: 10,
+		MaxBytes: 1 << 20, ItemSizeMax: 64 << 10, Evictions: true, CASEnabled: true, ReqsPerEvent: 20,
+		Verbosity: new(atomic.Int32)}}
+	return func() reactor.Session { return protocol.NewSession(env) }
+}
