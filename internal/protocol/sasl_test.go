@@ -136,3 +136,32 @@ func TestSASLAgainstMemcached(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// FuzzSASLPlain: a PLAIN message and a password file of any shape never
+// panic the check, and a user listed as "user:pass" gets in with exactly
+// that password.
+func FuzzSASLPlain(f *testing.F) {
+	f.Add([]byte("\x00alice\x00secret"), []byte("alice:secret\n"))
+	f.Add([]byte("alice\x00alice\x00secret"), []byte("bob:x:y\nalice:secret\r\n"))
+	f.Add([]byte("\x00\x00"), []byte(":\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, msg, file []byte) {
+		path := filepath.Join(dir, "pwdb")
+		if err := os.WriteFile(path, file, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := &SASL{PasswordFile: path}
+		c.checkPlain(msg)
+		user, pass, ok := strings.Cut(string(file), ":")
+		if !ok || strings.ContainsAny(user, "\n\r:\x00") || strings.ContainsAny(pass, "\n\r:\x00") || user == "" ||
+			len(user)+len(pass) > saslMaxEntry-4 {
+			return
+		}
+		if !c.checkPlain([]byte("\x00" + user + "\x00" + pass)) {
+			t.Fatalf("file %q: %q/%q refused", file, user, pass)
+		}
+		if c.checkPlain([]byte("\x00" + user + "\x00" + pass + "x")) {
+			t.Fatalf("file %q: a longer password got in", file)
+		}
+	})
+}
