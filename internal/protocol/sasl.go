@@ -21,6 +21,20 @@ const (
 	saslAuthOK     = "Authenticated"
 )
 
+// SASLPasswordEnv is the environment variable memcached reads the password
+// file's path from.
+const SASLPasswordEnv = "MEMCACHED_SASL_PWDB"
+
+// SASLFromEnvironment is NewSASL with the path memcached would use, from
+// $MEMCACHED_SASL_PWDB: what -S turns on.
+func SASLFromEnvironment() (*SASL, error) {
+	path := os.Getenv(SASLPasswordEnv)
+	if path == "" {
+		return nil, fmt.Errorf("-S needs a password file: set %s to its path (lines of user:password)", SASLPasswordEnv)
+	}
+	return NewSASL(path)
+}
+
 // SASL is the -S configuration: where the password file is.
 type SASL struct {
 	PasswordFile string

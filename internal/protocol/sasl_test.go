@@ -85,6 +85,23 @@ func TestSASLScripts(t *testing.T) {
 	}
 }
 
+func TestSASLFromEnvironment(t *testing.T) {
+	t.Setenv(SASLPasswordEnv, "")
+	if _, err := SASLFromEnvironment(); err == nil {
+		t.Fatal("no error without " + SASLPasswordEnv)
+	}
+	t.Setenv(SASLPasswordEnv, filepath.Join(t.TempDir(), "missing"))
+	if _, err := SASLFromEnvironment(); err == nil {
+		t.Fatal("no error for a missing file")
+	}
+	path := filepath.Join(t.TempDir(), "pwdb")
+	os.WriteFile(path, []byte("u:p\n"), 0o600)
+	t.Setenv(SASLPasswordEnv, path)
+	if c, err := SASLFromEnvironment(); err != nil || c.PasswordFile != path || !c.checkPlain([]byte("\x00u\x00p")) {
+		t.Fatalf("SASLFromEnvironment: %v %v", c, err)
+	}
+}
+
 func TestSASLCounters(t *testing.T) {
 	env := newSASLEnv(t)
 	drive(t, NewSession(env), []byte(binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 1, 0)))
