@@ -1,0 +1,79 @@
+//go:build linux
+
+package uring
+
+import (
+	"time"
+
+	"github.com/gocached/gocached/internal/reactor"
+	"golang.org/x/sys/unix"
+)
+
+// acceptPause is how long a reactor stops accepting after an accept failed
+// for lack of descriptors or memory (memcached's listen_disabled).
+const acceptPause = 10 * time.Millisecond
+
+// onAccept handles one completion of listener li's multishot accept: a new
+// connection, or the end of the accept (cancelled, or failed).
+func (r *loop) onAccept(li int, q *cqe) {
+	if q.flags&cqeFMore == 0 {
+		if li < len(r.listeners) && r.listeners[li].armed {
+			r.listeners[li].armed = false
+			r.liveAccepts--
+		}
+		if q.res < 0 && q.res != -int32(unix.ECANCELED) && !r.draining {
+			// EMFILE, ENFILE, ENOBUFS...: re-arming at once would fail
+			// again at once; pause instead.
+			r.eng.logAcceptError(unix.Errno(-q.res))
+			r.pauseAccept()
+		} else if !r.draining && r.acceptPausedUntil.IsZero() {
+			r.armAccept(li) // ended without error (e.g. CQ overflow): keep accepting
+		}
+	}
+	if q.res < 0 {
+		return
+	}
+	fd := int(q.res)
+	if r.draining {
+		unix.Close(fd) // raced with the cancel: never admitted
+		return
+	}
+	r.stats.accepted.Add(1)
+	if !r.eng.acct.Admit() {
+		_, _ = unix.Write(fd, reactor.RejectMessage)
+		unix.Close(fd)
+		return
+	}
+	// Replies are sent whole per batch; Nagle would only add latency.
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	id := incomingNAPIID(fd)
+	if t := r.eng.router.route(r.id, id); t != r.id {
+		r.stats.handoffOut.Add(1)
+		r.eng.reactors[t].mailbox.post(handoff{fd: fd, napiID: id, listener: li})
+		return
+	}
+	r.addConn(fd, id, li)
+}
+
+// pauseAccept stops re-arming accepts for acceptPause.
+func (r *loop) pauseAccept() {
+	if !r.acceptPausedUntil.IsZero() {
+		return
+	}
+	r.acceptPausedUntil = time.Now().Add(acceptPause)
+	r.eng.acct.ListenDisabled()
+}
+
+// resumeAccept re-arms the listeners once a pause is over.
+func (r *loop) resumeAccept() {
+	if r.acceptPausedUntil.IsZero() || time.Now().Before(r.acceptPausedUntil) {
+		return
+	}
+	r.acceptPausedUntil = time.Time{}
+	if r.draining {
+		return
+	}
+	for i := range r.listeners {
+		r.armAccept(i)
+	}
+}

@@ -1,0 +1,37 @@
+// Package uring is gocached's io_uring engine (--engine uring): reactors,
+// each a goroutine locked to an OS thread that is the single issuer of one
+// io_uring instance, with one SO_REUSEPORT listener of every bound address
+// and the connections of one NAPI ID (the acceptor hands a connection to
+// the reactor that serves its NAPI, as the epoll engine does).
+//
+// Per reactor: a multishot accept per listener; a multishot receive per
+// connection that picks its buffer from the reactor's provided-buffer ring
+// (IORING_REGISTER_PBUF_RING), so receive memory is per reactor, not per
+// idle connection; replies queued as one send per connection and loop
+// iteration; one io_uring_enter per iteration that both submits every send
+// and re-armed receive and waits; completions reaped in batches. The ring is
+// set up with SINGLE_ISSUER and DEFER_TASKRUN (see ringFlags). With busy-poll
+// settings (reactor.EpollConfig's BusyPollUsecs/PreferBusyPoll, shared with
+// the epoll engine so --poll-mode presets apply here too) the ring registers
+// NAPI busy polling (IORING_REGISTER_NAPI, 6.9+) with static tracking of its
+// reactor's NAPI ID (6.13+; dynamic tracking before). At depth 1 this turns
+// the epoll engine's three system calls per request (epoll_wait, read,
+// write) into a share of one io_uring_enter per batch.
+//
+// Flow control is the shared policy of package reactor: a connection whose
+// unsent replies exceed reactor.MaxUnsent has its receive cancelled (what
+// arrives before the cancel lands is buffered, never dropped) and re-armed
+// once it drains. Accounting, `stats conns` and the Session glue come from
+// package reactor too.
+//
+// The system-call layer (sys_linux.go, ring_linux.go, bufring_linux.go,
+// napi_linux.go) is written here on golang.org/x/sys/unix: none of the Go
+// io_uring libraries (giouring, iouring-go, go-uring) was available from the
+// module proxy this project uses, and those that exist predate NAPI
+// registration. The layer is small: io_uring_setup/enter/register, the
+// mmapped SQ and CQ with atomic heads and tails, and the buffer ring.
+//
+// Where io_uring is unavailable (kernel.io_uring_disabled, a seccomp
+// filter, a kernel before 6.1) New returns one line that says so; Available
+// runs the same check for `doctor`.
+package uring

@@ -1,0 +1,413 @@
+//go:build linux
+
+package uring
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gocached/gocached/internal/reactor"
+	"golang.org/x/sys/unix"
+)
+
+// Ring and buffer sizes per reactor. The SQ holds one loop iteration's
+// submissions (a send per connection that replied, re-armed receives); a
+// full SQ is submitted early, so the size bounds a batch, not the number of
+// connections. The CQ is larger because every multishot receive and accept
+// may post while the reactor works; the kernel keeps overflowed CQEs
+// (IORING_FEAT_NODROP) until the next enter.
+const (
+	sqEntries  = 512
+	cqEntries  = 8192
+	bufEntries = 512                  // provided receive buffers
+	bufSize    = reactor.ReadBufSize  // each; a receive never returns more
+	reapBatch  = 256                  // CQEs handled per pass over the CQ
+	bufGroup   = 0                    // the one buffer group of each ring
+	drainPoll  = 50 * time.Millisecond // how often a draining reactor looks at force
+)
+
+// Operation kinds, in the top byte of user_data; conn operations carry the
+// connection's slot (24 bits) and generation (32 bits), so a completion for
+// a connection that is gone is recognised and dropped.
+const (
+	kindRecv uint8 = iota + 1
+	kindSend
+	kindAccept
+	kindMailbox
+	kindCancel
+)
+
+func userData(kind uint8, slot int32, gen uint32) uint64 {
+	return uint64(kind)<<56 | uint64(uint32(slot)&0xffffff)<<32 | uint64(gen)
+}
+
+// listener is one of a reactor's listening sockets and its multishot accept.
+type listener struct {
+	fd    int // -1 once closed
+	group int // index into engine.addrs
+	armed bool
+}
+
+// loop is one reactor: a ring driven by one goroutine locked to its OS
+// thread, which is the ring's single issuer. Everything is touched by that
+// goroutine only, except what mu guards (the connection table and listener
+// fds, read by `stats conns`) and the atomics.
+type loop struct {
+	id      int
+	eng     *engine
+	ring    *ring
+	bufs    *bufRing
+	mailbox *mailbox
+	cpu     int // pinned CPU, -1 when unpinned
+
+	napi           napiState // as the kernel reported it after registering
+	napiErr        error     // the kernel has no io_uring NAPI busy polling
+	napiAdded      uint32    // NAPI ID added to static tracking
+	registeredRing bool      // io_uring_enter uses the registered ring index
+	exited         bool      // run has returned: no more SQEs
+
+	napiID atomic.Uint32
+	tid    atomic.Int32
+	stats  counters
+
+	mu        sync.Mutex
+	listeners []listener
+	conns     []*conn // by slot; nil entries are free
+	free      []int32
+
+	nconns      int
+	liveAccepts int // multishot accepts armed
+	draining    bool
+	gen         uint32
+	now         int64
+	yields      []*conn
+	yieldSpare  []*conn
+	dirty       []*conn // connections with replies to send this iteration
+	handoffs    []handoff
+	cqes        []cqe
+
+	acceptPausedUntil time.Time
+
+	rbufs, wbufs [][]byte
+	sessions     []reactor.Session
+}
+
+func newLoop(e *engine, id int) (*loop, error) {
+	r := &loop{id: id, eng: e, cpu: -1, cqes: make([]cqe, reapBatch)}
+	var err error
+	if r.ring, err = newRing(sqEntries, cqEntries, ringFlags); err != nil {
+		return nil, describeSetupError(err)
+	}
+	if r.bufs, err = newBufRing(bufEntries, bufSize, bufGroup); err != nil {
+		r.release()
+		return nil, err
+	}
+	if err := r.bufs.register(r.ring.fd); err != nil {
+		r.release()
+		return nil, fmt.Errorf("IORING_REGISTER_PBUF_RING (Linux 5.19+): %w", err)
+	}
+	if r.mailbox, err = newMailbox(); err != nil {
+		r.release()
+		return nil, err
+	}
+	ec := &e.cfg.Epoll
+	if cpus := ec.PinCPUs; len(cpus) > 0 {
+		r.cpu = cpus[id%len(cpus)]
+	}
+	r.napi.tracking = napiTrackInactive
+	if ec.BusyPollUsecs > 0 || ec.PreferBusyPoll {
+		r.napi, err = r.ring.registerNAPI(ec.BusyPollUsecs, ec.PreferBusyPoll)
+		switch {
+		case err == nil:
+		case napiUnsupported(err):
+			r.napiErr = err
+			if id == 0 {
+				slog.Warn("uring: kernel has no io_uring NAPI busy polling (IORING_REGISTER_NAPI, Linux 6.9+); running without", "err", err)
+			}
+		default:
+			r.release()
+			return nil, fmt.Errorf("IORING_REGISTER_NAPI: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// addListener gives fd to r, which owns it from here on.
+func (r *loop) addListener(fd, group int) {
+	r.mu.Lock()
+	r.listeners = append(r.listeners, listener{fd: fd, group: group})
+	r.mu.Unlock()
+}
+
+// run is the reactor loop: publish recycled buffers, submit the iteration's
+// SQEs and wait in one io_uring_enter, reap completions in batches, give
+// yielded connections their turn. The goroutine keeps its thread locked
+// until it exits, so the ring's issuer thread is never reused.
+func (r *loop) run() error {
+	runtime.LockOSThread()
+	r.tid.Store(int32(unix.Gettid()))
+	if r.cpu >= 0 {
+		var set unix.CPUSet
+		set.Set(r.cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("pin to CPU %d: %w", r.cpu, err)
+		}
+	}
+	if err := r.ring.enable(); err != nil {
+		return fmt.Errorf("enable ring: %w", err)
+	}
+	r.registeredRing = r.ring.registerRingFD()
+	for i := range r.listeners {
+		r.armAccept(i)
+	}
+	r.armMailbox()
+	for {
+		r.now = time.Now().Unix()
+		if r.eng.quitting.Load() && !r.draining {
+			r.beginDrain()
+		}
+		if r.draining && ((r.nconns == 0 && r.liveAccepts == 0) || r.eng.force.Load()) {
+			break
+		}
+		r.resumeAccept()
+		r.flushSends()
+		r.bufs.publish()
+		if _, err := r.ring.submitAndWait(r.waitTimeout()); err != nil {
+			return fmt.Errorf("io_uring_enter: %w", err)
+		}
+		r.stats.enters.Add(1)
+		r.reapAll()
+		r.runYields()
+	}
+	r.closeAllConns()
+	r.closeListeners()
+	_, _ = r.ring.submitAndWait(0) // hand the cancels over so sockets close now
+	// No receive may pick a buffer once we return and the buffers are
+	// unmapped: take the group away while this is still the issuer thread.
+	reg := bufReg{bgid: bufGroup}
+	_, _ = sysRegister(r.ring.fd, unregisterPbufRing, unsafe.Pointer(&reg), 1)
+	r.exited = true
+	return nil
+}
+
+// waitTimeout is how long the next io_uring_enter may sleep, in ns (-1: no limit).
+func (r *loop) waitTimeout() int64 {
+	t := int64(-1)
+	if ms := r.eng.cfg.Epoll.TimeoutMs; ms > 0 {
+		t = int64(ms) * int64(time.Millisecond)
+	}
+	limit := func(d time.Duration) {
+		if t < 0 || int64(d) < t {
+			t = max(int64(d), 0)
+		}
+	}
+	if len(r.yields) > 0 {
+		return 0
+	}
+	if r.draining {
+		limit(drainPoll)
+	}
+	if !r.acceptPausedUntil.IsZero() {
+		limit(time.Until(r.acceptPausedUntil) + time.Millisecond)
+	}
+	return t
+}
+
+// reapAll handles every completion there is, a batch at a time; bounded,
+// since handling one batch may let the kernel post more.
+func (r *loop) reapAll() {
+	for range cqEntries/reapBatch + 1 {
+		n := r.ring.reap(r.cqes)
+		if n == 0 {
+			return
+		}
+		r.stats.cqes.Add(uint64(n))
+		if uint64(n) > r.stats.maxBatch.Load() {
+			r.stats.maxBatch.Store(uint64(n))
+		}
+		for i := range r.cqes[:n] {
+			r.dispatch(&r.cqes[i])
+		}
+		if n < len(r.cqes) {
+			return
+		}
+	}
+}
+
+func (r *loop) dispatch(q *cqe) {
+	switch kind := uint8(q.userData >> 56); kind {
+	case kindRecv, kindSend:
+		c := r.connFor(q.userData)
+		if c == nil {
+			if q.flags&cqeFBuffer != 0 { // never leak a buffer
+				r.bufs.recycle(uint16(q.flags >> cqeBufferShift))
+			}
+			return
+		}
+		if kind == kindRecv {
+			r.onRecv(c, q)
+		} else {
+			r.onSend(c, q)
+		}
+	case kindAccept:
+		r.onAccept(int((q.userData>>32)&0xffffff), q)
+	case kindMailbox:
+		if q.flags&cqeFMore == 0 && !r.draining {
+			r.armMailbox()
+		}
+		r.takeHandoffs()
+	}
+}
+
+func (r *loop) connFor(ud uint64) *conn {
+	slot := int((ud >> 32) & 0xffffff)
+	if slot >= len(r.conns) {
+		return nil
+	}
+	if c := r.conns[slot]; c != nil && c.gen == uint32(ud) {
+		return c
+	}
+	return nil
+}
+
+// sqe returns the next SQE, or nil when the SQ is full and the kernel takes
+// nothing from it; the caller then skips the operation (a receive or send
+// is retried by the next rearm, and the loop's own enter reports the error).
+func (r *loop) sqe() *sqe {
+	if r.exited {
+		return nil
+	}
+	s := r.ring.getSQE()
+	if s != nil {
+		r.stats.sqes.Add(1)
+	}
+	return s
+}
+
+func (r *loop) armAccept(li int) {
+	l := &r.listeners[li]
+	if l.fd < 0 || l.armed {
+		return
+	}
+	s := r.sqe()
+	if s == nil {
+		return
+	}
+	s.opcode, s.fd, s.ioprio = opAccept, int32(l.fd), acceptMultishot
+	s.opFlags = unix.SOCK_CLOEXEC
+	s.userData = userData(kindAccept, int32(li), 0)
+	l.armed = true
+	r.liveAccepts++
+}
+
+func (r *loop) armMailbox() {
+	if s := r.sqe(); s != nil {
+		s.opcode, s.fd, s.len, s.opFlags = opPollAdd, int32(r.mailbox.efd), pollAddMulti, unix.POLLIN
+		s.userData = userData(kindMailbox, 0, 0)
+	}
+}
+
+// cancel asks the kernel to end the operation with user data ud.
+func (r *loop) cancel(ud uint64) {
+	if s := r.sqe(); s != nil {
+		s.opcode, s.fd, s.addr = opAsyncCancel, -1, ud
+		s.userData = userData(kindCancel, 0, 0)
+	}
+}
+
+// takeHandoffs adopts the connections other acceptors routed here.
+func (r *loop) takeHandoffs() {
+	r.handoffs = r.mailbox.take(r.handoffs[:0])
+	for _, h := range r.handoffs {
+		if r.draining {
+			unix.Close(h.fd)
+			r.eng.acct.Release()
+			continue
+		}
+		r.stats.handoffIn.Add(1)
+		r.addConn(h.fd, h.napiID, h.listener)
+	}
+	clear(r.handoffs)
+}
+
+// runYields gives every connection that hit -R another turn.
+func (r *loop) runYields() {
+	if len(r.yields) == 0 {
+		return
+	}
+	list := r.yields
+	r.yields = r.yieldSpare[:0]
+	for _, c := range list {
+		c.queued = false
+		if c.fd >= 0 {
+			r.process(c)
+		}
+	}
+	clear(list)
+	r.yieldSpare = list[:0]
+}
+
+// beginDrain stops accepting and lets every connection close once its
+// pending replies are sent.
+func (r *loop) beginDrain() {
+	r.draining = true
+	r.closeListeners()
+	for _, c := range r.conns {
+		if c != nil && c.fd >= 0 {
+			c.closing, c.more = true, false
+			r.rearm(c)
+		}
+	}
+	r.takeHandoffs()
+}
+
+// closeListeners cancels the accepts and closes the listening fds. The
+// socket itself closes when its accept request ends (the request holds a
+// reference), which the draining loop waits for.
+func (r *loop) closeListeners() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.listeners {
+		l := &r.listeners[i]
+		if l.armed && !r.exited {
+			r.cancel(userData(kindAccept, int32(i), 0))
+		}
+		if l.fd >= 0 {
+			unix.Close(l.fd)
+			l.fd = -1
+		}
+	}
+}
+
+func (r *loop) closeAllConns() {
+	for _, c := range r.conns {
+		if c != nil {
+			r.closeConn(c)
+		}
+	}
+}
+
+// release frees what the reactor holds after its loop ended (or never ran).
+func (r *loop) release() {
+	r.exited = true
+	r.closeAllConns()
+	r.closeListeners()
+	if r.mailbox != nil {
+		for _, h := range r.mailbox.take(nil) {
+			unix.Close(h.fd)
+			r.eng.acct.Release()
+		}
+		r.mailbox.close()
+	}
+	if r.ring != nil {
+		r.ring.close()
+	}
+	if r.bufs != nil {
+		r.bufs.free()
+	}
+}
