@@ -24,10 +24,10 @@ import (
 const (
 	sqEntries  = 512
 	cqEntries  = 8192
-	bufEntries = 512                  // provided receive buffers
-	bufSize    = reactor.ReadBufSize  // each; a receive never returns more
-	reapBatch  = 256                  // CQEs handled per pass over the CQ
-	bufGroup   = 0                    // the one buffer group of each ring
+	bufEntries = 512                   // provided receive buffers
+	bufSize    = reactor.ReadBufSize   // each; a receive never returns more
+	reapBatch  = 256                   // CQEs handled per pass over the CQ
+	bufGroup   = 0                     // the one buffer group of each ring
 	drainPoll  = 50 * time.Millisecond // how often a draining reactor looks at force
 )
 

@@ -55,7 +55,7 @@ const (
 // io_cqring_offsets: where each field lives in the mmapped rings.
 type sqRingOffsets struct {
 	head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32
-	userAddr                                                       uint64
+	userAddr                                                        uint64
 }
 
 type cqRingOffsets struct {
