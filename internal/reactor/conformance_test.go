@@ -9,6 +9,7 @@ import (
 	"github.com/gocached/gocached/internal/reactor/enginetest"
 	"github.com/gocached/gocached/internal/reactor/epoll"
 	"github.com/gocached/gocached/internal/reactor/portable"
+	"github.com/gocached/gocached/internal/reactor/uring"
 	"github.com/gocached/gocached/internal/store"
 )
 
@@ -20,6 +21,7 @@ var engines = []struct {
 }{
 	{"epoll", epoll.New},
 	{"go", portable.New},
+	{"uring", uring.New},
 }
 
 // TestConformance runs every enginetest case against every engine.

@@ -95,6 +95,12 @@ func (r *loop) onRecv(c *conn, q *cqe) {
 		case q.res == -int32(unix.ENOBUFS):
 			r.stats.enobufs.Add(1) // every buffer in flight: rearm re-arms once some are back
 		case q.res == -int32(unix.ECANCELED):
+		case q.res == -int32(unix.EINVAL) && !r.recvSingle:
+			// A kernel before the multishot receive cap (6.17) refuses
+			// sqe.optlen: fall back to one receive per arm, which reads at
+			// most one buffer and keeps the same flow control.
+			r.recvSingle = true
+			slog.Info("uring: kernel has no multishot receive cap; using single-shot receives", "reactor", r.id)
 		default:
 			fail = true
 		}
@@ -284,24 +290,31 @@ func (r *loop) rearm(c *conn) {
 	case !c.more && c.state.Load() != int32(reactor.StateNew):
 		c.state.Store(int32(reactor.StateWaiting))
 	}
-	want := !c.eof && !c.closing && !paused && !(c.more && len(c.rbuf) >= reactor.KeepBufMax)
+	// While yielded requests are buffered (more) nothing new is needed:
+	// like the epoll engine, read again once they are processed. A capped
+	// receive still armed then just runs out; one that must stop now
+	// (paused, closing) is cancelled.
+	stop := c.eof || c.closing || paused
 	switch {
-	case want && !c.recvArmed:
+	case !stop && !c.more && !c.recvArmed:
 		r.armRecv(c)
-	case !want && c.recvArmed && !c.recvCancel:
+	case stop && c.recvArmed && !c.recvCancel:
 		r.cancel(userData(kindRecv, c.slot, c.gen))
 		c.recvCancel = true
 	}
 }
 
-// armRecv starts c's multishot receive into the reactor's buffer group.
+// armRecv starts c's receive into the reactor's buffer group: multishot,
+// capped at recvCredit bytes, or single-shot on kernels without the cap.
 func (r *loop) armRecv(c *conn) {
 	s := r.sqe()
 	if s == nil {
 		return
 	}
-	s.opcode, s.fd, s.ioprio, s.flags = opRecv, int32(c.fd), recvMultishot, sqeBufferSelect
-	s.bufGroup = bufGroup
+	s.opcode, s.fd, s.flags, s.bufGroup = opRecv, int32(c.fd), sqeBufferSelect, bufGroup
+	if !r.recvSingle {
+		s.ioprio, s.optlen = recvMultishot, recvCredit
+	}
 	s.userData = userData(kindRecv, c.slot, c.gen)
 	c.recvArmed = true
 	c.ops++

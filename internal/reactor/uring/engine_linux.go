@@ -22,7 +22,7 @@ type engine struct {
 	cfg      reactor.Config
 	reactors []*loop
 	router   *router
-	addrs    []net.TCPAddr // bound address of each listen binding
+	bound    []boundAddr // each listen binding, as bound
 	started  time.Time
 	acct     *reactor.Accounting
 
@@ -61,13 +61,15 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	if cfg.Backlog <= 0 {
 		cfg.Backlog = 1024
 	}
-	addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
-	if err != nil {
-		return nil, fmt.Errorf("uring: %w", err)
-	}
-	binds, err := reactor.Bindings(addrs, nil)
-	if err != nil {
-		return nil, fmt.Errorf("uring: %w", err)
+	var binds []reactor.Binding
+	if cfg.UnixSocket == "" {
+		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
+		if err != nil {
+			return nil, fmt.Errorf("uring: %w", err)
+		}
+		if binds, err = reactor.Bindings(addrs, nil); err != nil {
+			return nil, fmt.Errorf("uring: %w", err)
+		}
 	}
 	e := &engine{cfg: cfg, started: time.Now(), acct: reactor.NewAccounting(cfg.MaxConns), done: make(chan struct{})}
 	n := cfg.Threads
@@ -87,13 +89,17 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 		ids[i] = &r.napiID
 	}
 	e.router = newRouter(ids)
-	if err := e.listen(binds); err != nil {
+	listen := func() error { return e.listen(binds) }
+	if cfg.UnixSocket != "" {
+		listen = e.listenUnix
+	}
+	if err := listen(); err != nil {
 		e.closeAll()
 		return nil, fmt.Errorf("uring: %w", err)
 	}
-	e.acct.AddListeners(len(e.addrs))
+	e.acct.AddListeners(len(e.bound))
 	r0 := e.reactors[0]
-	slog.Info("io_uring engine ready", "reactors", n, "addr", e.Addr().String(), "listeners", len(e.addrs),
+	slog.Info("io_uring engine ready", "reactors", n, "addr", e.Addr().String(), "listeners", len(e.bound),
 		"setup", setupFlagNames(r0.ring.flags), "napi_tracking", r0.napi.trackingName())
 	return e, nil
 }
@@ -102,11 +108,10 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 func (e *engine) Threads() int { return len(e.reactors) }
 
 func (e *engine) Addr() net.Addr {
-	if len(e.addrs) == 0 {
+	if len(e.bound) == 0 {
 		return &net.TCPAddr{}
 	}
-	a := e.addrs[0]
-	return &a
+	return e.bound[0].addr
 }
 
 // Serve runs the reactors until Shutdown.

@@ -13,6 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// boundAddr is one bound listen address: every reactor has a listener on it.
+type boundAddr struct {
+	addr  net.Addr // *net.TCPAddr, or *net.UnixAddr for -s
+	label string   // as `stats conns` shows it
+}
+
 // listen opens, for every binding, one SO_REUSEPORT listener per reactor
 // (each reactor runs a multishot accept on its own). Bindings of one -l
 // entry share the port the first one got (-p 0). A host without IPv6 just
@@ -40,7 +46,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 			unix.Close(fd)
 		}
 		port := b.Port
-		group := len(e.addrs)
+		group := len(e.bound)
 		for i, r := range e.reactors {
 			fd, addr, err := openListener(b.IP, port, e.cfg.Backlog)
 			if err != nil {
@@ -51,12 +57,55 @@ func (e *engine) listen(binds []reactor.Binding) error {
 				return err
 			}
 			if i == 0 {
-				e.addrs = append(e.addrs, addr)
+				e.bound = append(e.bound, boundAddr{addr: &addr, label: reactor.AddrString(&addr)})
 				port = addr.Port
 				ports[b.Entry] = port
 			}
 			r.addListener(fd, group)
 		}
+	}
+	return nil
+}
+
+// listenUnix binds -s, memcached's AF_UNIX listener (then nothing else
+// listens). AF_UNIX has no SO_REUSEPORT balancing, so every reactor's
+// multishot accept runs on a dup of the one socket: they share its queue.
+func (e *engine) listenUnix() error {
+	path := e.cfg.UnixSocket
+	if err := reactor.PrepareUnixSocket(path); err != nil {
+		return err
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("unix socket: %w", err)
+	}
+	fail := func(err error) error {
+		unix.Close(fd)
+		return err
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		return fail(fmt.Errorf("bind %s: %w", path, err))
+	}
+	if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
+		return fail(err)
+	}
+	if err := unix.Listen(fd, e.cfg.Backlog); err != nil {
+		return fail(fmt.Errorf("listen %s: %w", path, err))
+	}
+	fds := []int{fd}
+	for range len(e.reactors) - 1 {
+		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			for _, f := range fds {
+				unix.Close(f)
+			}
+			return fmt.Errorf("dup unix listener: %w", err)
+		}
+		fds = append(fds, d)
+	}
+	e.bound = append(e.bound, boundAddr{addr: &net.UnixAddr{Name: path, Net: "unix"}, label: reactor.UnixAddrString(path)})
+	for i, r := range e.reactors {
+		r.addListener(fds[i], 0)
 	}
 	return nil
 }
@@ -118,7 +167,16 @@ func openSocket(ip net.IP, port int, reusePort bool) (int, string, error) {
 	return fd, where, nil
 }
 
-// tcpAddr converts a socket address for `stats conns`.
+// sockaddrString formats a socket address for `stats conns`.
+func sockaddrString(sa unix.Sockaddr) string {
+	if u, ok := sa.(*unix.SockaddrUnix); ok {
+		return reactor.UnixAddrString(u.Name)
+	}
+	a := tcpAddr(sa)
+	return reactor.AddrString(&a)
+}
+
+// tcpAddr converts a TCP socket address.
 func tcpAddr(sa unix.Sockaddr) net.TCPAddr {
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:

@@ -29,6 +29,16 @@ const (
 	reapBatch  = 256                   // CQEs handled per pass over the CQ
 	bufGroup   = 0                     // the one buffer group of each ring
 	drainPoll  = 50 * time.Millisecond // how often a draining reactor looks at force
+
+	// recvCredit is how many bytes one multishot receive may take before it
+	// ends and must be re-armed. Uncapped, a multishot receive drains the
+	// socket into the buffer ring as fast as a client writes, and the
+	// shared flow-control policy (stop reading a client whose replies back
+	// up, or that has yielded with a backlog of requests) could act only
+	// after the fact; capped, it reads about as far ahead as the epoll
+	// engine's read per event does. Re-arming costs one SQE in the
+	// iteration's batch, once per recvCredit bytes.
+	recvCredit = 4 * reactor.ReadBufSize
 )
 
 // Operation kinds, in the top byte of user_data; conn operations carry the
@@ -69,6 +79,7 @@ type loop struct {
 	napiErr        error     // the kernel has no io_uring NAPI busy polling
 	napiAdded      uint32    // NAPI ID added to static tracking
 	registeredRing bool      // io_uring_enter uses the registered ring index
+	recvSingle     bool      // the kernel has no multishot receive cap: single-shot receives
 	exited         bool      // run has returned: no more SQEs
 
 	napiID atomic.Uint32

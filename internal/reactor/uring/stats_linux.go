@@ -66,9 +66,9 @@ func (e *engine) GroupStats(group string, add func(name, value string)) bool {
 		var lines []reactor.ConnLine
 		// One line per bound address, as memcached has one socket each;
 		// reactor 0's descriptor names it.
-		for i := range e.addrs {
+		for i, b := range e.bound {
 			if fd := e.reactors[0].listenerFD(i); fd >= 0 {
-				lines = append(lines, reactor.ConnLine{FD: fd, Addr: reactor.AddrString(&e.addrs[i]),
+				lines = append(lines, reactor.ConnLine{FD: fd, Addr: b.label,
 					State: reactor.StateListening, IdleSecs: now - e.started.Unix()})
 			}
 		}
@@ -111,12 +111,10 @@ func (r *loop) connLines(lines []reactor.ConnLine, now int64) []reactor.ConnLine
 		l := reactor.ConnLine{FD: c.fd, Addr: "tcp:unknown", ListenAddr: "tcp:unknown",
 			State: reactor.ConnState(c.state.Load()), IdleSecs: now - c.lastCmd.Load()}
 		if sa, err := unix.Getpeername(c.fd); err == nil {
-			a := tcpAddr(sa)
-			l.Addr = reactor.AddrString(&a)
+			l.Addr = sockaddrString(sa)
 		}
 		if sa, err := unix.Getsockname(c.fd); err == nil {
-			a := tcpAddr(sa)
-			l.ListenAddr = reactor.AddrString(&a)
+			l.ListenAddr = sockaddrString(sa)
 		}
 		lines = append(lines, l)
 	}

@@ -85,7 +85,7 @@ type sqe struct {
 	userData uint64
 	bufGroup uint16
 	_        uint16 // personality
-	_        uint32 // splice_fd_in / file_index
+	optlen   uint32 // optlen: a multishot receive's total byte cap (6.17+); file_index
 	_        [2]uint64
 }
 
