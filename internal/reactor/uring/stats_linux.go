@@ -91,8 +91,9 @@ func (e *engine) clock() int64 { return time.Now().Unix() }
 func (r *loop) listenerFD(group int) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, l := range r.listeners {
-		if l.group == group {
+	// By index: the loop writes other fields (armed) without mu.
+	for i := range r.listeners {
+		if l := &r.listeners[i]; l.group == group {
 			return l.fd
 		}
 	}
