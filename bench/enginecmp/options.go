@@ -19,6 +19,7 @@ const (
 	Epoll     = "epoll"     // gocached --engine=epoll -t 1
 	Go        = "go"        // gocached --engine=go with GOMAXPROCS 1
 	Memcached = "memcached" // memcached -t 1
+	Uring     = "uring"     // gocached --engine=uring -t 1 (issue 12)
 )
 
 // Shape is one closed-loop load: Conns connections, each keeping Depth
@@ -99,8 +100,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("no targets")
 	}
 	for _, t := range o.Targets {
-		if t != Epoll && t != Go && t != Memcached {
-			return fmt.Errorf("target %q: want %s, %s or %s", t, Epoll, Go, Memcached)
+		if t != Epoll && t != Go && t != Memcached && t != Uring {
+			return fmt.Errorf("target %q: want %s, %s, %s or %s", t, Epoll, Go, Uring, Memcached)
 		}
 	}
 	switch {

@@ -57,6 +57,11 @@ func TestValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
+	withUring := DefaultOptions()
+	withUring.Targets = []string{Epoll, Uring, Memcached}
+	if err := withUring.Validate(); err != nil {
+		t.Errorf("uring target: %v", err)
+	}
 	for name, mutate := range map[string]func(*Options){
 		"no targets":   func(o *Options) { o.Targets = nil },
 		"bad target":   func(o *Options) { o.Targets = []string{"redis"} },

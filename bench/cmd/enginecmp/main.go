@@ -37,7 +37,7 @@ func main() {
 func run() error {
 	o := enginecmp.DefaultOptions()
 	targets, shapes := strings.Join(o.Targets, ","), "64x1,8x4,16x16"
-	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, memcached")
+	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, uring, memcached")
 	flag.StringVar(&shapes, "shapes", shapes, "loads as CONNSxDEPTH (connections x requests in flight on each)")
 	flag.IntVar(&o.Runs, "runs", o.Runs, "repetitions of every cell (medians reported)")
 	flag.DurationVar(&o.Time, "time", o.Time, "measured time per run")
