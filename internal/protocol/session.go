@@ -148,8 +148,10 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	reply = s.out
 	s.out = nil
 	s.getKey = nil
+	// Drop references into the engine's buffer so it can be reused or freed.
 	s.metaKey = nil
 	s.metaLine = nil
+	s.binKey = nil
 	return pos, reply, st
 }
 
