@@ -62,6 +62,9 @@ var binScripts = []binScript{
 	{name: "quit", in: binReq(opNoop, "", "", "", 1, 0) + binReq(opQuit, "", "", "", 2, 0) + binReq(opNoop, "", "", "", 3, 0)},
 	{name: "quitq", in: binReq(opQuitQ, "", "", "", 2, 0) + binReq(opNoop, "", "", "", 3, 0)},
 	{name: "stat reset", in: binReq(opStat, "reset", "", "", 1, 0)},
+	{name: "stat detail", in: binReq(opStat, "detail dump", "", "", 1, 0) + binReq(opStat, "detail on", "", "", 2, 0) +
+		binReq(opStat, "detail off", "", "", 3, 0) + binReq(opStat, "detail", "", "", 4, 0) + binReq(opStat, "detail x", "", "", 5, 0) +
+		binReq(opStat, "resetxyz", "", "", 6, 0) + binReq(opStat, "items ", "", "", 7, 0)},
 	{name: "stat sizes", in: binReq(opStat, "sizes", "", "", 1, 0)},
 	{name: "stat unknown", in: binReq(opStat, "nope", "", "", 1, 0) + binReq(opStat, "conns", "", "", 2, 0) + binReq(opNoop, "", "", "", 3, 0)},
 	{name: "sasl disabled", in: binReq(opSASLList, "", "", "", 1, 0) + binReq(opSASLAuth, "PLAIN", "", "\x00u\x00p", 2, 0) +

@@ -16,6 +16,19 @@ func (s *Session) binStats(group []byte) {
 		s.resetStats()
 	case bytes.HasPrefix(group, []byte("settings")):
 		s.appendSettings(&w)
+	case bytes.HasPrefix(group, []byte("detail")):
+		// gocached keeps no per-prefix stats: "on" and "off" are accepted
+		// and the dump is memcached's empty one.
+		switch sub := group[len("detail"):]; {
+		case bytes.HasPrefix(sub, []byte(" dump")):
+			const name, dump = "detailed", "END\r\n"
+			s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, uint16(len(name)), uint32(len(name)+len(dump)), s.bh.opaque, 0)
+			s.out = append(s.out, name+dump...)
+		case bytes.HasPrefix(sub, []byte(" on")), bytes.HasPrefix(sub, []byte(" off")):
+		default:
+			s.binError(&s.bh, statusKeyNotFound)
+			return
+		}
 	case string(group) == "items":
 		appendItems(&w, s.env.Store.Classes())
 	case string(group) == "slabs":
