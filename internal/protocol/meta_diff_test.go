@@ -125,8 +125,8 @@ func TestMetaAgainstMemcached(t *testing.T) {
 	for i, in := range metaStreams {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			flushMemcached(t, addr)
-			ref := exchange(t, addr, in, 1)
 			got := drive(t, NewSession(newStillEnv(t)), []byte(in))
+			ref := exchange(t, addr, in, max(1, len(got.out)))
 			ref.out, got.out = normalizeMeta(ref.out), normalizeMeta(got.out)
 			if r, g := canonical(ref), canonical(got); r != g {
 				t.Errorf("%q\nmemcached: %q\ngocached:  %q", abbrev(in), abbrev(r.out), abbrev(g.out))
