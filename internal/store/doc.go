@@ -23,6 +23,17 @@
 // of 4 MiB. A ring is the unit of memory: the sum of the rings is exactly
 // -m, and nothing else holds item bytes.
 //
+// # Meta protocol state
+//
+// The meta commands need per-item state beyond value and flags: whether the
+// item was read before (h), when it was last accessed (l), whether it was
+// invalidated (stale, X), whether a client already holds its recache token
+// (W/Z), and whether its key arrived base64-encoded. These are bits of the
+// record header and its access time, so they cost no memory per item and no
+// pointers. Meta commands apply their flags in the client's order under the
+// shard lock through an Item handle (item.go) rather than through one store
+// method per flag combination.
+//
 // # Replacement and eviction
 //
 // Overwriting, deleting or expiring an item marks its record dead; the bytes

@@ -126,3 +126,36 @@ func TestDiscardCountsNothing(t *testing.T) {
 		t.Fatalf("discard counted: %+v", st)
 	}
 }
+
+func TestItemAccessors(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clk.Now})
+	s.Set(ModeSet, []byte("key"), 5, 100, []byte("0123456789"), 0)
+	clk.advance(7)
+	s.View([]byte("key"), func(it Item) {
+		// memcached: 48-byte header, key+NUL, 4 bytes of flags, value+CRLF, CAS.
+		if it.Size() != 48+4+4+12+8 || it.Class() != 1 {
+			t.Errorf("size %d class %d", it.Size(), it.Class())
+		}
+		if it.IdleSeconds() != 7 || it.TTL() != 93 || it.Fetched() {
+			t.Errorf("idle %d ttl %d fetched %v", it.IdleSeconds(), it.TTL(), it.Fetched())
+		}
+		it.Bump()
+	})
+	s.View([]byte("key"), func(it Item) {
+		if it.IdleSeconds() != 0 || !it.Fetched() {
+			t.Errorf("after bump: idle %d fetched %v", it.IdleSeconds(), it.Fetched())
+		}
+		it.SetExptime(0)
+		if it.TTL() != -1 {
+			t.Errorf("ttl after SetExptime(0): %d", it.TTL())
+		}
+	})
+	nocas := newTestStore(t, Config{MemoryLimit: 4 << 20, DisableCAS: true})
+	nocas.Set(ModeSet, []byte("k"), 0, 0, []byte("v"), 0)
+	nocas.View([]byte("k"), func(it Item) {
+		if it.CAS() != 0 || it.Size() != 48+2+3 {
+			t.Errorf("-C: cas %d size %d", it.CAS(), it.Size())
+		}
+	})
+}
