@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,5 +149,25 @@ func TestBinarySource(t *testing.T) {
 	}
 	if _, err := SessionSource(s.Env).Stats("reactors"); err != ErrUnknownGroup {
 		t.Errorf("text stats reactors on the portable engine: %v, want ErrUnknownGroup", err)
+	}
+}
+
+// TestSASLSource checks that a server requiring SASL still gives its stats:
+// the Session that renders them needs no authentication.
+func TestSASLSource(t *testing.T) {
+	s := enginetest.Start(t, portable.New, reactor.Config{Threads: 1}, enginetest.Options{})
+	pw := filepath.Join(t.TempDir(), "pwdb")
+	if err := os.WriteFile(pw, []byte("user:secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sasl, err := protocol.NewSASL(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &protocol.Env{Store: s.Env.Store, Settings: s.Env.Settings, Server: s.Env.Server,
+		StartUnix: s.Env.StartUnix, SASL: sasl}
+	got, err := SessionSource(env).Stats("")
+	if err != nil || got["version"] == "" || got["curr_connections"] == "" {
+		t.Fatalf("stats under SASL: %v, %v", got, err)
 	}
 }
