@@ -1,0 +1,196 @@
+//go:build linux
+
+package uring
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gocached/gocached/internal/protocol"
+	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/enginetest"
+	"github.com/gocached/gocached/internal/store"
+	"golang.org/x/sys/unix"
+)
+
+func needIOUring(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// TestFallbackError: where io_uring_setup fails as it does with
+// kernel.io_uring_disabled=2 or a seccomp filter (EPERM), without io_uring
+// (ENOSYS) or on a kernel too old for the ring's flags (EINVAL), New
+// returns one line that names io_uring, the cause and the way out.
+func TestFallbackError(t *testing.T) {
+	saved := sysSetup
+	t.Cleanup(func() { sysSetup = saved })
+	for errno, want := range map[unix.Errno]string{
+		unix.EPERM:  "io_uring is ",
+		unix.ENOSYS: "no io_uring",
+		unix.EINVAL: "Linux 6.1",
+	} {
+		sysSetup = func(uint32, *params) (int, error) { return -1, errno }
+		eng, err := New(reactor.Config{Listen: "127.0.0.1", NewSession: func() reactor.Session { return nil }})
+		if err == nil {
+			eng.Shutdown(t.Context())
+			t.Fatalf("%v: New succeeded", errno)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, want) || !strings.Contains(msg, "--engine=epoll") || strings.Contains(msg, "\n") {
+			t.Errorf("%v: error %q, want one line with %q and the epoll hint", errno, msg, want)
+		}
+		if !errors.Is(err, errNoIOUring) || Available() == nil {
+			t.Errorf("%v: Available/errNoIOUring disagree with New: %v", errno, err)
+		}
+	}
+}
+
+// panicky is a Session that panics on "boom" and echoes anything else.
+type panicky struct{}
+
+func (panicky) Process(in, out []byte) (int, []byte, protocol.Status) {
+	if strings.HasPrefix(string(in), "boom") {
+		panic("boom")
+	}
+	return len(in), append(out, in...), protocol.NeedMore
+}
+func (panicky) Want() int { return 0 }
+func (panicky) Reset()    {}
+
+// TestSessionPanicClosesOneConnection: a Session that panics closes its
+// own connection; the reactor and its other connections carry on.
+func TestSessionPanicClosesOneConnection(t *testing.T) {
+	needIOUring(t)
+	eng, err := New(reactor.Config{Listen: "127.0.0.1", Threads: 1,
+		NewSession: func() reactor.Session { return panicky{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- eng.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := eng.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", eng.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		return c
+	}
+	good, bad := dial(), dial()
+	if _, err := bad.Write([]byte("boom\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := bad.Read(make([]byte, 16)); err != io.EOF {
+		t.Fatalf("panicking connection read %d, %v; want EOF", n, err)
+	}
+	if _, err := good.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(good, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("other connection after the panic: %q, %v", buf, err)
+	}
+}
+
+// TestStatsReactorsShowsRingSettings: `stats reactors` reports the ring's
+// setup and the NAPI busy-poll settings as the kernel accepted them.
+func TestStatsReactorsShowsRingSettings(t *testing.T) {
+	needIOUring(t)
+	s := enginetest.Start(t, New, reactor.Config{Threads: 2,
+		Epoll: reactor.EpollConfig{BusyPollUsecs: 50, PreferBusyPoll: true, PollMode: "napibusy"}}, enginetest.Options{})
+	st := s.Dial(t).Stats("reactors")
+	for _, id := range []string{"0", "1"} {
+		p := "reactor:" + id + ":"
+		if f := st[p+"setup_flags"]; !strings.Contains(f, "single_issuer") || !strings.Contains(f, "defer_taskrun") {
+			t.Errorf("%ssetup_flags = %q", p, f)
+		}
+		if st[p+"buf_ring"] != "512x16384" || st[p+"poll_mode"] != "napibusy" {
+			t.Errorf("%s buf_ring %q poll_mode %q", p, st[p+"buf_ring"], st[p+"poll_mode"])
+		}
+		switch st[p+"napi_tracking"] {
+		case "static", "dynamic":
+			if st[p+"busy_poll_usecs"] != "50" || st[p+"prefer_busy_poll"] != "1" {
+				t.Errorf("%s busy_poll_usecs %q prefer %q, want 50 and 1", p, st[p+"busy_poll_usecs"], st[p+"prefer_busy_poll"])
+			}
+		case "off":
+			t.Logf("kernel without io_uring NAPI busy polling")
+		default:
+			t.Errorf("%snapi_tracking = %q", p, st[p+"napi_tracking"])
+		}
+		for _, name := range []string{"enters", "cqes", "sqes", "max_batch", "recv_arms", "short_sends", "napi_id"} {
+			if _, ok := st[p+name]; !ok {
+				t.Errorf("no %s%s", p, name)
+			}
+		}
+	}
+}
+
+// TestPartialSends: a reply far larger than the client's receive window
+// comes back from the kernel in short sends, which the engine resubmits
+// from where each stopped; the client gets every byte in order.
+func TestPartialSends(t *testing.T) {
+	needIOUring(t)
+	s := enginetest.Start(t, New, reactor.Config{Threads: 1}, enginetest.Options{})
+	value := make([]byte, 900<<10)
+	for i := range value {
+		value[i] = byte('a' + i%23)
+	}
+	if s.Env.Store.Set(store.ModeSet, []byte("big"), 0, 0, value, 0) != store.Stored {
+		t.Fatal("set failed")
+	}
+	// A small receive window from the SYN on (shrinking it later makes TCP
+	// drop and retransmit), and more replies than the server's send buffer
+	// holds, so the kernel must take the replies in pieces.
+	d := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, 8192) })
+	}}
+	nc, err := d.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	const gets = 10
+	if _, err := nc.Write([]byte(strings.Repeat("get big\r\n", gets))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let the server fill the window
+	r := bufio.NewReaderSize(nc, 64<<10)
+	head := "VALUE big 0 " + itoa(len(value)) + "\r\n"
+	for i := range gets {
+		got := make([]byte, len(head)+len(value)+len("\r\nEND\r\n"))
+		if _, err := io.ReadFull(r, got); err != nil {
+			t.Fatalf("reply %d: %v; reactors: %v", i, err, s.Dial(t).Stats("reactors"))
+		}
+		if string(got) != head+string(value)+"\r\nEND\r\n" {
+			t.Fatalf("reply %d corrupted", i)
+		}
+	}
+	st := s.Dial(t).Stats("reactors")
+	if st["reactor:0:short_sends"] == "0" {
+		t.Errorf("no short send while sending %d MB into an 8 KiB window", gets*len(value)>>20)
+	}
+}
+func itoa(n int) string { return strconv.Itoa(n) }
