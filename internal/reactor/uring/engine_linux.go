@@ -127,9 +127,10 @@ func (e *engine) Serve() error {
 	}
 	e.state = stateServing
 	e.stateMu.Unlock()
-	// A reactor asleep in io_uring_enter holds its P until sysmon takes it;
-	// a P per reactor on top of the program's keeps timers and the rest of
-	// the program from waiting for one (as the epoll engine does).
+	// A reactor asleep in io_uring_enter keeps its P (the wait is a raw
+	// system call, see sysEnter): a P per reactor on top of the program's
+	// leaves the rest of the program (timers, signals, the store's
+	// background work) as many as it had.
 	prev := runtime.GOMAXPROCS(0)
 	ours := prev + len(e.reactors)
 	runtime.GOMAXPROCS(ours)

@@ -81,12 +81,12 @@ type loop struct {
 	mailbox *mailbox
 	cpu     int // pinned CPU, -1 when unpinned
 
-	napi           napiState // as the kernel reported it after registering
-	napiErr        error     // the kernel has no io_uring NAPI busy polling
-	napiAdded      uint32    // NAPI ID added to static tracking
-	registeredRing bool      // io_uring_enter uses the registered ring index
-	recvSingle     bool      // the kernel has no multishot receive cap: single-shot receives
-	exited         bool      // run has returned: no more SQEs
+	napi           napiState   // as the kernel reported it after registering
+	napiErr        error       // the kernel has no io_uring NAPI busy polling
+	napiAdded      uint32      // NAPI ID added to static tracking
+	registeredRing atomic.Bool // io_uring_enter uses the registered ring index (read by stats)
+	recvSingle     bool        // the kernel has no multishot receive cap: single-shot receives
+	exited         bool        // run has returned: no more SQEs
 
 	napiID atomic.Uint32
 	tid    atomic.Int32
@@ -181,7 +181,7 @@ func (r *loop) run() error {
 	if err := r.ring.enable(); err != nil {
 		return fmt.Errorf("enable ring: %w", err)
 	}
-	r.registeredRing = r.ring.registerRingFD()
+	r.registeredRing.Store(r.ring.registerRingFD())
 	for i := range r.listeners {
 		r.armAccept(i)
 	}

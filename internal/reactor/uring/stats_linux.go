@@ -168,7 +168,7 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	u("sq_entries", uint64(r.ring.sqEntries))
 	u("cq_entries", uint64(r.ring.cqEntries))
 	add(p+"setup_flags", setupFlagNames(r.ring.flags))
-	b("registered_ring", r.registeredRing)
+	b("registered_ring", r.registeredRing.Load())
 	add(p+"buf_ring", strconv.Itoa(int(r.bufs.entries))+"x"+strconv.Itoa(r.bufs.size))
 	u("busy_poll_usecs", uint64(r.napi.busyPollUsecs))
 	b("prefer_busy_poll", r.napi.prefer)
