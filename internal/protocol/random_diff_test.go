@@ -3,6 +3,7 @@ package protocol
 import (
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,7 +140,7 @@ func randBinary(r *rand.Rand, opaque uint32) string {
 	}
 	ops := []uint8{opGet, opGetQ, opGetK, opGetKQ, opSet, opSetQ, opAdd, opAddQ, opReplace, opReplaceQ,
 		opDelete, opDeleteQ, opIncrement, opIncrementQ, opDecrement, opDecrementQ, opAppend, opAppendQ,
-		opPrepend, opPrependQ, opTouch, opGAT, opGATQ, opGATK, opGATKQ, opNoop}
+		opPrepend, opPrependQ, opTouch, opGAT, opGATQ, opGATK, opGATKQ, opNoop, opFlush, opFlushQ, opVersion}
 	op := ops[r.IntN(len(ops))]
 	switch base, _ := quietBase(op); base {
 	case opSet, opAdd, opReplace:
@@ -154,13 +155,21 @@ func randBinary(r *rand.Rand, opaque uint32) string {
 		return binReq(op, key, arithExt(uint64(r.IntN(4)), uint64(r.IntN(20)), exp), "", opaque, cas)
 	case opTouch, opGAT, opGATK:
 		return binReq(op, key, be32(100), "", opaque, 0)
-	case opNoop:
+	case opNoop, opVersion:
+		return binReq(op, "", "", "", opaque, 0)
+	case opFlush:
 		return binReq(op, "", "", "", opaque, 0)
 	case opDelete:
 		return binReq(op, key, "", "", opaque, cas)
 	}
 	return binReq(op, key, "", "", opaque, 0)
 }
+
+// paddedNumber matches a counter that incr/decr shortened in place. memcached
+// rewrites in place (padding with spaces) only when no reply still being
+// sent holds the item, else it stores the bare number: in a pipeline that
+// depends on timing, so random streams compare counters unpadded.
+var paddedNumber = regexp.MustCompile(`val="([0-9]+) +"`)
 
 func TestRandomBinaryAgainstMemcached(t *testing.T) {
 	if testing.Short() {
@@ -180,7 +189,9 @@ func TestRandomBinaryAgainstMemcached(t *testing.T) {
 		flushMemcached(t, addr)
 		got := runBinary(t, stream)
 		ref := exchange(t, addr, stream, max(1, len(got.out)))
-		if g, w := describePackets(got.out, got.closed), describePackets(ref.out, ref.closed); g != w {
+		g := paddedNumber.ReplaceAllString(describePackets(got.out, got.closed), `val="$1"`)
+		w := paddedNumber.ReplaceAllString(describePackets(ref.out, ref.closed), `val="$1"`)
+		if g != w {
 			t.Fatalf("stream %d\nmemcached:\n%s\ngocached:\n%s", i, w, g)
 		}
 	}
