@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 
@@ -94,9 +95,24 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		// memcached without -A (shutdown disabled) answers every form so.
 		s.reply(rShutdownOff)
 	default:
+		if looksLikeHTTP(cmd, s.token(line, min(n, maxTokens-1)-1)) {
+			return 0, Close
+		}
 		s.reply(rError)
 	}
 	return 0, NeedMore
+}
+
+// looksLikeHTTP reports whether an unknown command is an HTTP request line,
+// which memcached answers by closing the connection: a line whose last
+// token starts with "HTTP/" and whose command is outside the letters
+// memcached dispatches on first (so "gx / HTTP/1.1" still gets ERROR).
+func looksLikeHTTP(cmd, last []byte) bool {
+	switch cmd[0] {
+	case 'g', 's', 'a', 'c', 'i', 'd', 't':
+		return false
+	}
+	return bytes.HasPrefix(last, []byte("HTTP/"))
 }
 
 // token returns the i-th token of line.

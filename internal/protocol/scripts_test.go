@@ -119,12 +119,17 @@ var scripts = []script{
 	{name: "quit", in: "version\r\nquit\r\nversion\r\n", want: lines("VERSION 1.6.18"), closed: true},
 	{name: "stats reset", in: "stats reset\r\nstats reset extra\r\n", want: lines("RESET", "RESET")},
 	{name: "stats sizes", in: "stats sizes\r\n", want: lines("STAT sizes_status disabled", "END")},
+	{name: "stats detail", in: "stats detail dump\r\nstats detail on\r\nstats detail off\r\nstats detail\r\nstats detail x\r\n",
+		want: lines("END", "OK", "OK", "CLIENT_ERROR usage: stats detail on|off|dump", "CLIENT_ERROR usage: stats detail on|off|dump")},
 	{name: "stats unknown", in: "stats foo\r\n", want: lines("ERROR")},
 	// memcached without -X (dump_enabled off) refuses cachedump.
 	{name: "stats cachedump", in: "stats cachedump 1 1\r\n", want: lines("CLIENT_ERROR stats cachedump not allowed"), own: true},
 
 	// Errors that leave the connection usable.
 	{name: "unknown", in: "foo\r\nGET a\r\ngx a\r\nversion\r\n", want: lines("ERROR", "ERROR", "ERROR", "VERSION 1.6.18")},
+	{name: "http request closes", in: "GET / HTTP/1.1\r\nversion\r\n", want: "", closed: true},
+	{name: "http version alone closes", in: "HTTP/1.0\r\nversion\r\n", want: "", closed: true},
+	{name: "http after a dispatch letter", in: "gx / HTTP/1.1\r\nPOST /x HTTP/1.1 x\r\nversion\r\n", want: lines("ERROR", "ERROR", "VERSION 1.6.18")},
 	{name: "empty lines", in: "\r\n\n\r\r\n", want: lines("ERROR", "ERROR", "ERROR")},
 	{name: "short command", in: "s\r\nx\r\n", want: lines("ERROR", "ERROR")},
 	{name: "tab is not a separator", in: "set\ta 0 0 1\r\nx\r\n", want: lines("ERROR", "ERROR")},

@@ -87,6 +87,22 @@ func (s *Session) stats(line []byte, n int) {
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
 		w.str("sizes_status", "disabled")
+	case "detail":
+		// gocached keeps no per-prefix stats: on and off are accepted and
+		// the dump is memcached's empty one.
+		sub := ""
+		if n > 2 {
+			sub = string(s.token(line, 2))
+		}
+		switch sub {
+		case "on", "off":
+			s.out = append(s.out, rOK...)
+		case "dump":
+			s.out = append(s.out, rEnd...)
+		default:
+			s.out = append(s.out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n"...)
+		}
+		return
 	case "cachedump":
 		// What memcached says with dump_enabled off, as `stats settings` reports.
 		s.out = append(s.out, "CLIENT_ERROR stats cachedump not allowed\r\n"...)
