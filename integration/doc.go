@@ -5,8 +5,12 @@
 // differential test that replays raw request scripts against Debian's
 // memcached and gocached and compares the replies byte for byte.
 // TestObservables checks that both engines show memcached's stats names,
-// "stats conns" entries and states, and connection counts. Servers are
-// built, started and stopped through internal/testproc.
+// "stats conns" entries and states, and connection counts. Binary-protocol
+// clients (Dalli, pylibmc and php-memcached in binary mode, memccapable -b)
+// and SASL; UDP framing against memcached; Debian's service wrapper and
+// contrib's; the Prometheus endpoint; a porcupine linearizability check over
+// 16 concurrent clients on every engine; a checksummed value-integrity soak.
+// Servers are built, started and stopped through internal/testproc.
 //
 // Tests that need an external tool skip when it is missing, unless
 // GOCACHED_REQUIRE_TESTBED=1 is set (CI), in which case they fail.

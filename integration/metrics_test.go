@@ -20,7 +20,7 @@ import (
 func TestMetricsEndpoint(t *testing.T) {
 	out, _ := exec.Command(gocachedBinary(t), "-h").CombinedOutput()
 	if !strings.Contains(string(out), "metrics-listen") {
-		t.Skip("skipping: this gocached has no --metrics-listen flag (gocached -h does not list it)")
+		t.Fatalf("gocached -h does not list --metrics-listen:\n%s", out)
 	}
 	forEachEngine(t, func(t *testing.T, tg target) {
 		port, err := testproc.FreePort()

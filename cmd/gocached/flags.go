@@ -22,23 +22,24 @@ const (
 
 // options is the parsed command line.
 type options struct {
-	engine       string
-	reactor      reactor.Config
-	reqsPerEvent int   // -R: enforced by the protocol Sessions
-	memory       int64 // -m in bytes
-	itemSize     int   // -I in bytes
-	noEvict      bool
-	noCAS        bool
-	udpPort      int
-	verbosity    int
-	protocol     string // -B as given
-	binding      protocol.Binding
-	sasl         bool // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
-	napiIDs      int  // -N: accepted for memcached compatibility
-	napi         napiOptions
-	proc         processOptions // -u -P -d -k -r
-	ext          []extSetting   // -o
-	cpuProfile   string         // --cpuprofile: write a pprof CPU profile here while serving
+	engine        string
+	reactor       reactor.Config
+	reqsPerEvent  int   // -R: enforced by the protocol Sessions
+	memory        int64 // -m in bytes
+	itemSize      int   // -I in bytes
+	noEvict       bool
+	noCAS         bool
+	udpPort       int
+	verbosity     int
+	protocol      string // -B as given
+	binding       protocol.Binding
+	sasl          bool // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
+	napiIDs       int  // -N: accepted for memcached compatibility
+	napi          napiOptions
+	proc          processOptions // -u -P -d -k -r
+	ext           []extSetting   // -o
+	cpuProfile    string         // --cpuprofile: write a pprof CPU profile here while serving
+	metricsListen string         // --metrics-listen: serve Prometheus metrics here (off when empty)
 
 	help, version bool
 	usage         string          // the flag table, for -h
@@ -107,6 +108,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&rc.Epoll.MaxEvents, "max-events", 64, "epoll_wait batch size")
 	fs.IntVar(&rc.Epoll.TimeoutMs, "epoll-timeout", -1, "epoll_wait timeout in ms (-1 blocks)")
 	fs.StringVar(&pinCPUs, "pin-cpus", "", "pin reactor i to the i-th CPU of this list (e.g. 0,2,4-7)")
+	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics (/metrics, /healthz) on this host:port; off unless given")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile (pprof) of the whole serving time to this file")
 	nf := addNAPIFlags(fs, &o.napi)
 

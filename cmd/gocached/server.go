@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gocached/gocached/internal/metrics"
 	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/epoll"
@@ -96,6 +97,13 @@ func serve(o *options, log *slog.Logger) (status int) {
 	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started,
 		Protocol: o.binding, SASL: sasl}
 	warnEngineFlags(o, log)
+	stopMetrics, err := startMetrics(o.metricsListen, env, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		eng.Shutdown(context.Background())
+		return 1
+	}
+	defer stopMetrics()
 	udp, err := startUDP(o, cfg.NewSession, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -248,4 +256,27 @@ func boundPort(eng reactor.Engine, flag int) int {
 		return ta.Port
 	}
 	return flag
+}
+
+// startMetrics serves Prometheus metrics on addr (--metrics-listen) until
+// the returned stop is called; with addr empty nothing listens. The port is
+// bound here, before privileges are dropped, so a bind error stops the start.
+func startMetrics(addr string, env *protocol.Env, log *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := metrics.ServeListener(ctx, l, metrics.SessionSource(env)); err != nil {
+			log.Error("metrics endpoint stopped", "err", err)
+		}
+	}()
+	log.Info("serving metrics", "addr", l.Addr().String())
+	return func() { cancel(); <-done }, nil
 }
