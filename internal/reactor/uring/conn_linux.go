@@ -86,7 +86,6 @@ func (r *loop) onRecv(c *conn, q *cqe) {
 	if c.fd >= 0 {
 		switch {
 		case q.res > 0:
-			r.recvsSeen++
 			r.stats.bytesRead.Add(uint64(q.res))
 			if !c.closing {
 				c.rbuf = r.appendInput(c.rbuf, r.bufs.buf(uint16(q.flags>>cqeBufferShift), int(q.res)))
@@ -205,7 +204,6 @@ func (r *loop) flushSends() {
 		if c.fd >= 0 && !c.sendBusy && len(c.out) > 0 {
 			c.sending, c.soff, c.out = c.out, 0, nil
 			r.armSend(c)
-			r.sendsQueued++
 		}
 	}
 	clear(r.dirty)

@@ -39,12 +39,6 @@ const (
 	// engine's read per event does. Re-arming costs one SQE in the
 	// iteration's batch, once per recvCredit bytes.
 	recvCredit = 4 * reactor.ReadBufSize
-
-	// batchWaitUsec bounds how long a loaded reactor waits for its batch
-	// of completions to fill (see batchTarget), maxBatchWait how large a
-	// batch it waits for.
-	batchWaitUsec = 50
-	maxBatchWait  = 128
 )
 
 // Operation kinds, in the top byte of user_data; conn operations carry the
@@ -96,9 +90,6 @@ type loop struct {
 	listeners []listener
 	conns     []*conn // by slot; nil entries are free
 	free      []int32
-
-	sendsQueued int // sends queued this iteration: their CQEs come at submit
-	recvsSeen   int // receives with data reaped in the last iteration
 
 	nconns      int
 	liveAccepts int // multishot accepts armed
@@ -197,10 +188,7 @@ func (r *loop) run() error {
 		r.resumeAccept()
 		r.flushSends()
 		r.bufs.publish()
-		timeout := r.waitTimeout()
-		minC := r.batchTarget()
-		r.sendsQueued, r.recvsSeen = 0, 0
-		if _, err := r.ring.submitAndWaitBatch(timeout, minC, batchWaitUsec); err != nil {
+		if _, err := r.ring.submitAndWait(r.waitTimeout()); err != nil {
 			return fmt.Errorf("io_uring_enter: %w", err)
 		}
 		r.stats.enters.Add(1)
@@ -239,18 +227,6 @@ func (r *loop) waitTimeout() int64 {
 		limit(time.Until(r.acceptPausedUntil) + time.Millisecond)
 	}
 	return t
-}
-
-// batchTarget is how many completions the next wait asks for: the sends it
-// submits (they complete at once on a socket with room) plus as many
-// requests as the last iteration brought. Under a steady closed-loop load
-// that is what the clients send back for the replies just sent, so the
-// reactor wakes once per batch rather than once per request; the wait for
-// a full batch never exceeds batchWaitUsec, after which the first
-// completion ends it. A lone client (one request per iteration) is never
-// kept waiting: its send and its next request make the batch.
-func (r *loop) batchTarget() uint32 {
-	return uint32(min(r.sendsQueued+max(r.recvsSeen, 1), maxBatchWait))
 }
 
 // reapAll handles every completion there is, a batch at a time; bounded,

@@ -156,40 +156,28 @@ func (r *ring) submit() (int, error) {
 // submitAndWait submits the queued SQEs and waits for at least one
 // completion, at most timeoutNs (< 0: no limit; 0: do not wait). EINTR and
 // ETIME are not errors: the caller reaps whatever is there.
+//
+// (Waiting for a batch instead, with min_complete > 1 and min_wait_usec,
+// so that a loaded reactor wakes once per batch, was measured: at 16x16 it
+// cost 40% of the throughput and 30% more CPU per request, at 64x1 it
+// gained nothing.)
 func (r *ring) submitAndWait(timeoutNs int64) (int, error) {
-	return r.submitAndWaitBatch(timeoutNs, 1, 0)
-}
-
-// submitAndWaitBatch is submitAndWait for a batch: while a wait has lasted
-// less than minWaitUsec it returns only once minComplete completions are
-// there (or timeoutNs passed); after that, at the first. The kernel does
-// not even wake the thread for the completions before the batch is
-// complete (DEFER_TASKRUN counts them against the wait), which is where a
-// loaded reactor saves its wakeups. Kernels without IORING_FEAT_MIN_TIMEOUT
-// (6.12) wait for one completion, as submitAndWait does.
-func (r *ring) submitAndWaitBatch(timeoutNs int64, minComplete, minWaitUsec uint32) (int, error) {
 	n := r.flushSQ()
 	flags := uint32(enterGetEvents) | r.enterFlg
+	var minComplete uint32
 	var arg unsafe.Pointer
 	var argSz uintptr
-	if timeoutNs == 0 {
+	switch {
+	case timeoutNs == 0:
 		// GETEVENTS with min 0 still runs the deferred task work that
 		// turns finished socket operations into CQEs.
-		minComplete = 0
-	} else if r.features&featExtArg != 0 {
-		r.ga = getEventsArg{}
-		if timeoutNs > 0 {
-			r.ts = unix.NsecToTimespec(timeoutNs)
-			r.ga.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
-		}
-		if minComplete > 1 && minWaitUsec > 0 && r.features&featMinTimeout != 0 {
-			r.ga.minWait = minWaitUsec
-		} else {
-			minComplete = 1
-		}
+	case timeoutNs > 0 && r.features&featExtArg != 0:
+		r.ts = unix.NsecToTimespec(timeoutNs)
+		r.ga = getEventsArg{ts: uint64(uintptr(unsafe.Pointer(&r.ts)))}
 		arg, argSz = unsafe.Pointer(&r.ga), unsafe.Sizeof(r.ga)
 		flags |= enterExtArg
-	} else {
+		minComplete = 1
+	default:
 		minComplete = 1
 	}
 	got, err := sysEnter(r.enterFD, n, minComplete, flags, arg, argSz)

@@ -36,9 +36,8 @@ const (
 	enterExtArg        = 1 << 3
 	enterRegisteredRng = 1 << 4
 	featExtArg         = 1 << 8
-	featMinTimeout     = 1 << 15 // getevents_arg.min_wait_usec (6.12+)
-	sqCQOverflow       = 1 << 1  // IORING_SQ_CQ_OVERFLOW in the SQ ring flags
-	sqTaskrun          = 1 << 2  // IORING_SQ_TASKRUN
+	sqCQOverflow       = 1 << 1 // IORING_SQ_CQ_OVERFLOW in the SQ ring flags
+	sqTaskrun          = 1 << 2 // IORING_SQ_TASKRUN
 
 	offSQRing = 0
 	offCQRing = 0x8000000
