@@ -26,6 +26,8 @@ const (
 	// extSame is gocached's behaviour already (maxconns_fast: clients over
 	// -c are refused at once).
 	extSame
+	// extApplied is implemented: cmd reads its value (idle_timeout).
+	extApplied
 )
 
 // extOption describes one suboption.
@@ -51,7 +53,7 @@ var extOptions = map[string]extOption{
 	"modern": {extInternal, false}, "no_modern": {extInternal, false},
 	"drop_privileges": {extInternal, false}, "no_drop_privileges": {extInternal, false},
 	"meta_response_old": {extMissing, false}, "track_sizes": {extMissing, false},
-	"idle_timeout": {extMissing, true}, "watcher_logbuf_size": {extMissing, true},
+	"idle_timeout": {extApplied, true}, "watcher_logbuf_size": {extMissing, true},
 	"worker_logbuf_size": {extMissing, true}, "sock_cookie_id": {extMissing, true},
 	"ssl_chain_cert": {extMissing, false}, "ssl_key": {extMissing, false},
 	"ssl_keyformat": {extMissing, true}, "ssl_verify_mode": {extMissing, true},
@@ -115,6 +117,21 @@ func logExtOptions(settings []extSetting, log *slog.Logger) {
 			log.Warn(fmt.Sprintf("-o %s is not implemented by gocached yet; accepted, no effect", item))
 		case extSame:
 			log.Debug(fmt.Sprintf("-o %s is gocached's behaviour already", item))
+		case extApplied:
+			log.Debug(fmt.Sprintf("-o %s applied", item))
 		}
 	}
+}
+
+// extInt is the last value given for a numeric suboption, or def.
+func extInt(settings []extSetting, name string, def int) int {
+	v := def
+	for _, s := range settings {
+		if s.name == name {
+			if n, err := strconv.ParseFloat(s.value, 64); err == nil {
+				v = int(n)
+			}
+		}
+	}
+	return v
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -146,6 +147,9 @@ func parseFlags(args []string) (*options, error) {
 	rc.UnixMask = os.FileMode(mask)
 	if o.ext, err = parseExtOptions(extRaw); err != nil {
 		return nil, err
+	}
+	if idle := extInt(o.ext, "idle_timeout", 0); idle > 0 {
+		rc.IdleTimeout = time.Duration(idle) * time.Second
 	}
 	if err := nf.resolve(fs, o); err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -25,6 +27,7 @@ func TestParseExtOptions(t *testing.T) {
 	}{
 		{nil, nil, ""},
 		{[]string{"hashpower=20,idle_timeout=5"}, []string{"hashpower=20", "idle_timeout=5"}, ""},
+		{[]string{"idle_timeout=0"}, []string{"idle_timeout=0"}, ""},
 		{[]string{"modern", "no_lru_crawler,ext_path=/tmp/x:1G"}, []string{"modern=", "no_lru_crawler=", "ext_path=/tmp/x:1G"}, ""},
 		{[]string{"slab_automove_ratio=0.8"}, []string{"slab_automove_ratio=0.8"}, ""},
 		{[]string{"bogus"}, nil, `Illegal suboption "bogus"`},
@@ -242,6 +245,52 @@ func TestUnixSocket(t *testing.T) {
 			}
 			if got["domain_socket"] != path || got["umask"] != "766" {
 				t.Errorf("stats settings domain_socket=%q umask=%q, want %q and 766", got["domain_socket"], got["umask"], path)
+			}
+		})
+	}
+}
+
+// TestIdleTimeout: -o idle_timeout closes a client that sends nothing, and
+// `stats` shows idle_kicks (which memcached prints only with the option)
+// and `stats settings` the timeout.
+func TestIdleTimeout(t *testing.T) {
+	for _, engine := range []string{"go", "epoll"} {
+		t.Run(engine, func(t *testing.T) {
+			s := startServer(t, "--engine="+engine, "-o", "idle_timeout=1")
+			idle, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer idle.Close()
+			idle.SetReadDeadline(time.Now().Add(15 * time.Second))
+			if n, err := idle.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+				t.Fatalf("idle client read %d bytes, %v; want the server to close it (EOF)", n, err)
+			}
+			nc, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			nc.SetDeadline(time.Now().Add(10 * time.Second))
+			r := bufio.NewReader(nc)
+			read := func(cmd string) map[string]string {
+				nc.Write([]byte(cmd))
+				m := map[string]string{}
+				for {
+					l, err := r.ReadString('\n')
+					if err != nil || l == "END\r\n" {
+						return m
+					}
+					if f := strings.Fields(l); len(f) == 3 {
+						m[f[1]] = f[2]
+					}
+				}
+			}
+			if got := read("stats\r\n")["idle_kicks"]; got != "1" {
+				t.Errorf("idle_kicks = %q, want 1", got)
+			}
+			if got := read("stats settings\r\n")["idle_timeout"]; got != "1" {
+				t.Errorf("stats settings idle_timeout = %q, want 1", got)
 			}
 		})
 	}

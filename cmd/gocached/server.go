@@ -197,6 +197,7 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 		Evictions:       !o.noEvict,
 		CASEnabled:      !o.noCAS,
 		ReqsPerEvent:    o.reqsPerEvent,
+		IdleTimeout:     int(o.reactor.IdleTimeout / time.Second),
 		TCPBacklog:      o.reactor.Backlog,
 		BindingProtocol: binding.String(),
 		Verbosity:       verbosity,

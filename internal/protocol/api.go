@@ -23,6 +23,7 @@ type Settings struct {
 	Evictions       bool   // !-M
 	CASEnabled      bool   // !-C
 	ReqsPerEvent    int    // -R
+	IdleTimeout     int    // -o idle_timeout, in seconds; 0 = off
 	TCPBacklog      int    // -b
 	BindingProtocol string // "ascii"
 	Verbosity       *atomic.Int32
@@ -39,6 +40,7 @@ type ServerStats struct {
 	BytesRead           uint64
 	BytesWritten        uint64
 	ConnYields          uint64
+	IdleKicks           uint64 // connections closed by -o idle_timeout
 	Threads             uint64
 	// NAPI routing (epoll engine): connections whose NAPI ID matched no
 	// reactor, and connections placed round-robin for want of one.

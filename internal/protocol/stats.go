@@ -198,6 +198,9 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("store_no_memory", s.env.counters.storeNoMemory.Load())
 	w.uint("auth_cmds", s.env.counters.authCmds.Load())
 	w.uint("auth_errors", s.env.counters.authErrors.Load())
+	if set.IdleTimeout > 0 { // memcached shows it only with -o idle_timeout
+		w.uint("idle_kicks", srv.IdleKicks)
+	}
 	w.uint("bytes_read", srv.BytesRead)
 	w.uint("bytes_written", srv.BytesWritten)
 	limit := st.LimitMaxbytes
@@ -322,7 +325,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.str("warm_max_factor", "2.00")
 	w.flag("temp_lru", false)
 	w.int("temporary_ttl", 61)
-	w.int("idle_timeout", 0)
+	w.int("idle_timeout", int64(set.IdleTimeout))
 	w.int("watcher_logbuf_size", 262144)
 	w.int("worker_logbuf_size", 65536)
 	w.int("read_buf_mem_limit", 0)

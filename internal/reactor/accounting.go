@@ -24,6 +24,7 @@ type Accounting struct {
 	total          atomic.Uint64 // conns ever opened, listeners included; `stats reset` clears it
 	rejected       atomic.Uint64
 	listenDisabled atomic.Uint64
+	idleKicks      atomic.Uint64
 	accepting      atomic.Bool
 }
 
@@ -70,6 +71,9 @@ func (a *Accounting) Clients() int { return int(max(a.clients.Load(), 0)) }
 // (memcached's listen_disabled_num).
 func (a *Accounting) ListenDisabled() { a.listenDisabled.Add(1) }
 
+// IdleKick counts one client closed by -o idle_timeout (idle_kicks).
+func (a *Accounting) IdleKick() { a.idleKicks.Add(1) }
+
 // StopAccepting marks the engine as no longer accepting (accepting_conns 0).
 func (a *Accounting) StopAccepting() { a.accepting.Store(false) }
 
@@ -78,6 +82,7 @@ func (a *Accounting) Reset() {
 	a.total.Store(0)
 	a.rejected.Store(0)
 	a.listenDisabled.Store(0)
+	a.idleKicks.Store(0)
 }
 
 // Fill writes the connection counts into s; the engine adds its byte,
@@ -89,5 +94,6 @@ func (a *Accounting) Fill(s *protocol.ServerStats) {
 	s.RejectedConnections = a.rejected.Load()
 	s.ConnStructures = uint64(a.listeners.Load() + max(a.peak.Load(), 0))
 	s.ListenDisabledNum = a.listenDisabled.Load()
+	s.IdleKicks = a.idleKicks.Load()
 	s.AcceptingConns = a.accepting.Load()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
 )
@@ -34,6 +35,10 @@ type Config struct {
 	// of TCP, as memcached does; UnixMask (-a) is the socket file's mode.
 	UnixSocket string
 	UnixMask   os.FileMode
+
+	// IdleTimeout (-o idle_timeout) closes clients that sent nothing for
+	// this long, counting each in idle_kicks; 0 keeps them forever.
+	IdleTimeout time.Duration
 
 	// NewSession makes the protocol handler of one connection. Engines
 	// call it lazily (on the first connection, after Serve starts) and

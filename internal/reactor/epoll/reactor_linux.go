@@ -54,6 +54,7 @@ type loop struct {
 	yieldSpare []*conn
 	handoffs   []handoff
 	now        int64 // unix seconds at the last wakeup
+	nextSweep  int64 // unix seconds of the next idle_timeout sweep
 
 	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
 
@@ -142,6 +143,7 @@ func (r *loop) run() error {
 		if due := r.resumeAcceptDue(); due >= 0 && (timeout < 0 || timeout > due) {
 			timeout = due
 		}
+		timeout = r.idleWaitBound(timeout)
 		n, err := unix.EpollWait(r.epfd, events, timeout)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
@@ -160,6 +162,7 @@ func (r *loop) run() error {
 			r.dispatch(&events[i])
 		}
 		r.runYields()
+		r.sweepIdle()
 	}
 	r.closeAllConns()
 	return nil

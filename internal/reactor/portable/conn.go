@@ -2,8 +2,10 @@ package portable
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +50,11 @@ func (c *conn) serve() {
 		} else {
 			buf, r, w = c.makeRoom(buf, r, w)
 		}
+		if idle := c.e.cfg.IdleTimeout; idle > 0 {
+			// Every read restarts the clock, so the deadline passes only
+			// after idle without a byte from the client.
+			c.nc.SetReadDeadline(time.Now().Add(idle))
+		}
 		n, err := c.nc.Read(buf[w:])
 		if n > 0 {
 			c.bytesRead.Add(uint64(n))
@@ -70,6 +77,11 @@ func (c *conn) serve() {
 			c.setState(reactor.StateWaiting)
 		}
 		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && c.e.cfg.IdleTimeout > 0 && !c.e.closed.Load() {
+				c.e.acct.IdleKick()
+				c.e.log.Debug("idle connection closed", "remote", c.nc.RemoteAddr(), "idle_timeout", c.e.cfg.IdleTimeout)
+				return
+			}
 			if c.e.log.Enabled(context.Background(), slog.LevelDebug) {
 				c.e.log.Debug("connection closed", "remote", c.nc.RemoteAddr(), "err", err)
 			}
