@@ -77,3 +77,31 @@ func (r *loop) resumeAccept() {
 		r.armAccept(i)
 	}
 }
+
+// acceptBacklog takes the connections still queued on r's listeners when
+// it starts draining, so that they are closed like every other client
+// (EOF after the replies) instead of being reset with the listener. The
+// handshake completed before Shutdown, so to the client they were
+// connected. Bounded per listener.
+func (r *loop) acceptBacklog() {
+	for i := range r.listeners {
+		fd := r.listeners[i].fd
+		for range acceptBacklogMax {
+			if fd < 0 {
+				break
+			}
+			nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+			if err != nil {
+				break // EAGAIN: empty
+			}
+			if !r.eng.acct.Admit() {
+				unix.Close(nfd)
+				continue
+			}
+			r.addConn(nfd, 0, i) // draining: closed once nothing is pending
+		}
+	}
+}
+
+// acceptBacklogMax bounds the connections one listener hands over at drain.
+const acceptBacklogMax = 1024

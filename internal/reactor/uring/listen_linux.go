@@ -75,7 +75,7 @@ func (e *engine) listenUnix() error {
 	if err := reactor.PrepareUnixSocket(path); err != nil {
 		return err
 	}
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("unix socket: %w", err)
 	}
@@ -110,8 +110,9 @@ func (e *engine) listenUnix() error {
 	return nil
 }
 
-// openListener makes one SO_REUSEPORT listening socket. It stays blocking:
-// io_uring never blocks on it, and the reactors never accept outside the ring.
+// openListener makes one SO_REUSEPORT listening socket, non-blocking so
+// that a draining reactor can take what is left in its backlog (see
+// acceptBacklog) without blocking; the ring's accept does not care.
 func openListener(ip net.IP, port, backlog int) (int, net.TCPAddr, error) {
 	fd, where, err := openSocket(ip, port, true)
 	if err != nil {
@@ -143,7 +144,7 @@ func openSocket(ip net.IP, port int, reusePort bool) (int, string, error) {
 		copy(s6.Addr[:], ip.To16())
 		sa = s6
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, where, fmt.Errorf("socket for %s: %w", where, err)
 	}

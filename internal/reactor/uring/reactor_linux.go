@@ -96,6 +96,7 @@ type loop struct {
 	draining    bool
 	gen         uint32
 	now         int64
+	nextSweep   int64 // unix seconds of the next idle_timeout sweep
 	yields      []*conn
 	yieldSpare  []*conn
 	dirty       []*conn // connections with replies to send this iteration
@@ -161,6 +162,9 @@ func (r *loop) addListener(fd, group int) {
 // until it exits, so the ring's issuer thread is never reused.
 func (r *loop) run() error {
 	runtime.LockOSThread()
+	// Once run returns this thread is gone and with it the right to submit:
+	// release, on another goroutine, must not queue SQEs.
+	defer func() { r.exited = true }()
 	r.tid.Store(int32(unix.Gettid()))
 	if r.cpu >= 0 {
 		var set unix.CPUSet
@@ -186,6 +190,7 @@ func (r *loop) run() error {
 			break
 		}
 		r.resumeAccept()
+		r.sweepIdle()
 		r.flushSends()
 		r.bufs.publish()
 		if _, err := r.ring.submitAndWait(r.waitTimeout()); err != nil {
@@ -202,7 +207,6 @@ func (r *loop) run() error {
 	// unmapped: take the group away while this is still the issuer thread.
 	reg := bufReg{bgid: bufGroup}
 	_, _ = sysRegister(r.ring.fd, unregisterPbufRing, unsafe.Pointer(&reg), 1)
-	r.exited = true
 	return nil
 }
 
@@ -226,7 +230,7 @@ func (r *loop) waitTimeout() int64 {
 	if !r.acceptPausedUntil.IsZero() {
 		limit(time.Until(r.acceptPausedUntil) + time.Millisecond)
 	}
-	return t
+	return r.idleWaitBound(t)
 }
 
 // reapAll handles every completion there is, a batch at a time; bounded,
@@ -367,6 +371,7 @@ func (r *loop) runYields() {
 // pending replies are sent.
 func (r *loop) beginDrain() {
 	r.draining = true
+	r.acceptBacklog()
 	r.closeListeners()
 	for _, c := range r.conns {
 		if c != nil && c.fd >= 0 {
