@@ -3,8 +3,10 @@
 # gocached container image, run like the official memcached image:
 #   docker build -t gocached .
 #   docker run -d -p 11211:11211 gocached -m 64
+#   docker run -d -p 11211:11211 gocached memcached -m 64   (the official image's form)
 # Arguments go straight to gocached (ENTRYPOINT), so `docker run gocached -h`
-# and `docker run gocached doctor` work too. The epoll engine's NAPI knobs and
+# and `docker run gocached doctor` work too. The health check asks the server
+# for its version on the default port (`gocached ping`). The epoll engine's NAPI knobs and
 # busy-poll budgets above 64 need `--cap-add NET_ADMIN` (and usually
 # `--network host` to see the real NIC's NAPIs).
 
@@ -16,7 +18,7 @@ RUN go mod download
 COPY . .
 ARG VERSION=""
 RUN CGO_ENABLED=0 go build -trimpath \
-        -ldflags="-s -w ${VERSION:+-X main.version=${VERSION}}" \
+        -ldflags="-s -w ${VERSION:+-X main.buildLabel=${VERSION}}" \
         -o /out/gocached ./cmd/gocached \
     && /out/gocached -V
 # The same user as the official memcached image: memcache, uid/gid 11211.
@@ -29,4 +31,5 @@ COPY --from=build /out/group /etc/group
 COPY --from=build /out/gocached /usr/local/bin/gocached
 USER memcache:memcache
 EXPOSE 11211
+HEALTHCHECK --interval=30s --timeout=5s --retries=3 CMD ["gocached", "ping", "127.0.0.1:11211"]
 ENTRYPOINT ["gocached"]

@@ -44,6 +44,7 @@ type options struct {
 
 	help, version bool
 	usage         string          // the flag table, for -h
+	flags         *pflag.FlagSet  // every flag, for the man page
 	changed       map[string]bool // long names of the flags given
 }
 
@@ -117,6 +118,7 @@ func parseFlags(args []string) (*options, error) {
 		return nil, &usageError{msg: err.Error()}
 	}
 	o.usage = fs.FlagUsages()
+	o.flags = fs
 	o.changed = make(map[string]bool)
 	fs.Visit(func(f *pflag.Flag) { o.changed[f.Name] = true })
 	if o.help || o.version {

@@ -10,10 +10,22 @@ import (
 	"os"
 )
 
-// version is what `version` and `stats` report: memcached's version that
-// gocached's behaviour follows, so clients that parse it keep working.
-// Override with -ldflags "-X main.version=...".
-var version = "1.6.18-gocached"
+// version is what the protocol's `version` and `stats` report: memcached's
+// version that gocached's behaviour follows, with a suffix, so clients that
+// parse it (as major.minor.patch) keep working whatever the build.
+const version = "1.6.18-gocached"
+
+// buildLabel names the build for -V and the logs, never the protocol;
+// set it with -ldflags "-X main.buildLabel=...".
+var buildLabel = ""
+
+// versionLine is -V's output.
+func versionLine() string {
+	if buildLabel == "" {
+		return "gocached " + version
+	}
+	return "gocached " + version + " (build " + buildLabel + ")"
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -22,8 +34,26 @@ func main() {
 // run is main without the exit, returning the process status: 0 after a
 // clean shutdown or -h/-V, 2 for a bad command line, 1 when serving fails.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "napi" || args[0] == "doctor") {
-		return runSubcommand(args[0], args[1:])
+	// The official memcached image is run as `docker run IMAGE memcached
+	// -m 64`; the same command line works with gocached's image.
+	if len(args) > 0 && args[0] == "memcached" {
+		args = args[1:]
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "napi", "doctor":
+			return runSubcommand(args[0], args[1:])
+		case "ping":
+			return ping(args[1:], stdout, stderr)
+		case "man":
+			o, err := parseFlags(nil)
+			if err != nil {
+				fmt.Fprintf(stderr, "gocached: %v\n", err)
+				return 1
+			}
+			fmt.Fprint(stdout, manPage(o.flags))
+			return 0
+		}
 	}
 	opts, err := parseFlags(args)
 	if err != nil {
@@ -41,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "Usage: gocached [flags]\n       gocached napi|doctor [args]\n\nFlags:\n%s", opts.usage)
 		return 0
 	case opts.version:
-		fmt.Fprintf(stdout, "gocached %s\n", version)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	if opts.proc.daemon && !inDaemonChild() {

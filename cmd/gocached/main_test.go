@@ -125,6 +125,7 @@ func TestVersionAndHelp(t *testing.T) {
 	}{
 		{[]string{"-V"}, []string{"gocached " + version + "\n"}},
 		{[]string{"--version"}, []string{"gocached " + version + "\n"}},
+		{[]string{"memcached", "-V"}, []string{"gocached " + version + "\n"}},
 		{[]string{"-h"}, []string{"Usage: gocached", "-p, --port", "-m, --memory-limit", "-I, --max-item-size",
 			"-N, --napi-ids", "--engine", "--busy-poll-budget", "--pin-cpus", "--poll-mode", "--interface", "--irq-suspend-timeout", "--napi-state"}},
 		{[]string{"--help", "-U", "5"}, []string{"Usage: gocached"}}, // help wins over bad values

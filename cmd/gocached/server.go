@@ -68,6 +68,9 @@ func serve(o *options, log *slog.Logger) (status int) {
 	// during start-up still restores them. As in memcached, SIGUSR1 is a
 	// graceful stop too and SIGHUP is ignored.
 	signal.Ignore(syscall.SIGHUP)
+	// A closed stderr (its reader gone while -vv logs) must not kill the
+	// server: writes then fail with EPIPE instead.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer stop()
 	ns, err := startNAPI(o, log)
@@ -132,7 +135,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
 	notifyDaemonParent() // -d: the parent exits now, the server listens
-	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.engine, "threads", eng.Threads(), "version", version, "poll_mode", pollModeLabel(o))
+	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.engine, "threads", eng.Threads(), "version", version, "build", buildLabel, "poll_mode", pollModeLabel(o))
 
 	select {
 	case err := <-served:

@@ -194,8 +194,7 @@ func (r *loop) accept(li int) {
 		}
 		r.stats.accepted.Add(1)
 		if !r.eng.acct.Admit() {
-			_, _ = unix.Write(fd, reactor.RejectMessage)
-			unix.Close(fd)
+			reactor.RejectFD(fd)
 			continue
 		}
 		// Replies are written whole per batch; Nagle would only add latency.

@@ -213,7 +213,7 @@ func (e *engine) acceptLoop(l *listener) error {
 // Shutdown).
 func (e *engine) register(nc net.Conn) (*conn, bool) {
 	if !e.acct.Admit() {
-		reject(nc)
+		reactor.RejectConn(nc)
 		return nil, false
 	}
 	e.mu.Lock()
@@ -233,14 +233,6 @@ func (e *engine) register(nc net.Conn) (*conn, bool) {
 	e.connWG.Add(1)
 	e.mu.Unlock()
 	return c, true
-}
-
-// reject tells a client beyond -c why it is refused, as memcached does, and
-// closes it. The socket is fresh, so the short write cannot block for long.
-func reject(nc net.Conn) {
-	nc.SetWriteDeadline(time.Now().Add(time.Second))
-	nc.Write(reactor.RejectMessage)
-	nc.Close()
 }
 
 // release forgets a finished connection, keeping its byte counts.
