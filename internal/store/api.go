@@ -9,6 +9,11 @@ type Config struct {
 	MaxItemSize      int   // -I, in bytes: largest key+value+overhead accepted
 	DisableEvictions bool  // -M: return OutOfMemory instead of evicting
 	DisableCAS       bool  // -C: CAS uniques are always 0
+	// GrowthFactor (-f, default 1.25) and MinChunk (-n, default 48) shape
+	// the size classes `stats slabs` and `stats items` report, as they
+	// shape memcached's slab classes; 0 means the default.
+	GrowthFactor float64
+	MinChunk     int
 	// Now returns the current unix time in seconds. Nil means the store's own
 	// coarse clock. Tests set it to move time by hand.
 	Now func() int64

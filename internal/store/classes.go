@@ -3,22 +3,33 @@ package store
 // Size classes exist here only for reporting: records of every size share a
 // shard's ring, but `stats slabs` and `stats items` group items the way
 // memcached's slab classes would (chunk sizes from 96 bytes growing by 1.25,
-// 8-byte aligned), so tools that read those stats see familiar numbers.
+// 8-byte aligned, or what -n and -f ask), so tools that read those stats see
+// familiar numbers.
 
 const (
-	classBase   = 96
-	classFactor = 1.25
-	pageSize    = 1 << 20 // the "page" ClassStats counts in; memcached's slab page
+	defaultMinChunk = 48      // memcached's -n: key+value+flags room of the smallest class
+	defaultFactor   = 1.25    // memcached's -f
+	pageSize        = 1 << 20 // the "page" ClassStats counts in; memcached's slab page
+	// maxClasses is memcached's MAX_NUMBER_OF_SLAB_CLASSES-1: ids 1..63.
+	maxClasses = 63
 )
 
-// sizeClasses returns the chunk size of each class id (index 0 is unused);
-// the last class holds the largest record an item of maxRecord bytes needs.
-func sizeClasses(maxRecord int) []int {
+// sizeClasses returns the chunk size of each class id (index 0 is unused):
+// memcached's header plus minChunk, 8-byte aligned, growing by factor, at
+// most maxClasses of them; the last class holds the largest record an item
+// of maxRecord bytes needs.
+func sizeClasses(maxRecord, minChunk int, factor float64) []int {
+	if minChunk <= 0 {
+		minChunk = defaultMinChunk
+	}
+	if factor <= 1 {
+		factor = defaultFactor
+	}
 	sizes := []int{0}
-	size := classBase
-	for size < maxRecord {
+	size := (memcachedHeader + minChunk + 7) &^ 7
+	for size < maxRecord && len(sizes) < maxClasses {
 		sizes = append(sizes, size)
-		next := (int(float64(size)*classFactor) + 7) &^ 7
+		next := (int(float64(size)*factor) + 7) &^ 7
 		if next == size {
 			next += 8
 		}
@@ -36,8 +47,8 @@ type classTable struct {
 
 const smallSizes = 16 << 10
 
-func newClassTable(maxRecord int) classTable {
-	ct := classTable{sizes: sizeClasses(maxRecord)}
+func newClassTable(maxRecord, minChunk int, factor float64) classTable {
+	ct := classTable{sizes: sizeClasses(maxRecord, minChunk, factor)}
 	ct.small = make([]uint8, smallSizes/8+1)
 	for i := range ct.small {
 		ct.small[i] = uint8(ct.search(i * 8))

@@ -18,7 +18,7 @@ func (s *Store) Stats() Stats {
 		sh.mu.Unlock()
 	}
 	st.CmdFlush = s.cmdFlush.Load()
-	st.LimitMaxbytes = uint64(s.cfg.MemoryLimit)
+	st.LimitMaxbytes = uint64(s.memLimit.Load())
 	st.HashPowerLevel = uint64(bits.Len64(slots) - 1)
 	return st
 }

@@ -42,6 +42,8 @@ type Store struct {
 	ringSize  int
 
 	clock    atomic.Int64 // coarse unix seconds when cfg.Now is nil
+	memLimit atomic.Int64 // the current -m in bytes (cache_memlimit changes it)
+	resizeMu sync.Mutex   // one SetMemoryLimit at a time
 	cmdFlush atomic.Uint64
 
 	stop      chan struct{}
@@ -79,7 +81,7 @@ func New(cfg Config) (*Store, error) {
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	s.classes = newClassTable(recSize(MaxKeyLen, s.maxValue))
+	s.classes = newClassTable(recSize(MaxKeyLen, s.maxValue), cfg.MinChunk, cfg.GrowthFactor)
 	idBits := uint(bits.Len(uint(n - 1)))
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -90,6 +92,7 @@ func New(cfg Config) (*Store, error) {
 		sh.idx = newIndex(0)
 		sh.cls = make([]classCounters, len(s.classes.sizes))
 	}
+	s.memLimit.Store(cfg.MemoryLimit)
 	s.clock.Store(time.Now().Unix())
 	go s.background()
 	return s, nil

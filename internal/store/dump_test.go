@@ -1,0 +1,117 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+)
+
+// dumpAll walks the whole store with a small slot budget per call and
+// returns the keys it saw, with how often.
+func dumpAll(t *testing.T, s *Store, budget int) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	var c DumpCursor
+	for calls := 0; ; calls++ {
+		if calls > 1_000_000 {
+			t.Fatal("Dump does not finish")
+		}
+		if s.Dump(&c, budget, func(it Item) bool { seen[string(it.Key())]++; return true }) {
+			break
+		}
+	}
+	if !c.Done(s) {
+		t.Fatal("Dump returned true before the last shard")
+	}
+	return seen
+}
+
+func TestDumpListsEveryLiveItemOnce(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	for i := range 3000 {
+		set(s, fmt.Sprintf("k%d", i), "v")
+	}
+	s.Set(ModeSet, []byte("gone"), 0, 5, []byte("v"), 0)
+	s.Delete([]byte("k7"))
+	clock.advance(10)
+	for _, budget := range []int{1, 7, 1024, 1 << 30} {
+		seen := dumpAll(t, s, budget)
+		if len(seen) != 2999 {
+			t.Fatalf("budget %d: %d keys, want 2999", budget, len(seen))
+		}
+		for k, n := range seen {
+			if n != 1 || k == "gone" || k == "k7" {
+				t.Fatalf("budget %d: key %q seen %d times", budget, k, n)
+			}
+		}
+	}
+}
+
+func TestDumpStopsBeforeRefusedItem(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20})
+	for i := range 100 {
+		set(s, fmt.Sprintf("k%d", i), "v")
+	}
+	var c DumpCursor
+	seen := map[string]int{}
+	for taken := 0; ; {
+		// Take one item per call: every refused item must come back.
+		took := false
+		done := s.Dump(&c, 1<<20, func(it Item) bool {
+			if took {
+				return false
+			}
+			took = true
+			seen[string(it.Key())]++
+			taken++
+			return true
+		})
+		if done {
+			break
+		}
+	}
+	if len(seen) != 100 {
+		t.Fatalf("saw %d keys, want 100", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("key %q seen %d times", k, n)
+		}
+	}
+}
+
+func TestDumpItemFields(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	s.Set(ModeSet, []byte("foo"), 5, 100, []byte("bar"), 0)
+	get(s, "foo")
+	var got string
+	s.Dump(&DumpCursor{}, 1<<30, func(it Item) bool {
+		got = fmt.Sprintf("%s exp=%d la=%d fetch=%v cls=%d size=%d", it.Key(), it.Exptime(), it.LastAccess(), it.Fetched(), it.Class(), it.Size())
+		return true
+	})
+	// memcached 1.6.18: key=foo ... fetch=yes cls=1 size=69 for flags 5, "bar".
+	want := fmt.Sprintf("foo exp=%d la=%d fetch=true cls=1 size=69", clock.Now()+100, clock.Now())
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestDumpConcurrentWithStores(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20000 {
+			set(s, fmt.Sprintf("w%d", i%5000), "value")
+			if i%3 == 0 {
+				s.Delete([]byte(fmt.Sprintf("w%d", (i+7)%5000)))
+			}
+		}
+	}()
+	for range 20 {
+		dumpAll(t, s, 333)
+	}
+	<-done
+	checkInvariants(t, s)
+}
