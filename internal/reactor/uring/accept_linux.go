@@ -40,8 +40,7 @@ func (r *loop) onAccept(li int, q *cqe) {
 	}
 	r.stats.accepted.Add(1)
 	if !r.eng.acct.Admit() {
-		_, _ = unix.Write(fd, reactor.RejectMessage)
-		unix.Close(fd)
+		reactor.RejectFD(fd) // the message, then an orderly close
 		return
 	}
 	// Replies are sent whole per batch; Nagle would only add latency.
