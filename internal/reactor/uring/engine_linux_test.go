@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -194,3 +195,44 @@ func TestPartialSends(t *testing.T) {
 	}
 }
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestMoreConnectionsThanBuffers: more connections than the buffer ring
+// has buffers all send at once; a receive that finds the ring empty ends
+// with ENOBUFS and is re-armed once buffers come back, so every request is
+// still answered. The ring is made tiny so that it runs dry for sure.
+func TestMoreConnectionsThanBuffers(t *testing.T) {
+	needIOUring(t)
+	saved := recvBuffers
+	recvBuffers = 4
+	t.Cleanup(func() { recvBuffers = saved })
+	s := enginetest.Start(t, New, reactor.Config{Threads: 1}, enginetest.Options{})
+	if s.Env.Store.Set(store.ModeSet, []byte("k"), 0, 0, []byte("v"), 0) != store.Stored {
+		t.Fatal("set failed")
+	}
+	const n = 64
+	clients := make([]*enginetest.Client, n)
+	for i := range clients {
+		clients[i] = s.Dial(t)
+	}
+	enobufs := func() int {
+		v, _ := strconv.Atoi(clients[0].Stats("reactors")["reactor:0:recv_enobufs"])
+		return v
+	}
+	for round := 0; round < 200 && (round < 3 || enobufs() == 0); round++ {
+		var wg sync.WaitGroup
+		for _, c := range clients { // all at once, so completions pile up
+			wg.Add(1)
+			go func() { defer wg.Done(); _, _ = c.NC.Write([]byte("get k\r\n")) }()
+		}
+		wg.Wait()
+		for i, c := range clients {
+			if l := c.Line(); l != "VALUE k 0 1\r\n" {
+				t.Fatalf("round %d client %d: %q", round, i, l)
+			}
+			c.Expect("v\r\n", "END\r\n")
+		}
+	}
+	if enobufs() == 0 {
+		t.Errorf("the 4-buffer ring never ran dry with %d clients sending at once", n)
+	}
+}

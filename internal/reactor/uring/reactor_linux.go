@@ -41,6 +41,10 @@ const (
 	recvCredit = 4 * reactor.ReadBufSize
 )
 
+// recvBuffers is the buffer ring's size; a variable so tests can make the
+// ring run dry.
+var recvBuffers = bufEntries
+
 // Operation kinds, in the top byte of user_data; conn operations carry the
 // connection's slot (24 bits) and generation (32 bits), so a completion for
 // a connection that is gone is recognised and dropped.
@@ -115,7 +119,7 @@ func newLoop(e *engine, id int) (*loop, error) {
 	if r.ring, err = newRing(sqEntries, cqEntries, ringFlags); err != nil {
 		return nil, describeSetupError(err)
 	}
-	if r.bufs, err = newBufRing(bufEntries, bufSize, bufGroup); err != nil {
+	if r.bufs, err = newBufRing(recvBuffers, bufSize, bufGroup); err != nil {
 		r.release()
 		return nil, err
 	}
