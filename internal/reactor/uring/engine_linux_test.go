@@ -127,7 +127,7 @@ func TestStatsReactorsShowsRingSettings(t *testing.T) {
 		if f := st[p+"setup_flags"]; !strings.Contains(f, "single_issuer") || !strings.Contains(f, "defer_taskrun") {
 			t.Errorf("%ssetup_flags = %q", p, f)
 		}
-		if st[p+"buf_ring"] != "512x16384" || st[p+"poll_mode"] != "napibusy" {
+		if st[p+"buf_ring"] != "256x16384" || st[p+"poll_mode"] != "napibusy" {
 			t.Errorf("%s buf_ring %q poll_mode %q", p, st[p+"buf_ring"], st[p+"poll_mode"])
 		}
 		switch st[p+"napi_tracking"] {

@@ -24,7 +24,7 @@ import (
 const (
 	sqEntries  = 512
 	cqEntries  = 8192
-	bufEntries = 512                   // provided receive buffers
+	bufEntries = 256                   // provided receive buffers: at most 4 MiB resident per reactor
 	bufSize    = reactor.ReadBufSize   // each; a receive never returns more
 	reapBatch  = 256                   // CQEs handled per pass over the CQ
 	bufGroup   = 0                     // the one buffer group of each ring
