@@ -7,7 +7,9 @@
 // Per reactor: a multishot accept per listener; a multishot receive per
 // connection that picks its buffer from the reactor's provided-buffer ring
 // (IORING_REGISTER_PBUF_RING), so receive memory is per reactor, not per
-// idle connection; replies queued as one send per connection and loop
+// idle connection, capped at recvCredit bytes per arm (6.17+; single-shot
+// receives on older kernels) so that it reads no further ahead than the
+// epoll engine's read per event; replies queued as one send per connection and loop
 // iteration; one io_uring_enter per iteration that both submits every send
 // and re-armed receive and waits; completions reaped in batches. The ring is
 // set up with SINGLE_ISSUER and DEFER_TASKRUN (see ringFlags). With busy-poll
@@ -16,12 +18,16 @@
 // NAPI busy polling (IORING_REGISTER_NAPI, 6.9+) with static tracking of its
 // reactor's NAPI ID (6.13+; dynamic tracking before). At depth 1 this turns
 // the epoll engine's three system calls per request (epoll_wait, read,
-// write) into a share of one io_uring_enter per batch.
+// write) into a share of one io_uring_enter per batch; the TCP work inside
+// those calls stays, and on loopback it is most of a request's cost. -t 0
+// means one reactor per CPU (GOMAXPROCS): the epoll engine's per-NAPI
+// choice is not shared with this package yet.
 //
 // Flow control is the shared policy of package reactor: a connection whose
 // unsent replies exceed reactor.MaxUnsent has its receive cancelled (what
 // arrives before the cancel lands is buffered, never dropped) and re-armed
-// once it drains. Accounting, `stats conns` and the Session glue come from
+// once it drains; one that yielded under -R with requests buffered is not
+// re-armed until they are processed. Accounting, `stats conns` and the Session glue come from
 // package reactor too.
 //
 // The system-call layer (sys_linux.go, ring_linux.go, bufring_linux.go,
