@@ -11,15 +11,23 @@ import (
 	"github.com/gocached/gocached/internal/reactor/enginetest"
 )
 
-// TestStopTheWorldWhileIdle: the reactors wait in io_uring_enter as a raw
-// system call, holding their P; the runtime must still be able to stop
-// the world (its preemption signal ends the wait with EINTR), so a GC with
-// idle reactors takes milliseconds, not forever.
+// TestStopTheWorldWhileIdle: a reactor that just served a request waits in
+// io_uring_enter as a raw system call, holding its P; the runtime must
+// still be able to stop the world (its preemption signal ends the wait
+// with EINTR), so a GC right then takes milliseconds, not forever. Later
+// the reactor, idle, waits through the runtime; that GC must be quick too.
 func TestStopTheWorldWhileIdle(t *testing.T) {
 	needIOUring(t)
-	enginetest.Start(t, New, reactor.Config{Threads: 2}, enginetest.Options{})
-	time.Sleep(50 * time.Millisecond) // both reactors asleep in the kernel
-	for range 5 {
+	s := enginetest.Start(t, New, reactor.Config{Threads: 1}, enginetest.Options{})
+	c := s.Dial(t)
+	for i := range 6 {
+		c.Send("version\r\n")
+		c.Line() // the reactor's next wait is a raw one
+		if i == 5 {
+			// sysmon ends a raw wait within 10 ms; the reactor, having
+			// found nothing, then waits through the runtime.
+			time.Sleep(50 * time.Millisecond)
+		}
 		start := time.Now()
 		done := make(chan struct{})
 		go func() { runtime.GC(); close(done) }()

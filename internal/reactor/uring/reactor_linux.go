@@ -185,6 +185,7 @@ func (r *loop) run() error {
 		r.armAccept(i)
 	}
 	r.armMailbox()
+	busy := false
 	for {
 		r.now = time.Now().Unix()
 		if r.eng.quitting.Load() && !r.draining {
@@ -197,16 +198,18 @@ func (r *loop) run() error {
 		r.sweepIdle()
 		r.flushSends()
 		r.bufs.publish()
-		if _, err := r.ring.submitAndWait(r.waitTimeout()); err != nil {
+		// A reactor that just had work waits raw, an idle one through the
+		// runtime (see sysEnter).
+		if _, err := r.ring.submitAndWait(r.waitTimeout(), busy); err != nil {
 			return fmt.Errorf("io_uring_enter: %w", err)
 		}
 		r.stats.enters.Add(1)
-		r.reapAll()
+		busy = r.reapAll() > 0
 		r.runYields()
 	}
 	r.closeAllConns()
 	r.closeListeners()
-	_, _ = r.ring.submitAndWait(0) // hand the cancels over so sockets close now
+	_, _ = r.ring.submitAndWait(0, true) // hand the cancels over so sockets close now
 	// No receive may pick a buffer once we return and the buffers are
 	// unmapped: take the group away while this is still the issuer thread.
 	reg := bufReg{bgid: bufGroup}
@@ -238,13 +241,16 @@ func (r *loop) waitTimeout() int64 {
 }
 
 // reapAll handles every completion there is, a batch at a time; bounded,
-// since handling one batch may let the kernel post more.
-func (r *loop) reapAll() {
+// since handling one batch may let the kernel post more. It returns how
+// many it handled.
+func (r *loop) reapAll() int {
+	total := 0
 	for range cqEntries/reapBatch + 1 {
 		n := r.ring.reap(r.cqes)
 		if n == 0 {
-			return
+			return total
 		}
+		total += n
 		r.stats.cqes.Add(uint64(n))
 		if uint64(n) > r.stats.maxBatch.Load() {
 			r.stats.maxBatch.Store(uint64(n))
@@ -253,9 +259,10 @@ func (r *loop) reapAll() {
 			r.dispatch(&r.cqes[i])
 		}
 		if n < len(r.cqes) {
-			return
+			return total
 		}
 	}
+	return total
 }
 
 func (r *loop) dispatch(q *cqe) {

@@ -65,7 +65,7 @@ func TestRingWraparound(t *testing.T) {
 			s.opcode, s.userData = opNop, next
 			next++
 		}
-		if _, err := r.submitAndWait(0); err != nil {
+		if _, err := r.submitAndWait(0, true); err != nil {
 			t.Fatal(err)
 		}
 		got := reapAllOf(r)
@@ -98,7 +98,7 @@ func TestRingFullSQAndCQOverflow(t *testing.T) {
 	}
 	seen := make(map[uint64]bool)
 	for range 20 {
-		if _, err := r.submitAndWait(0); err != nil {
+		if _, err := r.submitAndWait(0, true); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range reapAllOf(r) {
@@ -146,7 +146,7 @@ func TestBufRingRecycling(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.publish()
-		if _, err := r.submitAndWait(-1); err != nil {
+		if _, err := r.submitAndWait(-1, true); err != nil {
 			t.Fatal(err)
 		}
 		got := reapAllOf(r)
@@ -201,7 +201,7 @@ func TestBufRingExhaustion(t *testing.T) {
 		if _, err := unix.Write(fds[0], []byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.submitAndWait(-1); err != nil {
+		if _, err := r.submitAndWait(-1, true); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range reapAllOf(r) {
