@@ -4,6 +4,7 @@ package protocol
 // The engines do all I/O; a Session turns request bytes into reply bytes.
 
 import (
+	"io"
 	"sync/atomic"
 
 	"github.com/gocached/gocached/internal/store"
@@ -27,6 +28,24 @@ type Settings struct {
 	TCPBacklog      int    // -b
 	BindingProtocol string // "ascii"
 	Verbosity       *atomic.Int32
+
+	// memcached's gating flags.
+	FlushDisabled   bool // -F: flush_all answers CLIENT_ERROR flush_all not allowed
+	DumpDisabled    bool // -X: stats cachedump and lru_crawler metadump are refused
+	WatchDisabled   bool // -W: watch is refused
+	ShutdownEnabled bool // -A: shutdown stops the server (Env.Shutdown)
+
+	// GrowthFactor (-f) and ChunkSize (-n) are reported by `stats
+	// settings`; the size classes follow store.Config.GrowthFactor and
+	// MinChunk, which take the same values. 0 means memcached's defaults
+	// (1.25 and 48).
+	GrowthFactor float64
+	ChunkSize    int
+
+	// DetailDelimiter is -D: the prefix delimiter of `stats detail`; setting
+	// it also turns the collection on from the start, as -D does in
+	// memcached. 0 means memcached's ':' with collection off.
+	DetailDelimiter byte
 }
 
 // ServerStats are the connection-level totals only an engine knows.
@@ -74,8 +93,40 @@ type Env struct {
 	// connections, as -S implies -B binary in memcached.
 	SASL *SASL
 
+	// Shutdown is called by `shutdown` (graceful: `shutdown graceful`)
+	// when Settings.ShutdownEnabled (-A) is set; it should start the
+	// process's stop (memcached raises SIGINT, or SIGUSR1 for graceful) and
+	// return at once. The connection that asked is closed without a reply.
+	Shutdown func(graceful bool)
+
+	// ASCIIAuth, when set (-Y), makes text-protocol clients authenticate
+	// with `set <any key> 0 0 <n>` carrying "user password" before any other
+	// command, as memcached's ASCII auth does (auth.go).
+	ASCIIAuth *ASCIIAuth
+
+	// VerboseLog receives memcached's -vv lines ("<fd get k", ">fd END",
+	// "<fd new auto-negotiating client connection", ...) while
+	// Settings.Verbosity is 2 or more; nil disables them. Writes come from
+	// many connections at once: the writer must be safe for that (a
+	// *os.File is). See verbose.go.
+	VerboseLog io.Writer
+
+	// ResumesPending is set by an engine that calls Session.Process again
+	// (with whatever input it holds, possibly none) once it has sent the
+	// replies, for as long as Session.Pending reports true, and that calls
+	// the Session's wakeup (Session.SetWakeup) to do so when a watcher has
+	// new lines. Without it, a metadump is written whole in one call, and
+	// `watch` is refused with memcached's WATCHER_FAILED.
+	ResumesPending bool
+
 	// counters are the totals only the protocol sees; the zero value is ready.
 	counters protoCounters
+	// admin is the run-time state of the admin commands (admin_state.go).
+	admin adminState
+	// detail is the per-prefix statistics of `stats detail` (detail.go).
+	detail prefixStats
+	// logs feeds `watch` connections (watch.go).
+	logs watchHub
 }
 
 // protoCounters are shared by every Session of one Env.

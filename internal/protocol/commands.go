@@ -52,13 +52,13 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 	}
 	switch string(cmd) {
 	case "get", "bget":
-		return s.retrieve(line, n, false, false)
+		return s.flushAfter(s.retrieve(line, n, false, false))
 	case "gets":
-		return s.retrieve(line, n, true, false)
+		return s.flushAfter(s.retrieve(line, n, true, false))
 	case "gat":
-		return s.retrieve(line, n, false, true)
+		return s.flushAfter(s.retrieve(line, n, false, true))
 	case "gats":
-		return s.retrieve(line, n, true, true)
+		return s.flushAfter(s.retrieve(line, n, true, true))
 	case "set":
 		return s.storage(line, rest, n, store.ModeSet)
 	case "add":
@@ -87,13 +87,27 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.out = append(s.out, "VERSION "...)
 		s.out = append(s.out, s.version()...)
 		s.out = append(s.out, crlf...)
+		if s.vlog {
+			s.vlogLine('>', []byte("VERSION "+s.version()))
+		}
 	case "verbosity":
 		s.verbosity(line, n)
 	case "quit":
 		return 0, Close
 	case "shutdown":
-		// memcached without -A (shutdown disabled) answers every form so.
-		s.reply(rShutdownOff)
+		return 0, s.shutdown(line, n)
+	case "lru_crawler":
+		s.lruCrawler(line, n)
+	case "slabs":
+		s.slabs(line, n)
+	case "lru":
+		s.lru(line, n)
+	case "cache_memlimit":
+		s.cacheMemlimit(line, n)
+	case "watch":
+		s.watchCommand(line, n)
+	case "extstore":
+		s.extstore(line, n)
 	default:
 		if looksLikeHTTP(cmd, s.token(line, min(n, maxTokens-1)-1)) {
 			return 0, Close
@@ -101,6 +115,13 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.reply(rError)
 	}
 	return 0, NeedMore
+}
+
+// flushAfter marks the replies so far as sent, as memcached flushes its
+// responses after a retrieval command (see hasPendingReplies).
+func (s *Session) flushAfter(n int, st Status) (int, Status) {
+	s.flushMark = len(s.out)
+	return n, st
 }
 
 // looksLikeHTTP reports whether an unknown command is an HTTP request line,
@@ -166,6 +187,9 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	st := s.env.Store
 	total := int(vlen) + 2
 	if int(vlen) > st.MaxValueSize(len(key)) {
+		if s.env.detailEnabled() {
+			s.env.recordPrefix(key, 's', false)
+		}
 		s.reply(rTooLarge)
 		s.env.counters.storeTooLarge.Add(1)
 		// memcached drops a set's old value rather than leave it stale.
@@ -178,12 +202,20 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	if len(rest) < total {
 		return -total, NeedMore
 	}
+	// Counted once the data is here: the line may be parsed more than once.
+	if s.env.detailEnabled() {
+		s.env.recordPrefix(key, 's', false)
+	}
 	data := rest[:total]
 	if data[vlen] != '\r' || data[vlen+1] != '\n' {
 		s.reply(rBadChunk)
 		return total, NeedMore
 	}
-	switch st.Set(mode, key, flags, int64(exptime), data[:vlen], cas) {
+	res := st.Set(mode, key, flags, int64(exptime), data[:vlen], cas)
+	if s.watching()&logMutations != 0 {
+		s.logStore(key, storeStatus(res), storeCmdName(mode), uint32(exptime), st.ItemClass(len(key), int(vlen), flags), int(vlen))
+	}
+	switch res {
 	case store.Stored:
 		s.reply(rStored)
 	case store.NotStored:
@@ -202,6 +234,42 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		s.reply("SERVER_ERROR Unhandled storage type.\r\n")
 	}
 	return total, NeedMore
+}
+
+// storeStatus and storeCmdName name a store result and mode as memcached's
+// item_store log lines do.
+func storeStatus(r store.Result) string {
+	switch r {
+	case store.Stored:
+		return "stored"
+	case store.Exists:
+		return "exists"
+	case store.NotFound:
+		return "not_found"
+	case store.TooLarge:
+		return "too_large"
+	case store.OutOfMemory:
+		return "no_memory"
+	}
+	return "not_stored"
+}
+
+func storeCmdName(m store.Mode) string {
+	switch m {
+	case store.ModeSet:
+		return "set"
+	case store.ModeAdd:
+		return "add"
+	case store.ModeReplace:
+		return "replace"
+	case store.ModeAppend:
+		return "append"
+	case store.ModePrepend:
+		return "prepend"
+	case store.ModeCAS:
+		return "cas"
+	}
+	return "na"
 }
 
 // keyedCommand checks the shape shared by commands of the form
@@ -233,6 +301,9 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 		return
 	}
 	v, res := s.env.Store.IncrDecr(key, delta, decr)
+	if s.watching()&logFetchers != 0 {
+		s.logGet(key, res != store.NotFound, 0, 0)
+	}
 	switch res {
 	case store.Stored:
 		if !s.noreply {
@@ -269,7 +340,14 @@ func (s *Session) delete(line []byte, n int) {
 		s.reply(rBadFormat)
 		return
 	}
-	if s.env.Store.Delete(key) {
+	if s.env.detailEnabled() {
+		s.env.recordPrefix(key, 'd', false)
+	}
+	deleted := s.env.Store.Delete(key)
+	if s.watching()&logFetchers != 0 {
+		s.logGet(key, deleted, 0, 0)
+	}
+	if deleted {
 		s.reply(rDeleted)
 	} else {
 		s.reply(rNotFound)
@@ -286,7 +364,11 @@ func (s *Session) touch(line []byte, n int) {
 		s.reply(rBadExptime)
 		return
 	}
-	if s.env.Store.Touch(key, int64(exptime)) {
+	touched := s.env.Store.Touch(key, int64(exptime))
+	if s.watching()&logFetchers != 0 {
+		s.logGet(key, touched, 0, 0)
+	}
+	if touched {
 		s.reply(rTouched)
 	} else {
 		s.reply(rNotFound)
@@ -299,6 +381,12 @@ func (s *Session) flushAll(line []byte, n int) {
 		return
 	}
 	s.setNoreply(line, n)
+	if st := s.env.Settings; st != nil && st.FlushDisabled {
+		// memcached counts the refused flush in cmd_flush.
+		s.env.Store.CountFlush()
+		s.reply("CLIENT_ERROR flush_all not allowed\r\n")
+		return
+	}
 	var delay int32
 	// The delay is the first argument unless the only argument is noreply.
 	plain := 1

@@ -116,20 +116,41 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		}
 		key := keys[ks:ke]
 		s.getKey = key
+		var hit bool
 		if touch {
-			st.GetAndTouch(key, int64(exptime), s.emit)
+			hit = st.GetAndTouch(key, int64(exptime), s.emit)
 		} else {
-			st.Get(key, s.emit)
+			hit = st.Get(key, s.emit)
+		}
+		if s.vlog || s.watching() != 0 || s.env.detailEnabled() {
+			s.observeGet(key, hit)
 		}
 		served = true
 		i = ke
 	}
 	s.out = append(s.out, rEnd...)
+	if s.vlog {
+		s.vlogLine('>', []byte("END"))
+	}
 	return -1
+}
+
+// observeGet reports one key of a retrieval to -vv, watch and stats detail.
+func (s *Session) observeGet(key []byte, hit bool) {
+	if s.vlog && hit {
+		s.vlogLine('>', append([]byte("sending key "), key...))
+	}
+	if s.watching()&logFetchers != 0 {
+		s.logGet(key, hit, s.env.Store.ItemClass(len(key), s.lastVlen, s.lastFlags), s.lastVlen)
+	}
+	if s.env.detailEnabled() {
+		s.env.recordPrefix(key, 'g', hit)
+	}
 }
 
 // emitValue writes one VALUE block; it is the store's Get callback.
 func (s *Session) emitValue(value []byte, m store.Meta) {
+	s.lastVlen, s.lastFlags = len(value), m.Flags
 	b := append(s.out, valuePrefix...)
 	b = append(b, s.getKey...)
 	b = append(b, ' ')

@@ -83,6 +83,19 @@ type Session struct {
 	binEmitFn     func(value []byte, m store.Meta)
 	binArithFn    func(it store.Item, value uint64, created bool)
 	statScratch   []byte // binary STAT renders the text lines here first
+
+	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
+	dump       *dumpState // a metadump in progress
+	dumpFn     func(it store.Item) bool
+	watch      *watcher // set once the connection became a log stream
+	wakeup     func()   // the engine's, see SetWakeup
+	connID     int      // the engine's id for the connection (memcached's fd)
+	logScratch []byte
+	flushMark  int    // len(out) after the last reply memcached would have flushed
+	lastVlen   int    // the value length and flags of the last get hit
+	lastFlags  uint32 //
+	vlog       bool   // -vv lines are wanted during this Process call
+	authed     bool   // passed ASCII auth (-Y)
 }
 
 // NewSession returns a Session bound to env.
@@ -95,11 +108,42 @@ func NewSession(env *Env) *Session {
 	s.meFn = s.metaDebugItem
 	s.binEmitFn = s.binEmitValue
 	s.binArithFn = s.binArithItem
+	s.dumpFn = s.dumpItem
 	return s
+}
+
+// Pending reports whether the Session has output to produce without more
+// input: a metadump not yet finished, or a connection turned into a `watch`
+// log stream. An engine that sets Env.ResumesPending calls Process again,
+// with its unconsumed input (possibly none), once it has sent the replies,
+// for as long as Pending holds; for a watcher it may wait for the wakeup.
+func (s *Session) Pending() bool { return s.dump != nil || s.watch != nil }
+
+// SetWakeup registers fn, which a watching Session calls (from another
+// goroutine, at most once until the next Process) when log lines arrive for
+// it; the engine should then call Process. Engines set it once per Session.
+func (s *Session) SetWakeup(fn func()) { s.wakeup = fn }
+
+// Opened tells the Session the engine's id for its new connection (the file
+// descriptor: memcached prints it in -vv lines and watch's cfd=) and logs
+// the connection at -vv as memcached does.
+func (s *Session) Opened(id int) {
+	s.connID = id
+	if s.verboseOn() {
+		s.vlogf('<', "new auto-negotiating client connection")
+	}
 }
 
 // Reset prepares the Session for a new connection.
 func (s *Session) Reset() {
+	if s.connID != 0 && s.verboseOn() {
+		s.vlogf('<', "connection closed.")
+	}
+	s.stopWatch()
+	s.dump = nil
+	s.connID = 0
+	s.authed = false
+	s.logScratch = nil
 	s.swallow = 0
 	s.proto = protoUndecided
 	s.authenticated = false
@@ -143,7 +187,9 @@ func (s *Session) multigetLimit() int {
 func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status) {
 	s.out = out
 	s.outStart = len(out)
+	s.flushMark = len(out)
 	s.want = 0
+	s.vlog = s.verboseOn()
 	pos, st := s.process(in)
 	reply = s.out
 	s.out = nil
@@ -160,6 +206,18 @@ func (s *Session) process(in []byte) (int, Status) {
 	reqs := 0
 	limit := s.reqsPerEvent()
 	for {
+		if s.watch != nil {
+			// memcached stops reading a watcher's socket: input is dropped.
+			s.drainWatch()
+			return len(in), NeedMore
+		}
+		if s.dump != nil {
+			s.continueDump()
+			if s.dump != nil {
+				return pos, Yield
+			}
+			continue
+		}
 		if s.swallow > 0 {
 			n := int64(len(in) - pos)
 			if n > s.swallow {
@@ -203,6 +261,19 @@ func (s *Session) process(in []byte) (int, Status) {
 			}
 			continue
 		}
+		if s.env.ASCIIAuth != nil && !s.authed {
+			n, st := s.asciiAuth(in[pos:])
+			if n < 0 {
+				s.want = -n
+				return pos, st
+			}
+			pos += n
+			reqs++
+			if st == Close {
+				return pos, Close
+			}
+			continue
+		}
 		avail := in[pos:]
 		n, st := s.lineEnd(avail)
 		if n < 0 {
@@ -221,6 +292,9 @@ func (s *Session) process(in []byte) (int, Status) {
 			line = line[:z]
 		}
 		next := pos + n + 1
+		if s.vlog {
+			s.vlogLine('<', line)
+		}
 		data, st := s.execute(line, in[next:])
 		if st == Yield {
 			// A multiget paused: data is how much of its line was served.
@@ -300,4 +374,13 @@ func (s *Session) reply(msg string) {
 		return
 	}
 	s.out = append(s.out, msg...)
+	if s.vlog {
+		s.vlogLine('>', []byte(msg[:len(msg)-2]))
+	}
 }
+
+// hasPendingReplies reports whether replies of earlier commands are still
+// queued in the sense memcached's watch and metadump check (resp_has_stack):
+// memcached flushes after a retrieval command, so only replies since the
+// last one count.
+func (s *Session) hasPendingReplies() bool { return len(s.out) > s.flushMark }

@@ -88,25 +88,13 @@ func (s *Session) stats(line []byte, n int) {
 	case "sizes":
 		w.str("sizes_status", "disabled")
 	case "detail":
-		// gocached keeps no per-prefix stats: on and off are accepted and
-		// the dump is memcached's empty one.
-		sub := ""
-		if n > 2 {
-			sub = string(s.token(line, 2))
-		}
-		switch sub {
-		case "on", "off":
-			s.out = append(s.out, rOK...)
-		case "dump":
-			s.out = append(s.out, rEnd...)
-		default:
-			s.out = append(s.out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n"...)
-		}
+		s.statsDetail(line, n)
 		return
 	case "cachedump":
-		// What memcached says with dump_enabled off, as `stats settings` reports.
-		s.out = append(s.out, "CLIENT_ERROR stats cachedump not allowed\r\n"...)
+		s.cachedump(line, n)
 		return
+	case "extstore":
+		// memcached built with extstore but running without it lists nothing.
 	case "conns":
 		// memcached always knows this group; without an engine it is empty.
 		if s.env.Server != nil {
@@ -124,6 +112,7 @@ func (s *Session) stats(line []byte, n int) {
 // resetStats clears every resettable counter (`stats reset`).
 func (s *Session) resetStats() {
 	s.env.Store.ResetStats()
+	s.env.resetDetail()
 	if s.env.Server != nil {
 		s.env.Server.ResetStats()
 	}
@@ -220,9 +209,12 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim", "slab_reassign_busy_items",
 		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved", "lru_crawler_running",
 		"lru_crawler_starts", "lru_maintainer_juggles", "malloc_fails", "log_worker_dropped",
-		"log_worker_written", "log_watcher_skipped", "log_watcher_sent", "log_watchers"} {
+		"log_worker_written"} {
 		w.uint(name, 0)
 	}
+	w.uint("log_watcher_skipped", s.env.logs.skipped.Load())
+	w.uint("log_watcher_sent", s.env.logs.sent.Load())
+	w.uint("log_watchers", uint64(s.env.logs.count()))
 	w.uint("unexpected_napi_ids", srv.UnexpectedNAPIIDs)
 	w.uint("round_robin_fallback", srv.RoundRobinFallback)
 	w.uint("bytes", st.Bytes)
@@ -267,7 +259,20 @@ func (s *Session) appendSettings(w *statWriter) {
 	if proto == "" {
 		proto = "ascii"
 	}
-	w.int("maxbytes", set.MaxBytes)
+	adm := s.env.admin.snapshot()
+	maxbytes := set.MaxBytes
+	if s.env.Store != nil {
+		maxbytes = s.env.Store.MemoryLimit() // cache_memlimit changes it
+	}
+	factor := set.GrowthFactor
+	if factor == 0 {
+		factor = 1.25
+	}
+	chunk := set.ChunkSize
+	if chunk == 0 {
+		chunk = 48
+	}
+	w.int("maxbytes", maxbytes)
 	w.int("maxconns", int64(set.MaxConns))
 	w.int("tcpport", int64(set.Port))
 	w.int("udpport", int64(set.UDPPort))
@@ -289,42 +294,42 @@ func (s *Session) appendSettings(w *statWriter) {
 		umask = 0o700
 	}
 	w.str("umask", strconv.FormatUint(uint64(umask), 8))
-	w.flag("shutdown_command", false)
-	w.str("growth_factor", "1.25")
-	w.int("chunk_size", 48)
+	w.flag("shutdown_command", set.ShutdownEnabled)
+	w.str("growth_factor", fmt2(factor))
+	w.int("chunk_size", int64(chunk))
 	w.int("num_threads", int64(set.Threads))
 	w.int("num_threads_per_udp", int64(set.Threads))
-	w.str("stat_key_prefix", ":")
-	w.flag("detail_enabled", false)
+	w.str("stat_key_prefix", string(s.env.delimiter()))
+	w.flag("detail_enabled", s.env.detailEnabled())
 	w.int("reqs_per_event", int64(s.reqsPerEvent()))
 	w.flag("cas_enabled", set.CASEnabled)
 	w.int("tcp_backlog", int64(set.TCPBacklog))
 	w.str("binding_protocol", proto)
 	w.flag("auth_enabled_sasl", s.env.SASL != nil)
-	w.flag("auth_enabled_ascii", false)
+	w.flag("auth_enabled_ascii", s.env.ASCIIAuth != nil)
 	w.int("item_size_max", int64(set.ItemSizeMax))
 	w.flag("maxconns_fast", true)
 	w.int("hashpower_init", 0)
-	w.flag("slab_reassign", false)
-	w.int("slab_automove", 0)
-	w.str("slab_automove_ratio", "0.80")
+	w.flag("slab_reassign", true)
+	w.int("slab_automove", int64(adm.automove))
+	w.str("slab_automove_ratio", fmt2(adm.automoveRatio))
 	w.int("slab_automove_window", 30)
 	w.int("slab_chunk_max", int64(set.ItemSizeMax/2))
-	w.flag("lru_crawler", true)
-	w.int("lru_crawler_sleep", 100)
-	w.int("lru_crawler_tocrawl", 0)
+	w.flag("lru_crawler", adm.crawler)
+	w.int("lru_crawler_sleep", int64(adm.crawlerSleep))
+	w.int("lru_crawler_tocrawl", int64(adm.crawlerToCrawl))
 	w.int("tail_repair_time", 0)
-	w.flag("flush_enabled", true)
-	w.flag("dump_enabled", false)
+	w.flag("flush_enabled", !set.FlushDisabled)
+	w.flag("dump_enabled", !set.DumpDisabled)
 	w.str("hash_algorithm", "xxhash")
 	w.flag("lru_maintainer_thread", false)
-	w.flag("lru_segmented", false)
-	w.int("hot_lru_pct", 20)
-	w.int("warm_lru_pct", 40)
-	w.str("hot_max_factor", "0.20")
-	w.str("warm_max_factor", "2.00")
-	w.flag("temp_lru", false)
-	w.int("temporary_ttl", 61)
+	w.flag("lru_segmented", adm.segmented)
+	w.int("hot_lru_pct", int64(adm.hotPct))
+	w.int("warm_lru_pct", int64(adm.warmPct))
+	w.str("hot_max_factor", fmt2(adm.hotFactor))
+	w.str("warm_max_factor", fmt2(adm.warmFactor))
+	w.flag("temp_lru", adm.tempLRU)
+	w.int("temporary_ttl", int64(adm.tempTTL))
 	w.int("idle_timeout", int64(set.IdleTimeout))
 	w.int("watcher_logbuf_size", 262144)
 	w.int("worker_logbuf_size", 65536)

@@ -92,3 +92,21 @@ type classCounters struct {
 func (c *classCounters) resetEvents() {
 	*c = classCounters{items: c.items, bytes: c.bytes}
 }
+
+// ClassCount reports the number of size classes (ids 1..ClassCount), the
+// largest id memcached's slab commands accept.
+func (s *Store) ClassCount() int { return len(s.classes.sizes) - 1 }
+
+// ItemClass returns the slab class memcached would keep an item with these
+// key and value lengths and flags in (as Item.Class does for a stored one),
+// for log lines about items that are not at hand.
+func (s *Store) ItemClass(keyLen, valueLen int, flags uint32) int {
+	n := memcachedHeader + keyLen + 1 + valueLen + 2
+	if flags != 0 {
+		n += 4
+	}
+	if !s.cfg.DisableCAS {
+		n += 8
+	}
+	return s.classes.classOf((n + 7) &^ 7)
+}

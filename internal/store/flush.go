@@ -118,3 +118,7 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 	sh.cursor = i
 	return false, examined
 }
+
+// CountFlush counts a flush_all that was refused (-F) in cmd_flush, as
+// memcached counts it.
+func (s *Store) CountFlush() { s.cmdFlush.Add(1) }

@@ -1,0 +1,212 @@
+package protocol
+
+import (
+	"bytes"
+	"log/slog"
+)
+
+// The admin commands memcached 1.6.18 has beyond storage and retrieval:
+// slabs, lru, cache_memlimit, shutdown and extstore (lru_crawler is in
+// crawler.go, watch in watch.go). Token counts here are gocached's (real
+// tokens); memcached's ntokens is one more.
+
+const maxSlabClassID = 63 // memcached's MAX_NUMBER_OF_SLAB_CLASSES-1
+
+// slabs answers `slabs reassign <src> <dst>` and `slabs automove ...`.
+// gocached has no slab pages to move: a valid reassign gets memcached's
+// NOSPARE, which is also what memcached says while no class has a spare page.
+func (s *Session) slabs(line []byte, n int) {
+	switch {
+	case n == 4 && string(s.token(line, 1)) == "reassign":
+		src, ok1 := parseInt32(s.token(line, 2))
+		dst, ok2 := parseInt32(s.token(line, 3))
+		largest := int32(s.env.Store.ClassCount())
+		switch {
+		case !ok1 || !ok2:
+			s.reply(rBadFormat)
+		case src == dst:
+			s.reply("SAME src and dst class are identical\r\n")
+		case src < 0 || src > largest || dst < 0 || dst > largest:
+			// src -1 asks memcached to pick a class with a spare page; none has one.
+			s.reply("BADCLASS invalid src or dst class id\r\n")
+		default:
+			s.reply("NOSPARE source class has no spare pages\r\n")
+		}
+	case n >= 3 && string(s.token(line, 1)) == "automove":
+		s.setNoreply(line, n)
+		if string(s.token(line, 2)) == "ratio" {
+			ratio, ok := 0.0, false
+			if n >= 4 {
+				ratio, ok = parseDouble(s.token(line, 3))
+			}
+			if !ok {
+				s.reply(rError)
+				return
+			}
+			s.env.admin.update(func(a *adminState) { a.automoveRatio = ratio })
+			s.reply(rOK)
+			return
+		}
+		level, ok := parseUint32(s.token(line, 2))
+		switch {
+		case !ok:
+			s.reply(rBadFormat)
+		case level > 2:
+			s.reply(rError)
+		default:
+			s.env.admin.update(func(a *adminState) { a.automove = level })
+			s.reply(rOK)
+		}
+	default:
+		s.reply(rError)
+	}
+}
+
+// lru answers `lru tune|mode|temp_ttl ...`, recording the values for
+// `stats settings`.
+func (s *Session) lru(line []byte, n int) {
+	if n < 2 {
+		s.reply(rError)
+		return
+	}
+	s.setNoreply(line, n)
+	switch sub := string(s.token(line, 1)); {
+	case sub == "tune" && n >= 6:
+		hot, ok1 := parseUint32(s.token(line, 2))
+		warm, ok2 := parseUint32(s.token(line, 3))
+		hotF, ok3 := parseDouble(s.token(line, 4))
+		warmF, ok4 := parseDouble(s.token(line, 5))
+		switch {
+		case !ok1 || !ok2 || !ok3 || !ok4:
+			s.reply(rError)
+		case hot+warm > 80:
+			s.reply("ERROR hot and warm pcts must not exceed 80\r\n")
+		case warmF <= 0 || hotF <= 0:
+			s.reply("ERROR hot/warm age factors must be greater than 0\r\n")
+		default:
+			s.env.admin.update(func(a *adminState) {
+				a.hotPct, a.warmPct, a.hotFactor, a.warmFactor = hot, warm, hotF, warmF
+			})
+			s.reply(rOK)
+		}
+	case sub == "mode" && n >= 3:
+		switch string(s.token(line, 2)) {
+		case "flat":
+			s.env.admin.update(func(a *adminState) { a.segmented = false })
+			s.reply(rOK)
+		case "segmented":
+			s.env.admin.update(func(a *adminState) { a.segmented = true })
+			s.reply(rOK)
+		default:
+			s.reply(rError)
+		}
+	case sub == "temp_ttl" && n >= 3:
+		ttl, ok := parseInt32(s.token(line, 2))
+		if !ok {
+			s.reply(rError)
+			return
+		}
+		s.env.admin.update(func(a *adminState) {
+			a.tempLRU = ttl >= 0
+			if ttl >= 0 {
+				a.tempTTL = ttl
+			}
+		})
+		s.reply(rOK)
+	default:
+		s.reply(rError)
+	}
+}
+
+// cacheMemlimit resizes the store (`cache_memlimit <megabytes>`).
+func (s *Session) cacheMemlimit(line []byte, n int) {
+	if n != 2 && n != 3 {
+		s.reply(rError)
+		return
+	}
+	s.setNoreply(line, n)
+	mb, ok := parseUint32(s.token(line, 1))
+	switch {
+	case !ok:
+		s.reply(rError)
+	case mb < 8:
+		s.reply("MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n")
+	case mb > 1000000000:
+		s.reply("MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n")
+	case s.env.Store.SetMemoryLimit(int64(mb)<<20) != nil:
+		s.reply("MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n")
+	default:
+		if s.verbose() > 0 {
+			slog.Info("maxbytes adjusted", "megabytes", mb)
+		}
+		s.reply(rOK)
+	}
+}
+
+// shutdown runs `shutdown [graceful]`, which memcached allows only with -A.
+func (s *Session) shutdown(line []byte, n int) Status {
+	st := s.env.Settings
+	if st == nil || !st.ShutdownEnabled {
+		s.reply(rShutdownOff)
+		return NeedMore
+	}
+	graceful := false
+	switch {
+	case n == 1:
+	case n == 2 && string(s.token(line, 1)) == "graceful":
+		graceful = true
+	default:
+		s.reply("CLIENT_ERROR invalid shutdown mode\r\n")
+		return NeedMore
+	}
+	if s.env.Shutdown != nil {
+		s.env.Shutdown(graceful)
+	}
+	// memcached closes the connection without a reply and stops.
+	return Close
+}
+
+// extstoreKnobs are the `extstore <knob> <value>` names memcached accepts.
+var extstoreKnobs = [...]string{"item_size", "item_age", "low_ttl", "recache_rate",
+	"compact_under", "drop_under", "max_sleep", "drop_unread"}
+
+// extstore answers `extstore ...` as memcached 1.6.18 built with extstore
+// does: gocached has no external storage, so the knobs are checked and dropped.
+func (s *Session) extstore(line []byte, n int) {
+	if n < 2 {
+		s.reply(rError)
+		return
+	}
+	s.setNoreply(line, n)
+	ok := false
+	if n >= 3 {
+		knob, v := s.token(line, 1), s.token(line, 2)
+		switch {
+		case string(knob) == "free_memchunks" && n > 3:
+			cls, ok1 := parseUint32(v)
+			_, ok2 := parseUint32(s.token(line, 3))
+			ok = ok1 && ok2 && cls <= maxSlabClassID
+		case string(knob) == "max_frag":
+			_, ok = parseDouble(v)
+		default:
+			for _, k := range extstoreKnobs {
+				if bytes.Equal(knob, []byte(k)) {
+					_, ok = parseUint32(v)
+				}
+			}
+		}
+	}
+	if ok {
+		s.reply(rOK)
+	} else {
+		s.reply(rError)
+	}
+}
+
+// verbose is the current -v level.
+func (s *Session) verbose() int32 {
+	if st := s.env.Settings; st != nil && st.Verbosity != nil {
+		return st.Verbosity.Load()
+	}
+	return 0
+}

@@ -1,0 +1,100 @@
+package protocol
+
+import (
+	"strconv"
+	"sync"
+)
+
+// adminState is what the admin commands change at run time and `stats
+// settings` reports: memcached's LRU crawler switch and pacing, the slab
+// automover and LRU tuning knobs. gocached has no crawler thread, slab
+// mover or segmented LRU, so these only record what the client asked and
+// are answered as memcached answers them. The zero value holds memcached's
+// defaults (see get).
+type adminState struct {
+	mu  sync.Mutex
+	set bool // the fields below hold values (else memcached's defaults apply)
+
+	crawlerOff     bool
+	crawlerSleep   uint32
+	crawlerToCrawl uint32
+	automove       uint32
+	automoveRatio  float64
+	hotPct         uint32
+	warmPct        uint32
+	hotFactor      float64
+	warmFactor     float64
+	segmented      bool
+	tempLRU        bool
+	tempTTL        int32
+}
+
+// update runs fn on the state under its lock, after filling in the defaults.
+func (a *adminState) update(fn func(a *adminState)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.defaults()
+	fn(a)
+}
+
+// snapshot returns a copy of the state for `stats settings`.
+func (a *adminState) snapshot() adminSnapshot {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.defaults()
+	return adminSnapshot{
+		crawler: !a.crawlerOff, crawlerSleep: a.crawlerSleep, crawlerToCrawl: a.crawlerToCrawl,
+		automove: a.automove, automoveRatio: a.automoveRatio,
+		hotPct: a.hotPct, warmPct: a.warmPct, hotFactor: a.hotFactor, warmFactor: a.warmFactor,
+		segmented: a.segmented, tempLRU: a.tempLRU, tempTTL: a.tempTTL,
+	}
+}
+
+func (a *adminState) defaults() {
+	if a.set {
+		return
+	}
+	a.set = true
+	// memcached 1.6.18's defaults.
+	a.crawlerSleep = 100
+	a.automove = 1
+	a.automoveRatio = 0.8
+	a.hotPct, a.warmPct = 20, 40
+	a.hotFactor, a.warmFactor = 0.2, 2.0
+	a.tempTTL = 61
+}
+
+type adminSnapshot struct {
+	crawler                      bool
+	crawlerSleep, crawlerToCrawl uint32
+	automove                     uint32
+	automoveRatio                float64
+	hotPct, warmPct              uint32
+	hotFactor, warmFactor        float64
+	segmented, tempLRU           bool
+	tempTTL                      int32
+}
+
+// parseDouble behaves like memcached's safe_strtod: strtod must consume
+// digits and be followed by whitespace or the token's end.
+func parseDouble(b []byte) (float64, bool) {
+	i := 0
+	for i < len(b) && isCSpace(b[i]) {
+		i++
+	}
+	j := i
+	for j < len(b) && !isCSpace(b[j]) {
+		j++
+	}
+	if i == j {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(b[i:j]), 64)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// fmt2 renders a float as C's "%.2f".
+func fmt2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

@@ -1,0 +1,264 @@
+package protocol
+
+import (
+	"strconv"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// memcached's LRU crawler commands. gocached has no crawler thread: its
+// reclaimer already sweeps expired items, so `lru_crawler crawl` only
+// validates its class list, and `lru_crawler metadump` walks the store
+// directly (store.Dump), streaming memcached's lines a bounded amount per
+// Process call (see Session.Pending).
+
+const (
+	rCrawlerOff  = "CLIENT_ERROR lru crawler disabled\r\n"
+	rBadClass    = "BADCLASS invalid class id\r\n"
+	rNotStarted  = "NOTSTARTED no items to crawl\r\n"
+	dumpSlotStep = 4096 // index slots one dump step examines
+)
+
+// dumpState is a metadump in progress.
+type dumpState struct {
+	cursor  store.DumpCursor
+	all     bool
+	classes [maxSlabClassID + 1]bool
+}
+
+func (s *Session) lruCrawler(line []byte, n int) {
+	if n == 2 {
+		switch string(s.token(line, 1)) {
+		case "enable":
+			started := false
+			s.env.admin.update(func(a *adminState) {
+				started = a.crawlerOff
+				a.crawlerOff = false
+			})
+			if started {
+				s.reply(rOK)
+			} else {
+				s.reply("ERROR failed to start lru crawler thread\r\n")
+			}
+		case "disable":
+			s.env.admin.update(func(a *adminState) { a.crawlerOff = true })
+			s.reply(rOK)
+		default:
+			s.reply(rError)
+		}
+		return
+	}
+	if n != 3 {
+		s.reply(rError)
+		return
+	}
+	arg := s.token(line, 2)
+	switch string(s.token(line, 1)) {
+	case "crawl":
+		if !s.env.admin.snapshot().crawler {
+			s.reply(rCrawlerOff)
+			return
+		}
+		var d dumpState
+		s.reply(parseCrawlClasses(arg, &d))
+	case "metadump":
+		s.metadump(arg)
+	case "tocrawl":
+		v, ok := parseUint32(arg)
+		if !ok {
+			s.reply(rBadFormat)
+			return
+		}
+		s.env.admin.update(func(a *adminState) { a.crawlerToCrawl = v })
+		s.reply(rOK)
+	case "sleep":
+		v, ok := parseUint32(arg)
+		switch {
+		case !ok:
+			s.reply(rBadFormat)
+		case v > 1000000:
+			s.reply("CLIENT_ERROR sleep must be one second or less\r\n")
+		default:
+			s.env.admin.update(func(a *adminState) { a.crawlerSleep = v })
+			s.reply(rOK)
+		}
+	default:
+		s.reply(rError)
+	}
+}
+
+// parseCrawlClasses reads memcached's crawler argument ("all", "hash", or
+// comma-separated class ids) into d and returns the reply a crawl gets.
+func parseCrawlClasses(arg []byte, d *dumpState) string {
+	switch string(arg) {
+	case "all", "hash":
+		d.all = true
+		return rOK
+	}
+	any := false
+	for len(arg) > 0 {
+		i := 0
+		for i < len(arg) && arg[i] != ',' {
+			i++
+		}
+		if i > 0 { // strtok skips empty fields
+			id, ok := parseUint32(arg[:i])
+			if !ok || id < 1 || id > maxSlabClassID {
+				return rBadClass
+			}
+			d.classes[id] = true
+			any = true
+		}
+		arg = arg[min(i+1, len(arg)):]
+	}
+	if !any {
+		return rNotStarted
+	}
+	return rOK
+}
+
+func (s *Session) metadump(arg []byte) {
+	switch {
+	case !s.env.admin.snapshot().crawler:
+		s.reply(rCrawlerOff)
+		return
+	case s.env.Settings != nil && s.env.Settings.DumpDisabled:
+		s.reply("ERROR metadump not allowed\r\n")
+		return
+	case s.hasPendingReplies():
+		s.reply("ERROR cannot pipeline other commands before metadump\r\n")
+		return
+	}
+	d := &dumpState{}
+	if r := parseCrawlClasses(arg, d); r != rOK {
+		s.reply(r)
+		return
+	}
+	s.dump = d
+	s.continueDump()
+}
+
+// continueDump writes metadump lines until the output budget is spent (or,
+// for an engine that does not resume pending Sessions, until the end).
+func (s *Session) continueDump() {
+	d := s.dump
+	bounded := s.env.ResumesPending
+	for {
+		done := s.env.Store.Dump(&d.cursor, dumpSlotStep, s.dumpFn)
+		if done {
+			s.out = append(s.out, rEnd...)
+			s.dump = nil
+			s.flushMark = len(s.out) // memcached's crawler wrote it directly
+			return
+		}
+		if bounded && len(s.out)-s.outStart >= outputBudget {
+			return
+		}
+	}
+}
+
+// dumpItem appends one metadump line (memcached's format, ending in a bare
+// "\n") unless the output budget is spent.
+func (s *Session) dumpItem(it store.Item) bool {
+	d := s.dump
+	if !d.all {
+		if c := it.Class(); c > maxSlabClassID || !d.classes[c] {
+			return true
+		}
+	}
+	if s.env.ResumesPending && len(s.out)-s.outStart >= outputBudget {
+		return false
+	}
+	b := append(s.out, "key="...)
+	b = appendURIEncoded(b, it.Key())
+	b = append(b, " exp="...)
+	if e := it.Exptime(); e == 0 {
+		b = append(b, "-1"...)
+	} else {
+		b = strconv.AppendInt(b, e, 10)
+	}
+	b = append(b, " la="...)
+	b = strconv.AppendInt(b, it.LastAccess(), 10)
+	b = append(b, " cas="...)
+	b = strconv.AppendUint(b, it.CAS(), 10)
+	if it.Fetched() {
+		b = append(b, " fetch=yes cls="...)
+	} else {
+		b = append(b, " fetch=no cls="...)
+	}
+	b = strconv.AppendInt(b, int64(it.Class()), 10)
+	b = append(b, " size="...)
+	b = strconv.AppendInt(b, int64(it.Size()), 10)
+	s.out = append(b, '\n')
+	return true
+}
+
+// appendURIEncoded percent-encodes every byte but ASCII letters, digits and
+// "-._~", as memcached's uriencode does for keys in log and dump lines.
+func appendURIEncoded(b, key []byte) []byte {
+	const hex = "0123456789ABCDEF"
+	for _, c := range key {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hex[c>>4], hex[c&15])
+	}
+	return b
+}
+
+// cachedumpLimit is memcached's 2 MB bound on a `stats cachedump` reply.
+const cachedumpLimit = 2 << 20
+
+// cachedump runs `stats cachedump <class> <limit>`: "ITEM key [n b; t s]"
+// lines for up to limit items (0 = all) of the class, within 2 MB.
+func (s *Session) cachedump(line []byte, n int) {
+	if st := s.env.Settings; st != nil && st.DumpDisabled {
+		s.out = append(s.out, "CLIENT_ERROR stats cachedump not allowed\r\n"...)
+		return
+	}
+	if n < 4 {
+		s.out = append(s.out, "CLIENT_ERROR bad command line\r\n"...)
+		return
+	}
+	id, ok1 := parseUint32(s.token(line, 2))
+	limit, ok2 := parseUint32(s.token(line, 3))
+	if !ok1 || !ok2 {
+		s.out = append(s.out, rBadFormat...)
+		return
+	}
+	if id > maxSlabClassID {
+		s.out = append(s.out, "CLIENT_ERROR Illegal slab id\r\n"...)
+		return
+	}
+	start := len(s.out)
+	shown, stop := uint32(0), false
+	var c store.DumpCursor
+	for !stop && !s.env.Store.Dump(&c, 1<<20, func(it store.Item) bool {
+		if limit != 0 && shown >= limit {
+			stop = true
+			return false
+		}
+		if it.Class() != int(id) || it.KeyBinary() {
+			return true
+		}
+		b := append(s.out, "ITEM "...)
+		b = append(b, it.Key()...)
+		b = append(b, " ["...)
+		b = strconv.AppendInt(b, int64(len(it.Value())), 10)
+		b = append(b, " b; "...)
+		b = strconv.AppendInt(b, it.Exptime(), 10)
+		b = append(b, " s]\r\n"...)
+		if len(b)-start+len(rEnd)+1 > cachedumpLimit {
+			s.out = b[:len(s.out)]
+			stop = true
+			return false
+		}
+		s.out = b
+		shown++
+		return true
+	}) {
+	}
+	s.out = append(s.out, rEnd...)
+}

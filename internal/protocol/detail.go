@@ -1,0 +1,144 @@
+package protocol
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Per-prefix statistics, memcached's `stats detail on|off|dump` and -D.
+// A key's prefix is what precedes the first delimiter; keys without one are
+// not counted. get counts every key a get/gets/gat/gats names (hit when
+// found), set every storage command whose line parsed, del every delete of a
+// valid key, as memcached counts them. Collection costs one atomic load per
+// command while off.
+
+// maxPrefixes bounds the table: memcached's grows without limit; beyond this
+// many distinct prefixes new ones are not counted.
+const maxPrefixes = 1 << 16
+
+type prefixCounters struct{ get, hit, set, del uint64 }
+
+type prefixStats struct {
+	// state: 0 follows Settings.DetailDelimiter (on when set), 1 on, 2 off.
+	state atomic.Int32
+	mu    sync.Mutex
+	byKey map[string]*prefixCounters
+	order []string // first-seen order, for the dump
+}
+
+const (
+	detailFollow = iota
+	detailOn
+	detailOff
+)
+
+func (e *Env) delimiter() byte {
+	if st := e.Settings; st != nil && st.DetailDelimiter != 0 {
+		return st.DetailDelimiter
+	}
+	return ':'
+}
+
+// detailEnabled reports whether per-prefix stats are being collected.
+func (e *Env) detailEnabled() bool {
+	switch e.detail.state.Load() {
+	case detailOn:
+		return true
+	case detailOff:
+		return false
+	}
+	return e.Settings != nil && e.Settings.DetailDelimiter != 0
+}
+
+// recordPrefix counts one operation on key's prefix; op is 'g', 's' or 'd'.
+func (e *Env) recordPrefix(key []byte, op byte, hit bool) {
+	delim := e.delimiter()
+	n := -1
+	for i, c := range key {
+		if c == delim {
+			n = i
+			break
+		}
+	}
+	if n < 0 {
+		return
+	}
+	p := &e.detail
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.byKey[string(key[:n])]
+	if c == nil {
+		if len(p.order) >= maxPrefixes {
+			return
+		}
+		if p.byKey == nil {
+			p.byKey = map[string]*prefixCounters{}
+		}
+		c = &prefixCounters{}
+		name := string(key[:n])
+		p.byKey[name] = c
+		p.order = append(p.order, name)
+	}
+	switch op {
+	case 'g':
+		c.get++
+		if hit {
+			c.hit++
+		}
+	case 's':
+		c.set++
+	case 'd':
+		c.del++
+	}
+}
+
+// appendDetailDump writes memcached's `stats detail dump` lines and END.
+func (e *Env) appendDetailDump(b []byte) []byte {
+	p := &e.detail
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, name := range p.order {
+		c := p.byKey[name]
+		b = append(b, "PREFIX "...)
+		b = append(b, name...)
+		b = append(b, " get "...)
+		b = strconv.AppendUint(b, c.get, 10)
+		b = append(b, " hit "...)
+		b = strconv.AppendUint(b, c.hit, 10)
+		b = append(b, " set "...)
+		b = strconv.AppendUint(b, c.set, 10)
+		b = append(b, " del "...)
+		b = strconv.AppendUint(b, c.del, 10)
+		b = append(b, crlf...)
+	}
+	return append(b, rEnd...)
+}
+
+// resetDetail forgets every prefix (`stats reset`).
+func (e *Env) resetDetail() {
+	p := &e.detail
+	p.mu.Lock()
+	p.byKey, p.order = nil, nil
+	p.mu.Unlock()
+}
+
+// statsDetail answers `stats detail on|off|dump`.
+func (s *Session) statsDetail(line []byte, n int) {
+	sub := ""
+	if n > 2 {
+		sub = string(s.token(line, 2))
+	}
+	switch sub {
+	case "on":
+		s.env.detail.state.Store(detailOn)
+		s.out = append(s.out, rOK...)
+	case "off":
+		s.env.detail.state.Store(detailOff)
+		s.out = append(s.out, rOK...)
+	case "dump":
+		s.out = s.env.appendDetailDump(s.out)
+	default:
+		s.out = append(s.out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n"...)
+	}
+}

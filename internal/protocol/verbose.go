@@ -1,0 +1,32 @@
+package protocol
+
+import "strconv"
+
+// memcached's -vv lines, written to Env.VerboseLog: "<fd command line" for
+// every text command, ">fd reply" for each one-line reply, ">fd sending key
+// k" per value a get returns and ">fd END" after them, and
+// "<fd new auto-negotiating client connection" / "<fd connection closed."
+// around a connection (fd is the id the engine passed to Session.Opened).
+// Multi-line replies (stats, metadump) are not echoed, as in memcached.
+// While verbosity is below 2 the only cost is one atomic load per Process
+// call.
+
+// verboseOn reports whether -vv lines are wanted now.
+func (s *Session) verboseOn() bool {
+	return s.env.VerboseLog != nil && s.verbose() >= 2
+}
+
+// vlogLine writes one line: dir ('<' or '>'), the connection id, a space, text.
+func (s *Session) vlogLine(dir byte, text []byte) {
+	b := append(s.logScratch[:0], dir)
+	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = append(b, ' ')
+	b = append(b, text...)
+	b = append(b, '\n')
+	s.logScratch = b
+	s.env.VerboseLog.Write(b) // best effort, as memcached's fprintf(stderr)
+}
+
+func (s *Session) vlogf(dir byte, text string) {
+	s.vlogLine(dir, []byte(text))
+}

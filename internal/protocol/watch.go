@@ -1,0 +1,254 @@
+package protocol
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// memcached's `watch` log streaming. A watching connection answers OK, then
+// receives one line per logged event of the kinds it asked for, in
+// memcached's format ("ts=... gid=... type=item_get key=... status=...").
+// Each watcher has a bounded buffer (memcached's watcher_logbuf_size):
+// when its client reads too slowly, lines are dropped, never queued without
+// bound, and the next line that fits is preceded by "skipped=N" as in
+// memcached. Logging costs one atomic load per command while nobody watches.
+//
+// Kinds: fetchers (item_get for every key a retrieval, touch, incr/decr,
+// delete or meta command looks up) and mutations (item_store for every
+// storage command) are produced; evictions, sysevents and connevents are
+// accepted (gocached logs no such lines yet), as are memcached's proxy kinds.
+
+const (
+	logFetchers  = 1 << iota // LOG_FETCHERS
+	logMutations             // LOG_MUTATIONS
+	logEvictions             // LOG_EVICTIONS
+	logOther                 // rawcmds, sysevents, connevents, proxy*: nothing to log
+)
+
+// watcherBufSize is memcached's default watcher_logbuf_size.
+const watcherBufSize = 256 << 10
+
+// maxWatchers is memcached's limit on log watchers.
+const maxWatchers = 20
+
+type watcher struct {
+	flags uint32
+	mu    sync.Mutex
+	buf   []byte // pending lines, at most watcherBufSize
+	// skipped counts lines dropped since the last one that fitted.
+	skipped uint64
+	wake    func()
+	woken   bool // wake was called and the Session has not drained since
+}
+
+type watchHub struct {
+	mu       sync.Mutex
+	watchers []*watcher
+	mask     atomic.Uint32 // union of the watchers' flags
+	gid      atomic.Uint64
+	skipped  atomic.Uint64 // log_watcher_skipped
+	sent     atomic.Uint64 // log_watcher_sent
+}
+
+func (h *watchHub) add(w *watcher) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.watchers) >= maxWatchers {
+		return false
+	}
+	h.watchers = append(h.watchers, w)
+	h.mask.Store(h.mask.Load() | w.flags)
+	return true
+}
+
+func (h *watchHub) remove(w *watcher) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var mask uint32
+	kept := h.watchers[:0]
+	for _, o := range h.watchers {
+		if o != w {
+			kept = append(kept, o)
+			mask |= o.flags
+		}
+	}
+	clear(h.watchers[len(kept):])
+	h.watchers = kept
+	h.mask.Store(mask)
+}
+
+// count is log_watchers.
+func (h *watchHub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.watchers)
+}
+
+// publish offers one line (ending in '\n') to every watcher of kind.
+func (h *watchHub) publish(kind uint32, line []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, w := range h.watchers {
+		if w.flags&kind == 0 {
+			continue
+		}
+		w.mu.Lock()
+		var skip []byte
+		if w.skipped > 0 {
+			skip = strconv.AppendUint([]byte("skipped="), w.skipped, 10)
+			skip = append(skip, '\n')
+		}
+		if len(w.buf)+len(skip)+len(line) > watcherBufSize {
+			w.skipped++
+			h.skipped.Add(1)
+			w.mu.Unlock()
+			continue
+		}
+		w.buf = append(w.buf, skip...)
+		w.buf = append(w.buf, line...)
+		w.skipped = 0
+		h.sent.Add(1)
+		wake := w.wake
+		if w.woken {
+			wake = nil
+		}
+		w.woken = true
+		w.mu.Unlock()
+		if wake != nil {
+			wake()
+		}
+	}
+}
+
+// logHeader starts a log line: "ts=<sec>.<usec> gid=<n> ".
+func (h *watchHub) logHeader(b []byte) []byte {
+	now := time.Now()
+	b = append(b, "ts="...)
+	b = strconv.AppendInt(b, now.Unix(), 10)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, int64(now.Nanosecond()/1000), 10) // memcached's "%d": not padded
+	b = append(b, " gid="...)
+	b = strconv.AppendUint(b, h.gid.Add(1), 10)
+	return append(b, ' ')
+}
+
+// watching reports which log kinds someone watches (0 nearly always).
+func (s *Session) watching() uint32 { return s.env.logs.mask.Load() }
+
+// logGet publishes an item_get line (memcached's LOGGER_ITEM_GET).
+func (s *Session) logGet(key []byte, found bool, class, size int) {
+	h := &s.env.logs
+	b := h.logHeader(s.logScratch[:0])
+	b = append(b, "type=item_get key="...)
+	b = appendURIEncoded(b, key)
+	if found {
+		b = append(b, " status=found clsid="...)
+		b = strconv.AppendInt(b, int64(class), 10)
+	} else {
+		b = append(b, " status=not_found clsid=0"...)
+		size = 0
+	}
+	b = append(b, " cfd="...)
+	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = append(b, " size="...)
+	b = strconv.AppendInt(b, int64(size), 10)
+	b = append(b, '\n')
+	s.logScratch = b
+	h.publish(logFetchers, b)
+}
+
+// logStore publishes an item_store line (memcached's LOGGER_ITEM_STORE).
+func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, size int) {
+	h := &s.env.logs
+	b := h.logHeader(s.logScratch[:0])
+	b = append(b, "type=item_store key="...)
+	b = appendURIEncoded(b, key)
+	b = append(b, " status="...)
+	b = append(b, status...)
+	b = append(b, " cmd="...)
+	b = append(b, cmd...)
+	b = append(b, " ttl="...)
+	b = strconv.AppendUint(b, uint64(ttl), 10)
+	b = append(b, " clsid="...)
+	b = strconv.AppendInt(b, int64(class), 10)
+	b = append(b, " cfd="...)
+	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = append(b, " size="...)
+	b = strconv.AppendInt(b, int64(size), 10)
+	b = append(b, '\n')
+	s.logScratch = b
+	h.publish(logMutations, b)
+}
+
+// watch runs `watch [kinds...]`: the connection becomes a log stream.
+func (s *Session) watchCommand(line []byte, n int) {
+	s.setNoreply(line, n)
+	if st := s.env.Settings; st != nil && st.WatchDisabled {
+		s.reply("CLIENT_ERROR watch commands not allowed\r\n")
+		return
+	}
+	if s.hasPendingReplies() {
+		s.reply("ERROR cannot pipeline other commands before watch\r\n")
+		return
+	}
+	var flags uint32
+	if n == 1 {
+		flags = logFetchers
+	}
+	// Every token after the command names a kind, noreply included (it
+	// makes the line an ERROR, silenced).
+	for i := 1; i < n; i++ {
+		switch string(s.token(line, i)) {
+		case "fetchers":
+			flags |= logFetchers
+		case "mutations":
+			flags |= logMutations
+		case "evictions":
+			flags |= logEvictions
+		case "rawcmds", "sysevents", "connevents", "proxyreqs", "proxyevents", "proxyuser":
+			flags |= logOther
+		default:
+			s.reply(rError)
+			return
+		}
+	}
+	if !s.env.ResumesPending {
+		s.reply("WATCHER_FAILED failed to add log watcher\r\n")
+		return
+	}
+	w := &watcher{flags: flags, wake: s.wakeup}
+	if !s.env.logs.add(w) {
+		s.reply("WATCHER_TOO_MANY log watcher limit reached\r\n")
+		return
+	}
+	s.watch = w
+	s.out = append(s.out, rOK...)
+}
+
+// drainWatch moves the watcher's pending lines to the output, up to the
+// output budget.
+func (s *Session) drainWatch() {
+	w := s.watch
+	w.mu.Lock()
+	n := min(len(w.buf), max(0, outputBudget-(len(s.out)-s.outStart)))
+	s.out = append(s.out, w.buf[:n]...)
+	rest := copy(w.buf, w.buf[n:])
+	w.buf = w.buf[:rest]
+	if rest == 0 {
+		w.woken = false
+		if cap(w.buf) > 64<<10 {
+			w.buf = nil
+		}
+	}
+	w.mu.Unlock()
+}
+
+// stopWatch unregisters the Session's watcher (its connection is gone).
+func (s *Session) stopWatch() {
+	if s.watch != nil {
+		s.env.logs.remove(s.watch)
+		s.watch = nil
+	}
+}
