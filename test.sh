@@ -21,7 +21,7 @@ FUZZ_BUDGET=${FUZZ_BUDGET:-200}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
-	ruby ruby-dalli python3-pylibmc php-cli php-memcached)
+	ruby ruby-dalli python3-pylibmc php-cli php-memcached nutcracker sasl2-bin)
 
 declare -a RESULTS=()
 FAILED=0
@@ -53,6 +53,7 @@ have_pkg_tools() {
 	command -v ip >/dev/null && command -v ethtool >/dev/null &&
 		command -v memcached >/dev/null && command -v memccapable >/dev/null &&
 		command -v memcslap >/dev/null && command -v memccp >/dev/null &&
+		command -v nutcracker >/dev/null && command -v saslpasswd2 >/dev/null &&
 		/usr/bin/python3 -c 'import pymemcache.client.base' 2>/dev/null &&
 		/usr/bin/python3 -c 'import pylibmc' 2>/dev/null &&
 		command -v ruby >/dev/null && ruby -e 'require "dalli"' 2>/dev/null &&
@@ -60,12 +61,15 @@ have_pkg_tools() {
 }
 
 stop_memcached_service() {
-	# Debian's package starts memcached on 11211; the tests start their own.
-	if command -v systemctl >/dev/null && systemctl is-active --quiet memcached 2>/dev/null; then
-		systemctl stop memcached
-	elif command -v service >/dev/null && service memcached status >/dev/null 2>&1; then
-		service memcached stop
-	fi
+	# Debian's packages start memcached (11211) and nutcracker (22121,
+	# 22222); the tests start their own.
+	for svc in memcached nutcracker; do
+		if command -v systemctl >/dev/null && systemctl is-active --quiet "$svc" 2>/dev/null; then
+			systemctl stop "$svc"
+		elif command -v service >/dev/null && service "$svc" status >/dev/null 2>&1; then
+			service "$svc" stop
+		fi
+	done
 }
 
 if ! have_pkg_tools; then

@@ -121,3 +121,68 @@ func TestSASL(t *testing.T) {
 		}
 	})
 }
+
+// TestPHPSessionBinary stores a PHP session through php-memcached's session
+// handler (binary protocol, with its locking) in one process and reads it
+// back in another; a second read after session_destroy is empty.
+func TestPHPSessionBinary(t *testing.T) {
+	php := interpreterWith(t, "php", []string{"-r", `exit(class_exists("Memcached") ? 0 : 1);`}, "php-cli php-memcached")
+	forEachTarget(t, func(t *testing.T, tg target) {
+		srv := startServer(t, tg)
+		addr := "127.0.0.1:" + strconv.Itoa(srv.Port())
+		run := func(mode string) string {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, php, "testdata/php_session_binary.php", addr, mode).CombinedOutput()
+			if err != nil || strings.Contains(string(out), "Warning") {
+				t.Fatalf("php session %s: %v\n%s", mode, err, out)
+			}
+			return strings.TrimSpace(string(out))
+		}
+		if got := run("write"); got != "written" {
+			t.Fatalf("write: %q", got)
+		}
+		if got := run("read"); got != `{"user":42,"cart":["a","b"]}` {
+			t.Errorf("read back %q", got)
+		}
+		if got := run("read"); got != "[]" {
+			t.Errorf("after session_destroy: %q, want []", got)
+		}
+	})
+}
+
+// TestLibmemcachedToolsBinary runs libmemcached's tools with --binary,
+// which against a text-only server failed silently (misses, a flush that
+// flushed nothing).
+func TestLibmemcachedToolsBinary(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		srv := startServer(t, tg)
+		servers := "--servers=127.0.0.1:" + strconv.Itoa(srv.Port())
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "f1.txt"), []byte("hello binary\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, code := tool(t, dir, "memccp", "--binary", servers, "f1.txt"); code != 0 {
+			t.Fatalf("memccp: %d %s", code, out)
+		}
+		if out, code := tool(t, dir, "memccat", "--binary", servers, "f1.txt"); code != 0 || out != "hello binary\n\n" { // memccat adds a newline
+			t.Errorf("memccat after memccp: %d %q", code, out)
+		}
+		if out, code := tool(t, dir, "memcstat", "--binary", servers); code != 0 || !strings.Contains(out, "curr_items: 1") {
+			t.Errorf("memcstat: %d\n%s", code, out)
+		}
+		if out, code := tool(t, dir, "memcflush", "--binary", servers); code != 0 {
+			t.Errorf("memcflush: %d %s", code, out)
+		}
+		if out, code := tool(t, dir, "memccat", "--binary", servers, "f1.txt"); code == 0 {
+			t.Errorf("memccat after memcflush found the key: %q", out)
+		}
+		tool(t, dir, "memccp", "--binary", servers, "f1.txt")
+		if out, code := tool(t, dir, "memcrm", "--binary", servers, "f1.txt"); code != 0 {
+			t.Errorf("memcrm: %d %s", code, out)
+		}
+		if out, code := tool(t, dir, "memccat", "--binary", servers, "f1.txt"); code == 0 {
+			t.Errorf("memccat after memcrm found the key: %q", out)
+		}
+	})
+}

@@ -9,7 +9,9 @@
 // clients (Dalli, pylibmc and php-memcached in binary mode, memccapable -b)
 // and SASL; UDP framing against memcached; Debian's service wrapper and
 // contrib's; the Prometheus endpoint; a porcupine linearizability check over
-// 16 concurrent clients on every engine; a checksummed value-integrity soak.
+// 16 concurrent clients on every engine; a checksummed value-integrity soak;
+// twemproxy (nutcracker) in front of three servers; memcached-tool in every
+// mode and memcdump; PHP sessions and libmemcached's tools in binary mode.
 // Servers are built, started and stopped through internal/testproc.
 //
 // Tests that need an external tool skip when it is missing, unless
