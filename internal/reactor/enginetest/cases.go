@@ -31,6 +31,7 @@ var Cases = []Case{
 	{"accounting/stats_reset", statsReset},
 	{"flow/backpressure", backpressure},
 	{"flow/fairness_latency", fairnessLatency},
+	{"flow/idle_timeout", idleTimeout},
 	{"shutdown/graceful", gracefulShutdown},
 	{"shutdown/deadline", shutdownDeadline},
 	{"shutdown/half_close_and_quit", halfCloseAndQuit},

@@ -127,7 +127,10 @@ func connLimit(t *testing.T, f reactor.Factory) {
 		c.Send("version\r\n")
 		c.Line()
 	}
+	// The refused client has already sent a request: it must still read the
+	// message and an orderly close, not a reset.
 	over := s.Dial(t)
+	over.Send("get k\r\n")
 	over.Expect(string(reactor.RejectMessage))
 	over.ExpectEOF()
 	st := a.Stats("")

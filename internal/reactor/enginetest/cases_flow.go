@@ -117,3 +117,26 @@ func roundTrips(t *testing.T, c *Client, n int) time.Duration {
 	}
 	return worst
 }
+
+// idleTimeout: with -o idle_timeout a client that sends nothing is closed
+// and counted in idle_kicks, while one that keeps sending stays.
+func idleTimeout(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{IdleTimeout: time.Second}, Options{})
+	idle := s.Dial(t)
+	idle.Send("version\r\n")
+	idle.Line()
+	busy := s.Dial(t)
+	// busy sends a request every 100 ms for 2.5 s, well inside the timeout
+	// between requests, while idle's timeout passes twice over.
+	for range 25 {
+		busy.Send("version\r\n")
+		busy.Line()
+		time.Sleep(100 * time.Millisecond)
+	}
+	idle.ExpectEOF()
+	WaitFor(t, "idle_kicks to count the close", func() bool { return s.Eng.ServerStats().IdleKicks == 1 })
+	busy.Send("version\r\n")
+	if l := busy.Line(); !strings.HasPrefix(l, "VERSION") {
+		t.Fatalf("busy client after 2.5 s: %q", l)
+	}
+}
