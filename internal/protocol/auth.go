@@ -17,6 +17,9 @@ import (
 
 // ASCIIAuth holds the user:password pairs of a -Y file.
 type ASCIIAuth struct {
+	// Path is the file's name, which `stats settings` shows as
+	// auth_enabled_ascii, as memcached does.
+	Path             string
 	users, passwords [][]byte
 }
 
@@ -31,7 +34,11 @@ func LoadASCIIAuth(path string) (*ASCIIAuth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("could not open auth file %s: %w", path, err)
 	}
-	return parseASCIIAuth(data)
+	a, err := parseASCIIAuth(data)
+	if a != nil {
+		a.Path = path
+	}
+	return a, err
 }
 
 func parseASCIIAuth(data []byte) (*ASCIIAuth, error) {

@@ -306,7 +306,11 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("tcp_backlog", int64(set.TCPBacklog))
 	w.str("binding_protocol", proto)
 	w.flag("auth_enabled_sasl", s.env.SASL != nil)
-	w.flag("auth_enabled_ascii", s.env.ASCIIAuth != nil)
+	if a := s.env.ASCIIAuth; a != nil {
+		w.str("auth_enabled_ascii", a.Path) // memcached prints the file's name
+	} else {
+		w.flag("auth_enabled_ascii", false)
+	}
 	w.int("item_size_max", int64(set.ItemSizeMax))
 	w.flag("maxconns_fast", true)
 	w.int("hashpower_init", 0)
