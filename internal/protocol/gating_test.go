@@ -3,9 +3,9 @@ package protocol
 import (
 	"net"
 	"os"
-	"slices"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +48,9 @@ func flagCases(t *testing.T) []flagCase {
 	}
 	return []flagCase{
 		{name: "-F", flags: []string{"-F"}, set: func(e *Env) { e.Settings.FlushDisabled = true },
-			in:   "flush_all\r\nflush_all 10\r\nflush_all noreply\r\nflush_all abc\r\nflush_all 1 2 3\r\nstats settings\r\n",
-			want: lines("CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed", "ERROR", "STAT flush_enabled no", "END"),
-			keep: statsSettingLine("flush_enabled"),
+			in:    "flush_all\r\nflush_all 10\r\nflush_all noreply\r\nflush_all abc\r\nflush_all 1 2 3\r\nstats settings\r\n",
+			want:  lines("CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed", "ERROR", "STAT flush_enabled no", "END"),
+			keep:  statsSettingLine("flush_enabled"),
 			check: func(e *Env) bool { return e.Store.Stats().CmdFlush == 4 }},
 		{name: "-X", flags: []string{"-X"}, set: func(e *Env) { e.Settings.DumpDisabled = true },
 			in:   "stats cachedump 1 1\r\nstats cachedump\r\nlru_crawler metadump all\r\nstats settings\r\n",
@@ -82,7 +82,7 @@ func flagCases(t *testing.T) []flagCase {
 			steps: []string{"set a 0 0 12\r\nother secret\r\n", "set auth x 0 0 12\r\n", "ot", "her\r\n"},
 			want:  lines("CLIENT_ERROR authentication failure", "CLIENT_ERROR bad command line termination", "CLIENT_ERROR unauthenticated")},
 		{name: "-D", flags: []string{"-D", "#"}, set: func(e *Env) { e.Settings.DetailDelimiter = '#' },
-			in:   "set a#1 0 0 1\r\nx\r\nset a:2 0 0 1\r\nx\r\nget a#1 b#2\r\nstats detail dump\r\nstats settings\r\n",
+			in: "set a#1 0 0 1\r\nx\r\nset a:2 0 0 1\r\nx\r\nget a#1 b#2\r\nstats detail dump\r\nstats settings\r\n",
 			want: lines("STORED", "STORED", "VALUE a#1 0 1", "x", "END", "PREFIX a get 1 hit 1 set 1 del 0", "PREFIX b get 1 hit 0 set 0 del 0", "END",
 				"STAT stat_key_prefix #", "STAT detail_enabled yes", "END"),
 			keep: regexp.MustCompile(`^(STAT (stat_key_prefix|detail_enabled) .*|END|STORED|VALUE .*|x|PREFIX .*)$`)},
