@@ -201,8 +201,13 @@ func (r *loop) markDirty(c *conn) {
 func (r *loop) flushSends() {
 	for _, c := range r.dirty {
 		c.dirty = false
-		if c.fd >= 0 && !c.sendBusy && len(c.out) > 0 {
+		if c.fd < 0 || c.sendBusy {
+			continue
+		}
+		if c.sending == nil && len(c.out) > 0 {
 			c.sending, c.soff, c.out = c.out, 0, nil
+		}
+		if c.sending != nil { // new replies, or a send the full SQ held back
 			r.armSend(c)
 		}
 	}
@@ -278,6 +283,9 @@ func (r *loop) rearm(c *conn) {
 		if !c.sendBusy {
 			r.markDirty(c) // replies kept back for a yielded turn go out before the close
 		}
+	}
+	if c.sending != nil && !c.sendBusy {
+		r.markDirty(c) // its send found no SQE: retry in the next iteration
 	}
 	paused := reactor.ReadPaused(pending)
 	if c.more && !paused && !c.queued {
