@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,5 +125,13 @@ func TestTestbedNAPIRouting(t *testing.T) {
 		}
 		t.Logf("reactor %d: napi_id %s conns %s accepted %s handoff_in %s handoff_out %s enters %s cqes %s tracking %s",
 			i, id, m[p+"conns"], m[p+"accepted"], m[p+"handoff_in"], m[p+"handoff_out"], m[p+"enters"], m[p+"cqes"], m[p+"napi_tracking"])
+		// What the kernel itself says about the ring's busy polling.
+		info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(e.reactors[i].ring.fd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(info), "NAPI:\tenabled") || !strings.Contains(string(info), "napi tracking:\t"+m[p+"napi_tracking"]) {
+			t.Errorf("reactor %d: ring fdinfo does not show NAPI busy polling with %s tracking:\n%s", i, m[p+"napi_tracking"], info)
+		}
 	}
 }
