@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 )
 
 // Binding is memcached's -B: which protocols a connection may speak.
@@ -79,6 +80,16 @@ func (s *Session) negotiate(first byte) {
 		if first == binaryMagicRequest {
 			s.proto = protoBinary
 		}
+	}
+	if s.vlog && s.env.binding() == BindingAuto {
+		// memcached prints this only while negotiating.
+		name := "ascii"
+		if s.proto == protoBinary {
+			name = "binary"
+		}
+		s.logScratch = strconv.AppendInt(s.logScratch[:0], int64(s.connID), 10)
+		s.logScratch = append(s.logScratch, ": Client using the "+name+" protocol\n"...)
+		s.env.VerboseLog.Write(s.logScratch)
 	}
 	if log := slog.Default(); log.Enabled(context.Background(), slog.LevelDebug) {
 		name := "ascii"

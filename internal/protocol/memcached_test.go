@@ -28,6 +28,12 @@ func startMemcached(t *testing.T) string {
 // startMemcachedWith is startMemcached with extra environment and flags.
 func startMemcachedWith(t *testing.T, env []string, extra ...string) string {
 	t.Helper()
+	return startMemcachedLog(t, nil, env, extra...)
+}
+
+// startMemcachedLog is startMemcachedWith sending memcached's stderr to stderr.
+func startMemcachedLog(t *testing.T, stderr io.Writer, env []string, extra ...string) string {
+	t.Helper()
 	if _, err := os.Stat(memcachedPath); err != nil {
 		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
 			t.Fatalf("memcached not installed (%v) and GOCACHED_REQUIRE_TESTBED=1", err)
@@ -47,6 +53,7 @@ func startMemcachedWith(t *testing.T, env []string, extra ...string) string {
 	args = append(args, extra...)
 	cmd := exec.Command(memcachedPath, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start memcached: %v", err)
 	}

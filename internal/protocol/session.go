@@ -371,6 +371,9 @@ func isMultiget(b []byte) bool {
 // for noreply. Like memcached, noreply silences errors too.
 func (s *Session) reply(msg string) {
 	if s.noreply {
+		if s.vlog {
+			s.vlogLine('>', []byte("NOREPLY "+msg[:len(msg)-2]))
+		}
 		return
 	}
 	s.out = append(s.out, msg...)

@@ -88,8 +88,9 @@ func (h *watchHub) count() int {
 
 // publish offers one line (ending in '\n') to every watcher of kind.
 func (h *watchHub) publish(kind uint32, line []byte) {
+	var wakes [maxWatchers]func()
+	nw := 0
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, w := range h.watchers {
 		if w.flags&kind == 0 {
 			continue
@@ -117,8 +118,14 @@ func (h *watchHub) publish(kind uint32, line []byte) {
 		w.woken = true
 		w.mu.Unlock()
 		if wake != nil {
-			wake()
+			wakes[nw] = wake
+			nw++
 		}
+	}
+	h.mu.Unlock()
+	// Outside the hub's lock: a wakeup may close its watcher.
+	for _, wake := range wakes[:nw] {
+		wake()
 	}
 }
 

@@ -1,0 +1,183 @@
+package protocol
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// metadumpLine is memcached 1.6.18's lru_crawler metadump line.
+var metadumpLine = regexp.MustCompile(`^key=(\S+) exp=(-1|\d+) la=\d+ cas=\d+ fetch=(yes|no) cls=\d+ size=\d+$`)
+
+// normalizeDump sorts a metadump's lines and blanks the times and CAS
+// values, which differ between two servers.
+func normalizeDump(t *testing.T, out string) []string {
+	t.Helper()
+	body, ok := strings.CutSuffix(out, "END\r\n")
+	if !ok {
+		t.Fatalf("metadump does not end in END: %q", abbrev(out))
+	}
+	var ls []string
+	for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		if !metadumpLine.MatchString(l) {
+			t.Fatalf("bad metadump line %q", l)
+		}
+		l = regexp.MustCompile(`exp=\d+`).ReplaceAllString(l, "exp=T")
+		l = regexp.MustCompile(`la=\d+`).ReplaceAllString(l, "la=T")
+		l = regexp.MustCompile(`cas=\d+`).ReplaceAllString(l, "cas=C")
+		ls = append(ls, l)
+	}
+	slices.Sort(ls)
+	return ls
+}
+
+var dumpSetup = "set foo 5 0 3\r\nbar\r\nset k2 0 100 2\r\nhi\r\nset a%b 0 0 1\r\nx\r\nset big 1 0 300\r\n" +
+	strings.Repeat("x", 300) + "\r\nget foo\r\n"
+
+var dumpWant = []string{
+	"key=a%25b exp=-1 la=T cas=C fetch=no cls=1 size=63",
+	"key=big exp=-1 la=T cas=C fetch=no cls=7 size=366",
+	"key=foo exp=-1 la=T cas=C fetch=yes cls=1 size=69",
+	"key=k2 exp=T la=T cas=C fetch=no cls=1 size=63",
+}
+
+func TestMetadump(t *testing.T) {
+	env := newSmallEnv(t)
+	s := NewSession(env)
+	drive(t, s, []byte(dumpSetup))
+	if got := normalizeDump(t, drive(t, s, []byte("lru_crawler metadump all\r\n")).out); !slices.Equal(got, dumpWant) {
+		t.Fatalf("metadump all:\n%s", strings.Join(got, "\n"))
+	}
+	got := normalizeDump(t, drive(t, s, []byte("lru_crawler metadump 7\r\n")).out)
+	if !slices.Equal(got, dumpWant[1:2]) {
+		t.Fatalf("metadump 7:\n%s", strings.Join(got, "\n"))
+	}
+	got = normalizeDump(t, drive(t, s, []byte("lru_crawler metadump 2,3,1\r\n")).out)
+	if !slices.Equal(got, []string{dumpWant[0], dumpWant[2], dumpWant[3]}) {
+		t.Fatalf("metadump 2,3,1:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+func TestMetadumpAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	exchange(t, addr, dumpSetup, len(lines("STORED", "STORED", "STORED", "STORED", "VALUE foo 5 3", "bar", "END")))
+	got := normalizeDump(t, exchange(t, addr, "lru_crawler metadump all\r\n", 5).out)
+	if !slices.Equal(got, dumpWant) {
+		t.Fatalf("memcached's metadump:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestMetadumpStreams checks that an engine resuming pending Sessions gets
+// a large metadump in bounded parts, every item once, END last.
+func TestMetadumpStreams(t *testing.T) {
+	env := newTestEnvMem(t, 16<<20)
+	env.ResumesPending = true
+	s := NewSession(env)
+	const n = 30000
+	key := strings.Repeat("k", 100)
+	for i := range n {
+		drive(t, s, []byte(fmt.Sprintf("set %s%d 0 0 1 noreply\r\nx\r\n", key, i)))
+	}
+	consumed, out, st := s.Process([]byte("lru_crawler metadump all\r\nversion\r\n"), nil)
+	var all []byte
+	calls := 0
+	for {
+		calls++
+		if len(out) > outputBudget+512 {
+			t.Fatalf("one call wrote %d bytes", len(out))
+		}
+		all = append(all, out...)
+		if !s.Pending() {
+			break
+		}
+		if st != Yield {
+			t.Fatalf("paused dump returned %v", st)
+		}
+		var c int
+		c, out, st = s.Process([]byte("version\r\n")[:0], nil)
+		consumed += c
+	}
+	if calls < 3 {
+		t.Fatalf("%d bytes in %d calls: not streamed", len(all), calls)
+	}
+	// The pipelined version runs after the dump.
+	_, out, _ = s.Process([]byte("lru_crawler metadump all\r\nversion\r\n")[consumed:], nil)
+	if string(out) != "VERSION 1.6.18\r\n" {
+		t.Fatalf("after the dump: %q", out)
+	}
+	seen := map[string]bool{}
+	for _, l := range normalizeDump(t, string(all)) {
+		k := strings.Fields(l)[0]
+		if seen[k] {
+			t.Fatalf("%s listed twice", k)
+		}
+		seen[k] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d keys listed, want %d", len(seen), n)
+	}
+	if s.Pending() {
+		t.Fatal("still pending after END")
+	}
+}
+
+func TestMetadumpWholeWithoutResume(t *testing.T) {
+	env := newTestEnvMem(t, 16<<20)
+	s := NewSession(env)
+	for i := range 20000 {
+		drive(t, s, []byte(fmt.Sprintf("set %s%d 0 0 1 noreply\r\nx\r\n", strings.Repeat("k", 100), i)))
+	}
+	_, out, st := s.Process([]byte("lru_crawler metadump all\r\n"), nil)
+	if st != NeedMore || s.Pending() || len(normalizeDump(t, string(out))) != 20000 {
+		t.Fatalf("status %v pending %v, %d bytes", st, s.Pending(), len(out))
+	}
+}
+
+func TestCachedumpLimits(t *testing.T) {
+	env := newSmallEnv(t)
+	s := NewSession(env)
+	for i := range 50 {
+		drive(t, s, []byte(fmt.Sprintf("set k%02d 0 0 1 noreply\r\nx\r\n", i)))
+	}
+	drive(t, s, []byte("set big 0 0 1000 noreply\r\n"+strings.Repeat("v", 1000)+"\r\n"))
+	out := drive(t, s, []byte("stats cachedump 1 10\r\n")).out
+	if n := strings.Count(out, "ITEM k"); n != 10 || !strings.HasSuffix(out, "END\r\n") {
+		t.Fatalf("limit 10: %q", out)
+	}
+	out = drive(t, s, []byte("stats cachedump 1 0\r\n")).out
+	if n := strings.Count(out, "ITEM k"); n != 50 || !strings.Contains(out, "ITEM k07 [1 b; 0 s]\r\n") {
+		t.Fatalf("limit 0: %q", out)
+	}
+	cls := env.Store.ItemClass(3, 1000, 0)
+	out = drive(t, s, []byte(fmt.Sprintf("stats cachedump %d 0\r\n", cls))).out
+	if out != "ITEM big [1000 b; 0 s]\r\nEND\r\n" {
+		t.Fatalf("class %d: %q", cls, out)
+	}
+}
+
+func TestCacheMemlimitResizesStore(t *testing.T) {
+	env := newTestEnvMem(t, 16<<20)
+	s := NewSession(env)
+	got := drive(t, s, []byte("cache_memlimit 32\r\nstats settings\r\nstats\r\n")).out
+	if !strings.HasPrefix(got, "OK\r\n") || !strings.Contains(got, "STAT maxbytes 33554432\r\n") ||
+		!strings.Contains(got, "STAT limit_maxbytes 33554432\r\n") || env.Store.MemoryLimit() != 32<<20 {
+		t.Fatalf("grow: %q", abbrev(got))
+	}
+	for i := range 40000 {
+		drive(t, s, []byte(fmt.Sprintf("set k%d 0 0 500 noreply\r\n%s\r\n", i, strings.Repeat("v", 500))))
+	}
+	if got := drive(t, s, []byte("cache_memlimit 8\r\n")).out; got != "OK\r\n" {
+		t.Fatalf("shrink: %q", got)
+	}
+	if st := env.Store.Stats(); st.Bytes > 8<<20 || st.Evictions == 0 {
+		t.Fatalf("after shrink: %d bytes, %d evictions", st.Bytes, st.Evictions)
+	}
+}

@@ -1,0 +1,111 @@
+package protocol
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a VerboseLog for tests.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// verboseTraffic is logged alike by memcached -vv and gocached at
+// verbosity 2 (stats replies, which neither echoes, are left out).
+const verboseTraffic = "set a 0 0 1\r\nx\r\nget a b\r\ngets a\r\ndelete a\r\nincr a 1\r\nbogus\r\nversion\r\ntouch a 1\r\nset b 0 0 1 noreply\r\ny\r\n"
+
+const verboseWant = `<17 new auto-negotiating client connection
+17: Client using the ascii protocol
+<17 set a 0 0 1
+>17 STORED
+<17 get a b
+>17 sending key a
+>17 END
+<17 gets a
+>17 sending key a
+>17 END
+<17 delete a
+>17 DELETED
+<17 incr a 1
+>17 NOT_FOUND
+<17 bogus
+>17 ERROR
+<17 version
+>17 VERSION 1.6.18
+<17 touch a 1
+>17 NOT_FOUND
+<17 set b 0 0 1 noreply
+>17 NOREPLY STORED
+<17 connection closed.
+`
+
+func TestVerboseLines(t *testing.T) {
+	env := newSmallEnv(t)
+	var log lockedBuffer
+	env.VerboseLog = &log
+	env.Settings.Verbosity.Store(2)
+	s := NewSession(env)
+	s.Opened(17)
+	drive(t, s, []byte(verboseTraffic))
+	s.Reset()
+	if got := log.String(); got != verboseWant {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, verboseWant)
+	}
+	// At verbosity 1 nothing is written.
+	env.Settings.Verbosity.Store(1)
+	s.Opened(18)
+	drive(t, s, []byte(verboseTraffic))
+	s.Reset()
+	if log.String() != verboseWant {
+		t.Fatalf("verbosity 1 wrote %q", strings.TrimPrefix(log.String(), verboseWant))
+	}
+}
+
+func TestVerboseAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	var log lockedBuffer
+	addr := startMemcachedLog(t, &log, nil, "-vv")
+	exchange(t, addr, verboseTraffic+"quit\r\n", 1<<20)
+	time.Sleep(100 * time.Millisecond)
+	// Keep the connection's lines; number its descriptor as ours.
+	fd := regexp.MustCompile(`(?m)^<(\d+) new auto-negotiating client connection$`).FindAllStringSubmatch(log.String(), -1)
+	if fd == nil {
+		t.Fatalf("no connection in memcached's log:\n%s", log.String())
+	}
+	id := fd[len(fd)-1][1]
+	var got []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if l == id+": Client using the ascii protocol" {
+			got = append(got, "17: Client using the ascii protocol")
+		}
+		if strings.HasPrefix(l, "<"+id+" ") || strings.HasPrefix(l, ">"+id+" ") {
+			if l == "<"+id+" quit" {
+				continue
+			}
+			got = append(got, strings.Replace(l[1:], id, "17", 1))
+			got[len(got)-1] = l[:1] + got[len(got)-1]
+		}
+	}
+	if g := strings.Join(got, "\n") + "\n"; g != verboseWant {
+		t.Fatalf("memcached -vv:\n%s\nwant:\n%s", g, verboseWant)
+	}
+}

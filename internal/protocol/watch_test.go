@@ -1,0 +1,201 @@
+package protocol
+
+import (
+	"net"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// watchTraffic is logged identically by memcached and gocached for the
+// kinds watchCompared asks for.
+const watchTraffic = "set wk 5 100 3\r\nabc\r\nadd wk 0 0 1\r\nx\r\nappend nope 0 0 1\r\nx\r\ncas nope 0 0 1 5\r\nx\r\n" +
+	"get wk\r\nget nope\r\ngets wk a%b\r\nset a%b 0 0 1\r\nx\r\nget a%b\r\n"
+
+var watchVolatile = regexp.MustCompile(`^ts=\d+\.\d+ gid=\d+ (.*) cfd=\d+ (size=\d+)$`)
+
+// normalizeWatch drops the fields that differ between two servers.
+func normalizeWatch(t *testing.T, out string, keep string) []string {
+	t.Helper()
+	var ls []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		m := watchVolatile.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("bad watch line %q", l)
+		}
+		if strings.Contains(m[1], keep) {
+			ls = append(ls, m[1]+" "+m[2])
+		}
+	}
+	return ls
+}
+
+func newWatchEnv(t *testing.T) *Env {
+	env := newSmallEnv(t)
+	env.ResumesPending = true
+	return env
+}
+
+func TestWatchLines(t *testing.T) {
+	env := newWatchEnv(t)
+	w := NewSession(env)
+	var woke atomic.Int32
+	w.SetWakeup(func() { woke.Add(1) })
+	w.Opened(30)
+	if got := drive(t, w, []byte("watch fetchers mutations\r\n")); got.out != "OK\r\n" || !w.Pending() {
+		t.Fatalf("watch: %q pending %v", got.out, w.Pending())
+	}
+	c := NewSession(env)
+	c.Opened(31)
+	drive(t, c, []byte(watchTraffic))
+	if woke.Load() != 1 {
+		t.Fatalf("woken %d times, want once until drained", woke.Load())
+	}
+	_, out, _ := w.Process(nil, nil)
+	got := normalizeWatch(t, string(out), "type=")
+	want := []string{
+		"type=item_store key=wk status=stored cmd=set ttl=100 clsid=1 size=3",
+		"type=item_store key=wk status=not_stored cmd=add ttl=0 clsid=1 size=1",
+		"type=item_store key=nope status=not_stored cmd=append ttl=0 clsid=1 size=1",
+		"type=item_store key=nope status=not_found cmd=cas ttl=0 clsid=1 size=1",
+		"type=item_get key=wk status=found clsid=1 size=3",
+		"type=item_get key=nope status=not_found clsid=0 size=0",
+		"type=item_get key=wk status=found clsid=1 size=3",
+		"type=item_get key=a%25b status=not_found clsid=0 size=0",
+		"type=item_store key=a%25b status=stored cmd=set ttl=0 clsid=1 size=1",
+		"type=item_get key=a%25b status=found clsid=1 size=1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("watch lines:\n%s", strings.Join(got, "\n"))
+	}
+	if !strings.Contains(string(out), " cfd=31 ") {
+		t.Fatalf("cfd is not the client's id: %q", out)
+	}
+	// Input on a watching connection is dropped, as memcached stops reading it.
+	if n, out, st := w.Process([]byte("version\r\n"), nil); n != 9 || len(out) != 0 || st != NeedMore {
+		t.Fatalf("input while watching: %d %q %v", n, out, st)
+	}
+	st := drive(t, c, []byte("stats\r\n")).out
+	if !strings.Contains(st, "STAT log_watchers 1\r\n") || !strings.Contains(st, "STAT log_watcher_sent 10\r\n") {
+		t.Fatalf("stats: %q", abbrev(st))
+	}
+	w.Reset() // the connection closed
+	if st := drive(t, c, []byte("stats\r\n")).out; !strings.Contains(st, "STAT log_watchers 0\r\n") {
+		t.Fatal("watcher not removed on Reset")
+	}
+	if env.logs.mask.Load() != 0 {
+		t.Fatal("log mask still set with no watcher")
+	}
+}
+
+// TestWatchBounded floods a watcher that never reads: its buffer stays
+// bounded, and the first line after the flood reports what was skipped.
+func TestWatchBounded(t *testing.T) {
+	env := newWatchEnv(t)
+	w := NewSession(env)
+	drive(t, w, []byte("watch fetchers\r\n"))
+	c := NewSession(env)
+	get := []byte("get " + strings.Repeat("k", 200) + "\r\n")
+	for range 5000 {
+		drive(t, c, get)
+	}
+	if n := len(w.watch.buf); n > watcherBufSize {
+		t.Fatalf("watcher buffer %d bytes", n)
+	}
+	skipped := env.logs.skipped.Load()
+	if skipped == 0 {
+		t.Fatal("nothing skipped")
+	}
+	var all []byte
+	for {
+		_, out, _ := w.Process(nil, nil)
+		if len(out) == 0 {
+			break
+		}
+		all = append(all, out...)
+	}
+	drive(t, c, get)
+	_, out, _ := w.Process(nil, nil)
+	if !strings.HasPrefix(string(out), "skipped=") || strings.Count(string(out), "\n") != 2 {
+		t.Fatalf("after the flood: %q", out)
+	}
+	if sent := env.logs.sent.Load(); sent+skipped != 5001 {
+		t.Fatalf("sent %d + skipped %d != 5001", sent, skipped)
+	}
+}
+
+func TestWatchLimitsAndRefusals(t *testing.T) {
+	env := newWatchEnv(t)
+	for i := range maxWatchers {
+		if got := drive(t, NewSession(env), []byte("watch\r\n")).out; got != "OK\r\n" {
+			t.Fatalf("watcher %d: %q", i, got)
+		}
+	}
+	if got := drive(t, NewSession(env), []byte("watch\r\n")).out; got != "WATCHER_TOO_MANY log watcher limit reached\r\n" {
+		t.Fatalf("21st watcher: %q", got)
+	}
+	plain := newSmallEnv(t) // an engine that cannot stream
+	if got := drive(t, NewSession(plain), []byte("watch\r\n")).out; got != "WATCHER_FAILED failed to add log watcher\r\n" {
+		t.Fatalf("without ResumesPending: %q", got)
+	}
+	if got := drive(t, NewSession(env), []byte("version\r\nwatch\r\n")).out; got != "VERSION 1.6.18\r\nERROR cannot pipeline other commands before watch\r\n" {
+		t.Fatalf("pipelined: %q", got)
+	}
+}
+
+// TestWatchAgainstMemcached compares the item_store lines of a mutations
+// watcher and the item_get lines of retrievals (memcached also logs the
+// lookups its storage commands do internally; those are not compared).
+func TestWatchAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	wc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	wc.Write([]byte("watch fetchers mutations\r\n"))
+	time.Sleep(100 * time.Millisecond)
+	exchange(t, addr, watchTraffic, 1<<20)
+	var buf []byte
+	b := make([]byte, 64<<10)
+	wc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	for {
+		n, err := wc.Read(b)
+		buf = append(buf, b[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	ref, ok := strings.CutPrefix(string(buf), "OK\r\n")
+	if !ok {
+		t.Fatalf("memcached's watch reply: %q", abbrev(string(buf)))
+	}
+	env := newWatchEnv(t)
+	w := NewSession(env)
+	drive(t, w, []byte("watch fetchers mutations\r\n"))
+	drive(t, NewSession(env), []byte(watchTraffic))
+	_, out, _ := w.Process(nil, nil)
+	for _, kind := range []string{"type=item_store"} {
+		g, m := normalizeWatch(t, string(out), kind), normalizeWatch(t, ref, kind)
+		if strings.Join(g, "\n") != strings.Join(m, "\n") {
+			t.Errorf("%s lines:\ngocached:\n%s\nmemcached:\n%s", kind, strings.Join(g, "\n"), strings.Join(m, "\n"))
+		}
+	}
+	// Retrieval lines: memcached's for get/gets come in the same order.
+	var mget []string
+	for _, l := range normalizeWatch(t, ref, "type=item_get") {
+		mget = append(mget, l)
+	}
+	gget := normalizeWatch(t, string(out), "type=item_get")
+	if !strings.Contains(strings.Join(mget, "\n"), strings.Join(gget[:3], "\n")) {
+		t.Errorf("item_get lines:\ngocached:\n%s\nmemcached:\n%s", strings.Join(gget, "\n"), strings.Join(mget, "\n"))
+	}
+}
