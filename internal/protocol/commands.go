@@ -34,6 +34,11 @@ const (
 	crlf             = "\r\n"
 	valuePrefix      = "VALUE "
 	storageMinTokens = 5
+	// maxRelativeExptime is memcached's REALTIME_MAXDELTA: larger times are absolute.
+	maxRelativeExptime = 60 * 60 * 24 * 30
+	// processStartedSlack is how far before its start memcached sets
+	// process_started (ITEM_UPDATE_INTERVAL + 2).
+	processStartedSlack = 62
 )
 
 // execute runs one command line. rest is the input after the line. It returns
@@ -402,6 +407,14 @@ func (s *Session) flushAll(line []byte, n int) {
 	}
 	if delay < 0 {
 		delay = 0 // memcached flushes now for a negative delay
+	}
+	// An absolute time at or before memcached's process_started (its start
+	// minus 62 s) makes its oldest_live 0: nothing is flushed and a pending
+	// delayed flush is cancelled.
+	if delay > maxRelativeExptime && int64(delay) <= s.env.StartUnix-processStartedSlack {
+		s.env.Store.CancelFlush()
+		s.reply(rOK)
+		return
 	}
 	s.env.Store.FlushAll(int64(delay))
 	s.reply(rOK)

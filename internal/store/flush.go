@@ -5,14 +5,21 @@ import "time"
 // FlushAll invalidates every item stored before now+delay seconds. Without a
 // delay the rings are emptied at once. With one, memcached's rule applies:
 // at delay-1 seconds from now, items last stored at or before that second
-// become invalid (a later flush_all replaces a pending one).
+// become invalid (a later flush_all replaces a pending one). An absolute
+// time already past empties the rings too, as memcached's CAS check does;
+// under DisableCAS, where memcached compares store times only, it
+// invalidates just the items stored at or before that time.
 func (s *Store) FlushAll(delay int64) {
 	s.cmdFlush.Add(1)
 	now64 := s.Now()
 	var oldest uint32
 	if delay > 0 {
-		if abs := int64(absExptime(delay, now64)); abs > now64 {
+		abs := int64(absExptime(delay, now64))
+		switch {
+		case abs > now64:
 			oldest = clampTime(abs - 1)
+		case s.cfg.DisableCAS:
+			oldest = clampTime(abs)
 		}
 	}
 	for i := range s.shards {
@@ -122,3 +129,16 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 // CountFlush counts a flush_all that was refused (-F) in cmd_flush, as
 // memcached counts it.
 func (s *Store) CountFlush() { s.cmdFlush.Add(1) }
+
+// CancelFlush drops a pending delayed flush_all and invalidates nothing: what
+// memcached does for a flush_all whose absolute time lies before the server
+// started. It counts in cmd_flush.
+func (s *Store) CancelFlush() {
+	s.cmdFlush.Add(1)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.flushOldest, sh.flushSwept, sh.flushSweeping = 0, false, false
+		sh.mu.Unlock()
+	}
+}
