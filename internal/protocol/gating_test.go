@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/store"
 )
 
 // Settings that gate commands, each checked against memcached started with
@@ -241,4 +243,30 @@ func exchangeSteps(t *testing.T, addr string, steps []string) result {
 		}
 	}
 	return result{out: string(out)}
+}
+
+// TestSizeClassFlags: with -f and -n the classes `stats slabs` reports are
+// memcached's (checked against memcached -f 2 -n 100 when it is installed).
+func TestSizeClassFlags(t *testing.T) {
+	st, err := store.New(store.Config{MemoryLimit: 4 << 20, GrowthFactor: 2, MinChunk: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	env := newSmallEnv(t)
+	env.Store = st
+	env.Settings.GrowthFactor, env.Settings.ChunkSize = 2, 100
+	in := "set a 0 0 1\r\nx\r\nset b 0 0 200\r\n" + strings.Repeat("y", 200) + "\r\nstats slabs\r\n"
+	keep := regexp.MustCompile(`^(STAT \d+:chunk_size .*|STORED)$`)
+	want := lines("STORED", "STORED", "STAT 1:chunk_size 152", "STAT 2:chunk_size 304")
+	if got := keepLines(drive(t, NewSession(env), []byte(in)).out, keep); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if testing.Short() {
+		return
+	}
+	addr := startMemcachedWith(t, nil, "-f", "2", "-n", "100")
+	if got := keepLines(exchange(t, addr, in, 1<<20).out, keep); got != want {
+		t.Fatalf("memcached: got %q, want %q", got, want)
+	}
 }
