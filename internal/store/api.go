@@ -14,6 +14,13 @@ type Config struct {
 	// shape memcached's slab classes; 0 means the default.
 	GrowthFactor float64
 	MinChunk     int
+	// Mmap maps the rings outside the Go heap (anonymous mmap on Linux), so
+	// the garbage collector's heap goal does not grow with MemoryLimit.
+	Mmap bool
+	// LargePages is memcached's -L: the rings are mapped, prefaulted and
+	// advised to use huge pages; like memcached's preallocated memory, the
+	// limit can then not change at run time (SetMemoryLimit refuses).
+	LargePages bool
 	// Now returns the current unix time in seconds. Nil means the store's own
 	// coarse clock. Tests set it to move time by hand.
 	Now func() int64

@@ -12,7 +12,8 @@ import "errors"
 // evictions, as the ring tail would count them). Growing evicts nothing.
 //
 // A ring smaller than the largest item refuses such items with OutOfMemory;
-// memcached would still store them in chunks.
+// memcached would still store them in chunks. With LargePages (-L) the
+// limit is fixed, as memcached's preallocated memory is.
 
 // ErrMemoryLimit is returned by SetMemoryLimit for a limit the store cannot
 // take: too small for the shard count, or rings too large to index.
@@ -33,7 +34,7 @@ func (s *Store) SetMemoryLimit(limit int64) error {
 	defer s.resizeMu.Unlock()
 	n := int64(len(s.shards))
 	size := limit / n &^ 7
-	if size < minRingBytes || size > maxRingBytes {
+	if size < minRingBytes || size > maxRingBytes || s.cfg.LargePages {
 		return ErrMemoryLimit
 	}
 	if s.cfg.DisableEvictions {
@@ -50,11 +51,14 @@ func (s *Store) SetMemoryLimit(limit int64) error {
 	now := clampTime(s.Now())
 	for i := range s.shards {
 		sh := &s.shards[i]
-		nb := make([]byte, size)
-		adviseHugePages(nb)
+		nb, err := s.newRing(int(size))
+		if err != nil {
+			return err // the shards resized so far keep their new rings
+		}
 		sh.mu.Lock()
-		sh.resize(nb, now)
+		old := sh.resize(nb, now)
 		sh.mu.Unlock()
+		s.freeRing(old)
 	}
 	s.memLimit.Store(limit)
 	return nil
@@ -66,7 +70,7 @@ func (s *Store) SetMemoryLimit(limit int64) error {
 // stored-time field; pass three points every index entry at the new offset
 // read from there. No index entry is looked up by position once positions
 // start changing, so no two records can be confused.
-func (sh *shard) resize(nb []byte, now uint32) {
+func (sh *shard) resize(nb []byte, now uint32) (old []byte) {
 	excess := sh.live - len(nb)
 	sh.forEachLive(func(pos int) {
 		r := sh.rec(pos)
@@ -104,7 +108,7 @@ func (sh *shard) resize(nb []byte, now uint32) {
 		le.PutUint32(r[offStored:], uint32(head>>3))
 		head += sz
 	})
-	old := sh.buf
+	old = sh.buf
 	for i, e := range sh.idx.slots {
 		if e != 0 {
 			pos := int(entryLoc(e)) << 3
@@ -118,4 +122,5 @@ func (sh *shard) resize(nb []byte, now uint32) {
 	if cap(sh.scratch) > len(nb) {
 		sh.scratch = nil
 	}
+	return old
 }

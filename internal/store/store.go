@@ -87,11 +87,18 @@ func New(cfg Config) (*Store, error) {
 		sh := &s.shards[i]
 		sh.id, sh.idBits = uint64(i), idBits
 		sh.noEvict = cfg.DisableEvictions
-		sh.buf = make([]byte, s.ringSize)
-		adviseHugePages(sh.buf)
+		buf, err := s.newRing(s.ringSize)
+		if err != nil {
+			for j := range i {
+				s.freeRing(s.shards[j].buf)
+			}
+			return nil, err
+		}
+		sh.buf = buf
 		sh.idx = newIndex(0)
 		sh.cls = make([]classCounters, len(s.classes.sizes))
 	}
+	s.releaseRingsWhenUnreachable()
 	s.memLimit.Store(cfg.MemoryLimit)
 	s.clock.Store(time.Now().Unix())
 	go s.background()
