@@ -34,8 +34,9 @@ type options struct {
 	verbosity     int
 	protocol      string // -B as given
 	binding       protocol.Binding
-	sasl          bool // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
-	napiIDs       int  // -N: accepted for memcached compatibility
+	sasl          bool        // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
+	gates         gateOptions // -A -F -X -W -Y -f -n -D
+	napiIDs       int         // -N: accepted for memcached compatibility
 	napi          napiOptions
 	proc          processOptions // -u -P -d -k -r
 	ext           []extSetting   // -o
@@ -100,10 +101,19 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVarP(&o.proc.coreDumps, "enable-coredumps", "r", false, "maximize core file limit")
 	var extRaw []string
 	fs.StringArrayVarP(&extRaw, "extended", "o", nil, "comma separated list of extended options (memcached's; each is logged with its effect here)")
+	fs.BoolVarP(&o.gates.shutdown, "enable-shutdown", "A", false, `enable the ascii "shutdown" command`)
+	fs.BoolVarP(&o.gates.noFlush, "disable-flush-all", "F", false, "disable the flush_all command")
+	fs.BoolVarP(&o.gates.noDump, "disable-dumping", "X", false, "disable stats cachedump and lru_crawler metadump")
+	fs.BoolVarP(&o.gates.noWatch, "disable-watch", "W", false, "disable watch commands (live logging)")
+	fs.StringVarP(&o.gates.authFile, "auth-file", "Y", "", "enable ASCII protocol authentication against this file of user:pass lines")
+	fs.Float64VarP(&o.gates.factor, "slab-growth-factor", "f", 1.25, "chunk size growth factor of the size classes")
+	fs.IntVarP(&o.gates.minChunk, "slab-min-size", "n", 48, "min space used for key+value+flags")
+	var delim string
+	fs.StringVarP(&delim, "delimiter", "D", "", "use <char> as the delimiter between key prefixes and IDs in stats detail (turns it on)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
 
-	fs.StringVar(&o.engine, "engine", defaultEngine(), "network engine: epoll (Linux) or go (portable)")
+	fs.StringVar(&o.engine, "engine", defaultEngine(), "network engine: epoll (Linux), uring (Linux io_uring with NAPI busy polling) or go (portable)")
 	fs.Uint32Var(&rc.Epoll.BusyPollUsecs, "busy-poll-usecs", 0, "epoll busy-poll time per wait in µs (EPIOCSPARAMS; 0 = off)")
 	fs.Uint16Var(&busyPollBudget, "busy-poll-budget", 64, "packets per busy-poll round (above 64 needs CAP_NET_ADMIN)")
 	fs.BoolVar(&rc.Epoll.PreferBusyPoll, "prefer-busy-poll", false, "prefer busy polling over interrupts (needed for IRQ suspension)")
@@ -141,6 +151,15 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if rc.Epoll.PinCPUs, err = cpuset.Parse(pinCPUs); err != nil {
 		return nil, usagef("invalid --pin-cpus %q: %v", pinCPUs, err)
+	}
+	if err := o.gates.setDelimiter(delim, fs.Changed("delimiter")); err != nil {
+		return nil, err
+	}
+	if o.gates.factor <= 1 {
+		return nil, usagef("Factor must be greater than 1")
+	}
+	if o.gates.minChunk <= 0 {
+		return nil, usagef("Chunk size must be greater than 0")
 	}
 	mask, err := strconv.ParseUint(unixMask, 8, 32)
 	if err != nil || mask > 0o777 {
@@ -189,7 +208,7 @@ func (o *options) check() error {
 	}
 	o.binding = b
 	if _, ok := engines[o.engine]; !ok {
-		return usagef("unknown --engine %q (want epoll or go)", o.engine)
+		return usagef("unknown --engine %q (want epoll, uring or go)", o.engine)
 	}
 	return nil
 }

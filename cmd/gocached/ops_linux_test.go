@@ -113,3 +113,88 @@ func TestManPageUpToDate(t *testing.T) {
 		t.Errorf("contrib/gocached.1 is out of date (%v); regenerate it: go run ./cmd/gocached man > contrib/gocached.1", err)
 	}
 }
+
+// TestGateFlags: -F, -f, -n, -D and -A reach the protocol: flush_all is
+// refused, stats settings shows the size-class shape and detail on, and
+// `shutdown` stops the server cleanly (without -A it is refused).
+func TestGateFlags(t *testing.T) {
+	s := startServer(t, "-F", "-f", "1.5", "-n", "96", "-D", ":", "-A")
+	nc, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(nc)
+	nc.Write([]byte("flush_all\r\n"))
+	if l, _ := r.ReadString('\n'); l != "CLIENT_ERROR flush_all not allowed\r\n" {
+		t.Errorf("flush_all with -F: %q", l)
+	}
+	nc.Write([]byte("stats settings\r\n"))
+	got := map[string]string{}
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil || l == "END\r\n" {
+			break
+		}
+		if f := strings.Fields(l); len(f) == 3 {
+			got[f[1]] = f[2]
+		}
+	}
+	for name, want := range map[string]string{"growth_factor": "1.50", "chunk_size": "96", "detail_enabled": "yes",
+		"flush_enabled": "no", "shutdown_command": "yes"} {
+		if got[name] != want {
+			t.Errorf("stats settings %s = %q, want %q", name, got[name], want)
+		}
+	}
+	nc.Write([]byte("shutdown\r\n"))
+	if code := s.wait(t); code != 0 {
+		t.Errorf("exit %d after shutdown; stderr:\n%s", code, s.stderr)
+	}
+
+	plain := startServer(t)
+	c2, err := net.DialTimeout("tcp", plain.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.SetDeadline(time.Now().Add(5 * time.Second))
+	c2.Write([]byte("shutdown\r\n"))
+	if l, _ := bufio.NewReader(c2).ReadString('\n'); l != "ERROR: shutdown not enabled\r\n" {
+		t.Errorf("shutdown without -A: %q", l)
+	}
+}
+
+// TestASCIIAuthFile: -Y makes text clients authenticate first, with
+// memcached's `set` carrying "user password".
+func TestASCIIAuthFile(t *testing.T) {
+	auth := filepath.Join(t.TempDir(), "auth")
+	if err := os.WriteFile(auth, []byte("alice:s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "-Y", auth)
+	nc, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(nc)
+	nc.Write([]byte("set auth 0 0 12\r\nalice s3cret\r\nversion\r\n"))
+	if l, _ := r.ReadString('\n'); l != "STORED\r\n" {
+		t.Fatalf("auth: %q", l)
+	}
+	if l, _ := r.ReadString('\n'); !strings.HasPrefix(l, "VERSION ") {
+		t.Errorf("after auth: %q", l)
+	}
+	other, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetDeadline(time.Now().Add(5 * time.Second))
+	other.Write([]byte("get k\r\n"))
+	if l, _ := bufio.NewReader(other).ReadString('\n'); l != "CLIENT_ERROR unauthenticated\r\n" {
+		t.Errorf("unauthenticated get: %q", l)
+	}
+}

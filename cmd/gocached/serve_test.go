@@ -95,7 +95,7 @@ func TestGoEngineThreadsFlag(t *testing.T) {
 	if threads != "1" {
 		t.Errorf("stats threads = %q with --engine=go -t 1, want 1", threads)
 	}
-	if log := s.stderr.String(); !strings.Contains(log, "flag only applies to --engine=epoll") || !strings.Contains(log, "--pin-cpus") {
+	if log := s.stderr.String(); !strings.Contains(log, "flag does not apply to this engine") || !strings.Contains(log, "--pin-cpus") {
 		t.Errorf("no warning about --pin-cpus on the go engine; log:\n%s", log)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/epoll"
 	"github.com/gocached/gocached/internal/reactor/portable"
+	"github.com/gocached/gocached/internal/reactor/uring"
 	"github.com/gocached/gocached/internal/store"
 )
 
@@ -51,6 +52,8 @@ func serve(o *options, log *slog.Logger) (status int) {
 		MaxItemSize:      o.itemSize,
 		DisableEvictions: o.noEvict,
 		DisableCAS:       o.noCAS,
+		GrowthFactor:     o.gates.factor,
+		MinChunk:         o.gates.minChunk,
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)
@@ -59,6 +62,11 @@ func serve(o *options, log *slog.Logger) (status int) {
 	defer st.Close()
 	started := time.Now().Unix()
 	sasl, err := saslConfig(o)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	asciiAuth, err := o.gates.asciiAuth()
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -98,7 +106,10 @@ func serve(o *options, log *slog.Logger) (status int) {
 		return 1
 	}
 	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started,
-		Protocol: o.binding, SASL: sasl}
+		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log)}
+	if o.verbosity >= 2 {
+		env.VerboseLog = os.Stderr // memcached's -vv lines: "<fd get k", ">fd END"
+	}
 	warnEngineFlags(o, log)
 	stopMetrics, err := startMetrics(o.metricsListen, env, log)
 	if err != nil {
@@ -175,6 +186,7 @@ func pollModeLabel(o *options) string {
 var engines = map[string]reactor.Factory{
 	"epoll": epoll.New,
 	"go":    portable.New,
+	"uring": uring.New,
 }
 
 // settingsFor builds what `stats settings` reports, once: from the command
@@ -186,7 +198,7 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 	if o.sasl {
 		binding = protocol.BindingBinary // -S implies -B binary, as in memcached
 	}
-	return &protocol.Settings{
+	s := &protocol.Settings{
 		Version:         version,
 		Port:            boundPort(eng, o.reactor.Port),
 		UDPPort:         o.udpPort,
@@ -205,19 +217,23 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 		BindingProtocol: binding.String(),
 		Verbosity:       verbosity,
 	}
+	o.gates.apply(s)
+	return s
 }
 
-// epollOnlyFlags have no meaning on the portable engine.
-var epollOnlyFlags = []string{"busy-poll-usecs", "busy-poll-budget", "prefer-busy-poll", "max-events", "epoll-timeout", "pin-cpus"}
+// ignoredFlags are the reactor flags each engine does without: the
+// portable engine has no reactors, the io_uring one no epoll batch or
+// busy-poll packet budget.
+var ignoredFlags = map[string][]string{
+	"go":    {"busy-poll-usecs", "busy-poll-budget", "prefer-busy-poll", "max-events", "epoll-timeout", "pin-cpus"},
+	"uring": {"busy-poll-budget", "max-events"},
+}
 
 // warnEngineFlags points at flags the chosen engine ignores.
 func warnEngineFlags(o *options, log *slog.Logger) {
-	if o.engine != "go" {
-		return
-	}
-	for _, name := range epollOnlyFlags {
+	for _, name := range ignoredFlags[o.engine] {
 		if o.changed[name] {
-			log.Warn("flag only applies to --engine=epoll; ignored", "flag", "--"+name)
+			log.Warn("flag does not apply to this engine; ignored", "engine", o.engine, "flag", "--"+name)
 		}
 	}
 }

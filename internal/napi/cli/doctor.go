@@ -20,6 +20,7 @@ type facts struct {
 	modeErr  error
 
 	kernel, epoll, napiID, capNetAdmin probe.Result
+	uring                              probe.Result // for --engine uring
 
 	familyErr     error // from napi.Dial
 	familyVersion uint8
@@ -88,6 +89,11 @@ func judge(f facts) *report {
 		r.add(OK, "EPIOCSPARAMS", "%s", f.epoll.Sentence)
 	} else {
 		r.problem(busy, "EPIOCSPARAMS", "%s", f.epoll.Sentence)
+	}
+	if f.uring.Supported {
+		r.add(OK, "io_uring", "%s", f.uring.Sentence)
+	} else {
+		r.add(WARN, "io_uring", "%s", f.uring.Sentence)
 	}
 	if f.napiID.Supported {
 		r.add(OK, "SO_INCOMING_NAPI_ID", "%s", f.napiID.Sentence)

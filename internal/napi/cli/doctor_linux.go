@@ -21,6 +21,7 @@ func gather(iface, mode, pin string) facts {
 	}
 	f.kernel = probe.KernelVersion()
 	f.epoll = probe.EpollParamsSupported()
+	f.uring = probe.IOURing()
 	f.napiID = probe.IncomingNAPIIDSupported()
 	f.capNetAdmin = probe.HasCapNetAdmin()
 

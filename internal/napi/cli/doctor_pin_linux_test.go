@@ -25,3 +25,17 @@ func TestDoctorPinOrderMatchesServer(t *testing.T) {
 		t.Errorf("doctor says:\n%s\nwant reactor 0 on CPU 1, reactor 1 on CPU 0", b.String())
 	}
 }
+
+// TestDoctorReportsIOURing: an io_uring the kernel refuses is a warning
+// naming the way out, not a silent omission.
+func TestDoctorReportsIOURing(t *testing.T) {
+	f := gather("", "", "")
+	f.uring.Supported = false
+	f.uring.Sentence = "disabled by sysctl kernel.io_uring_disabled=2"
+	r := judge(f)
+	var b strings.Builder
+	r.print(&b)
+	if !strings.Contains(b.String(), "io_uring: disabled by sysctl") {
+		t.Errorf("doctor says:\n%s\nwant an io_uring line", b.String())
+	}
+}

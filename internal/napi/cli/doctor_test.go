@@ -18,7 +18,7 @@ var (
 
 // healthy is a 6.18 host with the testbed's veth as the interface.
 func healthy() facts {
-	f := facts{kernel: yes, epoll: yes, napiID: yes, capNetAdmin: yes, familyVersion: 1,
+	f := facts{kernel: yes, epoll: yes, uring: yes, napiID: yes, capNetAdmin: yes, familyVersion: 1,
 		setAttrs: map[uint16]bool{2: true, 5: true, 6: true, napi.AttrIRQSuspendTimeout: true},
 		iface:    "srv0", ifindex: 2, names: map[uint32]string{2: "srv0"}, cpus: map[int]bool{0: true, 1: true}}
 	for i := range 4 {
