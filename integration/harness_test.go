@@ -21,7 +21,7 @@ type target struct {
 func (tg target) isReference() bool { return tg.engine == "" }
 
 var (
-	engineTargets   = []target{{name: "go", engine: "go"}, {name: "epoll", engine: "epoll"}}
+	engineTargets   = []target{{name: "go", engine: "go"}, {name: "epoll", engine: "epoll"}, {name: "uring", engine: "uring"}}
 	referenceTarget = target{name: "memcached"}
 )
 

@@ -55,11 +55,11 @@ var extOptions = map[string]extOption{
 	"meta_response_old": {extMissing, false}, "track_sizes": {extMissing, false},
 	"idle_timeout": {extApplied, true}, "watcher_logbuf_size": {extMissing, true},
 	"worker_logbuf_size": {extMissing, true}, "sock_cookie_id": {extMissing, true},
-	"ssl_chain_cert": {extMissing, false}, "ssl_key": {extMissing, false},
-	"ssl_keyformat": {extMissing, true}, "ssl_verify_mode": {extMissing, true},
-	"ssl_ciphers": {extMissing, false}, "ssl_ca_cert": {extMissing, false},
-	"ssl_wbuf_size": {extMissing, true}, "ssl_session_cache": {extMissing, false},
-	"ssl_kernel_tls": {extMissing, false}, "ssl_min_version": {extMissing, true},
+	"ssl_chain_cert": {extApplied, false}, "ssl_key": {extApplied, false},
+	"ssl_keyformat": {extApplied, true}, "ssl_verify_mode": {extApplied, true},
+	"ssl_ciphers": {extApplied, false}, "ssl_ca_cert": {extApplied, false},
+	"ssl_wbuf_size": {extInternal, true}, "ssl_session_cache": {extApplied, false},
+	"ssl_kernel_tls": {extMissing, false}, "ssl_min_version": {extApplied, true},
 }
 
 // extstore's options (ext_path, ext_page_size, ...) tune a storage tier

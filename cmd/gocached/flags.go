@@ -36,6 +36,7 @@ type options struct {
 	binding       protocol.Binding
 	sasl          bool        // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
 	gates         gateOptions // -A -F -X -W -Y -f -n -D
+	tls           tlsOptions  // -Z and -o ssl_*
 	napiIDs       int         // -N: accepted for memcached compatibility
 	napi          napiOptions
 	proc          processOptions // -u -P -d -k -r
@@ -110,6 +111,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVarP(&o.gates.minChunk, "slab-min-size", "n", 48, "min space used for key+value+flags")
 	var delim string
 	fs.StringVarP(&delim, "delimiter", "D", "", "use <char> as the delimiter between key prefixes and IDs in stats detail (turns it on)")
+	fs.BoolVarP(&o.tls.enabled, "enable-ssl", "Z", false, "enable TLS (-o ssl_chain_cert=,ssl_key=,...); TLS clients are served by the portable engine")
 	fs.BoolVarP(&o.version, "version", "V", false, "print version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
 
@@ -168,6 +170,15 @@ func parseFlags(args []string) (*options, error) {
 	rc.UnixMask = os.FileMode(mask)
 	if o.ext, err = parseExtOptions(extRaw); err != nil {
 		return nil, err
+	}
+	if err := o.tls.fromExt(o.ext); err != nil {
+		return nil, err
+	}
+	if o.tls.enabled && o.engine != "go" {
+		if fs.Changed("engine") {
+			return nil, usagef("-Z: TLS is served by --engine=go, not --engine=%s", o.engine)
+		}
+		o.engine = "go"
 	}
 	if idle := extInt(o.ext, "idle_timeout", 0); idle > 0 {
 		rc.IdleTimeout = time.Duration(idle) * time.Second

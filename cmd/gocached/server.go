@@ -66,6 +66,11 @@ func serve(o *options, log *slog.Logger) (status int) {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
+	tlsConfig, tlsSettings, err := o.tls.config(log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
 	asciiAuth, err := o.gates.asciiAuth()
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -98,6 +103,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 	// Sessions' Env is built once the engine has said what it chose.
 	cfg := o.reactor
 	cfg.Epoll.NAPIKnobs = ns.knobReader()
+	cfg.TLS = tlsConfig
 	var env *protocol.Env
 	cfg.NewSession = func() reactor.Session { return protocol.NewSession(env) }
 	eng, err := engines[o.engine](cfg)
@@ -105,7 +111,9 @@ func serve(o *options, log *slog.Logger) (status int) {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	env = &protocol.Env{Store: st, Settings: settingsFor(o, eng), Server: eng, StartUnix: started,
+	settings := settingsFor(o, eng)
+	settings.TLS = tlsSettings
+	env = &protocol.Env{Store: st, Settings: settings, Server: eng, StartUnix: started,
 		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log)}
 	if o.verbosity >= 2 {
 		env.VerboseLog = os.Stderr // memcached's -vv lines: "<fd get k", ">fd END"

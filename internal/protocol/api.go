@@ -42,10 +42,31 @@ type Settings struct {
 	GrowthFactor float64
 	ChunkSize    int
 
+	// TLS describes -Z's setup for `stats settings`; nil without -Z.
+	TLS *TLSSettings
+
 	// DetailDelimiter is -D: the prefix delimiter of `stats detail`; setting
 	// it also turns the collection on from the start, as -D does in
 	// memcached. 0 means memcached's ':' with collection off.
 	DetailDelimiter byte
+}
+
+// TLSSettings are memcached's ssl_* settings as `stats settings` shows them.
+type TLSSettings struct {
+	ChainCert, Key, CACert string // paths; "" prints memcached's (null)/NULL
+	VerifyMode             int    // ssl_verify_mode 0-3
+	MinVersion             string // "tlsv1.2"
+	SessionCache           bool
+	Ciphers                string // "" prints NULL
+	// Certs reloads the certificate (refresh_certs) and reports when it
+	// was last loaded (time_since_server_cert_refresh).
+	Certs CertReloader
+}
+
+// CertReloader is the server's certificate holder.
+type CertReloader interface {
+	Reload() error
+	LoadedUnix() int64
 }
 
 // ServerStats are the connection-level totals only an engine knows.
@@ -60,6 +81,7 @@ type ServerStats struct {
 	BytesWritten        uint64
 	ConnYields          uint64
 	IdleKicks           uint64 // connections closed by -o idle_timeout
+	SSLHandshakeErrors  uint64 // TLS clients whose handshake failed (-Z)
 	Threads             uint64
 	// NAPI routing (epoll engine): connections whose NAPI ID matched no
 	// reactor, and connections placed round-robin for want of one.

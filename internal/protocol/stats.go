@@ -215,6 +215,14 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("log_watcher_skipped", s.env.logs.skipped.Load())
 	w.uint("log_watcher_sent", s.env.logs.sent.Load())
 	w.uint("log_watchers", uint64(s.env.logs.count()))
+	if t := set.TLS; t != nil { // memcached shows these only with -Z
+		w.uint("ssl_handshake_errors", srv.SSLHandshakeErrors)
+		since := int64(0)
+		if t.Certs != nil {
+			since = max(time.Now().Unix()-t.Certs.LoadedUnix(), 0)
+		}
+		w.int("time_since_server_cert_refresh", since)
+	}
 	w.uint("unexpected_napi_ids", srv.UnexpectedNAPIIDs)
 	w.uint("round_robin_fallback", srv.RoundRobinFallback)
 	w.uint("bytes", st.Bytes)
@@ -351,17 +359,27 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.str("ext_max_frag", "0.80")
 	w.str("slab_automove_freeratio", "0.010")
 	w.flag("ext_drop_unread", false)
-	w.flag("ssl_enabled", false)
-	w.str("ssl_chain_cert", "(null)")
-	w.str("ssl_key", "(null)")
-	w.int("ssl_verify_mode", 0)
+	tlsSet := set.TLS
+	if tlsSet == nil {
+		tlsSet = &TLSSettings{}
+	}
+	orNull := func(v, null string) string {
+		if v == "" {
+			return null
+		}
+		return v
+	}
+	w.flag("ssl_enabled", set.TLS != nil)
+	w.str("ssl_chain_cert", orNull(tlsSet.ChainCert, "(null)"))
+	w.str("ssl_key", orNull(tlsSet.Key, "(null)"))
+	w.int("ssl_verify_mode", int64(tlsSet.VerifyMode))
 	w.int("ssl_keyformat", 1)
-	w.str("ssl_ciphers", "NULL")
-	w.str("ssl_ca_cert", "NULL")
+	w.str("ssl_ciphers", orNull(tlsSet.Ciphers, "NULL"))
+	w.str("ssl_ca_cert", orNull(tlsSet.CACert, "NULL"))
 	w.int("ssl_wbuf_size", 16384)
-	w.flag("ssl_session_cache", false)
+	w.flag("ssl_session_cache", tlsSet.SessionCache)
 	w.flag("ssl_kernel_tls", false)
-	w.str("ssl_min_version", "tlsv1.2")
+	w.str("ssl_min_version", orNull(tlsSet.MinVersion, "tlsv1.2"))
 	w.str("num_napi_ids", "(null)")
 	w.str("memory_file", "(null)")
 }

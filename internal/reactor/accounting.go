@@ -21,11 +21,12 @@ type Accounting struct {
 	clients   atomic.Int64 // admitted and not yet released
 	peak      atomic.Int64 // most clients at once
 
-	total          atomic.Uint64 // conns ever opened, listeners included; `stats reset` clears it
-	rejected       atomic.Uint64
-	listenDisabled atomic.Uint64
-	idleKicks      atomic.Uint64
-	accepting      atomic.Bool
+	total              atomic.Uint64 // conns ever opened, listeners included; `stats reset` clears it
+	rejected           atomic.Uint64
+	listenDisabled     atomic.Uint64
+	idleKicks          atomic.Uint64
+	tlsHandshakeErrors atomic.Uint64
+	accepting          atomic.Bool
 }
 
 // NewAccounting starts the counts for an engine limited to maxConns
@@ -74,6 +75,10 @@ func (a *Accounting) ListenDisabled() { a.listenDisabled.Add(1) }
 // IdleKick counts one client closed by -o idle_timeout (idle_kicks).
 func (a *Accounting) IdleKick() { a.idleKicks.Add(1) }
 
+// TLSHandshakeError counts a client whose TLS handshake failed
+// (memcached's ssl_handshake_errors).
+func (a *Accounting) TLSHandshakeError() { a.tlsHandshakeErrors.Add(1) }
+
 // StopAccepting marks the engine as no longer accepting (accepting_conns 0).
 func (a *Accounting) StopAccepting() { a.accepting.Store(false) }
 
@@ -95,5 +100,6 @@ func (a *Accounting) Fill(s *protocol.ServerStats) {
 	s.ConnStructures = uint64(a.listeners.Load() + max(a.peak.Load(), 0))
 	s.ListenDisabledNum = a.listenDisabled.Load()
 	s.IdleKicks = a.idleKicks.Load()
+	s.SSLHandshakeErrors = a.tlsHandshakeErrors.Load()
 	s.AcceptingConns = a.accepting.Load()
 }

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"os"
 	"time"
@@ -35,6 +36,11 @@ type Config struct {
 	// of TCP, as memcached does; UnixMask (-a) is the socket file's mode.
 	UnixSocket string
 	UnixMask   os.FileMode
+
+	// TLS (-Z) makes every listener but the "notls:" ones serve TLS with
+	// this configuration. Only the portable engine serves TLS: cmd/gocached
+	// runs it when -Z is given (see doc.go).
+	TLS *tls.Config
 
 	// IdleTimeout (-o idle_timeout) closes clients that sent nothing for
 	// this long, counting each in idle_kicks; 0 keeps them forever.

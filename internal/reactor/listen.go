@@ -11,6 +11,9 @@ import (
 type ListenAddr struct {
 	Host string // as given, without brackets or port; "" = every interface
 	Port int
+	// NoTLS is memcached's "notls:" prefix: with -Z, this address serves
+	// plain text while the others use TLS.
+	NoTLS bool
 }
 
 // String is the entry as host:port ("[::1]:11211", ":11211").
@@ -44,6 +47,16 @@ func ParseListen(listen string, port int) ([]ListenAddr, error) {
 }
 
 func parseListenEntry(entry string, port int) (ListenAddr, error) {
+	noTLS := false
+	if rest, ok := strings.CutPrefix(entry, "notls:"); ok {
+		entry, noTLS = rest, true
+	}
+	a, err := parseHostPort(entry, port)
+	a.NoTLS = noTLS
+	return a, err
+}
+
+func parseHostPort(entry string, port int) (ListenAddr, error) {
 	host := entry
 	switch {
 	case strings.HasPrefix(entry, "[") && strings.HasSuffix(entry, "]"): // [v6]
@@ -74,6 +87,7 @@ type Binding struct {
 	// Entry is the index of the -l entry it came from. Bindings of one entry
 	// share a port: with port 0, the first one bound picks it for the rest.
 	Entry int
+	NoTLS bool // the entry had memcached's "notls:" prefix
 }
 
 // V6 reports whether b needs an AF_INET6 socket.
@@ -118,7 +132,7 @@ func Bindings(addrs []ListenAddr, lookup func(host string) ([]net.IP, error)) ([
 				continue // "127.0.0.1,localhost" binds 127.0.0.1 once
 			}
 			seen[key] = true
-			out = append(out, Binding{IP: ip, Port: a.Port, Entry: i})
+			out = append(out, Binding{IP: ip, Port: a.Port, Entry: i, NoTLS: a.NoTLS})
 		}
 	}
 	return out, nil

@@ -23,6 +23,7 @@ func TestParseListen(t *testing.T) {
 		{"[::1]:9000,[fe80::1]", 1, []string{"[::1]:9000", "[fe80::1]:1"}, false},
 		{"localhost", 0, []string{"localhost:0"}, false},
 		{"0.0.0.0", 5, []string{"0.0.0.0:5"}, false},
+		{"notls:127.0.0.1:99,10.0.0.1", 5, []string{"127.0.0.1:99", "10.0.0.1:5"}, false},
 		{"127.0.0.1,", 1, nil, true},
 		{"127.0.0.1:99999", 1, nil, true},
 		{"127.0.0.1:abc", 1, nil, true},
@@ -42,6 +43,17 @@ func TestParseListen(t *testing.T) {
 		if (err != nil) != tt.wantErr || !slices.Equal(got, tt.want) {
 			t.Errorf("ParseListen(%q, %d) = %q, %v; want %q, err=%v", tt.listen, tt.port, got, err, tt.want, tt.wantErr)
 		}
+	}
+}
+
+func TestParseListenNoTLS(t *testing.T) {
+	addrs, err := ParseListen("notls:127.0.0.1:99,[::1]:7", 5)
+	if err != nil || len(addrs) != 2 || !addrs[0].NoTLS || addrs[1].NoTLS {
+		t.Fatalf("ParseListen = %+v, %v; want the first entry plain", addrs, err)
+	}
+	bs, err := Bindings(addrs, nil)
+	if err != nil || !bs[0].NoTLS || bs[1].NoTLS {
+		t.Fatalf("Bindings = %+v, %v", bs, err)
 	}
 }
 

@@ -70,6 +70,9 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 }
 
 func newEngine(cfg reactor.Config) (*engine, error) {
+	if cfg.TLS != nil {
+		return nil, errors.New("epoll: TLS is served by the portable engine (--engine=go)")
+	}
 	if cfg.NewSession == nil {
 		return nil, errors.New("epoll: Config.NewSession is nil")
 	}

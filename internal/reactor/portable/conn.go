@@ -2,7 +2,9 @@ package portable
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -18,7 +20,9 @@ import (
 // `stats` from other connections.
 type conn struct {
 	e    *engine
-	nc   net.Conn
+	tls  bool     // the client must speak TLS (set before serve starts)
+	nc   net.Conn // the socket: stats, deadlines and close use it
+	rw   net.Conn // requests and replies: nc, or the TLS connection over it
 	fd   int
 	sess reactor.Session
 
@@ -36,6 +40,10 @@ func (c *conn) setState(s reactor.ConnState) { c.state.Store(int32(s)) }
 // Session says Close, or Shutdown.
 func (c *conn) serve() {
 	defer c.e.release(c)
+	c.rw = c.nc
+	if c.tls && !c.handshake() {
+		return
+	}
 	c.sess = c.e.sessions.Get().(reactor.Session)
 
 	buf := make([]byte, reactor.ReadBufSize)
@@ -55,7 +63,7 @@ func (c *conn) serve() {
 			// after idle without a byte from the client.
 			c.nc.SetReadDeadline(time.Now().Add(idle))
 		}
-		n, err := c.nc.Read(buf[w:])
+		n, err := c.rw.Read(buf[w:])
 		if n > 0 {
 			c.bytesRead.Add(uint64(n))
 			c.lastCmd.Store(time.Now().Unix())
@@ -88,6 +96,61 @@ func (c *conn) serve() {
 			return
 		}
 	}
+}
+
+// tlsHandshakeTimeout bounds a TLS client's handshake, so a client that
+// connects and says nothing cannot hold a goroutine forever.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// tlsRecordHandshake is the first byte of every TLS client's first record.
+const tlsRecordHandshake = 0x16
+
+// handshake turns c into a TLS connection and completes the handshake
+// before any request, counting failures as memcached's
+// ssl_handshake_errors. A client whose first byte cannot start a TLS
+// handshake (plain text on the TLS port) is closed at once, as with
+// OpenSSL, instead of waiting for a record body that never comes.
+func (c *conn) handshake() bool {
+	raw := c.nc
+	raw.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	var first [1]byte
+	_, err := io.ReadFull(raw, first[:])
+	if err == nil && first[0] != tlsRecordHandshake {
+		err = errors.New("first byte is not a TLS handshake record")
+	}
+	var tc *tls.Conn
+	if err == nil {
+		tc = tls.Server(&prefixedConn{Conn: raw, first: first[:]}, c.e.cfg.TLS)
+		err = tc.Handshake()
+	}
+	raw.SetDeadline(time.Time{})
+	if err != nil {
+		// memcached counts failed TLS negotiations, not connections that
+		// never started one (a port probe, plain text).
+		if tc != nil && !c.e.closed.Load() {
+			c.e.acct.TLSHandshakeError()
+			c.e.log.Debug("TLS handshake failed", "remote", raw.RemoteAddr(), "err", err)
+		}
+		return false
+	}
+	c.rw = tc
+	return true
+}
+
+// prefixedConn gives back the byte read to recognise a TLS client before
+// the rest of the stream.
+type prefixedConn struct {
+	net.Conn
+	first []byte
+}
+
+func (p *prefixedConn) Read(b []byte) (int, error) {
+	if len(p.first) > 0 && len(b) > 0 {
+		n := copy(b, p.first)
+		p.first = p.first[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
 }
 
 // process runs the Session over in until it needs more input or asks to
@@ -149,7 +212,7 @@ func (c *conn) makeRoom(buf []byte, r, w int) ([]byte, int, int) {
 
 func (c *conn) write(out []byte) bool {
 	c.setState(reactor.StateWriting)
-	n, err := c.nc.Write(out)
+	n, err := c.rw.Write(out)
 	c.bytesWritten.Add(uint64(n))
 	c.setState(reactor.StateParsing)
 	if err != nil {

@@ -44,8 +44,9 @@ type engine struct {
 
 // listener is one bound address of the -l list.
 type listener struct {
-	ln net.Listener
-	fd int
+	ln  net.Listener
+	fd  int
+	tls bool // clients speak TLS (-Z, not a "notls:" address)
 }
 
 // New builds the portable engine, bound and listening. -t, when given, sets
@@ -135,7 +136,11 @@ func (e *engine) listenTCP() error {
 		if err := setBacklog(ln, cfg.Backlog); err != nil {
 			e.log.Warn("cannot set listen backlog", "addr", ln.Addr(), "backlog", cfg.Backlog, "err", err)
 		}
-		e.listeners = append(e.listeners, &listener{ln: ln, fd: fdOf(ln)})
+		l := &listener{ln: ln, fd: fdOf(ln)}
+		if cfg.TLS != nil && !b.NoTLS {
+			l.tls = true
+		}
+		e.listeners = append(e.listeners, l)
 	}
 	return nil
 }
@@ -204,6 +209,7 @@ func (e *engine) acceptLoop(l *listener) error {
 		}
 		backoff = 0
 		if c, ok := e.register(nc); ok {
+			c.tls = l.tls
 			go c.serve()
 		}
 	}

@@ -1,11 +1,17 @@
 package portable
 
-import "syscall"
+import (
+	"crypto/tls"
+	"syscall"
+)
 
 // fdOf returns the OS descriptor behind a net.Conn or net.Listener, or -1
 // when it has none. `stats conns` names connections by descriptor as
 // memcached does.
 func fdOf(v any) int {
+	if tc, ok := v.(*tls.Conn); ok {
+		v = tc.NetConn()
+	}
 	sc, ok := v.(syscall.Conn)
 	if !ok {
 		return -1

@@ -51,6 +51,9 @@ const (
 // every bound address. Where io_uring cannot be used it fails with one line
 // that says why.
 func New(cfg reactor.Config) (reactor.Engine, error) {
+	if cfg.TLS != nil {
+		return nil, errors.New("uring: TLS is served by the portable engine (--engine=go)")
+	}
 	if cfg.NewSession == nil {
 		return nil, errors.New("uring: Config.NewSession is nil")
 	}
