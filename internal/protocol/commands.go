@@ -216,6 +216,9 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		s.reply(rBadChunk)
 		return total, NeedMore
 	}
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(key)
+	}
 	res := st.Set(mode, key, flags, int64(exptime), data[:vlen], cas)
 	if s.watching()&logMutations != 0 {
 		s.logStore(key, storeStatus(res), storeCmdName(mode), uint32(exptime), st.ItemClass(len(key), int(vlen), flags), int(vlen))
@@ -305,10 +308,10 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 		s.reply(rBadDelta)
 		return
 	}
-	v, res := s.env.Store.IncrDecr(key, delta, decr)
 	if s.watching()&logFetchers != 0 {
-		s.logGet(key, res != store.NotFound, 0, 0)
+		s.logLookup(key)
 	}
+	v, res := s.env.Store.IncrDecr(key, delta, decr)
 	switch res {
 	case store.Stored:
 		if !s.noreply {
@@ -348,10 +351,10 @@ func (s *Session) delete(line []byte, n int) {
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'd', false)
 	}
-	deleted := s.env.Store.Delete(key)
 	if s.watching()&logFetchers != 0 {
-		s.logGet(key, deleted, 0, 0)
+		s.logLookup(key)
 	}
+	deleted := s.env.Store.Delete(key)
 	if deleted {
 		s.reply(rDeleted)
 	} else {
@@ -369,10 +372,10 @@ func (s *Session) touch(line []byte, n int) {
 		s.reply(rBadExptime)
 		return
 	}
-	touched := s.env.Store.Touch(key, int64(exptime))
 	if s.watching()&logFetchers != 0 {
-		s.logGet(key, touched, 0, 0)
+		s.logLookup(key)
 	}
+	touched := s.env.Store.Touch(key, int64(exptime))
 	if touched {
 		s.reply(rTouched)
 	} else {

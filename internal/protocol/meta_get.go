@@ -66,6 +66,9 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		s.out = append(s.out, rMetaOpaqueTooLong...)
 		return false
 	}
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(s.metaKey)
+	}
 	return true
 }
 

@@ -94,11 +94,17 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		s.out = append(s.out, rBadChunk...) // shown even with q
 		return total, NeedMore
 	}
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(key)
+	}
 	res, cas := st.SetItem(store.SetRequest{
 		Mode: mode, Key: key, Flags: f.flags, Exptime: int64(f.ttl), Value: data[:vlen],
 		CAS: f.cas, Invalidate: f.invalidate && mode == store.ModeCAS, KeyBinary: f.keyBinary,
 		NewCAS: f.newCAS,
 	})
+	if s.watching()&logMutations != 0 {
+		s.logStore(key, storeStatus(res), storeCmdName(mode), uint32(f.ttl), st.ItemClass(len(key), int(vlen), f.flags), int(vlen))
+	}
 	var code string
 	switch res {
 	case store.Stored:

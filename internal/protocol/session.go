@@ -121,7 +121,10 @@ func (s *Session) Pending() bool { return s.dump != nil || s.watch != nil }
 
 // SetWakeup registers fn, which a watching Session calls (from another
 // goroutine, at most once until the next Process) when log lines arrive for
-// it; the engine should then call Process. Engines set it once per Session.
+// it; the engine should then call Process. fn may run while a store shard is
+// locked (an eviction's line): it must only signal (an eventfd write, a
+// non-blocking channel send), never block or call into a Session or the
+// store. Engines set it once per Session.
 func (s *Session) SetWakeup(fn func()) { s.wakeup = fn }
 
 // Opened tells the Session the engine's id for its new connection (the file

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gocached/gocached/internal/store"
 )
 
 // memcached's `watch` log streaming. A watching connection answers OK, then
@@ -15,10 +17,10 @@ import (
 // bound, and the next line that fits is preceded by "skipped=N" as in
 // memcached. Logging costs one atomic load per command while nobody watches.
 //
-// Kinds: fetchers (item_get for every key a retrieval, touch, incr/decr,
-// delete or meta command looks up) and mutations (item_store for every
-// storage command) are produced; evictions, sysevents and connevents are
-// accepted (gocached logs no such lines yet), as are memcached's proxy kinds.
+// Kinds: fetchers (item_get for every lookup a command makes, a storage
+// command's included), mutations (item_store for every store) and evictions
+// (eviction, from the store's hook) are produced; sysevents, connevents,
+// rawcmds and memcached's proxy kinds are accepted and log nothing yet.
 
 const (
 	logFetchers  = 1 << iota // LOG_FETCHERS
@@ -50,6 +52,7 @@ type watchHub struct {
 	gid      atomic.Uint64
 	skipped  atomic.Uint64 // log_watcher_skipped
 	sent     atomic.Uint64 // log_watcher_sent
+	hookOnce sync.Once     // the store's eviction hook is installed
 }
 
 func (h *watchHub) add(w *watcher) bool {
@@ -225,6 +228,9 @@ func (s *Session) watchCommand(line []byte, n int) {
 		s.reply("WATCHER_FAILED failed to add log watcher\r\n")
 		return
 	}
+	if flags&logEvictions != 0 {
+		s.env.installEvictionHook()
+	}
 	w := &watcher{flags: flags, wake: s.wakeup}
 	if !s.env.logs.add(w) {
 		s.reply("WATCHER_TOO_MANY log watcher limit reached\r\n")
@@ -258,4 +264,52 @@ func (s *Session) stopWatch() {
 		s.env.logs.remove(s.watch)
 		s.watch = nil
 	}
+}
+
+// logLookup publishes the item_get line of a lookup a command is about to
+// make (memcached logs every item lookup, a storage command's included),
+// from a peek at the store; only called while someone watches fetchers.
+func (s *Session) logLookup(key []byte) {
+	found, class, size := s.env.Store.Peek(key)
+	s.logGet(key, found, class, size)
+}
+
+// installEvictionHook makes the store report evictions to the watchers;
+// while nobody watches them the hook costs one atomic load per eviction.
+func (e *Env) installEvictionHook() {
+	e.logs.hookOnce.Do(func() {
+		e.Store.SetEvictionHook(e.logEviction)
+	})
+}
+
+// logEviction publishes memcached's eviction line. It runs under the
+// evicted item's shard lock, on whatever goroutine stored.
+func (e *Env) logEviction(it store.EvictedItem) {
+	h := &e.logs
+	if h.mask.Load()&logEvictions == 0 {
+		return
+	}
+	var scratch [512]byte
+	now := e.Store.Now()
+	b := h.logHeader(scratch[:0])
+	b = append(b, "type=eviction key="...)
+	b = appendURIEncoded(b, it.Key)
+	if it.Fetched {
+		b = append(b, " fetch=yes ttl="...)
+	} else {
+		b = append(b, " fetch=no ttl="...)
+	}
+	ttl := int64(-1)
+	if it.Exptime > 0 {
+		ttl = it.Exptime - now
+	}
+	b = strconv.AppendInt(b, ttl, 10)
+	b = append(b, " la="...)
+	b = strconv.AppendInt(b, now-it.LastAccess, 10)
+	b = append(b, " clsid="...)
+	b = strconv.AppendInt(b, int64(e.Store.ItemClass(len(it.Key), it.ValueLen, it.Flags)), 10)
+	b = append(b, " size="...)
+	b = strconv.AppendInt(b, int64(it.ValueLen), 10)
+	b = append(b, '\n')
+	h.publish(logEvictions, b)
 }

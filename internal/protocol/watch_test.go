@@ -3,16 +3,43 @@ package protocol
 import (
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// watchTraffic is logged identically by memcached and gocached for the
-// kinds watchCompared asks for.
-const watchTraffic = "set wk 5 100 3\r\nabc\r\nadd wk 0 0 1\r\nx\r\nappend nope 0 0 1\r\nx\r\ncas nope 0 0 1 5\r\nx\r\n" +
-	"get wk\r\nget nope\r\ngets wk a%b\r\nset a%b 0 0 1\r\nx\r\nget a%b\r\n"
+// watchTraffic is logged identically by memcached and gocached: an
+// item_get for every lookup a command makes (a storage command's too), an
+// item_store for every store.
+const watchTraffic = "set wk 5 100 3\r\nabc\r\nget wk\r\nget nope\r\nadd wk 0 0 1\r\nx\r\nincr wk 1\r\ntouch wk 10\r\n" +
+	"delete wk\r\ngets wk\r\nappend nope 0 0 1\r\nx\r\ncas wk 0 0 1 5\r\nx\r\nmg wk v\r\nms mk 2\r\nhi\r\nmg mk v\r\n" +
+	"set a%b 0 0 1\r\nx\r\n"
+
+// watchWant is what memcached 1.6.18 logs for watchTraffic.
+var watchWant = []string{
+	"type=item_get key=wk status=not_found clsid=0 size=0",
+	"type=item_store key=wk status=stored cmd=set ttl=100 clsid=1 size=3",
+	"type=item_get key=wk status=found clsid=1 size=3",
+	"type=item_get key=nope status=not_found clsid=0 size=0",
+	"type=item_get key=wk status=found clsid=1 size=3",
+	"type=item_store key=wk status=not_stored cmd=add ttl=0 clsid=1 size=1",
+	"type=item_get key=wk status=found clsid=1 size=3",
+	"type=item_get key=wk status=found clsid=1 size=3",
+	"type=item_get key=wk status=found clsid=1 size=3",
+	"type=item_get key=wk status=not_found clsid=0 size=0",
+	"type=item_get key=nope status=not_found clsid=0 size=0",
+	"type=item_store key=nope status=not_stored cmd=append ttl=0 clsid=1 size=1",
+	"type=item_get key=wk status=not_found clsid=0 size=0",
+	"type=item_store key=wk status=not_found cmd=cas ttl=0 clsid=1 size=1",
+	"type=item_get key=wk status=not_found clsid=0 size=0",
+	"type=item_get key=mk status=not_found clsid=0 size=0",
+	"type=item_store key=mk status=stored cmd=set ttl=0 clsid=1 size=2",
+	"type=item_get key=mk status=found clsid=1 size=2",
+	"type=item_get key=a%25b status=not_found clsid=0 size=0",
+	"type=item_store key=a%25b status=stored cmd=set ttl=0 clsid=1 size=1",
+}
 
 var watchVolatile = regexp.MustCompile(`^ts=\d+\.\d+ gid=\d+ (.*) cfd=\d+ (size=\d+)$`)
 
@@ -58,19 +85,7 @@ func TestWatchLines(t *testing.T) {
 	}
 	_, out, _ := w.Process(nil, nil)
 	got := normalizeWatch(t, string(out), "type=")
-	want := []string{
-		"type=item_store key=wk status=stored cmd=set ttl=100 clsid=1 size=3",
-		"type=item_store key=wk status=not_stored cmd=add ttl=0 clsid=1 size=1",
-		"type=item_store key=nope status=not_stored cmd=append ttl=0 clsid=1 size=1",
-		"type=item_store key=nope status=not_found cmd=cas ttl=0 clsid=1 size=1",
-		"type=item_get key=wk status=found clsid=1 size=3",
-		"type=item_get key=nope status=not_found clsid=0 size=0",
-		"type=item_get key=wk status=found clsid=1 size=3",
-		"type=item_get key=a%25b status=not_found clsid=0 size=0",
-		"type=item_store key=a%25b status=stored cmd=set ttl=0 clsid=1 size=1",
-		"type=item_get key=a%25b status=found clsid=1 size=1",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if strings.Join(got, "\n") != strings.Join(watchWant, "\n") {
 		t.Fatalf("watch lines:\n%s", strings.Join(got, "\n"))
 	}
 	if !strings.Contains(string(out), " cfd=31 ") {
@@ -81,7 +96,7 @@ func TestWatchLines(t *testing.T) {
 		t.Fatalf("input while watching: %d %q %v", n, out, st)
 	}
 	st := drive(t, c, []byte("stats\r\n")).out
-	if !strings.Contains(st, "STAT log_watchers 1\r\n") || !strings.Contains(st, "STAT log_watcher_sent 10\r\n") {
+	if !strings.Contains(st, "STAT log_watchers 1\r\n") || !strings.Contains(st, "STAT log_watcher_sent 20\r\n") {
 		t.Fatalf("stats: %q", abbrev(st))
 	}
 	w.Reset() // the connection closed
@@ -148,9 +163,7 @@ func TestWatchLimitsAndRefusals(t *testing.T) {
 	}
 }
 
-// TestWatchAgainstMemcached compares the item_store lines of a mutations
-// watcher and the item_get lines of retrievals (memcached also logs the
-// lookups its storage commands do internally; those are not compared).
+// TestWatchAgainstMemcached checks watchWant against memcached.
 func TestWatchAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
@@ -178,24 +191,86 @@ func TestWatchAgainstMemcached(t *testing.T) {
 	if !ok {
 		t.Fatalf("memcached's watch reply: %q", abbrev(string(buf)))
 	}
-	env := newWatchEnv(t)
+	if got := normalizeWatch(t, ref, "type="); strings.Join(got, "\n") != strings.Join(watchWant, "\n") {
+		t.Fatalf("memcached's watch lines:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+var evictionLine = regexp.MustCompile(`^ts=\d+\.\d+ gid=\d+ type=eviction key=\S+ fetch=(yes|no) ttl=-?\d+ la=\d+ clsid=\d+ size=\d+$`)
+
+// evictionTraffic overfills a small cache with 10 KB values.
+func evictionTraffic(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("set ev" + strconv.Itoa(i) + " 0 0 10000 noreply\r\n" + strings.Repeat("v", 10000) + "\r\n")
+	}
+	return b.String()
+}
+
+func checkEvictionLines(t *testing.T, out string, who string) int {
+	t.Helper()
+	n := 0
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" || strings.HasPrefix(l, "skipped=") {
+			continue
+		}
+		if !evictionLine.MatchString(l) {
+			t.Fatalf("%s: bad eviction line %q", who, l)
+		}
+		if !strings.Contains(l, " fetch=no ttl=-1 ") || !strings.HasSuffix(l, " size=10000") {
+			t.Fatalf("%s: unexpected eviction line %q", who, l)
+		}
+		n++
+	}
+	return n
+}
+
+func TestWatchEvictions(t *testing.T) {
+	env := newWatchEnv(t) // 4 MiB
 	w := NewSession(env)
-	drive(t, w, []byte("watch fetchers mutations\r\n"))
-	drive(t, NewSession(env), []byte(watchTraffic))
-	_, out, _ := w.Process(nil, nil)
-	for _, kind := range []string{"type=item_store"} {
-		g, m := normalizeWatch(t, string(out), kind), normalizeWatch(t, ref, kind)
-		if strings.Join(g, "\n") != strings.Join(m, "\n") {
-			t.Errorf("%s lines:\ngocached:\n%s\nmemcached:\n%s", kind, strings.Join(g, "\n"), strings.Join(m, "\n"))
+	if got := drive(t, w, []byte("watch evictions\r\n")).out; got != "OK\r\n" {
+		t.Fatalf("watch evictions: %q", got)
+	}
+	drive(t, NewSession(env), []byte(evictionTraffic(1000)))
+	var out []byte
+	for {
+		_, o, _ := w.Process(nil, nil)
+		if len(o) == 0 {
+			break
+		}
+		out = append(out, o...)
+	}
+	evicted := env.Store.Stats().Evictions
+	if n := checkEvictionLines(t, string(out), "gocached"); evicted == 0 || uint64(n) != evicted {
+		t.Fatalf("%d eviction lines for %d evictions", n, evicted)
+	}
+}
+
+func TestWatchEvictionsAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcachedWith(t, nil, "-m", "8")
+	wc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	wc.Write([]byte("watch evictions\r\n"))
+	time.Sleep(100 * time.Millisecond)
+	exchange(t, addr, evictionTraffic(2000)+"version\r\n", len("VERSION 1.6.18\r\n"))
+	var buf []byte
+	b := make([]byte, 64<<10)
+	wc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	for {
+		n, err := wc.Read(b)
+		buf = append(buf, b[:n]...)
+		if err != nil {
+			break
 		}
 	}
-	// Retrieval lines: memcached's for get/gets come in the same order.
-	var mget []string
-	for _, l := range normalizeWatch(t, ref, "type=item_get") {
-		mget = append(mget, l)
-	}
-	gget := normalizeWatch(t, string(out), "type=item_get")
-	if !strings.Contains(strings.Join(mget, "\n"), strings.Join(gget[:3], "\n")) {
-		t.Errorf("item_get lines:\ngocached:\n%s\nmemcached:\n%s", strings.Join(gget, "\n"), strings.Join(mget, "\n"))
+	ref, ok := strings.CutPrefix(string(buf), "OK\r\n")
+	if !ok || checkEvictionLines(t, ref, "memcached") == 0 {
+		t.Fatalf("memcached's eviction stream: %q", abbrev(string(buf)))
 	}
 }

@@ -115,3 +115,23 @@ func TestDumpConcurrentWithStores(t *testing.T) {
 	<-done
 	checkInvariants(t, s)
 }
+
+func TestPeekCountsNothing(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	s.Set(ModeSet, []byte("a"), 0, 10, []byte("xyz"), 0)
+	before := s.Stats()
+	if found, class, n := s.Peek([]byte("a")); !found || class != 1 || n != 3 {
+		t.Fatalf("Peek(a) = %v %d %d", found, class, n)
+	}
+	if found, _, _ := s.Peek([]byte("b")); found {
+		t.Fatal("Peek(b) found a missing key")
+	}
+	clock.advance(20)
+	if found, _, _ := s.Peek([]byte("a")); found {
+		t.Fatal("Peek found an expired item")
+	}
+	if after := s.Stats(); after != before {
+		t.Fatalf("Peek changed the stats: %+v -> %+v", before, after)
+	}
+}

@@ -14,6 +14,7 @@ type shard struct {
 	id       uint64 // shard number, folded into CAS uniques to keep them unique store-wide
 	idBits   uint
 	noEvict  bool // -M
+	hooks    *storeHooks
 	buf      []byte
 	head     int  // where the next record goes
 	tail     int  // the oldest record
@@ -252,6 +253,7 @@ func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
 			sh.relocate(slot, pos, sz)
 			return true
 		default:
+			sh.noteEviction(r)
 			sh.st.Evictions++
 			c.evicted++
 			if r.bits()&recFetched == 0 {

@@ -43,7 +43,8 @@ type Store struct {
 
 	clock    atomic.Int64 // coarse unix seconds when cfg.Now is nil
 	memLimit atomic.Int64 // the current -m in bytes (cache_memlimit changes it)
-	resizeMu sync.Mutex   // one SetMemoryLimit at a time
+	hooks    *storeHooks
+	resizeMu sync.Mutex // one SetMemoryLimit at a time
 	cmdFlush atomic.Uint64
 
 	stop      chan struct{}
@@ -78,6 +79,7 @@ func New(cfg Config) (*Store, error) {
 		shardMask: uint64(n - 1),
 		maxValue:  cfg.MaxItemSize - overhead,
 		ringSize:  int(cfg.MemoryLimit/int64(n)) &^ 7,
+		hooks:     &storeHooks{},
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -87,6 +89,7 @@ func New(cfg Config) (*Store, error) {
 		sh := &s.shards[i]
 		sh.id, sh.idBits = uint64(i), idBits
 		sh.noEvict = cfg.DisableEvictions
+		sh.hooks = s.hooks
 		buf, err := s.newRing(s.ringSize)
 		if err != nil {
 			for j := range i {
