@@ -14,7 +14,11 @@
 // engine), -l parsing and the sockets a listen list binds (Bindings),
 // memcached's connection accounting (Accounting) and `stats conns`
 // rendering (WriteConns), the flow-control policy (flow.go), and the
-// Session glue (RunSession, RejectMessage). Protocol parsing is not here:
+// Session glue (RunSession, RejectMessage, RejectFD/RejectConn), UDP
+// (UDPServer), and on Linux what the raw-descriptor engines (epoll, uring)
+// share: the NAPI router and NAPI discovery (NAPIRouter, IncomingNAPIID,
+// AutoReactors), the handoff Mailbox, and listening sockets (OpenListener,
+// SockaddrString). Protocol parsing is not here:
 // a connection hands its bytes to a Session (internal/protocol) and gets
 // reply bytes back.
 //

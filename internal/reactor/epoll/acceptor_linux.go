@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
@@ -38,14 +37,14 @@ func (g *listenGroup) netAddr() net.Addr {
 // number (see reuseportSteering).
 func openListenGroup(b reactor.Binding, n, backlog int, onDevice bool) (*listenGroup, error) {
 	if b.Port != 0 {
-		if err := checkPortFree(b.IP, b.Port); err != nil {
+		if err := reactor.CheckPortFree(b.IP, b.Port); err != nil {
 			return nil, err
 		}
 	}
 	g := &listenGroup{}
 	port := b.Port
 	for i := 0; i < n; i++ {
-		fd, addr, err := openListener(b.IP, port, backlog)
+		fd, addr, err := reactor.OpenListener(b.IP, port, backlog)
 		if err != nil {
 			g.close()
 			return nil, err
@@ -69,103 +68,6 @@ func (g *listenGroup) close() {
 		unix.Close(fd)
 	}
 	g.fds = nil
-}
-
-// checkPortFree fails when something already listens on ip:port. Without
-// this check our SO_REUSEPORT listeners would silently join the group of
-// another server of the same user (a second gocached on the same port) and
-// share its connections; memcached would have refused to start.
-func checkPortFree(ip net.IP, port int) error {
-	fd, _, err := openSocket(ip, port, false)
-	if err != nil {
-		return err
-	}
-	unix.Close(fd)
-	return nil
-}
-
-// openListener makes one non-blocking SO_REUSEPORT listening socket.
-func openListener(ip net.IP, port, backlog int) (int, net.TCPAddr, error) {
-	fd, where, err := openSocket(ip, port, true)
-	if err != nil {
-		return -1, net.TCPAddr{}, err
-	}
-	if err := unix.Listen(fd, backlog); err != nil {
-		unix.Close(fd)
-		return -1, net.TCPAddr{}, fmt.Errorf("listen %s: %w", where, err)
-	}
-	bound, err := unix.Getsockname(fd)
-	if err != nil {
-		unix.Close(fd)
-		return -1, net.TCPAddr{}, fmt.Errorf("getsockname %s: %w", where, err)
-	}
-	return fd, sockaddrTCP(bound), nil
-}
-
-// openSocket makes a non-blocking TCP socket bound to ip:port, in the
-// SO_REUSEPORT group there when reusePort is set. It returns the address in
-// words for errors.
-func openSocket(ip net.IP, port int, reusePort bool) (int, string, error) {
-	where := net.JoinHostPort(ip.String(), strconv.Itoa(port))
-	var (
-		fd  int
-		err error
-		sa  unix.Sockaddr
-	)
-	flags := unix.SOCK_STREAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
-	if v4 := ip.To4(); v4 != nil {
-		fd, err = unix.Socket(unix.AF_INET, flags, 0)
-		s4 := &unix.SockaddrInet4{Port: port}
-		copy(s4.Addr[:], v4)
-		sa = s4
-	} else {
-		fd, err = unix.Socket(unix.AF_INET6, flags, 0)
-		s6 := &unix.SockaddrInet6{Port: port}
-		copy(s6.Addr[:], ip.To16())
-		sa = s6
-		// IPv6 sockets never take IPv4 (memcached's IPV6_V6ONLY): the
-		// wildcard's IPv4 half has a socket of its own.
-		if err == nil {
-			if err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
-				unix.Close(fd)
-				return -1, where, fmt.Errorf("IPV6_V6ONLY: %w", err)
-			}
-		}
-	}
-	if err != nil {
-		return -1, where, fmt.Errorf("socket for %s: %w", where, err)
-	}
-	fail := func(what string, err error) (int, string, error) {
-		unix.Close(fd)
-		return -1, where, fmt.Errorf("%s %s: %w", what, where, err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		return fail("SO_REUSEADDR", err)
-	}
-	if reusePort {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
-			return fail("SO_REUSEPORT", err)
-		}
-	}
-	if err := unix.Bind(fd, sa); err != nil {
-		return fail("bind", err)
-	}
-	return fd, where, nil
-}
-
-// sockaddrTCP converts a socket address to a *net.TCPAddr value.
-func sockaddrTCP(sa unix.Sockaddr) net.TCPAddr {
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		return net.TCPAddr{IP: net.IP(append([]byte(nil), a.Addr[:]...)), Port: a.Port}
-	case *unix.SockaddrInet6:
-		ip := net.IP(append([]byte(nil), a.Addr[:]...))
-		if ip.To4() != nil && !ip.IsUnspecified() {
-			ip = ip.To4()
-		}
-		return net.TCPAddr{IP: ip, Port: a.Port}
-	}
-	return net.TCPAddr{}
 }
 
 // acceptBatch bounds the accepts done per listener event, so a SYN flood
@@ -199,10 +101,10 @@ func (r *loop) accept(li int) {
 		}
 		// Replies are written whole per batch; Nagle would only add latency.
 		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-		id := incomingNAPIID(fd)
-		if t := r.eng.router.route(r.id, id); t != r.id {
+		id := reactor.IncomingNAPIID(fd)
+		if t := r.eng.router.Route(r.id, id); t != r.id {
 			r.stats.handoffOut.Add(1)
-			r.eng.reactors[t].mailbox.post(handoff{fd: fd, napiID: id, listener: li})
+			r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
 			continue
 		}
 		r.addConn(fd, id, li)

@@ -31,7 +31,7 @@ type engine struct {
 	cfg      reactor.Config
 	ecfg     *reactor.EpollConfig // &cfg.Epoll, with defaults filled in
 	reactors []*loop
-	router   *napiRouter
+	router   *reactor.NAPIRouter
 	groups   []*listenGroup
 	iface    string // listen interface used for -t auto, "" when none
 	started  time.Time
@@ -120,7 +120,7 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 		if len(ips) != len(binds) {
 			ips = nil // a wildcard spans every device: no single NAPI set
 		}
-		n, e.iface = autoReactors(ips)
+		n, e.iface = reactor.AutoReactors(ips)
 	}
 	ids := make([]*atomic.Uint32, n)
 	for i := range n {
@@ -132,7 +132,7 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 		e.reactors = append(e.reactors, r)
 		ids[i] = &r.napiID
 	}
-	e.router = newNAPIRouter(ids)
+	e.router = reactor.NewNAPIRouter(ids)
 	e.warnBusyPoll()
 	listen := func() error { return e.listen(binds) }
 	if cfg.UnixSocket != "" {
@@ -163,7 +163,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 		if p, ok := ports[b.Entry]; ok {
 			b.Port = p
 		}
-		ifi, q := listenDevice(b.IP)
+		ifi, q := reactor.ListenDevice(b.IP)
 		g, err := openListenGroup(b, len(e.reactors), e.cfg.Backlog, ifi != nil && q > 0)
 		if err != nil {
 			if b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
@@ -335,7 +335,7 @@ func (e *engine) stop() {
 	e.quitting.Store(true)
 	e.acct.StopAccepting()
 	for _, r := range e.reactors {
-		r.mailbox.wake()
+		r.mailbox.Wake()
 	}
 }
 

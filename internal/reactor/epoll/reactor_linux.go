@@ -30,7 +30,7 @@ type loop struct {
 	id      int
 	eng     *engine
 	epfd    int
-	mailbox *mailbox
+	mailbox *reactor.Mailbox
 	cpu     int // pinned CPU, -1 when unpinned
 
 	busyPoll  bool              // params were applied and confirmed
@@ -52,7 +52,7 @@ type loop struct {
 	draining   bool
 	yields     []*conn // connections with unprocessed input, revisited after events
 	yieldSpare []*conn
-	handoffs   []handoff
+	handoffs   []reactor.Handoff
 	now        int64 // unix seconds at the last wakeup
 	nextSweep  int64 // unix seconds of the next idle_timeout sweep
 
@@ -69,12 +69,12 @@ func newReactor(e *engine, id int) (*loop, error) {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
 	r := &loop{id: id, eng: e, epfd: epfd, cpu: -1}
-	if r.mailbox, err = newMailbox(); err != nil {
+	if r.mailbox, err = reactor.NewMailbox(); err != nil {
 		unix.Close(epfd)
 		return nil, err
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(r.mailbox.efd), Pad: tagMailbox}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, r.mailbox.efd, &ev); err != nil {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(r.mailbox.EventFD()), Pad: tagMailbox}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, r.mailbox.EventFD(), &ev); err != nil {
 		r.release()
 		return nil, fmt.Errorf("epoll_ctl eventfd: %w", err)
 	}
@@ -188,15 +188,15 @@ func (r *loop) dispatch(ev *unix.EpollEvent) {
 
 // takeHandoffs adopts the connections other acceptors routed here.
 func (r *loop) takeHandoffs() {
-	r.handoffs = r.mailbox.take(r.handoffs[:0])
+	r.handoffs = r.mailbox.Take(r.handoffs[:0])
 	for _, h := range r.handoffs {
 		if r.draining {
-			unix.Close(h.fd)
+			unix.Close(h.FD)
 			r.eng.acct.Release()
 			continue
 		}
 		r.stats.handoffIn.Add(1)
-		r.addConn(h.fd, h.napiID, h.listener)
+		r.addConn(h.FD, h.NAPIID, h.Listener)
 	}
 	clear(r.handoffs)
 }
@@ -258,11 +258,11 @@ func (r *loop) release() {
 	r.closeAllConns()
 	r.closeListeners()
 	if r.mailbox != nil {
-		for _, h := range r.mailbox.take(nil) {
-			unix.Close(h.fd)
+		for _, h := range r.mailbox.Take(nil) {
+			unix.Close(h.FD)
 			r.eng.acct.Release()
 		}
-		r.mailbox.close()
+		r.mailbox.Close()
 	}
 	if r.epfd >= 0 {
 		unix.Close(r.epfd)

@@ -109,23 +109,14 @@ func (r *loop) connLines(lines []reactor.ConnLine, now int64) []reactor.ConnLine
 		l := reactor.ConnLine{FD: c.fd, Addr: "tcp:unknown", ListenAddr: "tcp:unknown",
 			State: reactor.ConnState(c.state.Load()), IdleSecs: now - c.lastCmd.Load()}
 		if sa, err := unix.Getpeername(c.fd); err == nil {
-			l.Addr = sockaddrString(sa)
+			l.Addr = reactor.SockaddrString(sa)
 		}
 		if sa, err := unix.Getsockname(c.fd); err == nil {
-			l.ListenAddr = sockaddrString(sa)
+			l.ListenAddr = reactor.SockaddrString(sa)
 		}
 		lines = append(lines, l)
 	}
 	return lines
-}
-
-// sockaddrString formats a socket address for `stats conns`.
-func sockaddrString(sa unix.Sockaddr) string {
-	if u, ok := sa.(*unix.SockaddrUnix); ok {
-		return reactor.UnixAddrString(u.Name)
-	}
-	a := sockaddrTCP(sa)
-	return reactor.AddrString(&a)
 }
 
 // misrouted counts r's connections whose SO_INCOMING_NAPI_ID now differs
@@ -136,7 +127,7 @@ func (r *loop) misrouted() int {
 	defer r.mu.Unlock()
 	n := 0
 	for _, c := range r.conns {
-		if c != nil && incomingNAPIID(c.fd) != id {
+		if c != nil && reactor.IncomingNAPIID(c.fd) != id {
 			n++
 		}
 	}

@@ -213,7 +213,7 @@ func testRouting(t *testing.T, funnel bool) {
 			if c == nil {
 				continue
 			}
-			if got := incomingNAPIID(c.fd); got != want {
+			if got := reactor.IncomingNAPIID(c.fd); got != want {
 				t.Errorf("reactor %d (NAPI %d) holds fd %d with SO_INCOMING_NAPI_ID %d", r.id, want, c.fd, got)
 			}
 		}

@@ -45,10 +45,10 @@ func (r *loop) onAccept(li int, q *cqe) {
 	}
 	// Replies are sent whole per batch; Nagle would only add latency.
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	id := incomingNAPIID(fd)
-	if t := r.eng.router.route(r.id, id); t != r.id {
+	id := reactor.IncomingNAPIID(fd)
+	if t := r.eng.router.Route(r.id, id); t != r.id {
 		r.stats.handoffOut.Add(1)
-		r.eng.reactors[t].mailbox.post(handoff{fd: fd, napiID: id, listener: li})
+		r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
 		return
 	}
 	r.addConn(fd, id, li)

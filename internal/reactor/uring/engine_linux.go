@@ -21,7 +21,7 @@ import (
 type engine struct {
 	cfg      reactor.Config
 	reactors []*loop
-	router   *router
+	router   *reactor.NAPIRouter
 	bound    []boundAddr // each listen binding, as bound
 	started  time.Time
 	acct     *reactor.Accounting
@@ -77,9 +77,18 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	e := &engine{cfg: cfg, started: time.Now(), acct: reactor.NewAccounting(cfg.MaxConns), done: make(chan struct{})}
 	n := cfg.Threads
 	if n <= 0 {
-		// One per CPU. The epoll engine's -t auto (one per NAPI of the
-		// listen interface) would apply here too; it is not shared yet.
-		n = runtime.GOMAXPROCS(0)
+		// -t auto as in the epoll engine: one reactor per NAPI of the
+		// listen interface, GOMAXPROCS where there is none.
+		var ips []net.IP
+		for _, b := range binds {
+			if !b.Wildcard() {
+				ips = append(ips, b.IP)
+			}
+		}
+		if len(ips) != len(binds) {
+			ips = nil
+		}
+		n, _ = reactor.AutoReactors(ips)
 	}
 	ids := make([]*atomic.Uint32, n)
 	for i := range n {
@@ -91,7 +100,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 		e.reactors = append(e.reactors, r)
 		ids[i] = &r.napiID
 	}
-	e.router = newRouter(ids)
+	e.router = reactor.NewNAPIRouter(ids)
 	listen := func() error { return e.listen(binds) }
 	if cfg.UnixSocket != "" {
 		listen = e.listenUnix
@@ -175,7 +184,7 @@ func (e *engine) stop() {
 	e.quitting.Store(true)
 	e.acct.StopAccepting()
 	for _, r := range e.reactors {
-		r.mailbox.wake()
+		r.mailbox.Wake()
 	}
 }
 

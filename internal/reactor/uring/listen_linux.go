@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 
 	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
@@ -36,7 +35,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 		if b.Port != 0 {
 			// Without this check our listeners would silently join the
 			// SO_REUSEPORT group of another server on the same port.
-			fd, _, err := openSocket(b.IP, b.Port, false)
+			fd, _, err := reactor.OpenSocket(b.IP, b.Port, false)
 			if err != nil {
 				if b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
 					continue
@@ -48,7 +47,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 		port := b.Port
 		group := len(e.bound)
 		for i, r := range e.reactors {
-			fd, addr, err := openListener(b.IP, port, e.cfg.Backlog)
+			fd, addr, err := reactor.OpenListener(b.IP, port, e.cfg.Backlog)
 			if err != nil {
 				if i == 0 && b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
 					slog.Debug("uring: no IPv6 wildcard listener", "err", err)
@@ -108,92 +107,4 @@ func (e *engine) listenUnix() error {
 		r.addListener(fds[i], 0)
 	}
 	return nil
-}
-
-// openListener makes one SO_REUSEPORT listening socket, non-blocking so
-// that a draining reactor can take what is left in its backlog (see
-// acceptBacklog) without blocking; the ring's accept does not care.
-func openListener(ip net.IP, port, backlog int) (int, net.TCPAddr, error) {
-	fd, where, err := openSocket(ip, port, true)
-	if err != nil {
-		return -1, net.TCPAddr{}, err
-	}
-	if err := unix.Listen(fd, backlog); err != nil {
-		unix.Close(fd)
-		return -1, net.TCPAddr{}, fmt.Errorf("listen %s: %w", where, err)
-	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		unix.Close(fd)
-		return -1, net.TCPAddr{}, fmt.Errorf("getsockname %s: %w", where, err)
-	}
-	return fd, tcpAddr(sa), nil
-}
-
-// openSocket makes a TCP socket bound to ip:port, IPv6-only for IPv6 (the
-// wildcard's IPv4 half has a socket of its own, as in memcached).
-func openSocket(ip net.IP, port int, reusePort bool) (int, string, error) {
-	where := net.JoinHostPort(ip.String(), strconv.Itoa(port))
-	family, sa := unix.AF_INET6, unix.Sockaddr(nil)
-	if v4 := ip.To4(); v4 != nil {
-		s4 := &unix.SockaddrInet4{Port: port}
-		copy(s4.Addr[:], v4)
-		family, sa = unix.AF_INET, s4
-	} else {
-		s6 := &unix.SockaddrInet6{Port: port}
-		copy(s6.Addr[:], ip.To16())
-		sa = s6
-	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, where, fmt.Errorf("socket for %s: %w", where, err)
-	}
-	opts := [][2]int{{unix.SOL_SOCKET, unix.SO_REUSEADDR}}
-	if family == unix.AF_INET6 {
-		opts = append(opts, [2]int{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY})
-	}
-	if reusePort {
-		opts = append(opts, [2]int{unix.SOL_SOCKET, unix.SO_REUSEPORT})
-	}
-	for _, o := range opts {
-		if err := unix.SetsockoptInt(fd, o[0], o[1], 1); err != nil {
-			unix.Close(fd)
-			return -1, where, fmt.Errorf("setsockopt %s: %w", where, err)
-		}
-	}
-	if err := unix.Bind(fd, sa); err != nil {
-		unix.Close(fd)
-		return -1, where, fmt.Errorf("bind %s: %w", where, err)
-	}
-	return fd, where, nil
-}
-
-// sockaddrString formats a socket address for `stats conns`.
-func sockaddrString(sa unix.Sockaddr) string {
-	if u, ok := sa.(*unix.SockaddrUnix); ok {
-		return reactor.UnixAddrString(u.Name)
-	}
-	a := tcpAddr(sa)
-	return reactor.AddrString(&a)
-}
-
-// tcpAddr converts a TCP socket address.
-func tcpAddr(sa unix.Sockaddr) net.TCPAddr {
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		return net.TCPAddr{IP: net.IP(append([]byte(nil), a.Addr[:]...)), Port: a.Port}
-	case *unix.SockaddrInet6:
-		return net.TCPAddr{IP: net.IP(append([]byte(nil), a.Addr[:]...)), Port: a.Port}
-	}
-	return net.TCPAddr{}
-}
-
-// incomingNAPIID is the NAPI ID of the queue the socket's packets arrive on
-// (0 for loopback or when unknown).
-func incomingNAPIID(fd int) uint32 {
-	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_INCOMING_NAPI_ID)
-	if err != nil {
-		return 0
-	}
-	return uint32(v)
 }

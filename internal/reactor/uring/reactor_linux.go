@@ -76,7 +76,7 @@ type loop struct {
 	eng     *engine
 	ring    *ring
 	bufs    *bufRing
-	mailbox *mailbox
+	mailbox *reactor.Mailbox
 	cpu     int // pinned CPU, -1 when unpinned
 
 	napi           napiState   // as the kernel reported it after registering
@@ -104,7 +104,7 @@ type loop struct {
 	yields      []*conn
 	yieldSpare  []*conn
 	dirty       []*conn // connections with replies to send this iteration
-	handoffs    []handoff
+	handoffs    []reactor.Handoff
 	cqes        []cqe
 
 	acceptPausedUntil time.Time
@@ -127,7 +127,7 @@ func newLoop(e *engine, id int) (*loop, error) {
 		r.release()
 		return nil, fmt.Errorf("IORING_REGISTER_PBUF_RING (Linux 5.19+): %w", err)
 	}
-	if r.mailbox, err = newMailbox(); err != nil {
+	if r.mailbox, err = reactor.NewMailbox(); err != nil {
 		r.release()
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func (r *loop) armAccept(li int) {
 
 func (r *loop) armMailbox() {
 	if s := r.sqe(); s != nil {
-		s.opcode, s.fd, s.len, s.opFlags = opPollAdd, int32(r.mailbox.efd), pollAddMulti, unix.POLLIN
+		s.opcode, s.fd, s.len, s.opFlags = opPollAdd, int32(r.mailbox.EventFD()), pollAddMulti, unix.POLLIN
 		s.userData = userData(kindMailbox, 0, 0)
 	}
 }
@@ -348,15 +348,15 @@ func (r *loop) cancel(ud uint64) {
 
 // takeHandoffs adopts the connections other acceptors routed here.
 func (r *loop) takeHandoffs() {
-	r.handoffs = r.mailbox.take(r.handoffs[:0])
+	r.handoffs = r.mailbox.Take(r.handoffs[:0])
 	for _, h := range r.handoffs {
 		if r.draining {
-			unix.Close(h.fd)
+			unix.Close(h.FD)
 			r.eng.acct.Release()
 			continue
 		}
 		r.stats.handoffIn.Add(1)
-		r.addConn(h.fd, h.napiID, h.listener)
+		r.addConn(h.FD, h.NAPIID, h.Listener)
 	}
 	clear(r.handoffs)
 }
@@ -425,11 +425,11 @@ func (r *loop) release() {
 	r.closeAllConns()
 	r.closeListeners()
 	if r.mailbox != nil {
-		for _, h := range r.mailbox.take(nil) {
-			unix.Close(h.fd)
+		for _, h := range r.mailbox.Take(nil) {
+			unix.Close(h.FD)
 			r.eng.acct.Release()
 		}
-		r.mailbox.close()
+		r.mailbox.Close()
 	}
 	if r.ring != nil {
 		r.ring.close()

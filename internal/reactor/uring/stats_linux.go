@@ -112,10 +112,10 @@ func (r *loop) connLines(lines []reactor.ConnLine, now int64) []reactor.ConnLine
 		l := reactor.ConnLine{FD: c.fd, Addr: "tcp:unknown", ListenAddr: "tcp:unknown",
 			State: reactor.ConnState(c.state.Load()), IdleSecs: now - c.lastCmd.Load()}
 		if sa, err := unix.Getpeername(c.fd); err == nil {
-			l.Addr = sockaddrString(sa)
+			l.Addr = reactor.SockaddrString(sa)
 		}
 		if sa, err := unix.Getsockname(c.fd); err == nil {
-			l.ListenAddr = sockaddrString(sa)
+			l.ListenAddr = reactor.SockaddrString(sa)
 		}
 		lines = append(lines, l)
 	}
@@ -130,7 +130,7 @@ func (r *loop) misrouted() int {
 	defer r.mu.Unlock()
 	n := 0
 	for _, c := range r.conns {
-		if c != nil && c.fd >= 0 && incomingNAPIID(c.fd) != id {
+		if c != nil && c.fd >= 0 && reactor.IncomingNAPIID(c.fd) != id {
 			n++
 		}
 	}

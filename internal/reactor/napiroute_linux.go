@@ -1,6 +1,6 @@
 //go:build linux
 
-package epoll
+package reactor
 
 import (
 	"encoding/binary"
@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// napiRouter maps NAPI IDs to reactors so that each epoll context only holds
+// NAPIRouter maps NAPI IDs to reactors so that each epoll context only holds
 // sockets of one NAPI: the kernel busy-polls only an epoll context's current
 // NAPI, so a context that mixes NAPIs starves all but one of them.
 //
@@ -25,7 +25,7 @@ import (
 // still without one. With every reactor owning an ID, new IDs stay where they
 // were accepted (more NAPIs than reactors: such sockets count as misrouted).
 // The router is consulted once per accepted connection, never per request.
-type napiRouter struct {
+type NAPIRouter struct {
 	mu    sync.Mutex
 	owner map[uint32]int
 	ids   []*atomic.Uint32 // ids[i] is reactor i's NAPI ID, 0 while unknown
@@ -33,13 +33,13 @@ type napiRouter struct {
 	warnedShared bool
 }
 
-func newNAPIRouter(ids []*atomic.Uint32) *napiRouter {
-	return &napiRouter{owner: make(map[uint32]int), ids: ids}
+func NewNAPIRouter(ids []*atomic.Uint32) *NAPIRouter {
+	return &NAPIRouter{owner: make(map[uint32]int), ids: ids}
 }
 
-// route returns the reactor that must serve a connection with NAPI ID id
+// Route returns the reactor that must serve a connection with NAPI ID id
 // accepted by reactor self.
-func (rt *napiRouter) route(self int, id uint32) int {
+func (rt *NAPIRouter) Route(self int, id uint32) int {
 	if id == 0 {
 		return self
 	}
@@ -73,9 +73,9 @@ func (rt *napiRouter) route(self int, id uint32) int {
 	return target
 }
 
-// incomingNAPIID returns the NAPI ID of the device queue the socket's packets
+// IncomingNAPIID returns the NAPI ID of the device queue the socket's packets
 // last arrived on (0 for loopback or when unknown).
-func incomingNAPIID(fd int) uint32 {
+func IncomingNAPIID(fd int) uint32 {
 	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_INCOMING_NAPI_ID)
 	if err != nil {
 		return 0
@@ -83,10 +83,10 @@ func incomingNAPIID(fd int) uint32 {
 	return uint32(v)
 }
 
-// listenDevice returns the non-loopback interface that owns ip and its RX
+// ListenDevice returns the non-loopback interface that owns ip and its RX
 // queue count (drivers make one NAPI per RX queue, so the count stands in for
 // the NAPI count), or nil when ip is a wildcard, loopback, or on no device.
-func listenDevice(ip net.IP) (*net.Interface, int) {
+func ListenDevice(ip net.IP) (*net.Interface, int) {
 	if ip == nil || ip.IsUnspecified() || ip.IsLoopback() {
 		return nil, 0
 	}
@@ -97,16 +97,16 @@ func listenDevice(ip net.IP) (*net.Interface, int) {
 	return ifi, rxQueueCount(ifi)
 }
 
-// autoReactors picks the reactor count for -t auto: one per NAPI of the
+// AutoReactors picks the reactor count for -t auto: one per NAPI of the
 // interface that owns the listen address, or GOMAXPROCS when there is no single
 // such interface or it has no NAPIs (wildcard, loopback). It returns the
 // interface name too ("" when none).
-func autoReactors(ips []net.IP) (int, string) {
+func AutoReactors(ips []net.IP) (int, string) {
 	fallback := runtime.GOMAXPROCS(0)
 	if len(ips) != 1 {
 		return fallback, ""
 	}
-	ifi, n := listenDevice(ips[0])
+	ifi, n := ListenDevice(ips[0])
 	if ifi == nil {
 		return fallback, ""
 	}

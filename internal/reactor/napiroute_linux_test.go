@@ -1,6 +1,6 @@
 //go:build linux
 
-package epoll
+package reactor
 
 import (
 	"net"
@@ -34,9 +34,9 @@ func TestNAPIRouter(t *testing.T) {
 			for i := range ids {
 				ids[i] = new(atomic.Uint32)
 			}
-			rt := newNAPIRouter(ids)
+			rt := NewNAPIRouter(ids)
 			for i, s := range tc.steps {
-				if got := rt.route(s.self, s.id); got != s.want {
+				if got := rt.Route(s.self, s.id); got != s.want {
 					t.Errorf("step %d: reactor %d accepted id %d: routed to %d, want %d", i, s.self, s.id, got, s.want)
 				}
 			}
@@ -51,7 +51,7 @@ func TestNAPIRouter(t *testing.T) {
 
 func TestAutoReactorsFallsBackToGOMAXPROCS(t *testing.T) {
 	for _, ips := range [][]net.IP{{nil}, {net.ParseIP("127.0.0.1")}, {net.ParseIP("::1")}, {net.ParseIP("127.0.0.1"), net.ParseIP("::1")}} {
-		if n, dev := autoReactors(ips); n != runtime.GOMAXPROCS(0) || dev != "" {
+		if n, dev := AutoReactors(ips); n != runtime.GOMAXPROCS(0) || dev != "" {
 			t.Errorf("%v: %d reactors on %q, want GOMAXPROCS=%d and no interface", ips, n, dev, runtime.GOMAXPROCS(0))
 		}
 	}

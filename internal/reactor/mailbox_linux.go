@@ -1,6 +1,6 @@
 //go:build linux
 
-package epoll
+package reactor
 
 import (
 	"encoding/binary"
@@ -10,47 +10,47 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// handoff is an accepted connection on its way to the reactor that owns its
+// Handoff is an accepted connection on its way to the reactor that owns its
 // NAPI ID.
-type handoff struct {
-	fd       int
-	napiID   uint32
-	listener int // index of the accepting listener, for `stats conns`
+type Handoff struct {
+	FD       int
+	NAPIID   uint32
+	Listener int // index of the accepting listener, for `stats conns`
 }
 
-// mailbox is a reactor's inbox: handed-off connections plus an eventfd that
+// Mailbox is a reactor's inbox: handed-off connections plus an eventfd that
 // wakes the reactor out of epoll_wait. Only acceptors (once per connection)
 // and Shutdown touch it, so its mutex is never on the per-request path.
-type mailbox struct {
+type Mailbox struct {
 	efd   int
 	mu    sync.Mutex
-	queue []handoff
+	queue []Handoff
 }
 
-func newMailbox() (*mailbox, error) {
+func NewMailbox() (*Mailbox, error) {
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	return &mailbox{efd: efd}, nil
+	return &Mailbox{efd: efd}, nil
 }
 
-// post queues h and wakes the owner.
-func (m *mailbox) post(h handoff) {
+// Post queues h and wakes the owner.
+func (m *Mailbox) Post(h Handoff) {
 	m.mu.Lock()
 	m.queue = append(m.queue, h)
 	m.wakeLocked()
 	m.mu.Unlock()
 }
 
-// wake makes the owner's epoll_wait return. It is safe after close.
-func (m *mailbox) wake() {
+// Wake makes the owner's epoll_wait return. It is safe after close.
+func (m *Mailbox) Wake() {
 	m.mu.Lock()
 	m.wakeLocked()
 	m.mu.Unlock()
 }
 
-func (m *mailbox) wakeLocked() {
+func (m *Mailbox) wakeLocked() {
 	if m.efd < 0 {
 		return
 	}
@@ -60,8 +60,8 @@ func (m *mailbox) wakeLocked() {
 	_, _ = unix.Write(m.efd, one[:])
 }
 
-// take clears the wakeup and moves the queued handoffs into dst.
-func (m *mailbox) take(dst []handoff) []handoff {
+// Take clears the wakeup and moves the queued handoffs into dst.
+func (m *Mailbox) Take(dst []Handoff) []Handoff {
 	var buf [8]byte
 	m.mu.Lock()
 	if m.efd >= 0 {
@@ -74,8 +74,12 @@ func (m *mailbox) take(dst []handoff) []handoff {
 	return dst
 }
 
-// close releases the eventfd; the owner drains the queue first.
-func (m *mailbox) close() {
+// EventFD is the descriptor the owner watches (epoll or a poll on its ring)
+// to learn that Wake was called.
+func (m *Mailbox) EventFD() int { return m.efd }
+
+// Close releases the eventfd; the owner drains the queue first.
+func (m *Mailbox) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.efd >= 0 {
