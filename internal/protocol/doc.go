@@ -32,4 +32,17 @@
 // per connection the negotiated protocol and SASL state.
 // The get and set paths do not allocate: the Session reuses its token table
 // and its store callback, and writes into the engine's buffer.
+//
+// memcached's admin commands are answered as 1.6.18 answers them with its
+// default settings (admin.go, crawler.go, detail.go, watch.go, auth.go):
+// lru_crawler, slabs, lru, extstore, cache_memlimit (which resizes the
+// store), stats cachedump|detail|extstore, shutdown behind -A, and the
+// gating flags of Settings (-F -X -W -A -Y -D -f -n). Two of them produce
+// output without input: a metadump streams a bounded amount per Process
+// call, and `watch` turns the connection into a log stream. An engine that
+// supports this sets Env.ResumesPending and calls Process again while
+// Session.Pending reports true (for a watcher, when the wakeup it gave
+// SetWakeup fires); without it a metadump is written whole and watch is
+// refused. -vv lines go to Env.VerboseLog (verbose.go), with the connection
+// id the engine passes to Session.Opened.
 package protocol

@@ -106,6 +106,8 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	s.getCAS = withCAS
 	st := s.env.Store
 	served := false
+	// Checked once per line: logging and prefix stats are nearly always off.
+	observe := s.vlog || s.watching() != 0 || s.env.detailEnabled()
 	for {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
@@ -122,7 +124,7 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		} else {
 			hit = st.Get(key, s.emit)
 		}
-		if s.vlog || s.watching() != 0 || s.env.detailEnabled() {
+		if observe {
 			s.observeGet(key, hit)
 		}
 		served = true

@@ -60,10 +60,26 @@
 // sets memcached's oldest_live, after which items stored at or before that
 // second are invalid.
 //
+// # Memory limit and mapping
+//
+// SetMemoryLimit (memcached's cache_memlimit) replaces each ring with one of
+// the new size under its shard's lock, copying live records oldest first
+// and evicting the oldest when shrinking (memlimit.go). With Config.Mmap the
+// rings are anonymous mappings outside the Go heap, 2 MiB aligned for
+// transparent huge pages; Config.LargePages (-L) also prefaults them and
+// fixes the limit, as memcached's preallocation does (ring.go).
+//
+// # Iteration
+//
+// Dump walks the live items a bounded batch of index slots per lock hold,
+// for lru_crawler metadump and stats cachedump (dump.go); SetEvictionHook
+// reports evictions for `watch evictions`.
+//
 // # Statistics
 //
 // Counters live in each shard under its lock and are summed on demand. Size
-// classes (memcached's 96-byte chunks growing by 1.25) exist only to report
+// classes (memcached's 96-byte chunks growing by 1.25, or by -f from -n)
+// exist only to report
 // `stats slabs` and `stats items` the way memcached tools expect; all sizes
 // share a ring.
 package store
