@@ -16,9 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,25 +36,9 @@ type engine struct {
 	// acct counts connections across reactors, handoffs in flight included.
 	acct *reactor.Accounting
 
-	quitting  atomic.Bool // Shutdown called: stop accepting, drain
-	force     atomic.Bool // Shutdown's context expired: close everything now
-	stateMu   sync.Mutex
-	state     engineState
-	done      chan struct{} // closed when every reactor has exited (or Serve never will run)
-	closeOnce sync.Once
-	errMu     sync.Mutex
-	err       error // first fatal reactor error
+	group reactor.LoopGroup // the reactors' lifecycle: Serve, Shutdown, failures
 
-	lastAcceptLog atomic.Int64
 }
-
-type engineState uint8
-
-const (
-	stateIdle    engineState = iota // built, Serve not called
-	stateServing                    // Serve running
-	stateClosed                     // shut down before Serve ran
-)
 
 // New builds the epoll engine, bound and listening: -t reactors (or one
 // per NAPI of the listen interface with -t auto), each with one listener of
@@ -106,8 +88,8 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 		cfg:     cfg,
 		started: time.Now(),
 		acct:    reactor.NewAccounting(cfg.MaxConns),
-		done:    make(chan struct{}),
 	}
+	e.group.Init("epoll", nil, e.acct.StopAccepting)
 	e.ecfg = &e.cfg.Epoll
 	n := cfg.Threads
 	if n <= 0 {
@@ -130,6 +112,7 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 			return nil, fmt.Errorf("epoll: reactor %d: %w", i, err)
 		}
 		e.reactors = append(e.reactors, r)
+		e.group.Add(r)
 		ids[i] = &r.napiID
 	}
 	e.router = reactor.NewNAPIRouter(ids)
@@ -274,116 +257,22 @@ func (e *engine) Addr() net.Addr {
 }
 
 // Serve runs the reactors until Shutdown.
-func (e *engine) Serve() error {
-	e.stateMu.Lock()
-	switch e.state {
-	case stateServing:
-		e.stateMu.Unlock()
-		return errors.New("epoll: Serve called twice")
-	case stateClosed:
-		e.stateMu.Unlock()
-		return nil // Shutdown came first
-	}
-	e.state = stateServing
-	e.stateMu.Unlock()
-	// A reactor blocked in epoll_wait keeps its P (the runtime only takes it
-	// back after sysmon notices), so with every P held by a reactor the rest
-	// of the program (timers, signal handling, background store work) waits
-	// up to 10 ms for a P, and a reactor whose P was taken waits for one when
-	// it wakes. Giving each reactor a P of its own on top of the CPUs the
-	// program had avoids both; reactors asleep in epoll_wait use no CPU.
-	prevProcs := runtime.GOMAXPROCS(0)
-	ourProcs := prevProcs + len(e.reactors)
-	if prevProcs < ourProcs {
-		runtime.GOMAXPROCS(ourProcs)
-		defer func() {
-			if runtime.GOMAXPROCS(0) == ourProcs {
-				runtime.GOMAXPROCS(prevProcs)
-			}
-		}()
-	}
-	var wg sync.WaitGroup
-	for _, r := range e.reactors {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := r.run(); err != nil {
-				e.fail(fmt.Errorf("reactor %d: %w", r.id, err))
-			}
-		}()
-	}
-	wg.Wait()
-	e.closeAll()
-	close(e.done)
-	e.errMu.Lock()
-	defer e.errMu.Unlock()
-	return e.err
-}
+func (e *engine) Serve() error { return e.group.Serve() }
 
-// fail records a fatal reactor error and stops the others.
-func (e *engine) fail(err error) {
-	e.errMu.Lock()
-	if e.err == nil {
-		e.err = err
-	}
-	e.errMu.Unlock()
-	e.force.Store(true)
-	e.stop()
-}
+// Shutdown stops accepting, drains and closes the connections, and waits
+// for Serve (see reactor.LoopGroup).
+func (e *engine) Shutdown(ctx context.Context) error { return e.group.Shutdown(ctx) }
 
-func (e *engine) stop() {
-	e.quitting.Store(true)
-	e.acct.StopAccepting()
-	for _, r := range e.reactors {
-		r.mailbox.Wake()
-	}
-}
-
-// Shutdown stops accepting, lets every connection's pending replies go out,
-// closes the connections, and waits for Serve to return. When ctx ends first,
-// the remaining connections are closed at once and ctx's error is returned.
-func (e *engine) Shutdown(ctx context.Context) error {
-	e.stop()
-	e.stateMu.Lock()
-	if e.state == stateIdle {
-		// Serve never ran: nothing to drain.
-		e.state = stateClosed
-		e.stateMu.Unlock()
-		e.closeAll()
-		close(e.done)
-		return nil
-	}
-	e.stateMu.Unlock()
-	select {
-	case <-e.done:
-		return nil
-	case <-ctx.Done():
-		e.force.Store(true)
-		e.stop()
-		select {
-		case <-e.done:
-		case <-time.After(5 * time.Second):
-		}
-		return ctx.Err()
-	}
-}
-
-// closeAll releases listeners and reactor fds (the reactors have exited or never ran).
-func (e *engine) closeAll() {
-	e.closeOnce.Do(func() {
-		for _, r := range e.reactors {
-			r.release()
-		}
-	})
-}
+// closeAll releases every reactor's descriptors (they exited or never ran).
+func (e *engine) closeAll() { e.group.CloseAll() }
 
 // logAcceptError logs accept failures at most once a second.
-func (e *engine) logAcceptError(err error) {
-	now := time.Now().Unix()
-	if last := e.lastAcceptLog.Load(); now != last && e.lastAcceptLog.CompareAndSwap(last, now) {
-		slog.Warn("epoll: accept failed", "err", err)
-	}
-}
+func (e *engine) logAcceptError(err error) { e.group.LogAcceptError(err) }
+
+// Run, Wake and Release make a reactor a reactor.Loop.
+func (r *loop) Run() error { return r.run() }
+func (r *loop) Wake()      { r.mailbox.Wake() }
+func (r *loop) Release()   { r.release() }
 
 // clock is the unix time in seconds.
 func (e *engine) clock() int64 { return time.Now().Unix() }

@@ -127,10 +127,10 @@ func (r *loop) run() error {
 	events := make([]unix.EpollEvent, cfg.MaxEvents)
 	for {
 		r.now = time.Now().Unix()
-		if r.eng.quitting.Load() && !r.draining {
+		if r.eng.group.Quitting() && !r.draining {
 			r.beginDrain()
 		}
-		if r.draining && (r.nconns == 0 || r.eng.force.Load()) {
+		if r.draining && (r.nconns == 0 || r.eng.group.Forced()) {
 			break
 		}
 		timeout := cfg.TimeoutMs

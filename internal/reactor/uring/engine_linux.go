@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,25 +24,9 @@ type engine struct {
 	started  time.Time
 	acct     *reactor.Accounting
 
-	quitting  atomic.Bool // Shutdown called: stop accepting, drain
-	force     atomic.Bool // Shutdown's context expired: close everything now
-	stateMu   sync.Mutex
-	state     engineState
-	done      chan struct{} // closed when every reactor has exited (or Serve never will run)
-	closeOnce sync.Once
-	errMu     sync.Mutex
-	err       error
+	group reactor.LoopGroup // the reactors' lifecycle: Serve, Shutdown, failures
 
-	lastAcceptLog atomic.Int64
 }
-
-type engineState uint8
-
-const (
-	stateIdle    engineState = iota // built, Serve not called
-	stateServing                    // Serve running
-	stateClosed                     // shut down before Serve ran
-)
 
 // New builds the io_uring engine, bound and listening: -t reactors (0:
 // GOMAXPROCS), each with its own ring and one SO_REUSEPORT listener of
@@ -74,7 +56,8 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 			return nil, fmt.Errorf("uring: %w", err)
 		}
 	}
-	e := &engine{cfg: cfg, started: time.Now(), acct: reactor.NewAccounting(cfg.MaxConns), done: make(chan struct{})}
+	e := &engine{cfg: cfg, started: time.Now(), acct: reactor.NewAccounting(cfg.MaxConns)}
+	e.group.Init("uring", nil, e.acct.StopAccepting)
 	n := cfg.Threads
 	if n <= 0 {
 		// -t auto as in the epoll engine: one reactor per NAPI of the
@@ -98,6 +81,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 			return nil, fmt.Errorf("uring: reactor %d: %w", i, err)
 		}
 		e.reactors = append(e.reactors, r)
+		e.group.Add(r)
 		ids[i] = &r.napiID
 	}
 	e.router = reactor.NewNAPIRouter(ids)
@@ -127,109 +111,19 @@ func (e *engine) Addr() net.Addr {
 }
 
 // Serve runs the reactors until Shutdown.
-func (e *engine) Serve() error {
-	e.stateMu.Lock()
-	switch e.state {
-	case stateServing:
-		e.stateMu.Unlock()
-		return errors.New("uring: Serve called twice")
-	case stateClosed:
-		e.stateMu.Unlock()
-		return nil
-	}
-	e.state = stateServing
-	e.stateMu.Unlock()
-	// A reactor asleep in io_uring_enter keeps its P (the wait is a raw
-	// system call, see sysEnter): a P per reactor on top of the program's
-	// leaves the rest of the program (timers, signals, the store's
-	// background work) as many as it had.
-	prev := runtime.GOMAXPROCS(0)
-	ours := prev + len(e.reactors)
-	runtime.GOMAXPROCS(ours)
-	defer func() {
-		if runtime.GOMAXPROCS(0) == ours {
-			runtime.GOMAXPROCS(prev)
-		}
-	}()
-	var wg sync.WaitGroup
-	for _, r := range e.reactors {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := r.run(); err != nil {
-				e.fail(fmt.Errorf("reactor %d: %w", r.id, err))
-			}
-		}()
-	}
-	wg.Wait()
-	e.closeAll()
-	close(e.done)
-	e.errMu.Lock()
-	defer e.errMu.Unlock()
-	return e.err
-}
+func (e *engine) Serve() error { return e.group.Serve() }
 
-// fail records a fatal reactor error and stops the others.
-func (e *engine) fail(err error) {
-	e.errMu.Lock()
-	if e.err == nil {
-		e.err = err
-	}
-	e.errMu.Unlock()
-	e.force.Store(true)
-	e.stop()
-}
+// Shutdown stops accepting, drains and closes the connections, and waits
+// for Serve (see reactor.LoopGroup).
+func (e *engine) Shutdown(ctx context.Context) error { return e.group.Shutdown(ctx) }
 
-func (e *engine) stop() {
-	e.quitting.Store(true)
-	e.acct.StopAccepting()
-	for _, r := range e.reactors {
-		r.mailbox.Wake()
-	}
-}
-
-// Shutdown stops accepting, lets every connection's pending replies go out,
-// closes the connections and waits for Serve to return. When ctx ends first
-// the remaining connections are closed at once and ctx's error is returned.
-func (e *engine) Shutdown(ctx context.Context) error {
-	e.stop()
-	e.stateMu.Lock()
-	if e.state == stateIdle {
-		e.state = stateClosed
-		e.stateMu.Unlock()
-		e.closeAll()
-		close(e.done)
-		return nil
-	}
-	e.stateMu.Unlock()
-	select {
-	case <-e.done:
-		return nil
-	case <-ctx.Done():
-		e.force.Store(true)
-		e.stop()
-		select {
-		case <-e.done:
-		case <-time.After(5 * time.Second):
-		}
-		return ctx.Err()
-	}
-}
-
-// closeAll releases every reactor's ring, listeners and connections (the
-// reactors have exited or never ran).
-func (e *engine) closeAll() {
-	e.closeOnce.Do(func() {
-		for _, r := range e.reactors {
-			r.release()
-		}
-	})
-}
+// closeAll releases every reactor's descriptors (they exited or never ran).
+func (e *engine) closeAll() { e.group.CloseAll() }
 
 // logAcceptError logs accept failures at most once a second.
-func (e *engine) logAcceptError(err error) {
-	now := time.Now().Unix()
-	if last := e.lastAcceptLog.Load(); now != last && e.lastAcceptLog.CompareAndSwap(last, now) {
-		slog.Warn("uring: accept failed", "err", err)
-	}
-}
+func (e *engine) logAcceptError(err error) { e.group.LogAcceptError(err) }
+
+// Run, Wake and Release make a reactor a reactor.Loop.
+func (r *loop) Run() error { return r.run() }
+func (r *loop) Wake()      { r.mailbox.Wake() }
+func (r *loop) Release()   { r.release() }
