@@ -155,6 +155,10 @@ print("ok")
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+		c.Write([]byte("refresh_certs\r\n"))
+		if l, err := r.ReadString('\n'); l != "OK\r\n" {
+			t.Errorf("refresh_certs: %q, %v", l, err)
+		}
 		set := stats("settings")
 		for name, want := range map[string]string{"ssl_enabled": "yes", "ssl_chain_cert": certFile, "ssl_key": keyFile,
 			"ssl_verify_mode": "0", "ssl_min_version": "tlsv1.2", "ssl_session_cache": "no"} {

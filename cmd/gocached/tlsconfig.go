@@ -91,7 +91,7 @@ func (h *certHolder) Reload() error {
 	}
 	c, err := tls.LoadX509KeyPair(h.chain, key)
 	if err != nil {
-		return fmt.Errorf("loading %s: %w", h.chain, err)
+		return err
 	}
 	h.cert.Store(&c)
 	h.loaded.Store(time.Now().Unix())
@@ -107,7 +107,7 @@ func (t *tlsOptions) config(log *slog.Logger) (*tls.Config, *protocol.TLSSetting
 	}
 	h := &certHolder{chain: t.chain, key: t.key}
 	if err := h.Reload(); err != nil {
-		return nil, nil, fmt.Errorf("-Z: %w", err)
+		return nil, nil, fmt.Errorf("-Z: loading %s: %w", t.chain, err)
 	}
 	cfg := &tls.Config{
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return h.cert.Load(), nil },

@@ -97,6 +97,8 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		}
 	case "verbosity":
 		s.verbosity(line, n)
+	case "refresh_certs":
+		s.refreshCerts()
 	case "quit":
 		return 0, Close
 	case "shutdown":
