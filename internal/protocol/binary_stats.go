@@ -17,14 +17,19 @@ func (s *Session) binStats(group []byte) {
 	case bytes.HasPrefix(group, []byte("settings")):
 		s.appendSettings(&w)
 	case bytes.HasPrefix(group, []byte("detail")):
-		// gocached keeps no per-prefix stats: "on" and "off" are accepted
-		// and the dump is memcached's empty one.
+		// The per-prefix stats of detail.go: the dump is one response whose
+		// value is the text protocol's PREFIX lines and END.
 		switch sub := group[len("detail"):]; {
 		case bytes.HasPrefix(sub, []byte(" dump")):
-			const name, dump = "detailed", "END\r\n"
+			const name = "detailed"
+			dump := s.env.appendDetailDump(nil)
 			s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, uint16(len(name)), uint32(len(name)+len(dump)), s.bh.opaque, 0)
-			s.out = append(s.out, name+dump...)
-		case bytes.HasPrefix(sub, []byte(" on")), bytes.HasPrefix(sub, []byte(" off")):
+			s.out = append(s.out, name...)
+			s.out = append(s.out, dump...)
+		case bytes.HasPrefix(sub, []byte(" on")):
+			s.env.detail.state.Store(detailOn)
+		case bytes.HasPrefix(sub, []byte(" off")):
+			s.env.detail.state.Store(detailOff)
 		default:
 			s.binError(&s.bh, statusKeyNotFound)
 			return
