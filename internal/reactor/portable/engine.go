@@ -248,12 +248,14 @@ func (e *engine) release(c *conn) {
 	delete(e.conns, c)
 	e.retired.add(c.totals())
 	e.mu.Unlock()
-	e.acct.Release()
 	if c.sess != nil {
 		c.sess.Reset()
 		e.sessions.Put(c.sess)
 		c.sess = nil
 	}
+	// Counted out last, so that whoever sees curr_connections drop also
+	// sees the connection's Session reset and back in the pool.
+	e.acct.Release()
 	e.connWG.Done()
 }
 
