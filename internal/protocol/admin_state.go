@@ -27,6 +27,7 @@ type adminState struct {
 	segmented      bool
 	tempLRU        bool
 	tempTTL        int32
+	crawlerStarts  uint64 // lru_crawler_starts: crawls and metadumps begun
 }
 
 // update runs fn on the state under its lock, after filling in the defaults.
@@ -47,6 +48,7 @@ func (a *adminState) snapshot() adminSnapshot {
 		automove: a.automove, automoveRatio: a.automoveRatio,
 		hotPct: a.hotPct, warmPct: a.warmPct, hotFactor: a.hotFactor, warmFactor: a.warmFactor,
 		segmented: a.segmented, tempLRU: a.tempLRU, tempTTL: a.tempTTL,
+		crawlerStarts: a.crawlerStarts,
 	}
 }
 
@@ -73,6 +75,7 @@ type adminSnapshot struct {
 	hotFactor, warmFactor        float64
 	segmented, tempLRU           bool
 	tempTTL                      int32
+	crawlerStarts                uint64
 }
 
 // parseDouble behaves like memcached's safe_strtod: strtod must consume

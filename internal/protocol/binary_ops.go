@@ -26,6 +26,9 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	if len(in) < head+vlen {
 		return -(head + vlen), NeedMore
 	}
+	if s.env.detailEnabled() { // once the value is here: the header may be parsed again
+		s.env.recordPrefix(key, 's', false)
+	}
 	req := store.SetRequest{Key: key, Value: in[head : head+vlen], CAS: s.bh.cas}
 	if len(ext) == 8 {
 		req.Flags = binary.BigEndian.Uint32(ext[0:4])
@@ -87,6 +90,9 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	} else {
 		hit = st.Get(key, s.binEmitFn)
 	}
+	if s.env.detailEnabled() {
+		s.env.recordPrefix(key, 'g', hit)
+	}
 	if hit || s.binQuiet {
 		return
 	}
@@ -122,6 +128,9 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 
 // binDelete runs delete: the request's CAS, when nonzero, must match.
 func (s *Session) binDelete(key []byte) {
+	if s.env.detailEnabled() {
+		s.env.recordPrefix(key, 'd', false)
+	}
 	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bh.cas, HasCAS: s.bh.cas != 0})
 	switch res {
 	case store.Stored:

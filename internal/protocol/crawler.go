@@ -60,7 +60,11 @@ func (s *Session) lruCrawler(line []byte, n int) {
 			return
 		}
 		var d dumpState
-		s.reply(parseCrawlClasses(arg, &d))
+		r := parseCrawlClasses(arg, &d)
+		if r == rOK {
+			s.env.admin.update(func(a *adminState) { a.crawlerStarts++ })
+		}
+		s.reply(r)
 	case "metadump":
 		s.metadump(arg)
 	case "tocrawl":
@@ -134,6 +138,7 @@ func (s *Session) metadump(arg []byte) {
 		s.reply(r)
 		return
 	}
+	s.env.admin.update(func(a *adminState) { a.crawlerStarts++ })
 	s.dump = d
 	s.continueDump()
 }

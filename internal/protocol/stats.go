@@ -113,6 +113,7 @@ func (s *Session) stats(line []byte, n int) {
 func (s *Session) resetStats() {
 	s.env.Store.ResetStats()
 	s.env.resetDetail()
+	s.env.admin.update(func(a *adminState) { a.crawlerStarts = 0 })
 	if s.env.Server != nil {
 		s.env.Server.ResetStats()
 	}
@@ -207,8 +208,11 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("hash_is_expanding", 0)
 	for _, name := range [...]string{"slab_reassign_rescues", "slab_reassign_chunk_rescues",
 		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim", "slab_reassign_busy_items",
-		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved", "lru_crawler_running",
-		"lru_crawler_starts", "lru_maintainer_juggles", "malloc_fails", "log_worker_dropped",
+		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved", "lru_crawler_running"} {
+		w.uint(name, 0)
+	}
+	w.uint("lru_crawler_starts", s.env.admin.snapshot().crawlerStarts)
+	for _, name := range [...]string{"lru_maintainer_juggles", "malloc_fails", "log_worker_dropped",
 		"log_worker_written"} {
 		w.uint(name, 0)
 	}
