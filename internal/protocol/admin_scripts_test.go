@@ -40,6 +40,9 @@ var adminScripts = []script{
 	{name: "metadump hash empty", in: "lru_crawler metadump hash\r\n", want: lines("END")},
 	{name: "metadump bad class", in: "lru_crawler metadump 0\r\nlru_crawler metadump ,\r\n",
 		want: lines("BADCLASS invalid class id", "ERROR cannot pipeline other commands before metadump")},
+	{name: "metadump after set", in: "set x 0 0 1\r\nx\r\nlru_crawler metadump all\r\n",
+		want: lines("STORED", "ERROR cannot pipeline other commands before metadump")},
+	{name: "watch after mg", in: "mg x v\r\nwatch\r\n", want: lines("EN", "ERROR cannot pipeline other commands before watch")},
 	{name: "metadump no class", in: "lru_crawler metadump ,\r\n", want: lines("NOTSTARTED no items to crawl")},
 	{name: "metadump pipelined", in: "version\r\nlru_crawler metadump all\r\n",
 		want: lines("VERSION 1.6.18", "ERROR cannot pipeline other commands before metadump")},
@@ -105,7 +108,8 @@ func TestAdminScripts(t *testing.T) {
 // batchDependent names the scripts whose replies depend on what arrived in
 // one read, in memcached as in gocached: metadump and watch refuse to start
 // behind replies of the same batch.
-var batchDependent = map[string]bool{"metadump bad class": true, "metadump pipelined": true}
+var batchDependent = map[string]bool{"metadump bad class": true, "metadump pipelined": true,
+	"metadump after set": true, "watch after mg": true}
 
 // TestAdminScriptsSplit feeds each admin script split at every byte.
 func TestAdminScriptsSplit(t *testing.T) {

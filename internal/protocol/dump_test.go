@@ -181,3 +181,18 @@ func TestCacheMemlimitResizesStore(t *testing.T) {
 		t.Fatalf("after shrink: %d bytes, %d evictions", st.Bytes, st.Evictions)
 	}
 }
+
+// TestMetadumpAfterFlushPoints: memcached sends its replies at a retrieval
+// command and at mn, so a metadump right after one of them is not
+// "pipelined".
+func TestMetadumpAfterFlushPoints(t *testing.T) {
+	for in, want := range map[string]string{
+		"mn\r\nlru_crawler metadump all\r\n":    lines("MN", "END"),
+		"get a\r\nlru_crawler metadump all\r\n": lines("END", "END"),
+		"mg a\r\nlru_crawler metadump all\r\n":  lines("EN", "ERROR cannot pipeline other commands before metadump"),
+	} {
+		if got := drive(t, NewSession(newTinyEnv(t)), []byte(in)).out; got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}
