@@ -147,9 +147,15 @@ print("ok")
 		}
 		c.SetDeadline(time.Now().Add(20 * time.Second))
 		deadline := time.Now().Add(10 * time.Second)
-		// memcached counts a failed negotiation once or more (per failed
-		// read of it); at least one is the behaviour to match.
-		for got := stats("")["ssl_handshake_errors"]; got == "" || got == "0"; got = stats("")["ssl_handshake_errors"] {
+		// memcached counts a failed negotiation zero to several times
+		// (per failed read of it, racing the client's close): it only has
+		// to report the stat; gocached counts each failed negotiation.
+		if tg.isReference() {
+			if _, ok := stats("")["ssl_handshake_errors"]; !ok {
+				t.Errorf("memcached -Z shows no ssl_handshake_errors")
+			}
+		}
+		for got := stats("")["ssl_handshake_errors"]; !tg.isReference() && (got == "" || got == "0"); got = stats("")["ssl_handshake_errors"] {
 			if time.Now().After(deadline) {
 				t.Fatalf("ssl_handshake_errors = %q after a failed TLS 1.1 negotiation, want at least 1", got)
 			}
