@@ -36,6 +36,7 @@ type options struct {
 	binding       protocol.Binding
 	sasl          bool        // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
 	gates         gateOptions // -A -F -X -W -Y -f -n -D
+	largePages    bool        // -L
 	tls           tlsOptions  // -Z and -o ssl_*
 	napiIDs       int         // -N: accepted for memcached compatibility
 	napi          napiOptions
@@ -111,6 +112,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVarP(&o.gates.minChunk, "slab-min-size", "n", 48, "min space used for key+value+flags")
 	var delim string
 	fs.StringVarP(&delim, "delimiter", "D", "", "use <char> as the delimiter between key prefixes and IDs in stats detail (turns it on)")
+	fs.BoolVarP(&o.largePages, "enable-largepages", "L", false, "map item memory up front with huge pages (the limit then cannot change at run time)")
 	fs.BoolVarP(&o.tls.enabled, "enable-ssl", "Z", false, "enable TLS (-o ssl_chain_cert=,ssl_key=,...); TLS clients are served by the portable engine")
 	fs.BoolVarP(&o.version, "version", "V", false, "print version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")

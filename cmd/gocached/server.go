@@ -54,6 +54,10 @@ func serve(o *options, log *slog.Logger) (status int) {
 		DisableCAS:       o.noCAS,
 		GrowthFactor:     o.gates.factor,
 		MinChunk:         o.gates.minChunk,
+		// Item memory lives outside the Go heap, so the garbage
+		// collector's heap goal does not grow with -m.
+		Mmap:       true,
+		LargePages: o.largePages,
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)
