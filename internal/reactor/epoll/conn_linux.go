@@ -12,10 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Buffers kept for reuse per reactor, at most poolDepth of each kind; sizes
-// and send/pause thresholds are the shared policy of package reactor.
-const poolDepth = 64
-
 // conn is one client connection, owned by one reactor.
 type conn struct {
 	fd       int // -1 once closed
@@ -59,7 +55,7 @@ func (r *loop) addConn(fd int, napiID uint32, listener int) {
 		r.closeConn(c)
 		return
 	}
-	c.sess = r.getSession()
+	c.sess = r.pools.Session()
 	r.nconns++
 	r.stats.conns.Store(int64(r.nconns))
 	if r.draining {
@@ -84,14 +80,11 @@ func (r *loop) closeConn(c *conn) {
 	if c.sess != nil {
 		r.nconns--
 		r.stats.conns.Store(int64(r.nconns))
-		c.sess.Reset()
-		if len(r.sessions) < poolDepth {
-			r.sessions = append(r.sessions, c.sess)
-		}
+		r.pools.PutSession(c.sess)
 		c.sess = nil
 	}
-	r.putRbuf(c.rbuf)
-	r.putWbuf(c.out)
+	r.pools.PutRead(c.rbuf)
+	r.pools.PutWrite(c.out)
 	c.rbuf, c.out = nil, nil
 	r.eng.acct.Release()
 }
@@ -120,10 +113,10 @@ func (r *loop) connEvent(c *conn, events uint32) {
 // read does one read into c's buffer. It returns false if c was closed.
 func (r *loop) read(c *conn) bool {
 	if c.rbuf == nil {
-		c.rbuf = r.getRbuf()
+		c.rbuf = r.pools.Read()
 	}
 	if size := reactor.ReadBufCap(cap(c.rbuf), len(c.rbuf), 0); size > cap(c.rbuf) {
-		c.rbuf = grow(c.rbuf, size)
+		c.rbuf = reactor.Grow(c.rbuf, size)
 	}
 	n, err := readNonblock(c.fd, c.rbuf[len(c.rbuf):cap(c.rbuf)])
 	switch {
@@ -147,7 +140,7 @@ func (r *loop) process(c *conn) {
 	c.more = false
 	if len(c.rbuf) > 0 {
 		if c.out == nil {
-			c.out = r.getWbuf()
+			c.out = r.pools.Write()
 		}
 		c.state.Store(int32(reactor.StateParsing))
 		consumed, out, st, err := reactor.RunSession(c.sess, c.rbuf, c.out)
@@ -176,7 +169,7 @@ func (r *loop) process(c *conn) {
 			c.rbuf = c.rbuf[:0]
 		default:
 			if size := reactor.ReadBufCap(cap(c.rbuf), len(c.rbuf), c.sess.Want()); size > cap(c.rbuf) {
-				c.rbuf = grow(c.rbuf, size)
+				c.rbuf = reactor.Grow(c.rbuf, size)
 			}
 		}
 	}
@@ -184,7 +177,7 @@ func (r *loop) process(c *conn) {
 		c.closing = true // what is left can never complete
 	}
 	if len(c.rbuf) == 0 {
-		r.putRbuf(c.rbuf)
+		r.pools.PutRead(c.rbuf)
 		c.rbuf = nil
 	}
 	if pending := len(c.out) - c.woff; reactor.ShouldSend(pending, c.more) && !r.write(c) {
@@ -214,7 +207,7 @@ func (r *loop) write(c *conn) bool {
 	}
 	c.wblocked = false
 	if c.out != nil {
-		r.putWbuf(c.out)
+		r.pools.PutWrite(c.out)
 		c.out, c.woff = nil, 0
 	}
 	return true
@@ -265,51 +258,4 @@ func (r *loop) rearm(c *conn) {
 		return
 	}
 	c.interest = want
-}
-
-func grow(b []byte, size int) []byte {
-	nb := make([]byte, len(b), size)
-	copy(nb, b)
-	return nb
-}
-
-func (r *loop) getRbuf() []byte {
-	if n := len(r.rbufs); n > 0 {
-		b := r.rbufs[n-1]
-		r.rbufs = r.rbufs[:n-1]
-		return b
-	}
-	return make([]byte, 0, reactor.ReadBufSize)
-}
-
-// putRbuf keeps standard-size read buffers; grown ones go to the GC, which
-// is how a buffer enlarged for one big value shrinks back.
-func (r *loop) putRbuf(b []byte) {
-	if cap(b) == reactor.ReadBufSize && len(r.rbufs) < poolDepth {
-		r.rbufs = append(r.rbufs, b[:0])
-	}
-}
-
-func (r *loop) getWbuf() []byte {
-	if n := len(r.wbufs); n > 0 {
-		b := r.wbufs[n-1]
-		r.wbufs = r.wbufs[:n-1]
-		return b
-	}
-	return make([]byte, 0, reactor.ReadBufSize)
-}
-
-func (r *loop) putWbuf(b []byte) {
-	if b != nil && cap(b) <= reactor.KeepBufMax && len(r.wbufs) < poolDepth {
-		r.wbufs = append(r.wbufs, b[:0])
-	}
-}
-
-func (r *loop) getSession() reactor.Session {
-	if n := len(r.sessions); n > 0 {
-		s := r.sessions[n-1]
-		r.sessions = r.sessions[:n-1]
-		return s
-	}
-	return r.eng.cfg.NewSession()
 }

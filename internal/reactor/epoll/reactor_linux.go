@@ -58,9 +58,7 @@ type loop struct {
 
 	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
 
-	rbufs    [][]byte
-	wbufs    [][]byte
-	sessions []reactor.Session
+	pools reactor.LoopPools
 }
 
 func newReactor(e *engine, id int) (*loop, error) {
@@ -68,7 +66,7 @@ func newReactor(e *engine, id int) (*loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
-	r := &loop{id: id, eng: e, epfd: epfd, cpu: -1}
+	r := &loop{id: id, eng: e, epfd: epfd, cpu: -1, pools: reactor.LoopPools{NewSession: e.cfg.NewSession}}
 	if r.mailbox, err = reactor.NewMailbox(); err != nil {
 		unix.Close(epfd)
 		return nil, err

@@ -63,7 +63,7 @@ func (r *loop) addConn(fd int, napiID uint32, listener int) {
 		r.conns = append(r.conns, c)
 	}
 	r.mu.Unlock()
-	c.sess = r.getSession()
+	c.sess = r.pools.Session()
 	r.nconns++
 	r.stats.conns.Store(int64(r.nconns))
 	if napiID != 0 && napiID == r.napiID.Load() && napiID != r.napiAdded && r.napi.tracking == napiTrackStatic {
@@ -124,13 +124,13 @@ func (r *loop) onRecv(c *conn, q *cqe) {
 // the shared policy.
 func (r *loop) appendInput(rbuf, data []byte) []byte {
 	if rbuf == nil {
-		rbuf = r.getRbuf()
+		rbuf = r.pools.Read()
 	}
 	if need := len(rbuf) + len(data); need > cap(rbuf) {
 		size := max(reactor.ReadBufCap(cap(rbuf), len(rbuf), 0), (need+4095)&^4095)
 		nb := make([]byte, len(rbuf), size)
 		copy(nb, rbuf)
-		r.putRbuf(rbuf)
+		r.pools.PutRead(rbuf)
 		rbuf = nb
 	}
 	return append(rbuf, data...)
@@ -142,7 +142,7 @@ func (r *loop) process(c *conn) {
 	c.more = false
 	if len(c.rbuf) > 0 {
 		if c.out == nil {
-			c.out = r.getWbuf()
+			c.out = r.pools.Write()
 		}
 		c.state.Store(int32(reactor.StateParsing))
 		consumed, out, st, err := reactor.RunSession(c.sess, c.rbuf, c.out)
@@ -179,7 +179,7 @@ func (r *loop) process(c *conn) {
 		c.closing = true // what is left can never complete
 	}
 	if len(c.rbuf) == 0 {
-		r.putRbuf(c.rbuf)
+		r.pools.PutRead(c.rbuf)
 		c.rbuf = nil
 	}
 	if reactor.ShouldSend(len(c.out), c.more) {
@@ -257,7 +257,7 @@ func (r *loop) onSend(c *conn, q *cqe) {
 		return
 	}
 	c.short = false
-	r.putWbuf(c.sending)
+	r.pools.PutWrite(c.sending)
 	c.sending, c.soff = nil, 0
 	if reactor.ShouldSend(len(c.out), c.more) || (c.closing && len(c.out) > 0) {
 		r.markDirty(c)
@@ -350,14 +350,11 @@ func (r *loop) closeConn(c *conn) {
 	r.nconns--
 	r.stats.conns.Store(int64(r.nconns))
 	if c.sess != nil {
-		c.sess.Reset()
-		if len(r.sessions) < poolDepth {
-			r.sessions = append(r.sessions, c.sess)
-		}
+		r.pools.PutSession(c.sess)
 		c.sess = nil
 	}
-	r.putRbuf(c.rbuf)
-	r.putWbuf(c.out)
+	r.pools.PutRead(c.rbuf)
+	r.pools.PutWrite(c.out)
 	c.rbuf, c.out = nil, nil
 	r.eng.acct.Release()
 	r.maybeFree(c)
@@ -374,6 +371,6 @@ func (r *loop) maybeFree(c *conn) {
 	r.mu.Unlock()
 	r.free = append(r.free, c.slot)
 	c.slot = -1
-	r.putWbuf(c.sending)
+	r.pools.PutWrite(c.sending)
 	c.sending = nil
 }

@@ -109,12 +109,11 @@ type loop struct {
 
 	acceptPausedUntil time.Time
 
-	rbufs, wbufs [][]byte
-	sessions     []reactor.Session
+	pools reactor.LoopPools
 }
 
 func newLoop(e *engine, id int) (*loop, error) {
-	r := &loop{id: id, eng: e, cpu: -1, cqes: make([]cqe, reapBatch)}
+	r := &loop{id: id, eng: e, cpu: -1, cqes: make([]cqe, reapBatch), pools: reactor.LoopPools{NewSession: e.cfg.NewSession}}
 	var err error
 	if r.ring, err = newRing(sqEntries, cqEntries, ringFlags); err != nil {
 		return nil, describeSetupError(err)
