@@ -155,20 +155,5 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	}
 	u("prefer_busy_poll", prefer)
 	u("max_events", uint64(r.eng.ecfg.MaxEvents))
-	mode := r.eng.ecfg.PollMode
-	if mode == "" {
-		mode = "none" // gocached leaves the kernel's NAPI knobs alone
-	}
-	add(p+"poll_mode", mode)
-	// The knobs are read back from the kernel now. A reactor that has not
-	// learned its NAPI yet, or whose NAPI cannot be read, has no such lines.
-	if read := r.eng.ecfg.NAPIKnobs; read != nil {
-		if id := r.napiID.Load(); id != 0 {
-			if deferIRQs, gro, suspend, err := read(id); err == nil {
-				u("defer_hard_irqs", uint64(deferIRQs))
-				u("gro_flush_timeout", gro)
-				u("irq_suspend_timeout", suspend)
-			}
-		}
-	}
+	reactor.WritePollLines(add, p, r.eng.ecfg, r.napiID.Load())
 }

@@ -173,18 +173,5 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	u("busy_poll_usecs", uint64(r.napi.busyPollUsecs))
 	b("prefer_busy_poll", r.napi.prefer)
 	add(p+"napi_tracking", r.napi.trackingName())
-	mode := ec.PollMode
-	if mode == "" {
-		mode = "none"
-	}
-	add(p+"poll_mode", mode)
-	if read := ec.NAPIKnobs; read != nil {
-		if id := r.napiID.Load(); id != 0 {
-			if deferIRQs, gro, suspend, err := read(id); err == nil {
-				u("defer_hard_irqs", uint64(deferIRQs))
-				u("gro_flush_timeout", gro)
-				u("irq_suspend_timeout", suspend)
-			}
-		}
-	}
+	reactor.WritePollLines(add, p, ec, r.napiID.Load())
 }
