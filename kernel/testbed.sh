@@ -14,9 +14,22 @@
 # devices are srv0 (in NAME-srv, 10.213.0.1/30) and cli0 (in NAME-cli,
 # 10.213.0.2/30). The addresses exist only inside the namespaces, so every bed
 # can use the same ones. kernel/testbed (Go) builds the identical bed.
+#
+# Variants (environment of `up`; kernel/testbed's Variant does the same):
+#   QUEUES=N          rx/tx queues per end (default 4; use the server's CPU count)
+#   THREADED=1        threaded NAPI on both ends: receive work runs in a
+#                     napi/DEV-ID kthread instead of the sender's softirq
+#   SRV_CPUS=LIST     with THREADED=1, pin the server end's kthreads there
+#   CLI_CPUS=LIST     likewise for the client end
+# A plain bed runs the server's receive work on the client's (sender's) core;
+# threaded and pinned, it runs on the server's core, as behind a NIC whose IRQ
+# is affined to the server CPU. See kernel/README.md.
 set -eu
 
-QUEUES=4
+QUEUES=${QUEUES:-4}
+THREADED=${THREADED:-0}
+SRV_CPUS=${SRV_CPUS:-}
+CLI_CPUS=${CLI_CPUS:-}
 SRV_DEV=srv0
 CLI_DEV=cli0
 SRV_IP=10.213.0.1
@@ -88,6 +101,41 @@ bed_up() {
 	ip -n "$cli" link set "$CLI_DEV" up
 	napi_on "$srv" "$SRV_DEV"
 	napi_on "$cli" "$CLI_DEV"
+	have=$(in_ns "$srv" ls "/sys/class/net/$SRV_DEV/queues" | grep -c '^rx-' || true)
+	[ "$have" = "$QUEUES" ] || die "bed $name exists with $have queues, not $QUEUES: take it down first"
+	threading "$srv" "$SRV_DEV" "$SRV_CPUS"
+	threading "$cli" "$CLI_DEV" "$CLI_CPUS"
+}
+
+# kthreads_named DEV: "pid comm" of every napi/DEV-* kthread. Every bed
+# names its devices srv0/cli0, so a name alone does not say which bed a
+# kthread serves; threading() pins only the kthreads its own write created.
+# (kernel/testbed asks netdev netlink for the pids instead.)
+kthreads_named() {
+	for f in /proc/[0-9]*/comm; do
+		c=$(cat "$f" 2>/dev/null) || continue
+		case "$c" in "napi/$1-"*) p=${f#/proc/}; echo "${p%/comm} $c" ;; esac
+	done
+}
+
+# threading NS DEV CPUS: set threaded per $THREADED; pin the new kthreads.
+# Threading is switched off first so the kthreads are always fresh ones
+# (the toggle keeps the NAPIs and their IDs; only the threads change).
+threading() {
+	ns=$1 dev=$2 cpus=$3
+	in_ns "$ns" sh -c "echo 0 > /sys/class/net/$dev/threaded"
+	[ "$THREADED" = 1 ] || return 0
+	before=$(kthreads_named "$dev")
+	in_ns "$ns" sh -c "echo 1 > /sys/class/net/$dev/threaded"
+	kthreads_named "$dev" | while read -r pid comm; do
+		echo "$before" | grep -q "^$pid " && continue
+		if [ -n "$cpus" ]; then
+			taskset -pc "$cpus" "$pid" >/dev/null
+			echo "kthread $comm pid=$pid cpus=$cpus"
+		else
+			echo "kthread $comm pid=$pid cpus=any"
+		fi
+	done
 }
 
 bed_down() {
@@ -111,7 +159,8 @@ bed_status() {
 		rxq=$(in_ns "$ns" ls "/sys/class/net/$dev/queues" | grep -c '^rx-' || true)
 		gro=$(in_ns "$ns" ethtool -k "$dev" | sed -n 's/^generic-receive-offload: //p')
 		tso=$(in_ns "$ns" ethtool -k "$dev" | sed -n 's/^tcp-segmentation-offload: //p')
-		echo "$side ns=$ns dev=$dev ifindex=$idx ip=$ip rxqueues=$rxq gro=$gro tso=$tso"
+		thr=$(in_ns "$ns" cat "/sys/class/net/$dev/threaded" 2>/dev/null || echo "?")
+		echo "$side ns=$ns dev=$dev ifindex=$idx ip=$ip rxqueues=$rxq gro=$gro tso=$tso threaded=$thr"
 	done
 }
 

@@ -30,11 +30,14 @@ const (
 // Bed is one built testbed.
 type Bed struct {
 	Name                 string
-	ServerNS, ClientNS   string // network namespace names (ip netns)
-	ServerDev, ClientDev string // the veth ends, one per namespace
-	ServerIP, ClientIP   string // addresses on those ends (a /30)
-	ServerIfindex        int    // ifindex of ServerDev inside ServerNS
-	ClientIfindex        int    // ifindex of ClientDev inside ClientNS
+	Variant              Variant // as built, defaults filled in
+	ServerKthreads       []int   // threaded NAPI kthread pids of ServerDev (Variant.Threaded)
+	ClientKthreads       []int   // threaded NAPI kthread pids of ClientDev
+	ServerNS, ClientNS   string  // network namespace names (ip netns)
+	ServerDev, ClientDev string  // the veth ends, one per namespace
+	ServerIP, ClientIP   string  // addresses on those ends (a /30)
+	ServerIfindex        int     // ifindex of ServerDev inside ServerNS
+	ClientIfindex        int     // ifindex of ClientDev inside ClientNS
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,199}$`)
@@ -53,7 +56,16 @@ func UniqueName() string {
 // New builds the bed called name ("" picks UniqueName). Building an existing
 // bed again is fine: every step is idempotent. On failure whatever was built
 // is removed again.
-func New(name string) (*Bed, error) {
+func New(name string) (*Bed, error) { return NewVariant(name, Variant{}) }
+
+// NewVariant builds the bed called name in variant v (see Variant). Building
+// an existing bed again with another queue count is refused: the queue count
+// is fixed when the veth pair is created.
+func NewVariant(name string, v Variant) (*Bed, error) {
+	v, err := v.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	if name == "" {
 		name = UniqueName()
 	}
@@ -65,6 +77,7 @@ func New(name string) (*Bed, error) {
 	}
 	b := &Bed{
 		Name:      name,
+		Variant:   v,
 		ServerNS:  name + "-srv",
 		ClientNS:  name + "-cli",
 		ServerDev: ServerDev,
@@ -109,7 +122,7 @@ func (b *Bed) build() error {
 	if run("ip", "-n", b.ServerNS, "link", "show", b.ServerDev) != nil {
 		// A half-built bed may have left the peer behind; ignore its absence.
 		_ = run("ip", "-n", b.ClientNS, "link", "del", b.ClientDev)
-		q := fmt.Sprint(Queues)
+		q := fmt.Sprint(b.Variant.Queues)
 		// Creating each end directly in its namespace keeps the root
 		// namespace's device names out of the picture.
 		if err := run("ip", "link", "add", "name", b.ServerDev, "netns", b.ServerNS,
@@ -143,7 +156,12 @@ func (b *Bed) build() error {
 	if b.ClientIfindex, err = ifindex(b.ClientNS, b.ClientDev); err != nil {
 		return err
 	}
-	return nil
+	if rx, _, err := QueueCounts(b.ServerNS, b.ServerDev); err != nil {
+		return err
+	} else if rx != b.Variant.Queues {
+		return fmt.Errorf("bed %s exists with %d queues, want %d: take it down first", b.Name, rx, b.Variant.Queues)
+	}
+	return b.applyThreading()
 }
 
 // enableNAPI gives dev its per-queue NAPIs. veth creates them when its GRO
