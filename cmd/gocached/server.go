@@ -118,7 +118,8 @@ func serve(o *options, log *slog.Logger) (status int) {
 	settings := settingsFor(o, eng)
 	settings.TLS = tlsSettings
 	env = &protocol.Env{Store: st, Settings: settings, Server: eng, StartUnix: started,
-		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log)}
+		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
+		ResumesPending: true} // every engine, and the UDP server, resume pending Sessions
 	if o.verbosity >= 2 {
 		env.VerboseLog = os.Stderr // memcached's -vv lines: "<fd get k", ">fd END"
 	}

@@ -20,6 +20,18 @@ type Session interface {
 	Want() int
 	// Reset readies the Session for a new connection.
 	Reset()
+
+	// Opened gives the Session the engine's id for its new connection (the
+	// file descriptor, as memcached's -vv lines and watch's cfd= show it).
+	Opened(id int)
+	// Pending reports that the Session has output to produce without more
+	// input: a value sent in chunks, requests left unstarted because the
+	// output budget was spent, a metadump, a watch stream. Every engine
+	// sets protocol.Env.ResumesPending and honours it (see Resume).
+	Pending() bool
+	// SetWakeup registers the function a watching Session calls, from any
+	// goroutine, when it has new output; it must only signal the engine.
+	SetWakeup(fn func())
 }
 
 // Config is what every engine takes. cmd/gocached builds it once from the

@@ -18,8 +18,23 @@ const (
 	SendAtLeast = 64 << 10
 	// MaxUnsent is the reply backlog beyond which a connection is no
 	// longer read, nor its buffered requests processed, until it drains.
-	MaxUnsent = 4 << 20
+	// One Process call adds at most about protocol.OutputBudget (large
+	// values go out in chunks), so a client that stops reading costs at
+	// most MaxUnsent plus one budget of reply memory (ClientOutputBound).
+	MaxUnsent = 1 << 20
+	// ClientOutputBound is the most reply memory one connection can hold:
+	// the backlog that pauses it plus one Process call's output.
+	ClientOutputBound = MaxUnsent + 1<<20
 )
+
+// Resume reports whether a connection whose Process call returned must get
+// another turn without new input: the Session has pending output (see
+// Session.Pending) and the call made progress. A pending Session whose call
+// consumed nothing and wrote nothing is a watcher with nothing to say: it
+// waits for its wakeup instead of spinning.
+func Resume(pending bool, consumed, produced int) bool {
+	return pending && (consumed > 0 || produced > 0)
+}
 
 // ShouldSend reports whether unsent reply bytes must be written now: when
 // the connection has no complete request left to process (the batch is

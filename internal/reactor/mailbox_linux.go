@@ -18,13 +18,16 @@ type Handoff struct {
 	Listener int // index of the accepting listener, for `stats conns`
 }
 
-// Mailbox is a reactor's inbox: handed-off connections plus an eventfd that
-// wakes the reactor out of epoll_wait. Only acceptors (once per connection)
-// and Shutdown touch it, so its mutex is never on the per-request path.
+// Mailbox is a reactor's inbox: handed-off connections, wakeups for its
+// connections (a `watch` stream with new lines), and an eventfd that wakes
+// the reactor out of its wait. Acceptors (once per connection), watchers'
+// wakeups and Shutdown touch it, so its mutex is never on the per-request
+// path.
 type Mailbox struct {
 	efd   int
 	mu    sync.Mutex
 	queue []Handoff
+	wakes []uint64
 }
 
 func NewMailbox() (*Mailbox, error) {
@@ -41,6 +44,32 @@ func (m *Mailbox) Post(h Handoff) {
 	m.queue = append(m.queue, h)
 	m.wakeLocked()
 	m.mu.Unlock()
+}
+
+// PostWake queues a wakeup for the owner's connection in table slot slot,
+// generation gen (which tells it from a later connection in the same slot),
+// and wakes the owner. It only signals, so it is safe to call with a store
+// shard locked.
+func (m *Mailbox) PostWake(slot int32, gen uint32) {
+	m.mu.Lock()
+	m.wakes = append(m.wakes, uint64(uint32(slot))<<32|uint64(gen))
+	m.wakeLocked()
+	m.mu.Unlock()
+}
+
+// WakeConn splits a token of TakeWakes into the slot and generation given
+// to PostWake.
+func WakeConn(token uint64) (slot int, gen uint32) { return int(token >> 32), uint32(token) }
+
+// TakeWakes moves the queued connection wakeups into dst (see WakeConn).
+// Call it after Take, which clears the eventfd: a wakeup posted in between
+// sets it again.
+func (m *Mailbox) TakeWakes(dst []uint64) []uint64 {
+	m.mu.Lock()
+	dst = append(dst, m.wakes...)
+	m.wakes = m.wakes[:0]
+	m.mu.Unlock()
+	return dst
 }
 
 // Wake makes the owner's epoll_wait return. It is safe after close.

@@ -40,12 +40,18 @@ func UDPFrames(sess Session, pkt, buf []byte) (frames [][]byte, scratch []byte, 
 	in := pkt[udpHeaderLen:]
 	out := buf[:0]
 	for len(in) > 0 {
+		before := len(out)
 		n, reply, st, err := RunSession(sess, in, out)
 		if err != nil {
 			return nil, out, err
 		}
 		out, in = reply, in[n:]
-		if st != protocol.Yield || n == 0 {
+		// A reply in chunks (Pending) is gathered whole: a datagram
+		// reply cannot wait for the client. Past what the sequence
+		// numbers can carry, the rest would be cut anyway.
+		resume := st != protocol.Close && Resume(sess.Pending(), n, len(out)-before) &&
+			len(out) < 0xffff*udpMaxPayload
+		if !resume && (st != protocol.Yield || n == 0) {
 			break // NeedMore: the rest is an incomplete request; Close: nothing more
 		}
 	}

@@ -32,6 +32,8 @@ var Cases = []Case{
 	{"flow/backpressure", backpressure},
 	{"flow/fairness_latency", fairnessLatency},
 	{"flow/idle_timeout", idleTimeout},
+	{"stream/metadump_slow_reader", metadumpSlowReader},
+	{"stream/watch_wakeup", watchWakeup},
 	{"shutdown/graceful", gracefulShutdown},
 	{"shutdown/deadline", shutdownDeadline},
 	{"shutdown/half_close_and_quit", halfCloseAndQuit},

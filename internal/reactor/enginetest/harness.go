@@ -112,8 +112,9 @@ func NewSessions(t testing.TB, reqsPerEvent int) (newSession func() reactor.Sess
 				Evictions: true, CASEnabled: true, ReqsPerEvent: reqsPerEvent, TCPBacklog: 1024,
 				BindingProtocol: "auto-negotiate", Threads: eng.Threads(), Verbosity: new(atomic.Int32),
 			},
-			Server:    eng,
-			StartUnix: time.Now().Unix(),
+			Server:         eng,
+			StartUnix:      time.Now().Unix(),
+			ResumesPending: true,
 		}
 		return env
 	}

@@ -19,6 +19,7 @@ type conn struct {
 	listener int
 	napiID   uint32 // at accept
 	sess     reactor.Session
+	gen      uint32 // tells this connection from a later one in the same slot
 
 	rbuf []byte // unconsumed input in rbuf[:len]; nil when empty
 	out  []byte // replies; out[woff:] is unsent; nil when all sent
@@ -56,6 +57,11 @@ func (r *loop) addConn(fd int, napiID uint32, listener int) {
 		return
 	}
 	c.sess = r.pools.Session()
+	r.gen++
+	c.gen = r.gen
+	mb, slot, gen := r.mailbox, c.slot, c.gen
+	c.sess.SetWakeup(func() { mb.PostWake(slot, gen) })
+	c.sess.Opened(fd)
 	r.nconns++
 	r.stats.conns.Store(int64(r.nconns))
 	if r.draining {
@@ -138,11 +144,12 @@ func (r *loop) read(c *conn) bool {
 // then sends every reply produced with one write.
 func (r *loop) process(c *conn) {
 	c.more = false
-	if len(c.rbuf) > 0 {
+	if len(c.rbuf) > 0 || c.sess.Pending() {
 		if c.out == nil {
 			c.out = r.pools.Write()
 		}
 		c.state.Store(int32(reactor.StateParsing))
+		before := len(c.out)
 		consumed, out, st, err := reactor.RunSession(c.sess, c.rbuf, c.out)
 		if err != nil {
 			attrs := []any{"reactor", r.id, "fd", c.fd, "err", err}
@@ -160,15 +167,19 @@ func (r *loop) process(c *conn) {
 		c.lastCmd.Store(r.now)
 		rest := copy(c.rbuf, c.rbuf[consumed:])
 		c.rbuf = c.rbuf[:rest]
+		// A Session with pending output gets more turns, like a yield,
+		// each once the backlog is under reactor.MaxUnsent (rearm).
+		resume := reactor.Resume(c.sess.Pending(), consumed, len(out)-before)
 		switch st {
 		case protocol.Yield:
-			c.more = rest > 0
+			c.more = rest > 0 || resume
 			r.stats.yields.Add(1)
 		case protocol.Close:
 			c.closing = true
 			c.rbuf = c.rbuf[:0]
 		default:
-			if size := reactor.ReadBufCap(cap(c.rbuf), len(c.rbuf), c.sess.Want()); size > cap(c.rbuf) {
+			c.more = resume
+			if size := reactor.ReadBufCap(cap(c.rbuf), len(c.rbuf), c.sess.Want()); len(c.rbuf) > 0 && size > cap(c.rbuf) {
 				c.rbuf = reactor.Grow(c.rbuf, size)
 			}
 		}
@@ -176,7 +187,7 @@ func (r *loop) process(c *conn) {
 	if c.eof && !c.more {
 		c.closing = true // what is left can never complete
 	}
-	if len(c.rbuf) == 0 {
+	if len(c.rbuf) == 0 && c.rbuf != nil {
 		r.pools.PutRead(c.rbuf)
 		c.rbuf = nil
 	}

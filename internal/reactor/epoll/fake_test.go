@@ -91,3 +91,7 @@ func newTestEngine(cfg reactor.Config, newSession func() reactor.Session) (*engi
 	cfg.NewSession = newSession
 	return newEngine(cfg)
 }
+
+func (s *fakeSession) Opened(int)       {}
+func (s *fakeSession) Pending() bool    { return false }
+func (s *fakeSession) SetWakeup(func()) {}

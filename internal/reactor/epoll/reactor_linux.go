@@ -53,8 +53,10 @@ type loop struct {
 	yields     []*conn // connections with unprocessed input, revisited after events
 	yieldSpare []*conn
 	handoffs   []reactor.Handoff
-	now        int64 // unix seconds at the last wakeup
-	nextSweep  int64 // unix seconds of the next idle_timeout sweep
+	wakes      []uint64 // connection wakeups taken from the mailbox
+	gen        uint32   // last connection generation handed out
+	now        int64    // unix seconds at the last wakeup
+	nextSweep  int64    // unix seconds of the next idle_timeout sweep
 
 	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
 
@@ -197,6 +199,24 @@ func (r *loop) takeHandoffs() {
 		r.addConn(h.FD, h.NAPIID, h.Listener)
 	}
 	clear(r.handoffs)
+	r.wakes = r.mailbox.TakeWakes(r.wakes[:0])
+	for _, token := range r.wakes {
+		r.wakeConn(reactor.WakeConn(token))
+	}
+}
+
+// wakeConn gives a watching connection a turn to write its new lines,
+// unless it already has one queued or is gone.
+func (r *loop) wakeConn(slot int, gen uint32) {
+	if slot >= len(r.conns) {
+		return
+	}
+	c := r.conns[slot]
+	if c == nil || c.gen != gen || c.fd < 0 || c.closing || c.queued {
+		return
+	}
+	c.queued = true
+	r.yields = append(r.yields, c)
 }
 
 // runYields gives every connection that hit -R another turn.

@@ -25,6 +25,7 @@ type conn struct {
 	rw   net.Conn // requests and replies: nc, or the TLS connection over it
 	fd   int
 	sess reactor.Session
+	wake chan struct{} // a watching Session's wakeup (capacity 1)
 
 	state        atomic.Int32 // a reactor.ConnState
 	lastCmd      atomic.Int64 // unix seconds of the last request bytes
@@ -45,6 +46,9 @@ func (c *conn) serve() {
 		return
 	}
 	c.sess = c.e.sessions.Get().(reactor.Session)
+	c.wake = make(chan struct{}, 1)
+	c.sess.SetWakeup(c.signal)
+	c.sess.Opened(c.fd)
 
 	buf := make([]byte, reactor.ReadBufSize)
 	var out []byte
@@ -80,6 +84,10 @@ func (c *conn) serve() {
 				out = nil
 			}
 			if st == protocol.Close || c.e.closed.Load() {
+				return
+			}
+			if c.sess.Pending() { // became a log stream: it reads no more requests
+				c.streamLog(out[:0])
 				return
 			}
 			c.setState(reactor.StateWaiting)
@@ -156,10 +164,15 @@ func (p *prefixedConn) Read(b []byte) (int, error) {
 // process runs the Session over in until it needs more input or asks to
 // close. Yield means the -R limit was hit: this engine has a goroutine per
 // connection, so fairness is the scheduler's job; it counts the yield and
-// goes on, sending early when the replies reach reactor.SendAtLeast.
+// goes on, sending early when the replies reach reactor.SendAtLeast. A
+// Session with pending output (a value in chunks, a metadump) is called
+// again once what it produced is written: the blocking write is this
+// engine's flow control, so a client that stops reading stops the loop
+// with at most one budget of replies in hand.
 func (c *conn) process(in, out []byte) ([]byte, int, protocol.Status) {
 	done := 0
 	for {
+		before := len(out)
 		n, reply, st, err := reactor.RunSession(c.sess, in[done:], out)
 		if err != nil {
 			c.dropSession(err)
@@ -167,18 +180,63 @@ func (c *conn) process(in, out []byte) ([]byte, int, protocol.Status) {
 		}
 		out = reply
 		done += n
-		if st != protocol.Yield {
+		resume := st != protocol.Close && reactor.Resume(c.sess.Pending(), n, len(out)-before)
+		if st == protocol.Yield {
+			c.yields.Add(1)
+			if n == 0 && !resume { // a Yield that made no progress would spin; wait for input
+				return out, done, protocol.NeedMore
+			}
+		} else if !resume {
 			return out, done, st
 		}
-		c.yields.Add(1)
-		if n == 0 { // a Yield that made no progress would spin; wait for input
-			return out, done, protocol.NeedMore
-		}
-		if reactor.ShouldSend(len(out), true) {
+		if reactor.ShouldSend(len(out), true) || resume && len(out) >= reactor.MaxUnsent {
 			if !c.write(out) {
 				return out[:0], done, protocol.Close
 			}
 			out = out[:0]
+		}
+	}
+}
+
+// signal is the Session's wakeup: it never blocks.
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// streamLog serves a connection that became a `watch` log stream: memcached
+// reads nothing more from it, so its input is discarded (a reader goroutine
+// learns when the client leaves) while the Session's wakeups bring lines.
+func (c *conn) streamLog(out []byte) {
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		var sink [512]byte
+		for {
+			if _, err := c.rw.Read(sink[:]); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		c.nc.Close() // ends the reader if the stream ended first
+		<-gone
+	}()
+	for {
+		c.setState(reactor.StateWaiting)
+		select {
+		case <-c.wake:
+		case <-gone:
+			return
+		case <-c.e.closedCh:
+			return
+		}
+		var st protocol.Status
+		out, _, st = c.process(nil, out[:0])
+		if len(out) > 0 && !c.write(out) || st == protocol.Close {
+			return
 		}
 	}
 }

@@ -149,3 +149,7 @@ func newTestEngine(cfg reactor.Config, newSession func() reactor.Session) (*engi
 	}
 	return e.(*engine), nil
 }
+
+func (f *goFake) Opened(int)       {}
+func (f *goFake) Pending() bool    { return false }
+func (f *goFake) SetWakeup(func()) {}

@@ -64,6 +64,9 @@ func (r *loop) addConn(fd int, napiID uint32, listener int) {
 	}
 	r.mu.Unlock()
 	c.sess = r.pools.Session()
+	mb, slot, gen := r.mailbox, c.slot, c.gen
+	c.sess.SetWakeup(func() { mb.PostWake(slot, gen) })
+	c.sess.Opened(fd)
 	r.nconns++
 	r.stats.conns.Store(int64(r.nconns))
 	if napiID != 0 && napiID == r.napiID.Load() && napiID != r.napiAdded && r.napi.tracking == napiTrackStatic {
@@ -140,11 +143,12 @@ func (r *loop) appendInput(rbuf, data []byte) []byte {
 // queues the replies for this iteration's send.
 func (r *loop) process(c *conn) {
 	c.more = false
-	if len(c.rbuf) > 0 {
+	if len(c.rbuf) > 0 || c.sess.Pending() {
 		if c.out == nil {
 			c.out = r.pools.Write()
 		}
 		c.state.Store(int32(reactor.StateParsing))
+		before := len(c.out)
 		consumed, out, st, err := reactor.RunSession(c.sess, c.rbuf, c.out)
 		if err != nil {
 			attrs := []any{"reactor", r.id, "fd", c.fd, "err", err}
@@ -160,15 +164,19 @@ func (r *loop) process(c *conn) {
 		c.lastCmd.Store(r.now)
 		rest := copy(c.rbuf, c.rbuf[consumed:])
 		c.rbuf = c.rbuf[:rest]
+		// A Session with pending output gets more turns, like a yield,
+		// each once the backlog is under reactor.MaxUnsent (rearm).
+		resume := reactor.Resume(c.sess.Pending(), consumed, len(out)-before)
 		switch st {
 		case protocol.Yield:
-			c.more = rest > 0
+			c.more = rest > 0 || resume
 			r.stats.yields.Add(1)
 		case protocol.Close:
 			c.closing = true
 			c.rbuf = c.rbuf[:0]
 		default:
-			if size := reactor.ReadBufCap(cap(c.rbuf), len(c.rbuf), c.sess.Want()); size > cap(c.rbuf) {
+			c.more = resume
+			if size := reactor.ReadBufCap(cap(c.rbuf), len(c.rbuf), c.sess.Want()); len(c.rbuf) > 0 && size > cap(c.rbuf) {
 				nb := make([]byte, len(c.rbuf), size)
 				copy(nb, c.rbuf)
 				c.rbuf = nb
@@ -178,7 +186,7 @@ func (r *loop) process(c *conn) {
 	if c.eof && !c.more {
 		c.closing = true // what is left can never complete
 	}
-	if len(c.rbuf) == 0 {
+	if len(c.rbuf) == 0 && c.rbuf != nil {
 		r.pools.PutRead(c.rbuf)
 		c.rbuf = nil
 	}

@@ -67,7 +67,11 @@ func (panicky) Process(in, out []byte) (int, []byte, protocol.Status) {
 	return len(in), append(out, in...), protocol.NeedMore
 }
 func (panicky) Want() int { return 0 }
-func (panicky) Reset()    {}
+
+func (panicky) Opened(int)       {}
+func (panicky) Pending() bool    { return false }
+func (panicky) SetWakeup(func()) {}
+func (panicky) Reset()           {}
 
 // TestSessionPanicClosesOneConnection: a Session that panics closes its
 // own connection; the reactor and its other connections carry on.

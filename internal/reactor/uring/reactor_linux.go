@@ -105,6 +105,7 @@ type loop struct {
 	yieldSpare  []*conn
 	dirty       []*conn // connections with replies to send this iteration
 	handoffs    []reactor.Handoff
+	wakes       []uint64 // connection wakeups taken from the mailbox
 	cqes        []cqe
 
 	acceptPausedUntil time.Time
@@ -358,6 +359,24 @@ func (r *loop) takeHandoffs() {
 		r.addConn(h.FD, h.NAPIID, h.Listener)
 	}
 	clear(r.handoffs)
+	r.wakes = r.mailbox.TakeWakes(r.wakes[:0])
+	for _, token := range r.wakes {
+		r.wakeConn(reactor.WakeConn(token))
+	}
+}
+
+// wakeConn gives a watching connection a turn to write its new lines,
+// unless it already has one queued or is gone.
+func (r *loop) wakeConn(slot int, gen uint32) {
+	if slot >= len(r.conns) {
+		return
+	}
+	c := r.conns[slot]
+	if c == nil || c.gen != gen || c.fd < 0 || c.closing || c.queued {
+		return
+	}
+	c.queued = true
+	r.yields = append(r.yields, c)
 }
 
 // runYields gives every connection that hit -R another turn.
