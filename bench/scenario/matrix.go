@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocached/gocached/internal/cpuset"
 	"github.com/gocached/gocached/internal/napi"
+	"github.com/gocached/gocached/kernel/testbed"
 )
 
 // AllScenarios is the upstream evaluation's matrix, in its order.
@@ -40,8 +42,12 @@ type Options struct {
 	IADist       string
 	Conns        int // mcload -c
 	LoadThreads  int // mcload -T
-	Depth        int // mcload -d at fixed loads
-	MaxDepth     int // mcload -d at MAX
+	Depth        int // mcload -d, at MAX and at fixed loads alike
+	// Testbed variant: Queues rx/tx queues per veth end (0 = one per server
+	// CPU, so that -t auto gives one reactor per server CPU), Threaded NAPI
+	// with each end's kthreads pinned to that side's CPUs.
+	Queues   int
+	Threaded bool
 
 	ServerThreads int // memcached -t
 	// GocachedThreads is gocached's -t. "auto" (one reactor per NAPI) is the
@@ -70,11 +76,11 @@ func DefaultOptions() Options {
 		OutDir:          "bench-results",
 		Servers:         []string{Gocached, Memcached},
 		Scenarios:       AllScenarios,
-		Loads:           mustLoads("5000,10000,20000,MAX"),
-		Runs:            1,
-		Time:            10 * time.Second,
-		Warmup:          2 * time.Second,
-		Records:         1000000,
+		Loads:           mustLoads("25%,50%,90%,MAX"),
+		Runs:            3,
+		Time:            5 * time.Second,
+		Warmup:          1 * time.Second,
+		Records:         100000,
 		Update:          0.03,
 		KeySize:         "fb_key",
 		ValueSize:       "fb_value",
@@ -82,14 +88,13 @@ func DefaultOptions() Options {
 		Conns:           8,
 		LoadThreads:     1,
 		Depth:           1,
-		MaxDepth:        4,
 		ServerThreads:   1,
 		GocachedThreads: "auto",
 		ServerCPUs:      "1",
 		ClientCPUs:      "0",
 		ServerMemMB:     1024,
 		MemcachedBin:    "/usr/bin/memcached",
-		MaxStealPct:     2,
+		MaxStealPct:     5,
 		MaxOtherPct:     10,
 	}
 }
@@ -99,6 +104,7 @@ func QuickOptions() Options {
 	o := DefaultOptions()
 	o.Scenarios = []string{"base", "suspend20"}
 	o.Loads = mustLoads("5000,MAX")
+	o.Runs = 1
 	o.Time, o.Warmup = 2*time.Second, 500*time.Millisecond
 	o.Records = 10000
 	o.Conns = 2
@@ -161,24 +167,6 @@ func mustLoads(s string) []Load {
 	return l
 }
 
-// orderLoads puts MAX first when a percentage needs it, adding it if absent.
-func orderLoads(loads []Load) []Load {
-	needMax := false
-	for _, l := range loads {
-		needMax = needMax || l.Fraction > 0
-	}
-	if !needMax {
-		return loads
-	}
-	out := []Load{{}}
-	for _, l := range loads {
-		if !l.IsMax() {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // Supports reports whether server can run scenario, and why not. Debian
 // memcached cannot set epoll busy-poll parameters, so only base and deferX
 // (device-wide knobs the runner sets through sysfs) apply to it.
@@ -213,10 +201,31 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("runs %d must be at least 1", o.Runs)
 	case o.Time < 500*time.Millisecond:
 		return fmt.Errorf("time %v: at least 500ms per run", o.Time)
-	case o.Conns < 1 || o.LoadThreads < 1 || o.Depth < 1 || o.MaxDepth < 1 || o.ServerThreads < 1:
+	case o.Conns < 1 || o.LoadThreads < 1 || o.Depth < 1 || o.ServerThreads < 1:
 		return fmt.Errorf("connections, threads and depths must be at least 1")
+	case o.Queues < 0:
+		return fmt.Errorf("queues %d must not be negative", o.Queues)
 	case o.Records < 1:
 		return fmt.Errorf("records %d must be at least 1", o.Records)
 	}
+	for _, l := range []string{o.ServerCPUs, o.ClientCPUs} {
+		if _, err := cpuset.Parse(l); err != nil {
+			return fmt.Errorf("cpu list %q: %w", l, err)
+		}
+	}
 	return nil
+}
+
+// variant is the testbed the options ask for.
+func (o *Options) variant() testbed.Variant {
+	q := o.Queues
+	if q == 0 {
+		cpus, _ := cpuset.Parse(o.ServerCPUs)
+		q = max(1, len(cpus))
+	}
+	v := testbed.Variant{Queues: q, Threaded: o.Threaded}
+	if o.Threaded {
+		v.ServerCPUs, v.ClientCPUs = o.ServerCPUs, o.ClientCPUs
+	}
+	return v
 }

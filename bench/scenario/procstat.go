@@ -88,37 +88,66 @@ func (c SystemCPU) Sub(o SystemCPU) SystemCPU {
 // ParseSystemCPU reads the "cpu " line of /proc/stat. Guest time is already
 // part of user time there, so it is not added again.
 func ParseSystemCPU(r io.Reader) (SystemCPU, error) {
+	all, _, err := ParseCPUs(r)
+	return all, err
+}
+
+// ParseCPUs reads the aggregate "cpu" line and every "cpuN" line of
+// /proc/stat; per-CPU lines tell which core of a pinned benchmark ran out
+// of idle time.
+func ParseCPUs(r io.Reader) (all SystemCPU, per map[int]SystemCPU, err error) {
 	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 8<<10), 1<<20)
+	seen := false
+	per = map[int]SystemCPU{}
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) == 0 || f[0] != "cpu" {
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
 			continue
 		}
 		if len(f) < 9 {
-			return SystemCPU{}, fmt.Errorf("/proc/stat: cpu line has %d fields, want at least 9", len(f))
+			return all, nil, fmt.Errorf("/proc/stat: %s line has %d fields, want at least 9", f[0], len(f))
 		}
 		var v [8]uint64
 		for i := range v {
 			n, err := strconv.ParseUint(f[i+1], 10, 64)
 			if err != nil {
-				return SystemCPU{}, fmt.Errorf("/proc/stat cpu field %d: %w", i+1, err)
+				return all, nil, fmt.Errorf("/proc/stat %s field %d: %w", f[0], i+1, err)
 			}
 			v[i] = n
 		}
-		return SystemCPU{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}, nil
+		c := SystemCPU{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}
+		if f[0] == "cpu" {
+			all, seen = c, true
+			continue
+		}
+		n, err := strconv.Atoi(f[0][3:])
+		if err != nil || n < 0 {
+			return all, nil, fmt.Errorf("/proc/stat: bad cpu name %q", f[0])
+		}
+		per[n] = c
 	}
 	if err := sc.Err(); err != nil {
-		return SystemCPU{}, err
+		return all, nil, err
 	}
-	return SystemCPU{}, fmt.Errorf("/proc/stat: no cpu line")
+	if !seen {
+		return all, nil, fmt.Errorf("/proc/stat: no cpu line")
+	}
+	return all, per, nil
 }
 
 // ReadSystemCPU parses /proc/stat.
 func ReadSystemCPU() (SystemCPU, error) {
+	all, _, err := ReadCPUs()
+	return all, err
+}
+
+// ReadCPUs parses /proc/stat, aggregate and per CPU.
+func ReadCPUs() (SystemCPU, map[int]SystemCPU, error) {
 	f, err := os.Open("/proc/stat")
 	if err != nil {
-		return SystemCPU{}, err
+		return SystemCPU{}, nil, err
 	}
 	defer f.Close()
-	return ParseSystemCPU(f)
+	return ParseCPUs(f)
 }

@@ -72,3 +72,19 @@ func TestParseSystemCPU(t *testing.T) {
 		t.Errorf("ReadSystemCPU: %v", err)
 	}
 }
+
+func TestParseCPUs(t *testing.T) {
+	in := "cpu  10 0 5 100 0 1 2 3 0 0\ncpu0 4 0 2 50 0 0 1 1 0 0\ncpu1 6 0 3 50 0 1 1 2 0 0\nintr 5\nctxt 9\n"
+	all, per, err := ParseCPUs(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Steal != 3 || all.Busy() != 18 || len(per) != 2 || per[1].Steal != 2 || per[0].Busy() != 7 {
+		t.Errorf("all %+v per %+v", all, per)
+	}
+	for _, bad := range []string{"cpu0 1 2 3 4 5 6 7 8\n", "cpu 1 2 3 4 5 6 7 8\ncpuX 1 2 3 4 5 6 7 8\n", "cpu 1 2\n"} {
+		if _, _, err := ParseCPUs(strings.NewReader(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

@@ -16,51 +16,22 @@ import (
 	"github.com/gocached/gocached/bench"
 )
 
-// median of xs (0 for none).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-}
-
-// Stat is the median of a metric over repetitions with its range.
-type Stat struct {
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-}
-
-func statOf(xs []float64) Stat {
-	if len(xs) == 0 {
-		return Stat{}
-	}
-	return Stat{Median: median(xs), Min: slices.Min(xs), Max: slices.Max(xs)}
-}
-
-// Spread is (max-min)/median, the relative spread of repetitions.
-func (s Stat) Spread() float64 {
-	if s.Median == 0 {
-		return 0
-	}
-	return (s.Max - s.Min) / s.Median
-}
-
-// Summary folds the repetitions of one server, scenario and load.
+// Summary folds the repetitions of one server, scenario and load. Medians
+// and ranges are over the runs the machine did not disturb (see keep).
 type Summary struct {
 	Server, Scenario, Load string
 	OfferedQPS             float64
-	Runs, Disturbed        int
+	Runs                   int  // runs the medians are over
+	Excluded               int  // disturbed runs left out of them
+	AllDisturbed           bool // every run was disturbed: medians are over those
 	QPS, Avg, P95, P99     Stat
 	CPU, CPUNsPerQuery     Stat
+	ClientNsPerQuery       Stat
+	MachineNsPerQuery      Stat
 	BusyPollPerQuery       Stat
 	NetRxPerQuery          Stat
+	Steal                  Stat   // % of the machine, over the kept runs
+	Saturated              string // the kept runs' verdicts, e.g. "client" or "client 2, none 1"
 	CyclesPerQuery         *Stat  // nil: n/a
 	Note                   string // skipped or failed
 }
@@ -82,35 +53,40 @@ func Summarize(recs []Record) []Summary {
 	for _, k := range order {
 		g := groups[k]
 		s := Summary{Server: k.server, Scenario: k.scenario, Load: k.load}
-		var qps, avg, p95, p99, cpu, nsq, bp, rx, cyc []float64
 		for _, r := range g {
 			switch {
 			case r.Skipped != "":
 				s.Note = "skipped: " + r.Skipped
-				continue
 			case r.Error != "" || r.Result == nil:
 				s.Note = "error: " + r.Error
-				continue
 			}
-			s.Runs++
+		}
+		kept, excluded, all := keep(g)
+		s.Runs, s.Excluded, s.AllDisturbed = len(kept), excluded, all
+		var qps, avg, p95, p99, cpu, nsq, cli, mach, bp, rx, steal, cyc []float64
+		sat := map[string]int{}
+		for _, r := range kept {
 			s.OfferedQPS = r.OfferedQPS
-			if r.Disturbed != "" {
-				s.Disturbed++
-			}
 			qps = append(qps, r.Result.QPS)
 			avg = append(avg, r.Result.Latency.Avg)
 			p95 = append(p95, r.Result.Latency.P95)
 			p99 = append(p99, r.Result.Latency.P99)
 			cpu = append(cpu, r.Usage.ServerCPUPct)
 			nsq = append(nsq, r.CPUNsPerQuery)
+			cli = append(cli, r.ClientNsPerQuery)
+			mach = append(mach, r.MachineNsPerQuery)
 			bp = append(bp, r.BusyPollPerQuery)
 			rx = append(rx, r.NetRxPerQuery)
+			steal = append(steal, r.Usage.StealPct)
+			sat[r.Saturated]++
 			if r.CyclesPerQuery != nil {
 				cyc = append(cyc, *r.CyclesPerQuery)
 			}
 		}
 		s.QPS, s.Avg, s.P95, s.P99 = statOf(qps), statOf(avg), statOf(p95), statOf(p99)
 		s.CPU, s.CPUNsPerQuery, s.BusyPollPerQuery, s.NetRxPerQuery = statOf(cpu), statOf(nsq), statOf(bp), statOf(rx)
+		s.ClientNsPerQuery, s.MachineNsPerQuery, s.Steal = statOf(cli), statOf(mach), statOf(steal)
+		s.Saturated = verdicts(sat)
 		if len(cyc) > 0 && len(cyc) == s.Runs {
 			c := statOf(cyc)
 			s.CyclesPerQuery = &c
@@ -118,6 +94,31 @@ func Summarize(recs []Record) []Summary {
 		out = append(out, s)
 	}
 	return out
+}
+
+// verdicts folds per-run saturation verdicts: the one verdict when the
+// runs agree, else each with its count, most frequent first.
+func verdicts(n map[string]int) string {
+	if len(n) == 1 {
+		for k := range n {
+			return k
+		}
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if n[a] != n[b] {
+			return n[b] - n[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, n[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteMarkdown writes the report table in the series' layout, one row per
@@ -142,31 +143,39 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 	})
 	p := bench.NewPrinter(w)
 	p.Printf("# gocached scenario report\n\n")
-	p.Printf("Load: mcload -K %s -V %s -i %s -r %d -u %g, %d connections, depth %d (MAX: closed loop, depth %d), "+
-		"%gs measured after %gs warmup, %d run(s) each. Server pinned to CPU %s (gocached -t %s, memcached -t %d), client to CPU %s.\n\n",
-		o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.Conns*o.LoadThreads, o.Depth, o.MaxDepth,
+	p.Printf("Testbed %s. Load: mcload -K %s -V %s -i %s -r %d -u %g, %d connections × depth %d at every load "+
+		"(MAX: closed loop; N%%: open loop at N %% of the median undisturbed MAX of the same server and scenario), "+
+		"%gs measured after %gs warmup, %d interleaved round(s). Server pinned to CPU %s (gocached -t %s, memcached -t %d), client to CPU %s.\n\n",
+		o.variant(), o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.Conns*o.LoadThreads, o.Depth,
 		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.GocachedThreads, o.ServerThreads, o.ClientCPUs)
-	p.Printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; " +
-		"per-query columns divide by achieved qps. Medians over runs; ± is the range (max-min) over runs.\n\n")
-	p.Printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | cpu-ns/q | busypoll/q | netrx/q | cycles/q | note |\n")
-	p.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	p.Printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; ns/q = CPU time per "+
+		"answered query of the server process (srv), the load generator (cli) and every CPU of the machine (all: "+
+		"softirq, NAPI kthreads and other tenants included); sat = whose cores were full (≥ %d %% busy of the time not "+
+		"stolen; server? = a busy-polling server, whose core is full at any load). Medians over runs with steal ≤ %g %% "+
+		"and other processes ≤ %g %% of the machine; ± is the range (max-min) over those runs; steal is the median "+
+		"over them.\n\n", SaturatedBusyPct, o.MaxStealPct, o.MaxOtherPct)
+	p.Printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | srv ns/q | cli ns/q | all ns/q | busypoll/q | netrx/q | sat | steal | note |\n")
+	p.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 	for _, s := range rows {
 		if s.Runs == 0 {
-			p.Printf("| %s | %s | %s | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
+			p.Printf("| %s | %s | %s | | | | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
 			continue
 		}
-		cyc := "n/a"
-		if s.CyclesPerQuery != nil {
-			cyc = fmt.Sprintf("%.0f", s.CyclesPerQuery.Median)
-		}
 		note := ""
-		if s.Disturbed > 0 {
-			note = fmt.Sprintf("%d/%d disturbed", s.Disturbed, s.Runs)
+		switch {
+		case s.AllDisturbed:
+			note = fmt.Sprintf("all %d runs disturbed", s.Runs)
+		case s.Excluded > 0:
+			note = fmt.Sprintf("%d disturbed run(s) excluded", s.Excluded)
 		}
-		p.Printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %.0f | %.2f | %.2f | %s | %s |\n",
+		if s.CyclesPerQuery != nil {
+			note = strings.TrimPrefix(note+fmt.Sprintf("; %.0f cycles/q", s.CyclesPerQuery.Median), "; ")
+		}
+		p.Printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %.0f | %s | %.2f | %.2f | %s | %.1f%% | %s |\n",
 			s.Scenario, s.Server, s.Load, withRange(s.QPS, "%.0f"), s.Avg.Median, s.P95.Median,
-			withRange(s.P99, "%.0f"), withRange(s.CPU, "%.0f%%"), s.CPUNsPerQuery.Median,
-			s.BusyPollPerQuery.Median, s.NetRxPerQuery.Median, cyc, note)
+			withRange(s.P99, "%.0f"), withRange(s.CPU, "%.0f%%"), withRange(s.CPUNsPerQuery, "%.0f"),
+			s.ClientNsPerQuery.Median, withRange(s.MachineNsPerQuery, "%.0f"),
+			s.BusyPollPerQuery.Median, s.NetRxPerQuery.Median, s.Saturated, s.Steal.Median, note)
 	}
 	if hwNote != "" {
 		p.Printf("\ncycles/q: %s\n", hwNote)
@@ -190,9 +199,10 @@ func scenarioIndex(name string) int {
 }
 
 // csvHeader names the columns of WriteCSV.
-var csvHeader = []string{"server", "scenario", "load", "offered_qps", "run", "qps", "requests", "errors", "misses",
+var csvHeader = []string{"server", "scenario", "variant", "load", "offered_qps", "run", "qps", "requests", "errors", "misses",
 	"avg_us", "p50_us", "p95_us", "p99_us", "max_us", "send_lag_p99_us", "server_cpu_pct", "client_cpu_pct",
-	"cpu_ns_per_query", "busy_poll_per_query", "net_rx_per_query", "cycles_per_query", "instructions_per_query",
+	"kthread_cpu_pct", "machine_cpu_pct", "server_core_busy_pct", "client_core_busy_pct", "saturated",
+	"cpu_ns_per_query", "client_cpu_ns_per_query", "machine_cpu_ns_per_query", "busy_poll_per_query", "net_rx_per_query", "cycles_per_query", "instructions_per_query",
 	"steal_pct", "other_cpu_pct", "irq_cpu_pct", "disturbed", "skipped", "error"}
 
 // WriteCSV writes one row per record.
@@ -209,7 +219,7 @@ func WriteCSV(w io.Writer, recs []Record) error {
 		return f(*v)
 	}
 	for _, r := range recs {
-		row := []string{r.Server, r.Scenario, r.Load, f(r.OfferedQPS), strconv.Itoa(r.Run)}
+		row := []string{r.Server, r.Scenario, r.Variant, r.Load, f(r.OfferedQPS), strconv.Itoa(r.Run)}
 		if res := r.Result; res != nil {
 			row = append(row, f(res.QPS), strconv.FormatInt(res.Requests, 10), strconv.FormatInt(res.Errors, 10),
 				strconv.FormatInt(res.Misses, 10), f(res.Latency.Avg), f(res.Latency.P50), f(res.Latency.P95),
@@ -218,7 +228,9 @@ func WriteCSV(w io.Writer, recs []Record) error {
 			row = append(row, make([]string, 10)...)
 		}
 		u := r.Usage
-		row = append(row, f(u.ServerCPUPct), f(u.ClientCPUPct), f(r.CPUNsPerQuery), f(r.BusyPollPerQuery),
+		row = append(row, f(u.ServerCPUPct), f(u.ClientCPUPct), f(u.KthreadCPUPct), f(u.MachineCPUPct),
+			f(u.ServerCoreBusy), f(u.ClientCoreBusy), r.Saturated,
+			f(r.CPUNsPerQuery), f(r.ClientNsPerQuery), f(r.MachineNsPerQuery), f(r.BusyPollPerQuery),
 			f(r.NetRxPerQuery), opt(r.CyclesPerQuery), opt(r.InstructionsPerQry), f(u.StealPct), f(u.OtherCPUPct),
 			f(u.IRQCPUPct), r.Disturbed, r.Skipped, r.Error)
 		if err := cw.Write(row); err != nil {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gocached/gocached/bench"
+	"github.com/gocached/gocached/internal/cpuset"
+	"github.com/gocached/gocached/internal/napi"
 	"github.com/gocached/gocached/internal/testproc"
 	"github.com/gocached/gocached/kernel/testbed"
 )
@@ -25,11 +27,15 @@ type Record struct {
 	Scenario   string        `json:"scenario"`
 	Load       string        `json:"load"`        // as given: 10000, MAX, 50%
 	OfferedQPS float64       `json:"offered_qps"` // the target rate; 0 = closed loop
-	Run        int           `json:"run"`
+	Run        int           `json:"run"`         // the interleaving round
+	Variant    string        `json:"variant"`
 	Result     *bench.Result `json:"result,omitempty"`
 	Usage      Usage         `json:"usage"`
 
-	CPUNsPerQuery      float64  `json:"cpu_ns_per_query"`
+	CPUNsPerQuery      float64  `json:"cpu_ns_per_query"`         // server process
+	ClientNsPerQuery   float64  `json:"client_cpu_ns_per_query"`  // load generator process
+	MachineNsPerQuery  float64  `json:"machine_cpu_ns_per_query"` // every CPU, softirq and kthreads included
+	Saturated          string   `json:"saturated"`                // SatNone, SatClient, ...
 	BusyPollPerQuery   float64  `json:"busy_poll_per_query"`
 	NetRxPerQuery      float64  `json:"net_rx_per_query"`
 	CyclesPerQuery     *float64 `json:"cycles_per_query"` // null: no hardware counters
@@ -61,7 +67,7 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 	if err := testbed.Sweep(); err != nil {
 		logf("sweeping stale testbeds: %v", err)
 	}
-	bed, err := testbed.New("")
+	bed, err := testbed.NewVariant("", o.variant())
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +76,7 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 			err = errors.Join(err, fmt.Errorf("testbed teardown: %w", cerr))
 		}
 	}()
-	logf("testbed %s: server %s in %s, client in %s", bed.Name, bed.ServerIP, bed.ServerNS, bed.ClientNS)
+	logf("testbed %s (%s): server %s in %s, client in %s", bed.Name, bed.Variant, bed.ServerIP, bed.ServerNS, bed.ClientNS)
 	hwErr := HWCountersAvailable()
 	if hwErr != nil {
 		logf("cycles/instructions per query: n/a (%v)", hwErr)
@@ -82,16 +88,11 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 			logf("gocached has no --poll-mode yet: only its base scenario runs")
 		}
 	}
-	r := &runner{o: &o, bed: bed, hw: hwErr == nil, pollMode: pollMode, logf: logf}
-	for _, server := range o.Servers {
-		for _, sc := range o.Scenarios {
-			if err := ctx.Err(); err != nil {
-				return recs, err
-			}
-			recs = append(recs, r.scenario(ctx, server, sc)...)
-		}
-	}
-	return recs, nil
+	serverCPUs, _ := cpuset.Parse(o.ServerCPUs) // Validate checked both lists
+	clientCPUs, _ := cpuset.Parse(o.ClientCPUs)
+	r := &runner{o: &o, bed: bed, hw: hwErr == nil, pollMode: pollMode, logf: logf,
+		serverCPUs: serverCPUs, clientCPUs: clientCPUs}
+	return r.interleaved(ctx)
 }
 
 func hasGocached(servers []string) bool {
@@ -124,76 +125,12 @@ func buildBinaries(ctx context.Context, o *Options, dir string, logf func(string
 }
 
 type runner struct {
-	o        *Options
-	bed      *testbed.Bed
-	hw       bool
-	pollMode bool
-	logf     func(string, ...any)
-}
-
-// scenario starts server in scenario, preloads it, and runs every load.
-func (r *runner) scenario(ctx context.Context, server, sc string) []Record {
-	skip := func(why string) []Record {
-		r.logf("%s %s: skipped: %s", server, sc, why)
-		return []Record{{Server: server, Scenario: sc, Skipped: why}}
-	}
-	if ok, why := Supports(server, sc); !ok {
-		return skip(why)
-	}
-	if server == Gocached && !r.pollMode && sc != "base" {
-		return skip("gocached binary has no --poll-mode")
-	}
-	fail := func(err error) []Record {
-		r.logf("%s %s: %v", server, sc, err)
-		return []Record{{Server: server, Scenario: sc, Error: err.Error()}}
-	}
-	// memcached's deferX lives in the device knobs; everything else starts
-	// from zeros so no earlier scenario leaks into this one.
-	knobs := "base"
-	if server == Memcached {
-		knobs = sc
-	}
-	if err := setDeviceKnobs(ctx, r.bed, knobs); err != nil {
-		return fail(err)
-	}
-	defer func() { _ = setDeviceKnobs(context.WithoutCancel(ctx), r.bed, "base") }()
-	srv, err := startServer(ctx, r.bed, r.o, server, sc, r.pollMode)
-	if err != nil {
-		return fail(err)
-	}
-	defer func() {
-		// SIGTERM: gocached restores the NAPI knobs it changed before it exits.
-		if err := srv.Stop(0); err != nil {
-			r.logf("%s %s: %v", server, sc, err)
-		}
-	}()
-	if _, err := r.mcload(ctx, srv, "--loadonly"); err != nil {
-		return fail(fmt.Errorf("preload: %w", err))
-	}
-	var recs []Record
-	maxQPS := 0.0
-	for _, load := range orderLoads(r.o.Loads) {
-		for run := 1; run <= r.o.Runs; run++ {
-			rec := r.measure(ctx, srv, server, sc, load, maxQPS, run)
-			r.logf("%s %-10s %-6s run %d: %s", server, sc, load, run, rec.summary())
-			recs = append(recs, rec)
-		}
-		if load.IsMax() {
-			maxQPS = medianMaxQPS(recs)
-		}
-	}
-	return recs
-}
-
-// medianMaxQPS is the median achieved rate of the MAX runs so far.
-func medianMaxQPS(recs []Record) float64 {
-	var qs []float64
-	for _, r := range recs {
-		if r.OfferedQPS == 0 && r.Result != nil {
-			qs = append(qs, r.Result.QPS)
-		}
-	}
-	return median(qs)
+	o                      *Options
+	bed                    *testbed.Bed
+	hw                     bool
+	pollMode               bool
+	logf                   func(string, ...any)
+	serverCPUs, clientCPUs []int
 }
 
 // measure runs mcload once at load and samples the counters over the
@@ -203,7 +140,9 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 	args := []string{"--noload"}
 	switch {
 	case load.IsMax():
-		args = append(args, "-q", "0", "-d", strconv.Itoa(r.o.MaxDepth))
+		// The same connections and depth as the fixed loads, so that a
+		// percentage of MAX is a rate this shape can carry.
+		args = append(args, "-q", "0", "-d", strconv.Itoa(r.o.Depth))
 	case load.Fraction > 0:
 		if maxQPS <= 0 {
 			rec.Error = "no MAX rate to take a share of"
@@ -217,7 +156,11 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 		args = append(args, "-q", strconv.FormatFloat(rec.OfferedQPS, 'f', 0, 64), "-d", strconv.Itoa(r.o.Depth))
 	}
 	var hw *hwCounters
-	sample := func(clientPID int) (counters, error) { return readCounters(r.bed.ServerNS, srv.Pid(), clientPID) }
+	sample := func(clientPID int) (counters, error) {
+		c, err := readCounters(r.bed.ServerNS, srv.Pid(), clientPID, r.bed.ServerKthreads)
+		c.reactors = r.reactorStats(ctx, srv, server)
+		return c, err
+	}
 	var before, after counters
 	var sampleErr error
 	var cyc0, ins0, cyc1, ins1 uint64
@@ -256,9 +199,13 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 		rec.Error = fmt.Sprintf("counters: %v", sampleErr)
 		return rec
 	}
-	rec.Usage = usage(before, after)
+	rec.Usage = usage(before, after, r.serverCPUs, r.clientCPUs)
+	m, _ := napi.ParseMode(sc)
+	rec.Saturated = classify(rec.Usage.ServerCoreBusy, rec.Usage.ClientCoreBusy, server == Gocached && m.BusyPolls())
 	if res.QPS > 0 {
 		rec.CPUNsPerQuery = rec.Usage.ServerCPUPct / 100 * 1e9 / res.QPS
+		rec.ClientNsPerQuery = rec.Usage.ClientCPUPct / 100 * 1e9 / res.QPS
+		rec.MachineNsPerQuery = rec.Usage.MachineCPUPct / 100 * 1e9 / res.QPS
 		rec.BusyPollPerQuery = rec.Usage.BusyPollPerSec / res.QPS
 		rec.NetRxPerQuery = rec.Usage.NetRxPerSec / res.QPS
 		if hw != nil && cyc1 > cyc0 {
@@ -338,8 +285,10 @@ func (rec Record) summary() string {
 	case rec.Result == nil:
 		return "no result"
 	}
-	s := fmt.Sprintf("%.0f qps, avg %.0fµs p99 %.0fµs, server cpu %.0f%%, %.0f cpu-ns/q",
-		rec.Result.QPS, rec.Result.Latency.Avg, rec.Result.Latency.P99, rec.Usage.ServerCPUPct, rec.CPUNsPerQuery)
+	s := fmt.Sprintf("%.0f qps, avg %.0fµs p99 %.0fµs, server %.0f%% cli %.0f%%, ns/q srv %.0f cli %.0f machine %.0f, cores srv %.0f%% cli %.0f%% sat %s, steal %.1f%%",
+		rec.Result.QPS, rec.Result.Latency.Avg, rec.Result.Latency.P99, rec.Usage.ServerCPUPct, rec.Usage.ClientCPUPct,
+		rec.CPUNsPerQuery, rec.ClientNsPerQuery, rec.MachineNsPerQuery, rec.Usage.ServerCoreBusy, rec.Usage.ClientCoreBusy,
+		rec.Saturated, rec.Usage.StealPct)
 	if rec.Disturbed != "" {
 		s += " [disturbed: " + rec.Disturbed + "]"
 	}

@@ -50,20 +50,37 @@ func TestParseLoads(t *testing.T) {
 	}
 }
 
-func TestOrderLoads(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"5000,MAX", "5000,MAX"},
-		{"50%,5000", "MAX,50%,5000"},
-		{"25%,MAX,90%", "MAX,25%,90%"},
-	}
-	for _, tt := range tests {
+func TestPlan(t *testing.T) {
+	str := func(ls []Load) string {
 		var s []string
-		for _, l := range orderLoads(mustLoads(tt.in)) {
+		for _, l := range ls {
 			s = append(s, l.String())
 		}
-		if got := strings.Join(s, ","); got != tt.want {
-			t.Errorf("orderLoads(%s) = %s, want %s", tt.in, got, tt.want)
+		return strings.Join(s, ",")
+	}
+	tests := []struct{ in, maxPhase, rest string }{
+		{"5000,MAX", "", "5000,MAX"},
+		{"50%,5000", "MAX", "50%,5000"},
+		{"25%,MAX,90%", "MAX", "25%,90%"},
+		{"MAX", "", "MAX"},
+	}
+	for _, tt := range tests {
+		m, r := plan(mustLoads(tt.in))
+		if str(m) != tt.maxPhase || str(r) != tt.rest {
+			t.Errorf("plan(%s) = [%s] [%s], want [%s] [%s]", tt.in, str(m), str(r), tt.maxPhase, tt.rest)
 		}
+	}
+}
+
+func TestRotation(t *testing.T) {
+	cells := []string{"a", "b", "c"}
+	for round, want := range map[int]string{1: "abc", 2: "bca", 3: "cab", 4: "abc"} {
+		if got := strings.Join(rotation(cells, round), ""); got != want {
+			t.Errorf("round %d: %s, want %s", round, got, want)
+		}
+	}
+	if strings.Join(cells, "") != "abc" {
+		t.Error("rotation changed its input")
 	}
 }
 
@@ -118,7 +135,10 @@ func TestUsage(t *testing.T) {
 		system: SystemCPU{User: 1000, System: 500, Idle: 5000, SoftIRQ: 100, Steal: 10}}
 	b := counters{at: t0.Add(2 * time.Second), serverCPU: 200, clientCPU: 90, busyPoll: 20010, netRx: 5000,
 		system: SystemCPU{User: 1150, System: 550, Idle: 5180, SoftIRQ: 116, Steal: 14}}
-	u := usage(a, b)
+	a.perCPU = map[int]SystemCPU{0: {User: 500, Idle: 2500, Steal: 10}, 1: {User: 500, System: 500, Idle: 2500, SoftIRQ: 100}}
+	b.perCPU = map[int]SystemCPU{0: {User: 550, Idle: 2640, Steal: 14}, 1: {User: 600, System: 550, Idle: 2540, SoftIRQ: 116}}
+	a.kthreads, b.kthreads = 7, 17
+	u := usage(a, b, []int{1}, []int{0})
 	// Machine: 400 ticks in 2 s (2 CPUs). Server 100 ticks = 1 s of CPU in 2 s.
 	checks := []struct {
 		name      string
@@ -128,7 +148,13 @@ func TestUsage(t *testing.T) {
 		{"client cpu", u.ClientCPUPct, 20},
 		{"steal", u.StealPct, 1},
 		{"irq", u.IRQCPUPct, 4},
-		{"other", u.OtherCPUPct, 100 * float64(200-100-40) / 400},
+		{"other", u.OtherCPUPct, 100 * float64(200-100-40-10) / 400},
+		{"kthreads", u.KthreadCPUPct, 5},
+		{"machine", u.MachineCPUPct, 100 * float64(150+50+16) / 100 / 2},
+		// cpu1: 100+50+16 busy of 206 ticks, none stolen.
+		{"server core", u.ServerCoreBusy, 100 * 166.0 / 206},
+		// cpu0: 50 busy of 194 ticks, 4 of them stolen.
+		{"client core", u.ClientCoreBusy, 100 * 50.0 / 190},
 		{"busy poll/s", u.BusyPollPerSec, 10000},
 		{"net rx/s", u.NetRxPerSec, 2000},
 	}
@@ -160,11 +186,12 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("%d summaries, want 3", len(sums))
 	}
 	s := sums[0]
-	if s.Runs != 3 || s.Disturbed != 1 || s.QPS.Median != 5000 || s.P99 != (Stat{200, 100, 300}) || s.CPU.Median != 22 {
+	// The disturbed run (4990 qps, p99 300) is out of the medians.
+	if s.Runs != 2 || s.Excluded != 1 || s.QPS.Median != 5005 || s.P99 != (Stat{150, 100, 200}) || s.CPU.Median != 21 {
 		t.Errorf("summary %+v", s)
 	}
-	if sp := s.P99.Spread(); math.Abs(sp-1) > 1e-12 {
-		t.Errorf("p99 spread %g, want 1", sp)
+	if sp := s.P99.Spread(); math.Abs(sp-100.0/150) > 1e-12 {
+		t.Errorf("p99 spread %g, want 2/3", sp)
 	}
 	if s.CyclesPerQuery != nil {
 		t.Error("cycles per query without any counted")
@@ -227,5 +254,119 @@ func TestWriteAll(t *testing.T) {
 		if strings.HasSuffix(name, ".png") && !bytes.HasPrefix(b, []byte("\x89PNG")) {
 			t.Errorf("%s is not a PNG", name)
 		}
+	}
+}
+
+func TestKeepExcludesDisturbed(t *testing.T) {
+	ok := fakeRecord(Gocached, "base", "MAX", 0, 100, 1, 1)
+	bad := ok
+	bad.Disturbed = "steal 30%"
+	failed := Record{Server: Gocached, Scenario: "base", Load: "MAX", Error: "boom"}
+	kept, excl, all := keep([]Record{bad, ok, failed, bad})
+	if len(kept) != 1 || excl != 2 || all {
+		t.Errorf("keep: %d kept, %d excluded, all %v", len(kept), excl, all)
+	}
+	kept, excl, all = keep([]Record{bad, failed, bad})
+	if len(kept) != 2 || excl != 0 || !all {
+		t.Errorf("keep of only disturbed: %d kept, %d excluded, all %v", len(kept), excl, all)
+	}
+	if kept, _, _ := keep([]Record{failed}); len(kept) != 0 {
+		t.Error("a failed run was kept")
+	}
+}
+
+// A disturbed run with an outlying rate must not move the median, nor
+// the MAX that the percentages are taken of.
+func TestMedianExcludesDisturbed(t *testing.T) {
+	var recs []Record
+	for i, q := range []float64{100, 110, 1000, 90} {
+		r := fakeRecord(Gocached, "suspend20", "MAX", 0, q, 50, 80)
+		r.Run = i + 1
+		if q == 1000 {
+			r.Disturbed = "steal 40.0%"
+		}
+		recs = append(recs, r)
+	}
+	recs = append(recs, fakeRecord(Gocached, "base", "MAX", 0, 5, 50, 80))
+	s := Summarize(recs)[0]
+	if s.QPS.Median != 100 || s.QPS.Max != 110 || s.Runs != 3 || s.Excluded != 1 || s.AllDisturbed {
+		t.Errorf("summary %+v", s)
+	}
+	if got := medianMaxQPS(recs, cell{Gocached, "suspend20"}); got != 100 {
+		t.Errorf("medianMaxQPS = %g, want 100", got)
+	}
+	if got := medianMaxQPS(recs, cell{Memcached, "suspend20"}); got != 0 {
+		t.Errorf("medianMaxQPS of no runs = %g", got)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		srv, cli float64
+		polls    bool
+		want     string
+	}{
+		{40, 99, false, SatClient},
+		{95, 60, false, SatServer},
+		{95, 60, true, SatPolling},
+		{99, 99, true, SatBoth},
+		{91, 90, false, SatBoth},
+		{89.9, 89.9, false, SatNone},
+		{0, 0, false, SatNone},
+	}
+	for _, tt := range tests {
+		if got := classify(tt.srv, tt.cli, tt.polls); got != tt.want {
+			t.Errorf("classify(%g, %g, %v) = %s, want %s", tt.srv, tt.cli, tt.polls, got, tt.want)
+		}
+	}
+}
+
+func TestCoreBusyPct(t *testing.T) {
+	d := map[int]SystemCPU{
+		0: {User: 30, System: 20, SoftIRQ: 10, Idle: 20, Steal: 20}, // 60 busy of 80 available
+		1: {User: 10, Idle: 90},
+	}
+	if got := coreBusyPct(d, []int{0}); math.Abs(got-75) > 1e-9 {
+		t.Errorf("cpu0 busy %g, want 75", got)
+	}
+	if got := coreBusyPct(d, []int{0, 1}); math.Abs(got-100*70.0/180) > 1e-9 {
+		t.Errorf("cpu0+1 busy %g", got)
+	}
+	if got := coreBusyPct(d, []int{7}); got != 0 {
+		t.Errorf("absent cpu busy %g", got)
+	}
+	if got := coreBusyPct(map[int]SystemCPU{0: {Steal: 5}}, []int{0}); got != 0 {
+		t.Errorf("all-stolen cpu busy %g", got)
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	if got := verdicts(map[string]int{SatClient: 3}); got != "client" {
+		t.Errorf("one verdict: %q", got)
+	}
+	if got := verdicts(map[string]int{SatNone: 1, SatClient: 2}); got != "client 2, none 1" {
+		t.Errorf("mixed verdicts: %q", got)
+	}
+}
+
+func TestParseReactorStats(t *testing.T) {
+	in := "STAT reactor:0:napi_id 426\r\nSTAT reactor:0:epoll_waits 10\r\nSTAT reactor:0:events 30\r\n" +
+		"STAT reactor:0:poll_mode suspend20\r\nSTAT reactor:1:epoll_waits 5\r\nSTAT reactor:1:max_batch 9\r\n" +
+		"STAT reactor:1:events 7\r\nSTAT reactor:1:wait_ns 1000\r\nEND\r\n"
+	m, err := parseReactorStats(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{"epoll_waits": 15, "events": 37, "wait_ns": 1000}
+	if len(m) != len(want) {
+		t.Errorf("got %v, want %v", m, want)
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %d, want %d", k, m[k], v)
+		}
+	}
+	if _, err := parseReactorStats(strings.NewReader("STAT reactor:0:events 1\r\n")); err == nil {
+		t.Error("no END accepted")
 	}
 }

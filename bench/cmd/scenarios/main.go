@@ -40,12 +40,13 @@ func run() error {
 		o = scenario.QuickOptions()
 	}
 	var servers, scenarios, loads string
+	bedKind := "plain"
 	flag.Bool("quick", false, "smoke mode: base and suspend20, loads 5000 and MAX, 2s runs (under 60s)")
 	flag.StringVar(&o.OutDir, "out", o.OutDir, "directory for results.json, results.csv, report.md and plots")
 	flag.StringVar(&servers, "server", strings.Join(o.Servers, ","), "servers under test: gocached, memcached or both")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(o.Scenarios, ","), "poll-mode scenarios")
 	flag.StringVar(&loads, "loads", loadsString(o.Loads), "loads: QPS values, MAX, N% of MAX")
-	flag.IntVar(&o.Runs, "runs", o.Runs, "repetitions of every run (median and range reported)")
+	flag.IntVar(&o.Runs, "runs", o.Runs, "interleaved rounds: repetitions of every run (median and range reported)")
 	flag.DurationVar(&o.Time, "time", o.Time, "measured time per run")
 	flag.DurationVar(&o.Warmup, "warmup", o.Warmup, "warmup per run")
 	flag.IntVar(&o.Records, "records", o.Records, "key space (mcload -r)")
@@ -55,8 +56,9 @@ func run() error {
 	flag.StringVar(&o.IADist, "iadist", o.IADist, "mcload -i")
 	flag.IntVar(&o.Conns, "connections", o.Conns, "mcload -c")
 	flag.IntVar(&o.LoadThreads, "load-threads", o.LoadThreads, "mcload -T")
-	flag.IntVar(&o.Depth, "depth", o.Depth, "mcload -d at fixed loads")
-	flag.IntVar(&o.MaxDepth, "max-depth", o.MaxDepth, "mcload -d at MAX")
+	flag.IntVar(&o.Depth, "depth", o.Depth, "mcload -d, at MAX and fixed loads alike")
+	flag.IntVar(&o.Queues, "queues", o.Queues, "veth queues per end (0 = one per --server-cpus CPU)")
+	flag.StringVar(&bedKind, "testbed", bedKind, "plain (receive work on the sender's core) or threaded (NAPI kthreads pinned per side)")
 	flag.IntVar(&o.ServerThreads, "server-threads", o.ServerThreads, "memcached -t")
 	flag.StringVar(&o.GocachedThreads, "gocached-threads", o.GocachedThreads, "gocached -t (auto = one reactor per NAPI)")
 	flag.StringVar(&o.ServerCPUs, "server-cpus", o.ServerCPUs, "taskset CPU list for the server")
@@ -68,6 +70,13 @@ func run() error {
 	flag.Float64Var(&o.MaxStealPct, "max-steal", o.MaxStealPct, "flag runs with more hypervisor steal (% of machine)")
 	flag.Float64Var(&o.MaxOtherPct, "max-other", o.MaxOtherPct, "flag runs with more CPU of other processes (% of machine)")
 	flag.Parse()
+	switch bedKind {
+	case "plain":
+	case "threaded":
+		o.Threaded = true
+	default:
+		return fmt.Errorf("--testbed %q: want plain or threaded", bedKind)
+	}
 	o.Servers = splitList(servers)
 	o.Scenarios = splitList(scenarios)
 	var err error
