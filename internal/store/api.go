@@ -63,6 +63,9 @@ type Meta struct {
 	Flags   uint32
 	CAS     uint64
 	Exptime int64 // absolute unix seconds; 0 = never expires
+	// Ref names the value for CopyValue, for a reader that sends it in
+	// pieces after the callback returns.
+	Ref ValueRef
 }
 
 // Stats is a snapshot of the store's counters, named after memcached's stats fields.
@@ -77,6 +80,11 @@ type Stats struct {
 	Evictions, Reclaimed, ExpiredUnfetched     uint64
 	EvictedUnfetched, EvictedActive            uint64
 	OutOfMemory                                uint64 // stores refused for lack of memory
+	// RefsLost counts CopyValue calls that found the value overwritten
+	// (a large reply cut short: its connection is closed); ReservationsLost
+	// counts values being received whose reservation the ring's tail passed
+	// before they were complete (answered as out of memory). cursor.go.
+	RefsLost, ReservationsLost uint64
 	LimitMaxbytes                              uint64
 	TotalMallocedBytes                         uint64 // bytes of pages allocated for items
 	HashBytes                                  uint64 // bytes of the index

@@ -120,6 +120,10 @@ func (sh *shard) resize(nb []byte, now uint32) (old []byte) {
 	sh.buf = nb
 	sh.head, sh.tail, sh.end, sh.wrapped = head, 0, 0, false
 	sh.touched = head
+	// Every ValueRef and Reservation named a byte of the old ring.
+	sh.gen++
+	sh.vtail = sh.vhead + uint64(len(nb))
+	sh.vhead = sh.vtail + uint64(head)
 	if cap(sh.scratch) > len(nb) {
 		sh.scratch = nil
 	}

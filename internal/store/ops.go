@@ -30,10 +30,102 @@ type SetRequest struct {
 // SetItem stores r and returns the result and, when stored, the new item's
 // CAS unique (0 under -C).
 func (s *Store) SetItem(r SetRequest) (Result, uint64) {
-	key, value, mode := r.Key, r.Value, r.Mode
-	sh, tag := s.shardFor(key)
+	sh, tag := s.shardFor(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	return s.setLocked(sh, tag, &r)
+}
+
+// setPlan is what the mode rules decided for a store that goes ahead: the
+// index slot of the item it replaces (or -1) and the new item's fields.
+type setPlan struct {
+	slot  int
+	old   rec
+	exp   uint32
+	flags uint32
+	bits  uint8
+}
+
+// plan applies the rules of r.Mode (existence, CAS) with the shard locked.
+// When the command ends there it returns done with the result.
+func (s *Store) plan(sh *shard, tag uint32, r *SetRequest, now64 int64, now uint32) (p setPlan, res Result, done bool) {
+	key, mode := r.Key, r.Mode
+	p.slot = sh.lookup(key, tag, now)
+	if p.slot >= 0 {
+		p.old = sh.rec(sh.posOf(p.slot))
+	}
+	p.exp = absExptime(r.Exptime, now64)
+	p.flags = r.Flags
+	if r.KeyBinary {
+		p.bits |= recKeyBinary
+	}
+	old := p.old
+	switch mode {
+	case ModeAdd:
+		if p.slot >= 0 {
+			return p, NotStored, true
+		}
+	case ModeReplace:
+		if p.slot < 0 {
+			return p, NotStored, true
+		}
+	case ModeAppend, ModePrepend:
+		if p.slot < 0 {
+			return p, NotStored, true
+		}
+		if r.CAS != 0 && !s.cfg.DisableCAS && old.cas() != r.CAS {
+			return p, Exists, true
+		}
+	case ModeCAS:
+		if p.slot < 0 {
+			sh.st.CasMisses++
+			return p, NotFound, true
+		}
+		switch {
+		case !s.cfg.DisableCAS && r.CAS != 0 && old.cas() == r.CAS:
+		case !s.cfg.DisableCAS && r.Invalidate && r.CAS != 0 && r.CAS < old.cas():
+			// memcached stores a stale value: the old TTL and token stay.
+			p.exp = old.exptime()
+			p.bits |= recStale | old.bits()&recTokenSent
+		default:
+			sh.st.CasBadval++
+			sh.cls[old.class()].casBadval++
+			return p, Exists, true
+		}
+		sh.st.CasHits++
+		sh.cls[old.class()].casHits++
+	}
+	return p, Stored, false
+}
+
+// storeExpired handles a store whose exptime is already past (negative):
+// memcached links the item and its LRU reclaims it at once; the visible
+// effect is the old value gone.
+func (s *Store) storeExpired(sh *shard, p *setPlan, cas NewCAS) (Result, uint64) {
+	if p.slot >= 0 {
+		sh.unlink(p.slot)
+	}
+	sh.st.TotalItems++
+	sh.st.Reclaimed++
+	sh.st.ExpiredUnfetched++
+	return Stored, s.casOf(sh.casOrNext(cas))
+}
+
+// noMemory counts a store refused for lack of memory; a failed set must
+// not leave the old value visible, as in memcached.
+func (s *Store) noMemory(sh *shard, tag uint32, mode Mode, key []byte, size int) {
+	sh.st.OutOfMemory++
+	sh.cls[s.classes.classOf(size)].outOfMemory++
+	if mode == ModeSet {
+		if slot := sh.find(key, tag); slot >= 0 {
+			sh.unlink(slot)
+		}
+	}
+}
+
+// setLocked is SetItem with the shard locked.
+func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64) {
+	key, value, mode := r.Key, r.Value, r.Mode
 	sh.st.CmdSet++
 	now64 := s.Now()
 	now := clampTime(now64)
@@ -47,96 +139,40 @@ func (s *Store) SetItem(r SetRequest) (Result, uint64) {
 		}
 		return TooLarge, 0
 	}
-	slot := sh.lookup(key, tag, now)
-	var old rec
-	if slot >= 0 {
-		old = sh.rec(sh.posOf(slot))
+	p, res, done := s.plan(sh, tag, r, now64, now)
+	if done {
+		return res, 0
 	}
-	exp := absExptime(r.Exptime, now64)
-	flags := r.Flags
-	var bits uint8
-	if r.KeyBinary {
-		bits |= recKeyBinary
-	}
-	switch mode {
-	case ModeAdd:
-		if slot >= 0 {
-			return NotStored, 0
-		}
-	case ModeReplace:
-		if slot < 0 {
-			return NotStored, 0
-		}
-	case ModeAppend, ModePrepend:
-		if slot < 0 {
-			return NotStored, 0
-		}
-		if r.CAS != 0 && !s.cfg.DisableCAS && old.cas() != r.CAS {
-			return Exists, 0
-		}
-	case ModeCAS:
-		if slot < 0 {
-			sh.st.CasMisses++
-			return NotFound, 0
-		}
-		switch {
-		case !s.cfg.DisableCAS && r.CAS != 0 && old.cas() == r.CAS:
-		case !s.cfg.DisableCAS && r.Invalidate && r.CAS != 0 && r.CAS < old.cas():
-			// memcached stores a stale value: the old TTL and token stay.
-			exp = old.exptime()
-			bits |= recStale | old.bits()&recTokenSent
-		default:
-			sh.st.CasBadval++
-			sh.cls[old.class()].casBadval++
-			return Exists, 0
-		}
-		sh.st.CasHits++
-		sh.cls[old.class()].casHits++
-	}
-
 	vlen := len(value)
 	if mode == ModeAppend || mode == ModePrepend {
-		flags, exp = old.flags(), old.exptime()
-		vlen += old.vlen()
+		p.flags, p.exp = p.old.flags(), p.old.exptime()
+		vlen += p.old.vlen()
 		if len(key)+vlen > s.maxValue {
 			return NotStored, 0 // memcached 1.6.18 answers NOT_STORED and keeps the item
 		}
 		// The allocation below may evict or move the old record: keep its value.
-		sh.scratch = append(sh.scratch[:0], old.value()...)
+		sh.scratch = append(sh.scratch[:0], p.old.value()...)
 		defer sh.dropLargeScratch()
-	} else if exp != 0 && exp <= now {
-		// Already expired (negative exptime): memcached links the item and its
-		// LRU reclaims it at once; the visible effect is the old value gone.
-		if slot >= 0 {
-			sh.unlink(slot)
-		}
-		sh.st.TotalItems++
-		sh.st.Reclaimed++
-		sh.st.ExpiredUnfetched++
-		return Stored, s.casOf(sh.casOrNext(r.NewCAS))
+	} else if p.exp != 0 && p.exp <= now {
+		return s.storeExpired(sh, &p, r.NewCAS)
 	}
 
 	size := recSize(len(key), vlen)
 	epoch := sh.idx.epoch
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
-		sh.st.OutOfMemory++
-		sh.cls[s.classes.classOf(size)].outOfMemory++
-		if mode == ModeSet {
-			if slot = sh.find(key, tag); slot >= 0 {
-				sh.unlink(slot)
-			}
-		}
+		s.noMemory(sh, tag, mode, key, size)
 		return res, 0
 	}
+	slot := p.slot
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
 	class := s.classes.classOf(size)
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
-	nr.writeHeader(len(key), vlen, class, flags, exp, cas, now)
-	nr.setBits(bits)
+	nr.writeHeader(len(key), vlen, class, p.flags, p.exp, cas, now)
+	nr.setBits(p.bits)
 	copy(nr[recHeader:], key)
 	v := nr[recHeader+len(key) : recHeader+len(key)+vlen]
 	switch mode {
@@ -178,7 +214,10 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	sh.cls[r.class()].getHits++
 	r.setBits(recFetched | recReferenced)
 	r.setAccessed(now)
-	fn(r.value(), s.meta(r))
+	pos := sh.posOf(slot)
+	m := s.meta(r)
+	m.Ref = sh.refOf(pos, r)
+	fn(r.value(), m)
 	return true
 }
 
@@ -195,9 +234,12 @@ func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m M
 	if slot < 0 {
 		return false
 	}
-	r := sh.rec(sh.posOf(slot))
+	pos := sh.posOf(slot)
+	r := sh.rec(pos)
 	r.setBits(recFetched)
-	fn(r.value(), s.meta(r))
+	m := s.meta(r)
+	m.Ref = sh.refOf(pos, r)
+	fn(r.value(), m)
 	return true
 }
 

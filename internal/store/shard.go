@@ -22,6 +22,13 @@ type shard struct {
 	wrapped  bool // records occupy [tail, end) and [0, head); otherwise [tail, head)
 	touched  int  // high-water mark of ring bytes ever written
 	live     int  // bytes of records still in the index
+	// vhead and vtail are the head's and tail's virtual positions: every
+	// byte either has passed, wrap jumps included, so that a ValueRef or a
+	// Reservation can tell without holding anything whether the record it
+	// names was overwritten or dropped (cursor.go). gen changes when buf is
+	// replaced (SetMemoryLimit).
+	vhead, vtail uint64
+	gen          uint32
 	idx      index
 	seq      uint64 // last CAS sequence handed out in this shard
 	expiring int    // live records with a nonzero exptime (the reclaimer skips shards without any)
@@ -191,13 +198,15 @@ func (sh *shard) alloc(n int, now uint32) (int, Result) {
 	chances, moved := 0, 0
 	for {
 		if !sh.wrapped {
-			if sh.head == sh.tail { // empty: start over at 0
-				sh.head, sh.tail = 0, 0
-			}
 			if sh.head+n <= len(sh.buf) {
 				return sh.take(n), Stored
 			}
-			sh.end, sh.head, sh.wrapped = sh.head, 0, true
+			if sh.head == sh.tail { // empty: start over at 0 rather than wrap
+				sh.restart()
+				continue
+			}
+			sh.end, sh.wrapped = sh.head, true
+			sh.jumpHead()
 			continue
 		}
 		if sh.tail-sh.head >= n {
@@ -212,6 +221,7 @@ func (sh *shard) alloc(n int, now uint32) (int, Result) {
 func (sh *shard) take(n int) int {
 	pos := sh.head
 	sh.head += n
+	sh.vhead += uint64(n)
 	if sh.head > sh.touched {
 		sh.touched = sh.head
 	}
@@ -278,14 +288,34 @@ func (sh *shard) relocate(slot, pos, sz int) {
 	sh.idx.setLoc(slot, uint32(sh.head>>3))
 	sh.idx.epoch++
 	sh.head += sz
+	sh.vhead += uint64(sz)
 	sh.advanceTail(sz)
 }
 
 func (sh *shard) advanceTail(sz int) {
 	sh.tail += sz
+	sh.vtail += uint64(sz)
 	if sh.wrapped && sh.tail == sh.end {
+		sh.vtail += uint64(len(sh.buf) - sh.end)
 		sh.tail, sh.end, sh.wrapped = 0, 0, false
 	}
+}
+
+// jumpHead moves the head to the ring's start, counting the bytes it skips
+// as passed: the virtual head then lies a whole ring ahead of every byte
+// of the lap it leaves (cursor.go).
+func (sh *shard) jumpHead() {
+	sh.vhead += uint64(len(sh.buf) - sh.head)
+	sh.head = 0
+}
+
+// restart empties the ring's bookkeeping and starts it over at 0, as a
+// wrap: records the head has not overwritten keep their bytes, but no
+// cursor trusts them any more (the conservative side of the rule).
+func (sh *shard) restart() {
+	sh.jumpHead()
+	sh.tail, sh.end, sh.wrapped = 0, 0, false
+	sh.vtail = sh.vhead
 }
 
 // reset drops every record (flush_all without delay).
@@ -303,7 +333,7 @@ func (sh *shard) reset(now uint32) {
 		c.bytes = 0
 	})
 	sh.idx.clear()
-	sh.head, sh.tail, sh.end, sh.wrapped = 0, 0, 0, false
+	sh.restart()
 	sh.live, sh.expiring = 0, 0
 }
 

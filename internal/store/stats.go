@@ -50,6 +50,8 @@ func (st *Stats) add(o *Stats) {
 	st.EvictedUnfetched += o.EvictedUnfetched
 	st.EvictedActive += o.EvictedActive
 	st.OutOfMemory += o.OutOfMemory
+	st.RefsLost += o.RefsLost
+	st.ReservationsLost += o.ReservationsLost
 }
 
 // ResetStats zeroes the counters that `stats reset` clears; item counts,
