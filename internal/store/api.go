@@ -85,10 +85,10 @@ type Stats struct {
 	// counts values being received whose reservation the ring's tail passed
 	// before they were complete (answered as out of memory). cursor.go.
 	RefsLost, ReservationsLost uint64
-	LimitMaxbytes                              uint64
-	TotalMallocedBytes                         uint64 // bytes of pages allocated for items
-	HashBytes                                  uint64 // bytes of the index
-	HashPowerLevel                             uint64
+	LimitMaxbytes              uint64
+	TotalMallocedBytes         uint64 // bytes of pages allocated for items
+	HashBytes                  uint64 // bytes of the index
+	HashPowerLevel             uint64
 }
 
 // ClassStats describes one slab class (or segment class) for `stats slabs` and `stats items`.

@@ -11,17 +11,17 @@ import (
 type shard struct {
 	mu sync.Mutex
 
-	id       uint64 // shard number, folded into CAS uniques to keep them unique store-wide
-	idBits   uint
-	noEvict  bool // -M
-	hooks    *storeHooks
-	buf      []byte
-	head     int  // where the next record goes
-	tail     int  // the oldest record
-	end      int  // while wrapped: where the records before the wrap stop
-	wrapped  bool // records occupy [tail, end) and [0, head); otherwise [tail, head)
-	touched  int  // high-water mark of ring bytes ever written
-	live     int  // bytes of records still in the index
+	id      uint64 // shard number, folded into CAS uniques to keep them unique store-wide
+	idBits  uint
+	noEvict bool // -M
+	hooks   *storeHooks
+	buf     []byte
+	head    int  // where the next record goes
+	tail    int  // the oldest record
+	end     int  // while wrapped: where the records before the wrap stop
+	wrapped bool // records occupy [tail, end) and [0, head); otherwise [tail, head)
+	touched int  // high-water mark of ring bytes ever written
+	live    int  // bytes of records still in the index
 	// vhead and vtail are the head's and tail's virtual positions: every
 	// byte either has passed, wrap jumps included, so that a ValueRef or a
 	// Reservation can tell without holding anything whether the record it
@@ -29,9 +29,9 @@ type shard struct {
 	// replaced (SetMemoryLimit).
 	vhead, vtail uint64
 	gen          uint32
-	idx      index
-	seq      uint64 // last CAS sequence handed out in this shard
-	expiring int    // live records with a nonzero exptime (the reclaimer skips shards without any)
+	idx          index
+	seq          uint64 // last CAS sequence handed out in this shard
+	expiring     int    // live records with a nonzero exptime (the reclaimer skips shards without any)
 
 	// flushOldest is memcached's oldest_live for a delayed flush_all: once it is
 	// <= now, records stored at or before it are invalid. 0 = no delayed flush.
