@@ -20,6 +20,9 @@ type napiSession struct {
 	client    *napi.Client // nil when the netdev family is unavailable
 	applied   *napi.State  // nil when no knob was written
 	statePath string
+	// privileged runs the restore where CAP_NET_ADMIN is still held once
+	// -u dropped root (capKeeper); nil runs it on any thread.
+	privileged func(func() error) error
 }
 
 // startNAPI applies the poll mode of o to the NAPIs of the listen interface,
@@ -223,7 +226,25 @@ func (s *napiSession) restore() error {
 	if s.applied == nil {
 		return nil
 	}
-	res, err := napi.Restore(s.client, s.statePath)
+	var res napi.RestoreResult
+	restore := func() (err error) {
+		res, err = napi.Restore(s.client, s.statePath)
+		return err
+	}
+	var err error
+	if s.privileged != nil {
+		err = s.privileged(restore)
+	} else {
+		err = restore()
+	}
+	var pe *fs.PathError
+	if err != nil && errors.As(err, &pe) && pe.Op == "remove" && errors.Is(err, fs.ErrPermission) {
+		// Restored, but -u's user may not remove the file from a directory
+		// it does not own. The file still holds the true originals, so a
+		// later start or `gocached napi restore` stays correct.
+		s.log.Warn("NAPI knobs restored; the state file is left behind", "file", s.statePath, "err", err)
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("%w; retry with: gocached napi restore --interface %s --state %s", err, s.applied.Interface, s.statePath)
 	}

@@ -23,7 +23,7 @@ func (p *processOptions) prepare(log *slog.Logger) {
 	}
 }
 
-func (p *processOptions) dropPrivileges(*slog.Logger, bool) error {
+func (p *processOptions) dropPrivileges(*slog.Logger, *napiSession) error {
 	if p.user != "" {
 		return errors.New("-u needs a Unix system")
 	}

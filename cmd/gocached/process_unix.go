@@ -51,7 +51,11 @@ var errNoUser = errors.New("no such user")
 // memcached, -u is ignored when not root. Without -u, root keeps running:
 // memcached refuses ("can't run as root without the -u switch"), gocached
 // warns instead so a plain `go run ./cmd/gocached` works for root.
-func (p *processOptions) dropPrivileges(log *slog.Logger, knobsApplied bool) error {
+//
+// When a poll mode changed the NAPI knobs, one thread keeps CAP_NET_ADMIN
+// (capKeeper) and ns restores the knobs through it at exit; the state file
+// is handed to the user so the restore can read it.
+func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error {
 	if os.Geteuid() != 0 {
 		if p.user != "" {
 			log.Debug("-u ignored: not running as root", "user", p.user)
@@ -71,9 +75,14 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, knobsApplied bool) err
 	if err := errors.Join(err1, err2); err != nil {
 		return fmt.Errorf("user %s: bad uid/gid %s/%s", p.user, u.Uid, u.Gid)
 	}
-	if knobsApplied {
-		log.Warn("-u drops CAP_NET_ADMIN: the NAPI knobs set at start cannot be restored at exit; restore them with `gocached napi restore` as root",
-			"user", p.user)
+	var keeper *capKeeper
+	if ns != nil && ns.applied != nil {
+		if keeper, err = startCapKeeper(); err != nil {
+			return err
+		}
+		if err := os.Chown(ns.statePath, uid, gid); err != nil {
+			return fmt.Errorf("hand the NAPI state file to %s: %w", p.user, err)
+		}
 	}
 	// Go applies these to every thread of the process.
 	if err := unix.Setgroups([]int{gid}); err != nil {
@@ -84,6 +93,14 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, knobsApplied bool) err
 	}
 	if err := unix.Setuid(uid); err != nil {
 		return fmt.Errorf("failed to assume identity of user %s: %w", p.user, err)
+	}
+	if keeper != nil {
+		if err := keeper.keepOnlyNetAdmin(); err != nil {
+			return err
+		}
+		ns.privileged = keeper.do
+		log.Info("dropped privileges; one thread keeps CAP_NET_ADMIN to restore the NAPI knobs at exit", "user", p.user, "uid", uid, "gid", gid)
+		return nil
 	}
 	log.Info("dropped privileges", "user", p.user, "uid", uid, "gid", gid)
 	return nil

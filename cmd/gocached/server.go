@@ -139,7 +139,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 	}
 	defer udp.Close()
 	// Listeners are bound and knobs set: root is no longer needed.
-	if err := o.proc.dropPrivileges(log, ns.applied != nil); err != nil {
+	if err := o.proc.dropPrivileges(log, ns); err != nil {
 		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
 		if errors.Is(err, errNoUser) {
