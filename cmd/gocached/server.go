@@ -138,6 +138,9 @@ func serve(o *options, log *slog.Logger) (status int) {
 		return 1
 	}
 	defer udp.Close()
+	if env.VerboseLog != nil {
+		announceListeners(env.VerboseLog, eng, settings.BindingProtocol, udp)
+	}
 	// Listeners are bound and knobs set: root is no longer needed.
 	if err := o.proc.dropPrivileges(log, ns); err != nil {
 		log.Error("cannot start", "err", err)

@@ -129,6 +129,18 @@ func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, 
 // Addr is the first socket's address.
 func (u *UDPServer) Addr() net.Addr { return u.socks[0].LocalAddr() }
 
+// Descriptors are the sockets' file descriptors, as memcached's -vv names
+// its listeners.
+func (u *UDPServer) Descriptors() []int {
+	var fds []int
+	for _, c := range u.socks {
+		if rc, err := c.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { fds = append(fds, int(fd)) })
+		}
+	}
+	return fds
+}
+
 // Serve answers datagrams until Close.
 func (u *UDPServer) Serve() {
 	for _, c := range u.socks {
