@@ -126,7 +126,8 @@ func (r *loop) run() error {
 	cfg := r.eng.ecfg
 	events := make([]unix.EpollEvent, cfg.MaxEvents)
 	for {
-		r.now = time.Now().Unix()
+		started := time.Now()
+		r.now = started.Unix()
 		if r.eng.group.Quitting() && !r.draining {
 			r.beginDrain()
 		}
@@ -151,7 +152,16 @@ func (r *loop) run() error {
 			}
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
+		woke := time.Now()
+		r.now = woke.Unix()
+		r.stats.waitNs.Add(uint64(woke.Sub(started)))
 		r.stats.epollWaits.Add(1)
+		switch {
+		case n == 0:
+			r.stats.emptyWaits.Add(1)
+		case n == len(events):
+			r.stats.fullBatches.Add(1)
+		}
 		if n > 0 {
 			r.stats.events.Add(uint64(n))
 			if uint64(n) > r.stats.maxBatch.Load() {

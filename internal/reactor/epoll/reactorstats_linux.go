@@ -21,6 +21,9 @@ type reactorCounters struct {
 	epollWaits   atomic.Uint64
 	events       atomic.Uint64
 	maxBatch     atomic.Uint64
+	emptyWaits   atomic.Uint64 // epoll_wait returned no event (a timeout, or a busy poll that found nothing)
+	fullBatches  atomic.Uint64 // epoll_wait returned max_events: more may have been ready
+	waitNs       atomic.Uint64 // time spent in epoll_wait, busy polling included
 	bytesRead    atomic.Uint64
 	bytesWritten atomic.Uint64
 	yields       atomic.Uint64
@@ -29,7 +32,7 @@ type reactorCounters struct {
 
 func (c *reactorCounters) reset() {
 	for _, v := range []*atomic.Uint64{&c.accepted, &c.handoffIn, &c.handoffOut, &c.epollWaits,
-		&c.events, &c.maxBatch, &c.bytesRead, &c.bytesWritten, &c.yields} {
+		&c.events, &c.maxBatch, &c.emptyWaits, &c.fullBatches, &c.waitNs, &c.bytesRead, &c.bytesWritten, &c.yields} {
 		v.Store(0)
 	}
 }
@@ -147,6 +150,9 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	u("epoll_waits", r.stats.epollWaits.Load())
 	u("events", r.stats.events.Load())
 	u("max_batch", r.stats.maxBatch.Load())
+	u("empty_waits", r.stats.emptyWaits.Load())
+	u("full_batches", r.stats.fullBatches.Load())
+	u("wait_us", r.stats.waitNs.Load()/1000)
 	u("busy_poll_usecs", uint64(r.params.BusyPollUsecs))
 	u("busy_poll_budget", uint64(r.params.BusyPollBudget))
 	prefer := uint64(0)

@@ -36,7 +36,7 @@ func groupLines(t *testing.T, e *engine, group string) map[string]string {
 }
 
 var reactorFields = []string{"napi_id", "cpu", "conns", "accepted", "handoff_in", "handoff_out", "misrouted",
-	"epoll_waits", "events", "max_batch", "busy_poll_usecs", "busy_poll_budget", "prefer_busy_poll", "max_events"}
+	"epoll_waits", "events", "max_batch", "empty_waits", "full_batches", "wait_us", "busy_poll_usecs", "busy_poll_budget", "prefer_busy_poll", "max_events"}
 
 func TestStatsReactors(t *testing.T) {
 	e := startFake(t, reactor.Config{Threads: 3, Epoll: reactor.EpollConfig{MaxEvents: 16}}, 20)
@@ -83,6 +83,15 @@ func TestStatsReactors(t *testing.T) {
 	}
 	if conns != 5 || accepted != 5 {
 		t.Errorf("conns=%d accepted=%d over all reactors, want 5 and 5", conns, accepted)
+	}
+	num := func(i int, f string) int {
+		n, _ := strconv.Atoi(m["reactor:"+strconv.Itoa(i)+":"+f])
+		return n
+	}
+	for i := range 3 {
+		if waits, empty, full := num(i, "epoll_waits"), num(i, "empty_waits"), num(i, "full_batches"); empty+full > waits {
+			t.Errorf("reactor %d: empty_waits %d + full_batches %d > epoll_waits %d", i, empty, full, waits)
+		}
 	}
 	// memcached's counts: the one bound address is one conn, however many
 	// reactors share it (curr = 1+5-1, total = 1+5).

@@ -200,11 +200,16 @@ func (r *loop) run() error {
 		r.bufs.publish()
 		// A reactor that just had work waits raw, an idle one through the
 		// runtime (see sysEnter).
+		entered := time.Now()
 		if _, err := r.ring.submitAndWait(r.waitTimeout(), busy); err != nil {
 			return fmt.Errorf("io_uring_enter: %w", err)
 		}
+		r.stats.waitNs.Add(uint64(time.Since(entered)))
 		r.stats.enters.Add(1)
 		busy = r.reapAll() > 0
+		if !busy {
+			r.stats.emptyEnters.Add(1)
+		}
 		r.runYields()
 	}
 	r.closeAllConns()

@@ -22,6 +22,8 @@ type counters struct {
 	sqes         atomic.Uint64
 	cqes         atomic.Uint64
 	maxBatch     atomic.Uint64 // most CQEs reaped at once
+	emptyEnters  atomic.Uint64 // enters after which there was no completion to reap
+	waitNs       atomic.Uint64 // time spent in io_uring_enter, busy polling included
 	recvArms     atomic.Uint64 // multishot receives started
 	enobufs      atomic.Uint64 // receives ended for want of a buffer
 	shortSends   atomic.Uint64
@@ -33,7 +35,7 @@ type counters struct {
 
 func (c *counters) reset() {
 	for _, v := range []*atomic.Uint64{&c.accepted, &c.handoffIn, &c.handoffOut, &c.enters, &c.sqes,
-		&c.cqes, &c.maxBatch, &c.recvArms, &c.enobufs, &c.shortSends, &c.bytesRead, &c.bytesWritten, &c.yields} {
+		&c.cqes, &c.maxBatch, &c.emptyEnters, &c.waitNs, &c.recvArms, &c.enobufs, &c.shortSends, &c.bytesRead, &c.bytesWritten, &c.yields} {
 		v.Store(0)
 	}
 }
@@ -162,6 +164,8 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	u("sqes", r.stats.sqes.Load())
 	u("cqes", r.stats.cqes.Load())
 	u("max_batch", r.stats.maxBatch.Load())
+	u("empty_enters", r.stats.emptyEnters.Load())
+	u("wait_us", r.stats.waitNs.Load()/1000)
 	u("recv_arms", r.stats.recvArms.Load())
 	u("recv_enobufs", r.stats.enobufs.Load())
 	u("short_sends", r.stats.shortSends.Load())
