@@ -23,13 +23,17 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		s.swallow = int64(vlen)
 		return head, NeedMore
 	}
-	if len(in) < head+vlen {
-		return -(head + vlen), NeedMore
+	value, ok, got := s.receiving(in[:head], in[head:], key, vlen, true)
+	if !ok {
+		if got < 0 {
+			return got - head, NeedMore // the whole request must be here
+		}
+		return head + got, NeedMore // receiving it into the store (recv.go)
 	}
 	if s.env.detailEnabled() { // once the value is here: the header may be parsed again
 		s.env.recordPrefix(key, 's', false)
 	}
-	req := store.SetRequest{Key: key, Value: in[head : head+vlen], CAS: s.bh.cas}
+	req := store.SetRequest{Key: key, Value: value, CAS: s.bh.cas}
 	if len(ext) == 8 {
 		req.Flags = binary.BigEndian.Uint32(ext[0:4])
 		req.Exptime = int64(binary.BigEndian.Uint32(ext[4:8]))
@@ -51,7 +55,7 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	if req.CAS != 0 && (op == opSet || op == opAdd || op == opReplace) {
 		req.Mode = store.ModeCAS
 	}
-	res, cas := st.SetItem(req)
+	res, cas := s.setItem(req)
 	switch res {
 	case store.Stored:
 		s.binReply(&s.bh, nil, nil, nil, cas)
@@ -121,7 +125,7 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 		b = append(b, s.binKey...)
 	}
 	if s.binWithValue {
-		b = append(b, value...)
+		b = s.appendValue(b, value, m.Ref, false)
 	}
 	s.out = b
 }

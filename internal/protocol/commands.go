@@ -206,24 +206,31 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		s.swallow = int64(total)
 		return 0, NeedMore
 	}
-	if len(rest) < total {
-		return -total, NeedMore
+	data, ok, got := s.receiving(line, rest, key, total, false)
+	if !ok {
+		return got, NeedMore // waiting for the data, or receiving it (recv.go)
 	}
 	// Counted once the data is here: the line may be parsed more than once.
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 's', false)
 	}
-	data := rest[:total]
-	if data[vlen] != '\r' || data[vlen+1] != '\n' {
+	var value []byte
+	if data != nil {
+		value = data[:vlen]
+	} else {
+		data = rest // committing a reservation: rest is the terminator
+		vlen = 0
+	}
+	if s.badTerminator(data, int(vlen)) {
 		s.reply(rBadChunk)
 		return total, NeedMore
 	}
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
-	res := st.Set(mode, key, flags, int64(exptime), data[:vlen], cas)
+	res, _ := s.setItem(store.SetRequest{Mode: mode, Key: key, Flags: flags, Exptime: int64(exptime), Value: value, CAS: cas})
 	if s.watching()&logMutations != 0 {
-		s.logStore(key, storeStatus(res), storeCmdName(mode), uint32(exptime), st.ItemClass(len(key), int(vlen), flags), int(vlen))
+		s.logStore(key, storeStatus(res), storeCmdName(mode), uint32(exptime), st.ItemClass(len(key), total-2, flags), total-2)
 	}
 	switch res {
 	case store.Stored:

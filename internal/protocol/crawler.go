@@ -156,7 +156,7 @@ func (s *Session) continueDump() {
 			s.flushMark = len(s.out) // memcached's crawler wrote it directly
 			return
 		}
-		if bounded && len(s.out)-s.outStart >= outputBudget {
+		if bounded && len(s.out)-s.outStart >= OutputBudget {
 			return
 		}
 	}
@@ -171,7 +171,7 @@ func (s *Session) dumpItem(it store.Item) bool {
 			return true
 		}
 	}
-	if s.env.ResumesPending && len(s.out)-s.outStart >= outputBudget {
+	if s.env.ResumesPending && len(s.out)-s.outStart >= OutputBudget {
 		return false
 	}
 	b := append(s.out, "key="...)

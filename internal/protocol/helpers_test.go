@@ -101,6 +101,7 @@ func drive(tb testing.TB, s *Session, chunks ...[]byte) result {
 	for _, c := range chunks {
 		buf = append(buf, c...)
 		for {
+			before := len(out)
 			n, o, st := s.Process(buf, out)
 			out = o
 			if n < 0 || n > len(buf) {
@@ -111,6 +112,11 @@ func drive(tb testing.TB, s *Session, chunks ...[]byte) result {
 				return result{string(out), true}
 			}
 			if st == Yield {
+				continue
+			}
+			// As the engines (reactor.Resume): a Session with pending
+			// output gets another call while it makes progress.
+			if s.Pending() && (n > 0 || len(o) > before) {
 				continue
 			}
 			break

@@ -167,8 +167,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	}
 	b = append(b, crlf...)
 	if f.value {
-		b = append(b, it.Value()...)
-		b = append(b, crlf...)
+		b = s.appendValue(b, it.Value(), it.Ref(), true)
 	}
 	s.out = b
 	if !f.noUpdate {

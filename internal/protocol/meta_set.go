@@ -86,19 +86,26 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		st.Discard(key)
 		return fail(rTooLarge)
 	}
-	if len(rest) < total {
-		return -total, NeedMore
+	data, ok, got := s.receiving(line, rest, key, total, false)
+	if !ok {
+		return got, NeedMore // waiting for the data, or receiving it (recv.go)
 	}
-	data := rest[:total]
-	if data[vlen] != '\r' || data[vlen+1] != '\n' {
+	var value []byte
+	if data != nil {
+		value = data[:vlen]
+	} else {
+		data, vlen = rest, 0 // committing a reservation: rest is the terminator
+	}
+	if s.badTerminator(data, vlen) {
 		s.out = append(s.out, rBadChunk...) // shown even with q
 		return total, NeedMore
 	}
+	vlen = total - 2
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
-	res, cas := st.SetItem(store.SetRequest{
-		Mode: mode, Key: key, Flags: f.flags, Exptime: int64(f.ttl), Value: data[:vlen],
+	res, cas := s.setItem(store.SetRequest{
+		Mode: mode, Key: key, Flags: f.flags, Exptime: int64(f.ttl), Value: value,
 		CAS: f.cas, Invalidate: f.invalidate && mode == store.ModeCAS, KeyBinary: f.keyBinary,
 		NewCAS: f.newCAS,
 	})

@@ -7,12 +7,6 @@ import (
 	"github.com/gocached/gocached/internal/store"
 )
 
-// outputBudget is how many reply bytes one Process call produces before a
-// multiget stops at a key boundary and yields. A get line may name hundreds
-// of thousands of keys, each of a large value: without the pause the reply
-// buffer would grow with their product.
-const outputBudget = 1 << 20
-
 // multigetState is a retrieval command paused between two keys. The part of
 // its line already served has been consumed, so the input starts at the next
 // key; left is how many bytes of keys remain before the line's end (its "\r"
@@ -76,7 +70,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	}
 	if at := s.serveKeys(line, from, withCAS, touch, exptime); at >= 0 {
 		s.mget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
-		return at, Yield
+		return at, s.paused()
 	}
 	return 0, NeedMore
 }
@@ -93,7 +87,7 @@ func (s *Session) continueMultiget(in []byte) (int, Status) {
 	}
 	if at := s.serveKeys(in[:m.left], 0, m.withCAS, m.touch, m.exptime); at >= 0 {
 		s.mget.left = m.left - at
-		return at, Yield
+		return at, s.paused()
 	}
 	s.mget = multigetState{}
 	return nl + 1, NeedMore
@@ -101,7 +95,8 @@ func (s *Session) continueMultiget(in []byte) (int, Status) {
 
 // serveKeys appends a VALUE block for every stored key of keys from offset i
 // on, then END. If the output budget runs out first, it stops before a key
-// and returns that key's offset (always past i), else -1.
+// and returns that key's offset (always past i), else -1. A value sent in
+// pieces (continueSend) stops it too, after its key.
 func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int32) int {
 	s.getCAS = withCAS
 	st := s.env.Store
@@ -113,7 +108,7 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		if ks == len(keys) {
 			break
 		}
-		if served && len(s.out)-s.outStart >= outputBudget {
+		if served && len(s.out)-s.outStart >= OutputBudget {
 			return ks
 		}
 		key := keys[ks:ke]
@@ -129,6 +124,9 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		}
 		served = true
 		i = ke
+		if s.send.active {
+			return ke
+		}
 	}
 	s.out = append(s.out, rEnd...)
 	if s.vlog {
@@ -164,6 +162,5 @@ func (s *Session) emitValue(value []byte, m store.Meta) {
 		b = strconv.AppendUint(b, m.CAS, 10)
 	}
 	b = append(b, crlf...)
-	b = append(b, value...)
-	s.out = append(b, crlf...)
+	s.out = s.appendValue(b, value, m.Ref, true)
 }

@@ -44,6 +44,13 @@ type Session struct {
 	// mget is a multiget paused for want of output budget: the rest of its
 	// key list is at the front of the unconsumed input.
 	mget multigetState
+	// send is a large value going out in pieces (budget.go); recv is one
+	// coming in, into a store reservation (recv.go).
+	send sendState
+	recv recvState
+	// budgetStop: this call stopped before a request for want of output
+	// budget, which another call continues (Pending).
+	budgetStop bool
 
 	// Per-call scratch, reused so the hot path does not allocate.
 	out      []byte
@@ -113,11 +120,17 @@ func NewSession(env *Env) *Session {
 }
 
 // Pending reports whether the Session has output to produce without more
-// input: a metadump not yet finished, or a connection turned into a `watch`
-// log stream. An engine that sets Env.ResumesPending calls Process again,
-// with its unconsumed input (possibly none), once it has sent the replies,
-// for as long as Pending holds; for a watcher it may wait for the wakeup.
-func (s *Session) Pending() bool { return s.dump != nil || s.watch != nil }
+// input: a value being sent in pieces, requests or multiget keys left
+// unstarted because the call's output reached OutputBudget, a metadump not
+// yet finished, or a connection turned into a `watch` log stream. An engine
+// that sets Env.ResumesPending calls Process again, with its unconsumed
+// input (possibly none), once it has sent the replies, for as long as
+// Pending holds; a call that then consumes and produces nothing is a
+// watcher with nothing to say, which it may leave until its wakeup.
+func (s *Session) Pending() bool {
+	return s.dump != nil || s.watch != nil || s.send.active || s.budgetStop ||
+		s.mget.active && s.env.ResumesPending
+}
 
 // SetWakeup registers fn, which a watching Session calls (from another
 // goroutine, at most once until the next Process) when log lines arrive for
@@ -154,6 +167,9 @@ func (s *Session) Reset() {
 	s.want = 0
 	s.scanned = 0
 	s.mget = multigetState{}
+	s.send = sendState{}
+	s.recv.reset()
+	s.budgetStop = false
 	s.out = nil
 	s.getKey = nil
 	s.noreply = false
@@ -192,6 +208,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.outStart = len(out)
 	s.flushMark = len(out)
 	s.want = 0
+	s.budgetStop = false
 	s.vlog = s.verboseOn()
 	pos, st := s.process(in)
 	reply = s.out
@@ -217,8 +234,23 @@ func (s *Session) process(in []byte) (int, Status) {
 		if s.dump != nil {
 			s.continueDump()
 			if s.dump != nil {
-				return pos, Yield
+				return pos, NeedMore // Pending brings the engine back
 			}
+			continue
+		}
+		if s.send.active {
+			if st := s.continueSend(); st == Close || s.send.active {
+				return pos, st
+			}
+			continue
+		}
+		if s.recv.active {
+			n, st := s.continueRecv(in[pos:])
+			pos += n
+			if st == Close || s.recv.active {
+				return pos, st
+			}
+			reqs++
 			continue
 		}
 		if s.swallow > 0 {
@@ -236,11 +268,18 @@ func (s *Session) process(in []byte) (int, Status) {
 		if pos == len(in) {
 			return pos, NeedMore
 		}
+		if s.overBudget() {
+			s.budgetStop = !s.mget.active // a paused multiget is Pending anyway
+			return pos, NeedMore
+		}
 		if s.mget.active {
 			n, st := s.continueMultiget(in[pos:])
 			pos += n
 			if st == Yield {
 				return pos, Yield
+			}
+			if s.mget.active { // paused again: a value in pieces, or the budget
+				continue
 			}
 			reqs++
 			continue
@@ -302,6 +341,12 @@ func (s *Session) process(in []byte) (int, Status) {
 		if st == Yield {
 			// A multiget paused: data is how much of its line was served.
 			return pos + data, Yield
+		}
+		if s.mget.active {
+			// Paused without yielding (ResumesPending): what stopped it, a
+			// value in pieces or the budget, is handled at the loop's top.
+			pos += data
+			continue
 		}
 		if data < 0 {
 			// A storage command whose data block is still incomplete.

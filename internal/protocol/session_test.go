@@ -290,7 +290,7 @@ func TestMultigetOutputBudget(t *testing.T) {
 	for {
 		n, o, st := s.Process(in, nil)
 		calls++
-		if len(o) > outputBudget+len(value)+64 {
+		if len(o) > OutputBudget+len(value)+64 {
 			t.Fatalf("call %d produced %d bytes", calls, len(o))
 		}
 		out, in = append(out, o...), in[n:]

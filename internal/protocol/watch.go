@@ -245,7 +245,7 @@ func (s *Session) watchCommand(line []byte, n int) {
 func (s *Session) drainWatch() {
 	w := s.watch
 	w.mu.Lock()
-	n := min(len(w.buf), max(0, outputBudget-(len(s.out)-s.outStart)))
+	n := min(len(w.buf), max(0, OutputBudget-(len(s.out)-s.outStart)))
 	s.out = append(s.out, w.buf[:n]...)
 	rest := copy(w.buf, w.buf[n:])
 	w.buf = w.buf[:rest]
