@@ -37,6 +37,7 @@ type options struct {
 	sasl          bool        // -S: binary clients authenticate against $MEMCACHED_SASL_PWDB
 	gates         gateOptions // -A -F -X -W -Y -f -n -D
 	largePages    bool        // -L
+	memoryFile    string      // -e: item memory in this file, restartable after SIGUSR1
 	tls           tlsOptions  // -Z and -o ssl_*
 	napiIDs       int         // -N: accepted for memcached compatibility
 	napi          napiOptions
@@ -113,6 +114,7 @@ func parseFlags(args []string) (*options, error) {
 	var delim string
 	fs.StringVarP(&delim, "delimiter", "D", "", "use <char> as the delimiter between key prefixes and IDs in stats detail (turns it on)")
 	fs.BoolVarP(&o.largePages, "enable-largepages", "L", false, "map item memory up front with huge pages (the limit then cannot change at run time)")
+	fs.StringVarP(&o.memoryFile, "memory-file", "e", "", "keep item memory in this file (best on a RAM disk such as /dev/shm); a stop by SIGUSR1 saves the cache and the next start with the same file and settings serves it")
 	fs.BoolVarP(&o.tls.enabled, "enable-ssl", "Z", false, "enable TLS (-o ssl_chain_cert=,ssl_key=,...); TLS clients are served by the portable engine")
 	fs.BoolVarP(&o.version, "version", "V", false, "print version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")

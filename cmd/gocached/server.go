@@ -58,12 +58,16 @@ func serve(o *options, log *slog.Logger) (status int) {
 		// collector's heap goal does not grow with -m.
 		Mmap:       true,
 		LargePages: o.largePages,
+		MemoryFile: o.memoryFile,
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)
 		return 1
 	}
 	defer st.Close()
+	if rep := st.RestoreReport(); rep != "" {
+		log.Info(rep)
+	}
 	started := time.Now().Unix()
 	sasl, err := saslConfig(o)
 	if err != nil {
@@ -90,6 +94,11 @@ func serve(o *options, log *slog.Logger) (status int) {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer stop()
+	// With -e only a graceful stop (SIGUSR1, `shutdown graceful`) saves
+	// the cache for the next start, as in memcached.
+	graceful := make(chan os.Signal, 1)
+	signal.Notify(graceful, syscall.SIGUSR1)
+	defer signal.Stop(graceful)
 	ns, err := startNAPI(o, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -186,6 +195,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 		log.Error("NAPI knobs not restored", "err", err)
 		status = 1
 	}
+	saveMemoryFile(o, st, graceful, log)
 	log.Info("stopped")
 	return status
 }
@@ -315,4 +325,24 @@ func startMetrics(addr string, env *protocol.Env, log *slog.Logger) (stop func()
 	}()
 	log.Info("serving metrics", "addr", l.Addr().String())
 	return func() { cancel(); <-done }, nil
+}
+
+// saveMemoryFile keeps the cache in -e's file for the next start when the
+// stop was graceful; any other stop leaves no metadata, so the next start
+// is empty.
+func saveMemoryFile(o *options, st *store.Store, graceful <-chan os.Signal, log *slog.Logger) {
+	if o.memoryFile == "" {
+		return
+	}
+	select {
+	case <-graceful:
+	default:
+		log.Info("memory file not saved: only a graceful stop (SIGUSR1) saves the cache", "file", o.memoryFile)
+		return
+	}
+	if err := st.SaveState(); err != nil {
+		log.Error("memory file not saved", "file", o.memoryFile, "err", err)
+		return
+	}
+	log.Info(st.RestoreReport())
 }

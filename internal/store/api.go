@@ -21,6 +21,10 @@ type Config struct {
 	// advised to use huge pages; like memcached's preallocated memory, the
 	// limit can then not change at run time (SetMemoryLimit refuses).
 	LargePages bool
+	// MemoryFile is memcached's -e: the rings are a shared mapping of this
+	// file, and a store stopped with SaveState comes back with its items
+	// when the next New gets the same file and settings (memfile.go).
+	MemoryFile string
 	// Now returns the current unix time in seconds. Nil means the store's own
 	// coarse clock. Tests set it to move time by hand.
 	Now func() int64

@@ -13,7 +13,7 @@ import "runtime"
 // newRing returns a zeroed ring of n bytes as the configuration asks.
 func (s *Store) newRing(n int) ([]byte, error) {
 	var b []byte
-	if s.cfg.Mmap || s.cfg.LargePages {
+	if s.mapped() {
 		var err error
 		if b, err = mapRing(n, s.cfg.LargePages); err != nil {
 			return nil, err
@@ -25,9 +25,15 @@ func (s *Store) newRing(n int) ([]byte, error) {
 	return b, nil
 }
 
+// mapped reports whether rings are mappings: asked for, implied by -L, or
+// (for rings that replace the memory file's at run time) by -e. A memory
+// file's rings are whole pages of its mapping, so unmapping one alone is
+// exact too.
+func (s *Store) mapped() bool { return s.cfg.Mmap || s.cfg.LargePages || s.cfg.MemoryFile != "" }
+
 // freeRing gives a ring that is no longer used back, when it is a mapping.
 func (s *Store) freeRing(b []byte) {
-	if s.cfg.Mmap || s.cfg.LargePages {
+	if s.mapped() {
 		unmapRing(b)
 	}
 }
@@ -36,7 +42,7 @@ func (s *Store) freeRing(b []byte) {
 // the shards slice does not point back at the Store, and no ring slice
 // outlives the callback it was handed to.
 func (s *Store) releaseRingsWhenUnreachable() {
-	if !s.cfg.Mmap && !s.cfg.LargePages {
+	if !s.mapped() {
 		return
 	}
 	runtime.AddCleanup(s, func(shards []shard) {

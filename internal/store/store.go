@@ -47,6 +47,9 @@ type Store struct {
 	resizeMu sync.Mutex // one SetMemoryLimit at a time
 	cmdFlush atomic.Uint64
 
+	memfile     *memFile // -e's mapping; nil without one
+	restoreNote string   // what the memory file gave at start (RestoreReport)
+
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -73,6 +76,17 @@ func New(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: memory limit %d bytes leaves no room for items", cfg.MemoryLimit)
 	}
 	n := shardCount(cfg.MemoryLimit, cfg.MaxItemSize)
+	var saved *memfileMeta
+	var savedErr error
+	if cfg.MemoryFile != "" {
+		// A restore needs the saved layout; the shard count depended on
+		// GOMAXPROCS, so take the saved one when the rest matches.
+		if saved, savedErr = readMemfileMeta(cfg.MemoryFile); saved != nil {
+			if k := len(saved.Shards); k > 0 && saved.matches(cfg, memfileRingSize(cfg.MemoryLimit, k)) == nil {
+				n = k
+			}
+		}
+	}
 	s := &Store{
 		cfg:       cfg,
 		shards:    make([]shard, n),
@@ -83,6 +97,13 @@ func New(cfg Config) (*Store, error) {
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	var err error
+	if cfg.MemoryFile != "" {
+		s.ringSize = memfileRingSize(cfg.MemoryLimit, n)
+		if s.memfile, err = openMemFile(cfg.MemoryFile, n, s.ringSize); err != nil {
+			return nil, err
+		}
+	}
 	s.classes = newClassTable(recSize(MaxKeyLen, s.maxValue), cfg.MinChunk, cfg.GrowthFactor)
 	idBits := uint(bits.Len(uint(n - 1)))
 	for i := range s.shards {
@@ -90,8 +111,10 @@ func New(cfg Config) (*Store, error) {
 		sh.id, sh.idBits = uint64(i), idBits
 		sh.noEvict = cfg.DisableEvictions
 		sh.hooks = s.hooks
-		buf, err := s.newRing(s.ringSize)
-		if err != nil {
+		var buf []byte
+		if s.memfile != nil {
+			buf = s.memfile.ringAt(i)
+		} else if buf, err = s.newRing(s.ringSize); err != nil {
 			for j := range i {
 				s.freeRing(s.shards[j].buf)
 			}
@@ -100,6 +123,9 @@ func New(cfg Config) (*Store, error) {
 		sh.buf = buf
 		sh.idx = newIndex(0)
 		sh.cls = make([]classCounters, len(s.classes.sizes))
+	}
+	if s.memfile != nil {
+		s.adoptMemoryFile(saved, savedErr)
 	}
 	s.releaseRingsWhenUnreachable()
 	s.memLimit.Store(cfg.MemoryLimit)

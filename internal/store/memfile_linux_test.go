@@ -1,0 +1,222 @@
+//go:build linux
+
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type savedItem struct {
+	value []byte
+	flags uint32
+	cas   uint64
+}
+
+func memfileConfig(t *testing.T) Config {
+	return Config{MemoryLimit: 8 << 20, MaxItemSize: 64 << 10, MemoryFile: filepath.Join(t.TempDir(), "items")}
+}
+
+// fillForRestart stores n items of varied sizes, overwrites some, deletes
+// some, and returns what Get sees afterwards for every key it touched.
+func fillForRestart(t *testing.T, s *Store, n int) map[string]*savedItem {
+	t.Helper()
+	for i := range n {
+		k := fmt.Sprintf("key-%d", i)
+		v := bytes.Repeat([]byte{byte('a' + i%26)}, 1+(i*37)%3000)
+		s.Set(ModeSet, []byte(k), uint32(i), 0, v, 0)
+		if i%7 == 0 {
+			s.Set(ModeSet, []byte(k), uint32(i+1), 0, append(v, '!'), 0)
+		}
+		if i%11 == 0 {
+			s.Delete([]byte(k))
+		}
+	}
+	return snapshot(s, n)
+}
+
+func snapshot(s *Store, n int) map[string]*savedItem {
+	got := map[string]*savedItem{}
+	for i := range n {
+		k := fmt.Sprintf("key-%d", i)
+		s.Get([]byte(k), func(v []byte, m Meta) {
+			got[k] = &savedItem{value: bytes.Clone(v), flags: m.Flags, cas: m.CAS}
+		})
+	}
+	return got
+}
+
+func sameItems(t *testing.T, want, got map[string]*savedItem) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%d items after the restart, want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			t.Errorf("%s lost", k)
+		case !bytes.Equal(g.value, w.value) || g.flags != w.flags || g.cas != w.cas:
+			t.Errorf("%s: got %d bytes flags %d cas %d, want %d bytes flags %d cas %d",
+				k, len(g.value), g.flags, g.cas, len(w.value), w.flags, w.cas)
+		}
+	}
+}
+
+// TestMemoryFileRestart: a graceful stop (SaveState) and a start with the
+// same file and settings serve every item, with its flags and CAS, and the
+// store keeps working (new items, overwrites, eviction) afterwards.
+func TestMemoryFileRestart(t *testing.T) {
+	for _, n := range []int{3000, 20000} { // all fit; rings wrapped and evicting
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			cfg := memfileConfig(t)
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fillForRestart(t, s, n)
+			if len(want) == 0 {
+				t.Fatal("nothing stored")
+			}
+			if err := s.SaveState(); err != nil {
+				t.Fatalf("SaveState: %v", err)
+			}
+			s.Close()
+
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if rep := r.RestoreReport(); !strings.Contains(rep, fmt.Sprintf("restored %d items", len(want))) {
+				t.Errorf("report %q, want %d items restored", rep, len(want))
+			}
+			sameItems(t, want, snapshot(r, n))
+			if _, err := os.Stat(metaPath(cfg.MemoryFile)); !os.IsNotExist(err) {
+				t.Errorf("metadata still there after the start: %v", err)
+			}
+			// The restored store goes on: a new CAS is unique, eviction runs.
+			var before uint64
+			r.Get([]byte("key-1"), func(_ []byte, m Meta) { before = m.CAS })
+			r.Set(ModeSet, []byte("key-1"), 0, 0, []byte("new"), 0)
+			r.Get([]byte("key-1"), func(v []byte, m Meta) {
+				if string(v) != "new" || m.CAS <= before {
+					t.Errorf("after the restart: key-1 = %q cas %d, want new with cas > %d", v, m.CAS, before)
+				}
+			})
+			for i := range 3 * n {
+				r.Set(ModeSet, []byte(fmt.Sprintf("more-%d", i)), 0, 0, make([]byte, 500), 0)
+			}
+			if !r.Get([]byte(fmt.Sprintf("more-%d", 3*n-1)), func([]byte, Meta) {}) {
+				t.Error("the newest item is missing after filling the restored store")
+			}
+		})
+	}
+}
+
+// TestMemoryFileCrashStartsEmpty: without SaveState (a crash, SIGKILL) the
+// next start trusts nothing in the file.
+func TestMemoryFileCrashStartsEmpty(t *testing.T) {
+	cfg := memfileConfig(t)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillForRestart(t, s, 2000)
+	s.Close() // no SaveState
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := snapshot(r, 2000); len(got) != 0 {
+		t.Errorf("%d items after a crash, want none", len(got))
+	}
+	if rep := r.RestoreReport(); !strings.Contains(rep, "starting empty") {
+		t.Errorf("report %q, want it to say it starts empty", rep)
+	}
+}
+
+// TestMemoryFileTornStartsEmpty: metadata that no longer matches the file
+// (the file changed after the save, or other settings) is refused.
+func TestMemoryFileTornStartsEmpty(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, cfg *Config)
+		reason string
+	}{
+		{"file changed after the save", func(t *testing.T, cfg *Config) {
+			f, err := os.OpenFile(cfg.MemoryFile, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte("torn"), 100); err != nil {
+				t.Fatal(err)
+			}
+		}, "checksum"},
+		{"other -I", func(t *testing.T, cfg *Config) { cfg.MaxItemSize = 32 << 10 }, "-I"},
+		{"other -m", func(t *testing.T, cfg *Config) { cfg.MemoryLimit = 16 << 20 }, "-m"},
+		{"metadata garbage", func(t *testing.T, cfg *Config) {
+			if err := os.WriteFile(metaPath(cfg.MemoryFile), []byte("{"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "metadata"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := memfileConfig(t)
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fillForRestart(t, s, 2000)
+			if err := s.SaveState(); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			tt.damage(t, &cfg)
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := snapshot(r, 2000); len(got) != 0 {
+				t.Errorf("%d items restored, want none", len(got))
+			}
+			if rep := r.RestoreReport(); !strings.Contains(rep, "starting empty") || !strings.Contains(rep, tt.reason) {
+				t.Errorf("report %q, want it to start empty because of %q", rep, tt.reason)
+			}
+			// Empty, but fully usable.
+			r.Set(ModeSet, []byte("k"), 0, 0, []byte("v"), 0)
+			if !r.Get([]byte("k"), func([]byte, Meta) {}) {
+				t.Error("store unusable after refusing the file")
+			}
+		})
+	}
+}
+
+// TestMemoryFileResizedNotSaved: after cache_memlimit the rings are no
+// longer in the file; SaveState says so instead of saving garbage.
+func TestMemoryFileResizedNotSaved(t *testing.T) {
+	cfg := memfileConfig(t)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fillForRestart(t, s, 500)
+	if err := s.SetMemoryLimit(16 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveState(); err == nil || !strings.Contains(err.Error(), "resized") {
+		t.Errorf("SaveState after a resize: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(metaPath(cfg.MemoryFile)); !os.IsNotExist(err) {
+		t.Errorf("metadata written after a refused save: %v", err)
+	}
+}
