@@ -157,6 +157,7 @@ func (r *runner) reactorStats(ctx context.Context, srv *testproc.Proc, server st
 	}
 	m, err := readReactorStats(ctx, serverSpec(r.bed, r.o, server, "base", false).Dial, srv.Addr())
 	if err != nil {
+		r.logf("%s: stats reactors: %v", server, err)
 		return nil
 	}
 	return m

@@ -15,6 +15,7 @@ type counters struct {
 	serverCPU uint64 // ticks, all server threads
 	clientCPU uint64 // ticks, the load generator
 	kthreads  uint64 // ticks, the server end's NAPI kthreads (threaded beds)
+	cliKthr   uint64 // ticks, the client end's NAPI kthreads
 	system    SystemCPU
 	perCPU    map[int]SystemCPU
 	busyPoll  uint64 // TcpExt:BusyPollRxPackets of the server namespace
@@ -22,7 +23,7 @@ type counters struct {
 	reactors  map[string]uint64
 }
 
-func readCounters(serverNS string, serverPID, clientPID int, kthreads []int) (counters, error) {
+func readCounters(serverNS string, serverPID, clientPID int, kthreads, clientKthreads []int) (counters, error) {
 	c := counters{at: time.Now()}
 	var err error
 	if c.serverCPU, err = ProcessCPU(serverPID); err != nil {
@@ -31,12 +32,17 @@ func readCounters(serverNS string, serverPID, clientPID int, kthreads []int) (co
 	if c.clientCPU, err = ProcessCPU(clientPID); err != nil {
 		return c, fmt.Errorf("client cpu: %w", err)
 	}
-	for _, pid := range kthreads {
-		t, err := ProcessCPU(pid)
-		if err != nil {
-			return c, fmt.Errorf("napi kthread %d cpu: %w", pid, err)
+	for _, k := range []struct {
+		pids []int
+		sum  *uint64
+	}{{kthreads, &c.kthreads}, {clientKthreads, &c.cliKthr}} {
+		for _, pid := range k.pids {
+			t, err := ProcessCPU(pid)
+			if err != nil {
+				return c, fmt.Errorf("napi kthread %d cpu: %w", pid, err)
+			}
+			*k.sum += t
 		}
-		c.kthreads += t
 	}
 	if c.system, c.perCPU, err = ReadCPUs(); err != nil {
 		return c, err
@@ -61,6 +67,7 @@ type Usage struct {
 	ServerCPUPct     float64 `json:"server_cpu_pct"`  // of one CPU
 	ClientCPUPct     float64 `json:"client_cpu_pct"`  // of one CPU
 	KthreadCPUPct    float64 `json:"kthread_cpu_pct"` // of one CPU: the server end's NAPI kthreads
+	CliKthreadCPUPct float64 `json:"client_kthread_cpu_pct"`
 	MachineCPUPct    float64 `json:"machine_cpu_pct"` // of one CPU: every busy tick of every CPU
 	ServerCoreBusy   float64 `json:"server_core_busy_pct"`
 	ClientCoreBusy   float64 `json:"client_core_busy_pct"`
@@ -80,20 +87,21 @@ type Usage struct {
 // cores each side is pinned to (for the busy shares). Interrupt time (much
 // of it network processing for the server and the client) is reported on
 // its own, not as "other", so that only foreign processes flag a run as
-// disturbed; NAPI kthread time likewise.
+// disturbed; both ends' NAPI kthread time likewise.
 func usage(a, b counters, serverCPUs, clientCPUs []int) Usage {
 	secs := b.at.Sub(a.at).Seconds()
 	ticks := func(t uint64) float64 { return float64(t) / userHZ }
 	d := b.system.Sub(a.system)
 	total := float64(d.Total())
 	u := Usage{
-		Seconds:        secs,
-		ServerCPUPct:   100 * ticks(b.serverCPU-a.serverCPU) / secs,
-		ClientCPUPct:   100 * ticks(b.clientCPU-a.clientCPU) / secs,
-		KthreadCPUPct:  100 * ticks(b.kthreads-a.kthreads) / secs,
-		MachineCPUPct:  100 * ticks(d.Busy()) / secs,
-		BusyPollPerSec: float64(b.busyPoll-a.busyPoll) / secs,
-		NetRxPerSec:    float64(b.netRx-a.netRx) / secs,
+		Seconds:          secs,
+		ServerCPUPct:     100 * ticks(b.serverCPU-a.serverCPU) / secs,
+		ClientCPUPct:     100 * ticks(b.clientCPU-a.clientCPU) / secs,
+		KthreadCPUPct:    100 * ticks(b.kthreads-a.kthreads) / secs,
+		CliKthreadCPUPct: 100 * ticks(b.cliKthr-a.cliKthr) / secs,
+		MachineCPUPct:    100 * ticks(d.Busy()) / secs,
+		BusyPollPerSec:   float64(b.busyPoll-a.busyPoll) / secs,
+		NetRxPerSec:      float64(b.netRx-a.netRx) / secs,
 	}
 	per := map[int]SystemCPU{}
 	for c, v := range b.perCPU {
@@ -106,7 +114,9 @@ func usage(a, b counters, serverCPUs, clientCPUs []int) Usage {
 	if total > 0 {
 		u.StealPct = 100 * float64(d.Steal) / total
 		process := float64(d.User + d.Nice + d.System)
-		other := process - float64(b.serverCPU-a.serverCPU) - float64(b.clientCPU-a.clientCPU) - float64(b.kthreads-a.kthreads)
+		// Both ends' NAPI kthreads are the benchmark's own receive work.
+		own := b.serverCPU - a.serverCPU + b.clientCPU - a.clientCPU + b.kthreads - a.kthreads + b.cliKthr - a.cliKthr
+		other := process - float64(own)
 		u.OtherCPUPct = max(0, 100*other/total)
 		u.IRQCPUPct = 100 * float64(d.IRQ+d.SoftIRQ) / total
 	}

@@ -18,6 +18,7 @@ import (
 var reactorGauges = map[string]bool{
 	"napi_id": true, "cpu": true, "conns": true, "max_batch": true, "busy_poll_usecs": true,
 	"busy_poll_budget": true, "prefer_busy_poll": true, "max_events": true,
+	"defer_hard_irqs": true, "gro_flush_timeout": true, "irq_suspend_timeout": true,
 }
 
 // parseReactorStats sums each numeric counter of `stats reactors`

@@ -157,7 +157,7 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 	}
 	var hw *hwCounters
 	sample := func(clientPID int) (counters, error) {
-		c, err := readCounters(r.bed.ServerNS, srv.Pid(), clientPID, r.bed.ServerKthreads)
+		c, err := readCounters(r.bed.ServerNS, srv.Pid(), clientPID, r.bed.ServerKthreads, r.bed.ClientKthreads)
 		c.reactors = r.reactorStats(ctx, srv, server)
 		return c, err
 	}

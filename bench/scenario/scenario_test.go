@@ -138,6 +138,7 @@ func TestUsage(t *testing.T) {
 	a.perCPU = map[int]SystemCPU{0: {User: 500, Idle: 2500, Steal: 10}, 1: {User: 500, System: 500, Idle: 2500, SoftIRQ: 100}}
 	b.perCPU = map[int]SystemCPU{0: {User: 550, Idle: 2640, Steal: 14}, 1: {User: 600, System: 550, Idle: 2540, SoftIRQ: 116}}
 	a.kthreads, b.kthreads = 7, 17
+	a.cliKthr, b.cliKthr = 1, 5
 	u := usage(a, b, []int{1}, []int{0})
 	// Machine: 400 ticks in 2 s (2 CPUs). Server 100 ticks = 1 s of CPU in 2 s.
 	checks := []struct {
@@ -148,8 +149,9 @@ func TestUsage(t *testing.T) {
 		{"client cpu", u.ClientCPUPct, 20},
 		{"steal", u.StealPct, 1},
 		{"irq", u.IRQCPUPct, 4},
-		{"other", u.OtherCPUPct, 100 * float64(200-100-40-10) / 400},
+		{"other", u.OtherCPUPct, 100 * float64(200-100-40-10-4) / 400},
 		{"kthreads", u.KthreadCPUPct, 5},
+		{"client kthreads", u.CliKthreadCPUPct, 2},
 		{"machine", u.MachineCPUPct, 100 * float64(150+50+16) / 100 / 2},
 		// cpu1: 100+50+16 busy of 206 ticks, none stolen.
 		{"server core", u.ServerCoreBusy, 100 * 166.0 / 206},
