@@ -57,10 +57,6 @@ func (m *Mailbox) PostWake(slot int32, gen uint32) {
 	m.mu.Unlock()
 }
 
-// WakeConn splits a token of TakeWakes into the slot and generation given
-// to PostWake.
-func WakeConn(token uint64) (slot int, gen uint32) { return int(token >> 32), uint32(token) }
-
 // TakeWakes moves the queued connection wakeups into dst (see WakeConn).
 // Call it after Take, which clears the eventfd: a wakeup posted in between
 // sets it again.
@@ -115,4 +111,19 @@ func (m *Mailbox) Close() {
 		unix.Close(m.efd)
 		m.efd = -1
 	}
+}
+
+// DeliverWakes takes the queued connection wakeups (after Take) and calls
+// wake for each connection still in its slot with the generation the
+// wakeup named; conns is the owner's table by slot, gen reads a
+// connection's generation. buf is reused scratch, returned for next time.
+func DeliverWakes[C any](m *Mailbox, buf []uint64, conns []*C, gen func(*C) uint32, wake func(*C)) []uint64 {
+	buf = m.TakeWakes(buf[:0])
+	for _, token := range buf {
+		slot, g := int(token>>32), uint32(token)
+		if slot < len(conns) && conns[slot] != nil && gen(conns[slot]) == g {
+			wake(conns[slot])
+		}
+	}
+	return buf
 }

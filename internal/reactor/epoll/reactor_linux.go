@@ -209,25 +209,19 @@ func (r *loop) takeHandoffs() {
 		r.addConn(h.FD, h.NAPIID, h.Listener)
 	}
 	clear(r.handoffs)
-	r.wakes = r.mailbox.TakeWakes(r.wakes[:0])
-	for _, token := range r.wakes {
-		r.wakeConn(reactor.WakeConn(token))
-	}
+	r.wakes = reactor.DeliverWakes(r.mailbox, r.wakes, r.conns, (*conn).generation, r.wakeConn)
 }
 
 // wakeConn gives a watching connection a turn to write its new lines,
-// unless it already has one queued or is gone.
-func (r *loop) wakeConn(slot int, gen uint32) {
-	if slot >= len(r.conns) {
-		return
+// unless it already has one queued or is closing.
+func (r *loop) wakeConn(c *conn) {
+	if c.fd >= 0 && !c.closing && !c.queued {
+		c.queued = true
+		r.yields = append(r.yields, c)
 	}
-	c := r.conns[slot]
-	if c == nil || c.gen != gen || c.fd < 0 || c.closing || c.queued {
-		return
-	}
-	c.queued = true
-	r.yields = append(r.yields, c)
 }
+
+func (c *conn) generation() uint32 { return c.gen }
 
 // runYields gives every connection that hit -R another turn.
 func (r *loop) runYields() {
