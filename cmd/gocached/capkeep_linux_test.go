@@ -58,6 +58,17 @@ func TestPollModeWithUserRestoresKnobs(t *testing.T) {
 		t.Errorf("threads with exactly CAP_NET_ADMIN: %d, with other capabilities: %d; want 1 and 0", keepers, others)
 	}
 
+	stopAndCheckRestored(t, s, b, old, state)
+	if log := s.stderr.String(); !strings.Contains(log, "NAPI knobs restored") || !strings.Contains(log, "keeps CAP_NET_ADMIN") {
+		t.Errorf("log lacks the drop/restore lines:\n%s", log)
+	}
+}
+
+// stopAndCheckRestored stops s with SIGTERM and checks that it exits 0,
+// every NAPI of the bed has its value from before the start (old) again,
+// and the state file is gone.
+func stopAndCheckRestored(t *testing.T, s *server, b *testbed.Bed, old map[uint32]knobValues, state string) {
+	t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -71,9 +82,6 @@ func TestPollModeWithUserRestoresKnobs(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state file after the restore: %v, want it removed", err)
-	}
-	if log := s.stderr.String(); !strings.Contains(log, "NAPI knobs restored") || !strings.Contains(log, "keeps CAP_NET_ADMIN") {
-		t.Errorf("log lacks the drop/restore lines:\n%s", log)
 	}
 }
 

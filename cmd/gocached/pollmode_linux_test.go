@@ -252,20 +252,7 @@ func TestPollModePresets(t *testing.T) {
 			}
 			checkReactorStats(t, b, s.addr, tt.mode, tt.want)
 
-			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			if code := s.wait(t); code != 0 {
-				t.Fatalf("exit %d after SIGTERM, want 0; stderr:\n%s", code, s.stderr)
-			}
-			for id, got := range serverKnobs(t, b) {
-				if got != old[id] {
-					t.Errorf("after SIGTERM: NAPI %d has %s, want the old %s", id, got, old[id])
-				}
-			}
-			if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("state file after a clean restore: %v, want it removed", err)
-			}
+			stopAndCheckRestored(t, s, b, old, state)
 			if log := s.stderr.String(); !strings.Contains(log, "poll mode applied") || !strings.Contains(log, "NAPI knobs restored") {
 				t.Errorf("log lacks the apply/restore lines:\n%s", log)
 			}
