@@ -26,10 +26,20 @@
 //
 // The design keeps replies independent of how the input was split: a request
 // is handled only once it is complete (a storage command whose data block has
-// not arrived is left unconsumed and parsed again later), and the only state
-// carried between calls is the rest of an oversized value being dropped, a
-// multiget paused between keys when its reply outgrew one call's budget, and
-// per connection the negotiated protocol and SASL state.
+// not arrived is left unconsumed and parsed again later, unless the block is
+// over 16 KiB: then it is received into a store reservation as it arrives and
+// the line runs again at its end, recv.go), and the only state carried
+// between calls is the rest of an oversized value being dropped, a value being
+// received or sent in pieces, a multiget paused between keys when its reply
+// outgrew one call's budget, and per connection the negotiated protocol and
+// SASL state.
+//
+// Output is bounded per call (budget.go): with Env.ResumesPending a call
+// stops starting requests once it produced OutputBudget (1 MiB), and a value
+// over 64 KiB is copied from the store in pieces through a store.ValueRef,
+// as much per call as the budget leaves; Pending brings the engine back (no
+// conn_yield: that is -R's). If the ring overwrote the value before the
+// client read it all, the connection is closed (memcached pins the item).
 // The get and set paths do not allocate: the Session reuses its token table
 // and its store callback, and writes into the engine's buffer.
 //

@@ -69,6 +69,23 @@
 // transparent huge pages; Config.LargePages (-L) also prefaults them and
 // fixes the limit, as memcached's preallocation does (ring.go).
 //
+// # Records across lock releases
+//
+// A large value is sent and received over many turns of its connection, so
+// the protocol needs to name a record without holding a slice into a ring
+// the shard lock no longer protects (the ring may be replaced and unmapped,
+// the record moved or dropped). Each shard counts the bytes its head and
+// tail have passed (vhead, vtail; wraps count the bytes they skip) and a
+// ring generation. A ValueRef (from Meta.Ref or Item.Ref) is the record's
+// offset, the virtual position at which it was written and the generation;
+// CopyValue copies part of its value under the lock if the head has not
+// come back over those bytes since, else refuses (Stats.RefsLost). A
+// Reservation (Reserve, FillReserved, CommitReserved) is a record written
+// dead and outside the index for a value still arriving: invisible to
+// lookups, dumps, statistics and walkers, dropped when the tail passes it
+// (then lost, Stats.ReservationsLost), and linked where it lies on commit
+// (append and prepend combine into a new record). cursor.go, reserve.go.
+//
 // # Iteration
 //
 // Dump walks the live items a bounded batch of index slots per lock hold,
