@@ -21,7 +21,8 @@ FUZZ_BUDGET=${FUZZ_BUDGET:-200}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
-	ruby ruby-dalli python3-pylibmc php-cli php-memcached nutcracker sasl2-bin)
+	ruby ruby-dalli python3-pylibmc php-cli php-memcached nutcracker sasl2-bin
+	php-memcache libcache-memcached-fast-perl git scons libevent-dev gengetopt g++)
 
 declare -a RESULTS=()
 FAILED=0
@@ -57,7 +58,11 @@ have_pkg_tools() {
 		/usr/bin/python3 -c 'import pymemcache.client.base' 2>/dev/null &&
 		/usr/bin/python3 -c 'import pylibmc' 2>/dev/null &&
 		command -v ruby >/dev/null && ruby -e 'require "dalli"' 2>/dev/null &&
-		command -v php >/dev/null && php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null
+		command -v php >/dev/null && php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null &&
+		php -r 'exit(class_exists("Memcache") ? 0 : 1);' 2>/dev/null &&
+		perl -MCache::Memcached::Fast -e 1 2>/dev/null &&
+		command -v git >/dev/null && command -v scons >/dev/null && command -v gengetopt >/dev/null &&
+		command -v g++ >/dev/null && [ -e /usr/include/event2/event.h ]
 }
 
 stop_memcached_service() {

@@ -11,7 +11,9 @@
 // contrib's; the Prometheus endpoint; a porcupine linearizability check over
 // 16 concurrent clients on every engine; a checksummed value-integrity soak;
 // twemproxy (nutcracker) in front of three servers; memcached-tool in every
-// mode and memcdump; PHP sessions and libmemcached's tools in binary mode.
+// mode and memcdump; PHP sessions and libmemcached's tools in binary mode;
+// php-memcache and Cache::Memcached::Fast (text protocol), whose transcripts
+// must equal memcached's; mutilate, built from a pinned commit and cached.
 // Servers are built, started and stopped through internal/testproc.
 //
 // Tests that need an external tool skip when it is missing, unless
