@@ -31,6 +31,10 @@ const OutputBudget = 1 << 20
 // costs well under 1%.
 const valueChunk = 64 << 10
 
+// The store fills Meta.Ref only for values over store.RefAbove: every
+// value sent in pieces must be one of them (a compile-time check).
+var _ [valueChunk - store.RefAbove]struct{}
+
 // sendState is a value being sent in pieces: ref names it in the store,
 // off is how much of it is already in the output, and trailer says whether
 // "\r\n" follows it (text and meta replies; binary ones end with it).

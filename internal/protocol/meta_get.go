@@ -167,7 +167,11 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	}
 	b = append(b, crlf...)
 	if f.value {
-		b = s.appendValue(b, it.Value(), it.Ref(), true)
+		var ref store.ValueRef
+		if v := it.Value(); len(v) > valueChunk {
+			ref = it.Ref() // only values sent in pieces need one
+		}
+		b = s.appendValue(b, it.Value(), ref, true)
 	}
 	s.out = b
 	if !f.noUpdate {

@@ -163,7 +163,8 @@ func TestValueRefAcrossFlushAll(t *testing.T) {
 func TestCopyValueBounds(t *testing.T) {
 	s := oneRing(t)
 	set(s, "k", "hello")
-	ref, _ := refFor(t, s, "k")
+	var ref ValueRef
+	s.View([]byte("k"), func(i Item) { ref = i.Ref() })
 	buf := make([]byte, 3)
 	if !s.CopyValue(ref, 2, buf) || string(buf) != "llo" {
 		t.Fatalf("got %q", buf)
@@ -171,9 +172,15 @@ func TestCopyValueBounds(t *testing.T) {
 	if s.CopyValue(ref, 3, buf) || s.CopyValue(ref, -1, buf[:1]) {
 		t.Fatal("out-of-range copy accepted")
 	}
+	// Get names only values a reader might send in pieces.
+	if _, m, _ := get(s, "k"); m.Ref != (ValueRef{}) {
+		t.Fatalf("small value got a ref %+v", m.Ref)
+	}
+	set(s, "big", string(make([]byte, RefAbove+1)))
+	big, _ := refFor(t, s, "big")
 	var it ValueRef
-	s.View([]byte("k"), func(i Item) { it = i.Ref() })
-	if it != ref {
-		t.Fatalf("Item.Ref %+v, Get's %+v", it, ref)
+	s.View([]byte("big"), func(i Item) { it = i.Ref() })
+	if it != big {
+		t.Fatalf("Item.Ref %+v, Get's %+v", it, big)
 	}
 }

@@ -214,9 +214,10 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	sh.cls[r.class()].getHits++
 	r.setBits(recFetched | recReferenced)
 	r.setAccessed(now)
-	pos := sh.posOf(slot)
 	m := s.meta(r)
-	m.Ref = sh.refOf(pos, r)
+	if r.vlen() > RefAbove {
+		m.Ref = sh.refOf(sh.posOf(slot), r)
+	}
 	fn(r.value(), m)
 	return true
 }
@@ -238,7 +239,9 @@ func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m M
 	r := sh.rec(pos)
 	r.setBits(recFetched)
 	m := s.meta(r)
-	m.Ref = sh.refOf(pos, r)
+	if r.vlen() > RefAbove {
+		m.Ref = sh.refOf(pos, r)
+	}
 	fn(r.value(), m)
 	return true
 }
