@@ -18,6 +18,7 @@ type Config struct {
 	Connections  int           // -c connections per thread
 	Threads      int           // -T pacing threads
 	Depth        int           // -d most outstanding requests per connection
+	MultiGet     int           // keys per get request (1 = single-key gets)
 	KeySize      Distribution  // -K
 	ValueSize    Distribution  // -V
 	InterArrival Distribution  // -i, stretched to the per-connection rate
@@ -48,6 +49,7 @@ func DefaultConfig() Config {
 		Connections:   1,
 		Threads:       1,
 		Depth:         1,
+		MultiGet:      1,
 		KeySize:       Fixed{Value: 30},
 		ValueSize:     Fixed{Value: 200},
 		InterArrival:  Exponential{Rate: 1},
@@ -80,6 +82,8 @@ func (c *Config) Validate() error {
 		return errors.New("key size, value size and inter-arrival distributions are required")
 	case c.Records < 1:
 		return fmt.Errorf("records %d must be at least 1", c.Records)
+	case c.MultiGet < 1 || c.MultiGet > MaxMultiGet:
+		return fmt.Errorf("multiget %d is outside [1, %d]", c.MultiGet, MaxMultiGet)
 	case !(c.Update >= 0 && c.Update <= 1):
 		return fmt.Errorf("update ratio %g is outside [0, 1]", c.Update)
 	case c.NoLoad && c.LoadOnly:

@@ -154,7 +154,7 @@ func (c *conn) enqueue(sched int64) {
 		size := clampSize(Sample(c.cfg.ValueSize, c.rng), 0, c.cfg.MaxValue)
 		c.wbuf = AppendSet(c.wbuf, c.ks, key, size)
 	} else {
-		c.wbuf = AppendGet(c.wbuf, c.ks, key)
+		c.wbuf = AppendMultiGet(c.wbuf, c.ks, key, c.cfg.MultiGet, c.rng)
 	}
 	c.inflight <- p // never blocks: the slot bounds inflight
 	if c.win.holds(sched) {

@@ -300,7 +300,7 @@ func (l *eloop) enqueue(c *econn, sched int64, win window) {
 	if p.set {
 		c.wbuf = AppendSet(c.wbuf, l.ks, key, clampSize(Sample(l.cfg.ValueSize, c.rng), 0, l.cfg.MaxValue))
 	} else {
-		c.wbuf = AppendGet(c.wbuf, l.ks, key)
+		c.wbuf = AppendMultiGet(c.wbuf, l.ks, key, l.cfg.MultiGet, c.rng)
 	}
 	c.fifo[(c.head+c.count)%len(c.fifo)] = p
 	c.count++

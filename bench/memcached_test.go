@@ -106,3 +106,26 @@ func TestMemcachedClosedLoop(t *testing.T) {
 	}
 	t.Logf("closed loop, 2 conns x depth 4: %.0f req/s, p99 %.0fµs", r.QPS, r.Latency.P99)
 }
+
+// Multigets against the reference server, in both engines: every reply
+// parses (no errors), preloaded keys hit, and unloaded ones miss.
+func TestMemcachedMultiGet(t *testing.T) {
+	addr := startMemcached(t)
+	forEachEngine(t, func(t *testing.T, engine string) {
+		cfg := testConfig(addr)
+		cfg.Time, cfg.Depth, cfg.Connections, cfg.MultiGet = time.Second, 4, 2, 16
+		cfg.KeySize, cfg.ValueSize, cfg.Records = FBKey, FBValue{}, 5000
+		r := run(t, cfg)
+		checkConsistent(t, r)
+		if r.Requests < 500 || r.Errors != 0 || r.Misses != 0 || r.Hits != r.Gets {
+			t.Errorf("multiget of 16: requests %d errors %d (%v) hits %d of %d gets", r.Requests, r.Errors, r.ConnErrors, r.Hits, r.Gets)
+		}
+		// A fresh server: none of the 16 keys can hit.
+		cfg.Server, cfg.NoLoad = startMemcached(t), true
+		r = run(t, cfg)
+		checkConsistent(t, r)
+		if r.Gets == 0 || r.Misses != r.Gets || r.Errors != 0 {
+			t.Errorf("multiget of unloaded keys: gets %d misses %d errors %d", r.Gets, r.Misses, r.Errors)
+		}
+	})
+}

@@ -50,6 +50,13 @@ func TestEncoders(t *testing.T) {
 	if got := string(AppendGet(nil, ks, 42)); got != "get 0042\r\n" {
 		t.Errorf("AppendGet = %q", got)
 	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	if got := string(AppendMultiGet(nil, ks, 42, 1, rng)); got != "get 0042\r\n" {
+		t.Errorf("AppendMultiGet of 1 key = %q", got)
+	}
+	if got := strings.Fields(string(AppendMultiGet(nil, ks, 42, 5, rng))); len(got) != 6 || got[0] != "get" || got[1] != "0042" {
+		t.Errorf("AppendMultiGet of 5 keys = %q", got)
+	}
 	if got := string(AppendSet(nil, ks, 3, 5)); got != "set 0003 0 0 5\r\nabcde\r\n" {
 		t.Errorf("AppendSet = %q", got)
 	}
@@ -79,6 +86,14 @@ func TestParseReply(t *testing.T) {
 		{"VALUE k 0 0\r\n\r\nEND\r\n", ReplyHit, 20, false},
 		{"VALUE k 0 3\r\na\r\n\r\nEND\r\n", ReplyHit, 23, false}, // the value is "a\r\n"
 		{"VALUE k 0 3\r\nabcd\r\nEND\r\n", 0, 0, true},
+		// multigets: any number of values, then one END
+		{"VALUE a 0 1\r\nx\r\nVALUE b 0 2\r\nyz\r\nEND\r\n", ReplyHit, 38, false},
+		{"VALUE a 0 1\r\nx\r\nVALUE b 0 2\r\nyz\r\nEND\r\nEND\r\n", ReplyHit, 38, false},
+		{"VALUE a 0 1\r\nx\r\nVAL", 0, 0, false},
+		{"VALUE a 0 1\r\nx\r\nVALUE b 0 2\r\ny", 0, 0, false},
+		{"VALUE a 0 1\r\nx\r\nVALUE b 0\r\n", 0, 0, true},
+		{"VALUE a 0 1\r\nx\r\nSTORED\r\n", 0, 0, true},
+		{"VALUE a 0 1\r\nx\r\nXY", 0, 0, true},
 		{"", 0, 0, false},
 		{"EN", 0, 0, false},
 		{"END\r", 0, 0, false},
@@ -110,7 +125,13 @@ func TestParseReply(t *testing.T) {
 // Every prefix of a valid reply stream parses as incomplete, never as an
 // error or a different reply.
 func TestParseReplyPrefixes(t *testing.T) {
-	full := "VALUE 0042 0 5 1\r\nabcde\r\nEND\r\n"
+	for _, full := range []string{"VALUE 0042 0 5 1\r\nabcde\r\nEND\r\n",
+		"VALUE 0042 0 5\r\nabcde\r\nVALUE 7 0 0\r\n\r\nEND\r\n"} {
+		prefixes(t, full)
+	}
+}
+
+func prefixes(t *testing.T, full string) {
 	for i := range len(full) {
 		if kind, n, err := ParseReply([]byte(full[:i])); err != nil || n != 0 {
 			t.Fatalf("prefix %q: %v, %d, %v", full[:i], kind, n, err)
@@ -120,7 +141,8 @@ func TestParseReplyPrefixes(t *testing.T) {
 
 func FuzzParseReply(f *testing.F) {
 	for _, s := range []string{"END\r\n", "STORED\r\n", "VALUE k 0 3\r\nabc\r\nEND\r\n", "SERVER_ERROR out of memory\r\n",
-		"VALUE k 0 3 9\r\nabc\r\nEND\r\nEND\r\n", "VALUE k 0 99999999999\r\n", "ERROR\r\nEND\r\n"} {
+		"VALUE k 0 3 9\r\nabc\r\nEND\r\nEND\r\n", "VALUE k 0 99999999999\r\n", "ERROR\r\nEND\r\n",
+		"VALUE a 0 1\r\nx\r\nVALUE b 0 2\r\nyz\r\nEND\r\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // ReplyKind classifies one server reply to a get or a set.
@@ -84,32 +85,64 @@ func ParseReply(b []byte) (kind ReplyKind, n int, err error) {
 
 var crlf = []byte("\r\n")
 
-// parseValue parses "VALUE <key> <flags> <bytes> [<cas>]\r\n<data>\r\nEND\r\n".
+// parseValue parses "VALUE <key> <flags> <bytes> [<cas>]\r\n<data>\r\n",
+// repeated for a multiget, then "END\r\n". A reply with any value is a hit.
 func parseValue(b, line []byte, n int) (ReplyKind, int, error) {
+	for {
+		end, err := valueEnd(b, line, n)
+		if err != nil || end == 0 {
+			return 0, 0, err
+		}
+		const trailer = "END\r\n"
+		if len(b) < end+len(trailer) {
+			// Fewer bytes than "END\r\n": fine while they may still become
+			// END or the next VALUE.
+			if tail := b[end:]; !strings.HasPrefix(trailer, string(tail)) && !strings.HasPrefix("VALUE ", string(tail)) {
+				return 0, 0, fmt.Errorf("%w: value followed by %q, not END", ErrMalformedReply, tail)
+			}
+			return 0, 0, nil
+		}
+		if string(b[end:end+len(trailer)]) == trailer {
+			return ReplyHit, end + len(trailer), nil
+		}
+		eol := bytes.Index(b[end:], crlf)
+		if eol < 0 {
+			if len(b)-end > maxReplyLine {
+				return 0, 0, fmt.Errorf("%w: no line end in %d bytes", ErrMalformedReply, len(b)-end)
+			}
+			return 0, 0, nil
+		}
+		line = b[end : end+eol]
+		if !bytes.HasPrefix(line, []byte("VALUE ")) {
+			return 0, 0, fmt.Errorf("%w: value followed by %q, not END", ErrMalformedReply, truncate(line, 64))
+		}
+		n = end + eol + 2
+	}
+}
+
+// valueEnd checks one "VALUE" line (line, ending at n) and returns where
+// the bytes after its data block's CRLF start, 0 when b is too short yet.
+func valueEnd(b, line []byte, n int) (int, error) {
 	var fields [6][]byte
 	nf := splitFields(line, fields[:])
 	if nf != 4 && nf != 5 {
-		return 0, 0, fmt.Errorf("%w: %q", ErrMalformedReply, truncate(line, 64))
+		return 0, fmt.Errorf("%w: %q", ErrMalformedReply, truncate(line, 64))
 	}
 	if _, ok := parseDecimal(fields[2], 1<<32-1); !ok {
-		return 0, 0, fmt.Errorf("%w: flags in %q", ErrMalformedReply, truncate(line, 64))
+		return 0, fmt.Errorf("%w: flags in %q", ErrMalformedReply, truncate(line, 64))
 	}
 	size, ok := parseDecimal(fields[3], 1<<31-1)
 	if !ok {
-		return 0, 0, fmt.Errorf("%w: length in %q", ErrMalformedReply, truncate(line, 64))
+		return 0, fmt.Errorf("%w: length in %q", ErrMalformedReply, truncate(line, 64))
 	}
 	end := n + int(size)
-	const trailer = "\r\nEND\r\n"
-	if len(b) < end+len(trailer) {
-		if len(b) >= end+2 && !bytes.Equal(b[end:end+2], crlf) {
-			return 0, 0, fmt.Errorf("%w: value of %d bytes not followed by CRLF", ErrMalformedReply, size)
-		}
-		return 0, 0, nil
+	if len(b) < end+2 {
+		return 0, nil
 	}
-	if string(b[end:end+len(trailer)]) != trailer {
-		return 0, 0, fmt.Errorf("%w: value of %d bytes not followed by END", ErrMalformedReply, size)
+	if !bytes.Equal(b[end:end+2], crlf) {
+		return 0, fmt.Errorf("%w: value of %d bytes not followed by CRLF", ErrMalformedReply, size)
 	}
-	return ReplyHit, end + len(trailer), nil
+	return end + 2, nil
 }
 
 // splitFields splits line at single spaces into out and returns how many

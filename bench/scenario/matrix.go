@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocached/gocached/bench"
 	"github.com/gocached/gocached/internal/cpuset"
 	"github.com/gocached/gocached/internal/napi"
 	"github.com/gocached/gocached/kernel/testbed"
@@ -43,6 +44,7 @@ type Options struct {
 	Conns        int // mcload -c
 	LoadThreads  int // mcload -T
 	Depth        int // mcload -d, at MAX and at fixed loads alike
+	MultiGet     int // keys per get (mcload --multiget); qps counts requests, not keys
 	// Testbed variant: Queues rx/tx queues per veth end (0 = one per server
 	// CPU, so that -t auto gives one reactor per server CPU), Threaded NAPI
 	// with each end's kthreads pinned to that side's CPUs.
@@ -88,6 +90,7 @@ func DefaultOptions() Options {
 		Conns:           8,
 		LoadThreads:     1,
 		Depth:           1,
+		MultiGet:        1,
 		ServerThreads:   1,
 		GocachedThreads: "auto",
 		ServerCPUs:      "1",
@@ -203,6 +206,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("time %v: at least 500ms per run", o.Time)
 	case o.Conns < 1 || o.LoadThreads < 1 || o.Depth < 1 || o.ServerThreads < 1:
 		return fmt.Errorf("connections, threads and depths must be at least 1")
+	case o.MultiGet < 1 || o.MultiGet > bench.MaxMultiGet:
+		return fmt.Errorf("multiget %d is outside [1, %d]", o.MultiGet, bench.MaxMultiGet)
 	case o.Queues < 0:
 		return fmt.Errorf("queues %d must not be negative", o.Queues)
 	case o.Records < 1:

@@ -69,6 +69,10 @@ type Usage struct {
 	KthreadCPUPct    float64 `json:"kthread_cpu_pct"` // of one CPU: the server end's NAPI kthreads
 	CliKthreadCPUPct float64 `json:"client_kthread_cpu_pct"`
 	MachineCPUPct    float64 `json:"machine_cpu_pct"` // of one CPU: every busy tick of every CPU
+	// BenchCPUPct is MachineCPUPct without other tenants' processes: server,
+	// client, both ends' NAPI kthreads and all interrupt time. On a shared
+	// machine it is the whole-machine cost of the benchmark itself.
+	BenchCPUPct      float64 `json:"bench_cpu_pct"`
 	ServerCoreBusy   float64 `json:"server_core_busy_pct"`
 	ClientCoreBusy   float64 `json:"client_core_busy_pct"`
 	StealPct         float64 `json:"steal_pct"`     // of the machine
@@ -118,6 +122,7 @@ func usage(a, b counters, serverCPUs, clientCPUs []int) Usage {
 		own := b.serverCPU - a.serverCPU + b.clientCPU - a.clientCPU + b.kthreads - a.kthreads + b.cliKthr - a.cliKthr
 		other := process - float64(own)
 		u.OtherCPUPct = max(0, 100*other/total)
+		u.BenchCPUPct = 100 * ticks(d.Busy()-uint64(max(0, other))) / secs
 		u.IRQCPUPct = 100 * float64(d.IRQ+d.SoftIRQ) / total
 	}
 	if a.reactors != nil && b.reactors != nil {

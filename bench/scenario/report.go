@@ -28,6 +28,7 @@ type Summary struct {
 	CPU, CPUNsPerQuery     Stat
 	ClientNsPerQuery       Stat
 	MachineNsPerQuery      Stat
+	BenchNsPerQuery        Stat
 	BusyPollPerQuery       Stat
 	NetRxPerQuery          Stat
 	Steal                  Stat   // % of the machine, over the kept runs
@@ -63,7 +64,7 @@ func Summarize(recs []Record) []Summary {
 		}
 		kept, excluded, all := keep(g)
 		s.Runs, s.Excluded, s.AllDisturbed = len(kept), excluded, all
-		var qps, avg, p95, p99, cpu, nsq, cli, mach, bp, rx, steal, cyc []float64
+		var qps, avg, p95, p99, cpu, nsq, cli, mach, own, bp, rx, steal, cyc []float64
 		sat := map[string]int{}
 		for _, r := range kept {
 			s.OfferedQPS = r.OfferedQPS
@@ -75,6 +76,7 @@ func Summarize(recs []Record) []Summary {
 			nsq = append(nsq, r.CPUNsPerQuery)
 			cli = append(cli, r.ClientNsPerQuery)
 			mach = append(mach, r.MachineNsPerQuery)
+			own = append(own, r.BenchNsPerQuery)
 			bp = append(bp, r.BusyPollPerQuery)
 			rx = append(rx, r.NetRxPerQuery)
 			steal = append(steal, r.Usage.StealPct)
@@ -86,6 +88,7 @@ func Summarize(recs []Record) []Summary {
 		s.QPS, s.Avg, s.P95, s.P99 = statOf(qps), statOf(avg), statOf(p95), statOf(p99)
 		s.CPU, s.CPUNsPerQuery, s.BusyPollPerQuery, s.NetRxPerQuery = statOf(cpu), statOf(nsq), statOf(bp), statOf(rx)
 		s.ClientNsPerQuery, s.MachineNsPerQuery, s.Steal = statOf(cli), statOf(mach), statOf(steal)
+		s.BenchNsPerQuery = statOf(own)
 		s.Saturated = verdicts(sat)
 		if len(cyc) > 0 && len(cyc) == s.Runs {
 			c := statOf(cyc)
@@ -143,22 +146,23 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 	})
 	p := bench.NewPrinter(w)
 	p.Printf("# gocached scenario report\n\n")
-	p.Printf("Testbed %s. Load: mcload -K %s -V %s -i %s -r %d -u %g, %d connections × depth %d at every load "+
+	p.Printf("Testbed %s. Load: mcload -K %s -V %s -i %s -r %d -u %g --multiget %d, %d connections × depth %d at every load "+
 		"(MAX: closed loop; N%%: open loop at N %% of the median undisturbed MAX of the same server and scenario), "+
 		"%gs measured after %gs warmup, %d interleaved round(s). Server pinned to CPU %s (gocached -t %s, memcached -t %d), client to CPU %s.\n\n",
-		o.variant(), o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.Conns*o.LoadThreads, o.Depth,
+		o.variant(), o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.MultiGet, o.Conns*o.LoadThreads, o.Depth,
 		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.GocachedThreads, o.ServerThreads, o.ClientCPUs)
 	p.Printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; ns/q = CPU time per "+
-		"answered query of the server process (srv), the load generator (cli) and every CPU of the machine (all: "+
-		"softirq, NAPI kthreads and other tenants included); sat = whose cores were full (≥ %d %% busy of the time not "+
+		"answered query of the server process (srv), the load generator (cli), the benchmark as a whole (bench: both "+
+		"processes, both ends' NAPI kthreads, all softirq and irq time) and every CPU of the machine (all: other tenants "+
+		"included); sat = whose cores were full (≥ %d %% busy of the time not "+
 		"stolen; server? = a busy-polling server, whose core is full at any load). Medians over runs with steal ≤ %g %% "+
 		"and other processes ≤ %g %% of the machine; ± is the range (max-min) over those runs; steal is the median "+
 		"over them.\n\n", SaturatedBusyPct, o.MaxStealPct, o.MaxOtherPct)
-	p.Printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | srv ns/q | cli ns/q | all ns/q | busypoll/q | netrx/q | sat | steal | note |\n")
-	p.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
+	p.Printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | srv ns/q | cli ns/q | bench ns/q | all ns/q | busypoll/q | netrx/q | sat | steal | note |\n")
+	p.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 	for _, s := range rows {
 		if s.Runs == 0 {
-			p.Printf("| %s | %s | %s | | | | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
+			p.Printf("| %s | %s | %s | | | | | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
 			continue
 		}
 		note := ""
@@ -171,10 +175,10 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 		if s.CyclesPerQuery != nil {
 			note = strings.TrimPrefix(note+fmt.Sprintf("; %.0f cycles/q", s.CyclesPerQuery.Median), "; ")
 		}
-		p.Printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %.0f | %s | %.2f | %.2f | %s | %.1f%% | %s |\n",
+		p.Printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %.0f | %s | %.0f | %.2f | %.2f | %s | %.1f%% | %s |\n",
 			s.Scenario, s.Server, s.Load, withRange(s.QPS, "%.0f"), s.Avg.Median, s.P95.Median,
 			withRange(s.P99, "%.0f"), withRange(s.CPU, "%.0f%%"), withRange(s.CPUNsPerQuery, "%.0f"),
-			s.ClientNsPerQuery.Median, withRange(s.MachineNsPerQuery, "%.0f"),
+			s.ClientNsPerQuery.Median, withRange(s.BenchNsPerQuery, "%.0f"), s.MachineNsPerQuery.Median,
 			s.BusyPollPerQuery.Median, s.NetRxPerQuery.Median, s.Saturated, s.Steal.Median, note)
 	}
 	if hwNote != "" {
@@ -202,7 +206,7 @@ func scenarioIndex(name string) int {
 var csvHeader = []string{"server", "scenario", "variant", "load", "offered_qps", "run", "qps", "requests", "errors", "misses",
 	"avg_us", "p50_us", "p95_us", "p99_us", "max_us", "send_lag_p99_us", "server_cpu_pct", "client_cpu_pct",
 	"kthread_cpu_pct", "machine_cpu_pct", "server_core_busy_pct", "client_core_busy_pct", "saturated",
-	"cpu_ns_per_query", "client_cpu_ns_per_query", "machine_cpu_ns_per_query", "busy_poll_per_query", "net_rx_per_query", "cycles_per_query", "instructions_per_query",
+	"cpu_ns_per_query", "client_cpu_ns_per_query", "machine_cpu_ns_per_query", "bench_cpu_ns_per_query", "busy_poll_per_query", "net_rx_per_query", "cycles_per_query", "instructions_per_query",
 	"steal_pct", "other_cpu_pct", "irq_cpu_pct", "disturbed", "skipped", "error"}
 
 // WriteCSV writes one row per record.
@@ -230,7 +234,7 @@ func WriteCSV(w io.Writer, recs []Record) error {
 		u := r.Usage
 		row = append(row, f(u.ServerCPUPct), f(u.ClientCPUPct), f(u.KthreadCPUPct), f(u.MachineCPUPct),
 			f(u.ServerCoreBusy), f(u.ClientCoreBusy), r.Saturated,
-			f(r.CPUNsPerQuery), f(r.ClientNsPerQuery), f(r.MachineNsPerQuery), f(r.BusyPollPerQuery),
+			f(r.CPUNsPerQuery), f(r.ClientNsPerQuery), f(r.MachineNsPerQuery), f(r.BenchNsPerQuery), f(r.BusyPollPerQuery),
 			f(r.NetRxPerQuery), opt(r.CyclesPerQuery), opt(r.InstructionsPerQry), f(u.StealPct), f(u.OtherCPUPct),
 			f(u.IRQCPUPct), r.Disturbed, r.Skipped, r.Error)
 		if err := cw.Write(row); err != nil {

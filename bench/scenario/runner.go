@@ -35,6 +35,7 @@ type Record struct {
 	CPUNsPerQuery      float64  `json:"cpu_ns_per_query"`         // server process
 	ClientNsPerQuery   float64  `json:"client_cpu_ns_per_query"`  // load generator process
 	MachineNsPerQuery  float64  `json:"machine_cpu_ns_per_query"` // every CPU, softirq and kthreads included
+	BenchNsPerQuery    float64  `json:"bench_cpu_ns_per_query"`   // the same without other tenants' processes
 	Saturated          string   `json:"saturated"`                // SatNone, SatClient, ...
 	BusyPollPerQuery   float64  `json:"busy_poll_per_query"`
 	NetRxPerQuery      float64  `json:"net_rx_per_query"`
@@ -206,6 +207,7 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 		rec.CPUNsPerQuery = rec.Usage.ServerCPUPct / 100 * 1e9 / res.QPS
 		rec.ClientNsPerQuery = rec.Usage.ClientCPUPct / 100 * 1e9 / res.QPS
 		rec.MachineNsPerQuery = rec.Usage.MachineCPUPct / 100 * 1e9 / res.QPS
+		rec.BenchNsPerQuery = rec.Usage.BenchCPUPct / 100 * 1e9 / res.QPS
 		rec.BusyPollPerQuery = rec.Usage.BusyPollPerSec / res.QPS
 		rec.NetRxPerQuery = rec.Usage.NetRxPerSec / res.QPS
 		if hw != nil && cyc1 > cyc0 {
@@ -244,6 +246,9 @@ func (r *runner) mcloadArgs(srv *testproc.Proc, extra ...string) []string {
 		"-c", strconv.Itoa(o.Conns), "-T", strconv.Itoa(o.LoadThreads),
 		"-K", o.KeySize, "-V", o.ValueSize, "-i", o.IADist, "-r", strconv.Itoa(o.Records),
 		"-u", strconv.FormatFloat(o.Update, 'f', -1, 64), "--json", "--quiet"}
+	if o.MultiGet > 1 {
+		args = append(args, "--multiget", strconv.Itoa(o.MultiGet))
+	}
 	return append(args, extra...)
 }
 
@@ -285,9 +290,9 @@ func (rec Record) summary() string {
 	case rec.Result == nil:
 		return "no result"
 	}
-	s := fmt.Sprintf("%.0f qps, avg %.0fµs p99 %.0fµs, server %.0f%% cli %.0f%%, ns/q srv %.0f cli %.0f machine %.0f, cores srv %.0f%% cli %.0f%% sat %s, steal %.1f%%",
+	s := fmt.Sprintf("%.0f qps, avg %.0fµs p99 %.0fµs, server %.0f%% cli %.0f%%, ns/q srv %.0f cli %.0f bench %.0f machine %.0f, cores srv %.0f%% cli %.0f%% sat %s, steal %.1f%%",
 		rec.Result.QPS, rec.Result.Latency.Avg, rec.Result.Latency.P99, rec.Usage.ServerCPUPct, rec.Usage.ClientCPUPct,
-		rec.CPUNsPerQuery, rec.ClientNsPerQuery, rec.MachineNsPerQuery, rec.Usage.ServerCoreBusy, rec.Usage.ClientCoreBusy,
+		rec.CPUNsPerQuery, rec.ClientNsPerQuery, rec.BenchNsPerQuery, rec.MachineNsPerQuery, rec.Usage.ServerCoreBusy, rec.Usage.ClientCoreBusy,
 		rec.Saturated, rec.Usage.StealPct)
 	if rec.Disturbed != "" {
 		s += " [disturbed: " + rec.Disturbed + "]"

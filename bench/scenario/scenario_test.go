@@ -152,6 +152,8 @@ func TestUsage(t *testing.T) {
 		{"other", u.OtherCPUPct, 100 * float64(200-100-40-10-4) / 400},
 		{"kthreads", u.KthreadCPUPct, 5},
 		{"client kthreads", u.CliKthreadCPUPct, 2},
+		// 216 busy ticks of which 46 are other tenants' process time.
+		{"bench", u.BenchCPUPct, 100 * float64(216-46) / 100 / 2},
 		{"machine", u.MachineCPUPct, 100 * float64(150+50+16) / 100 / 2},
 		// cpu1: 100+50+16 busy of 206 ticks, none stolen.
 		{"server core", u.ServerCoreBusy, 100 * 166.0 / 206},

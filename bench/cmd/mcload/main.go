@@ -43,6 +43,7 @@ func run() error {
 	flag.IntVarP(&cfg.Connections, "connections", "c", cfg.Connections, "connections per thread")
 	flag.IntVarP(&cfg.Threads, "threads", "T", cfg.Threads, "load threads (event loops), each with -c connections")
 	flag.IntVarP(&cfg.Depth, "depth", "d", cfg.Depth, "most outstanding requests per connection")
+	flag.IntVar(&cfg.MultiGet, "multiget", cfg.MultiGet, "keys per get request (a reply with any value counts as a hit)")
 	flag.StringVarP(&keySize, "keysize", "K", "30", "key length distribution")
 	flag.StringVarP(&valueSize, "valuesize", "V", "200", "value length distribution")
 	flag.StringVarP(&iaDist, "iadist", "i", "exponential", "inter-arrival distribution, scaled to --qps")

@@ -57,6 +57,7 @@ func run() error {
 	flag.IntVar(&o.Conns, "connections", o.Conns, "mcload -c")
 	flag.IntVar(&o.LoadThreads, "load-threads", o.LoadThreads, "mcload -T")
 	flag.IntVar(&o.Depth, "depth", o.Depth, "mcload -d, at MAX and fixed loads alike")
+	flag.IntVar(&o.MultiGet, "multiget", o.MultiGet, "keys per get request (mcload --multiget)")
 	flag.IntVar(&o.Queues, "queues", o.Queues, "veth queues per end (0 = one per --server-cpus CPU)")
 	flag.StringVar(&bedKind, "testbed", bedKind, "plain (receive work on the sender's core) or threaded (NAPI kthreads pinned per side)")
 	flag.IntVar(&o.ServerThreads, "server-threads", o.ServerThreads, "memcached -t")
