@@ -125,7 +125,11 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 		b = append(b, s.binKey...)
 	}
 	if s.binWithValue {
-		b = s.appendValue(b, value, m.Ref, false)
+		if s.inPieces(len(value)) {
+			b = s.startSend(b, value, s.env.Store.RefOf(s.binKey, value), false)
+		} else {
+			b = append(b, value...)
+		}
 	}
 	s.out = b
 }

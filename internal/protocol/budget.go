@@ -31,10 +31,6 @@ const OutputBudget = 1 << 20
 // costs well under 1%.
 const valueChunk = 64 << 10
 
-// The store fills Meta.Ref only for values over store.RefAbove: every
-// value sent in pieces must be one of them (a compile-time check).
-var _ [valueChunk - store.RefAbove]struct{}
-
 // sendState is a value being sent in pieces: ref names it in the store,
 // off is how much of it is already in the output, and trailer says whether
 // "\r\n" follows it (text and meta replies; binary ones end with it).
@@ -61,18 +57,14 @@ func (s *Session) paused() Status {
 	return Yield
 }
 
-// appendValue appends a reply's value, then "\r\n" when trailer is set.
-// A value larger than valueChunk, with an engine that resumes pending
-// Sessions, gets only its first piece here: the rest follows through
+// inPieces reports whether a value of n bytes is sent in pieces: larger
+// than valueChunk, to an engine that resumes pending Sessions.
+func (s *Session) inPieces(n int) bool { return n > valueChunk && s.env.ResumesPending }
+
+// startSend appends the first piece of a value sent in pieces, named by
+// ref, and leaves the rest (and "\r\n" when trailer is set) to
 // continueSend. It runs with the item's shard locked.
-func (s *Session) appendValue(b, value []byte, ref store.ValueRef, trailer bool) []byte {
-	if len(value) <= valueChunk || !s.env.ResumesPending {
-		b = append(b, value...)
-		if trailer {
-			b = append(b, crlf...)
-		}
-		return b
-	}
+func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) []byte {
 	k := max(0, min(valueChunk, OutputBudget-(len(b)-s.outStart)))
 	s.send = sendState{active: true, trailer: trailer, off: k, ref: ref}
 	return append(b, value[:k]...)

@@ -167,11 +167,12 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	}
 	b = append(b, crlf...)
 	if f.value {
-		var ref store.ValueRef
-		if v := it.Value(); len(v) > valueChunk {
-			ref = it.Ref() // only values sent in pieces need one
+		if v := it.Value(); s.inPieces(len(v)) {
+			b = s.startSend(b, v, it.Ref(), true)
+		} else {
+			b = append(b, v...)
+			b = append(b, crlf...)
 		}
-		b = s.appendValue(b, it.Value(), ref, true)
 	}
 	s.out = b
 	if !f.noUpdate {

@@ -162,5 +162,10 @@ func (s *Session) emitValue(value []byte, m store.Meta) {
 		b = strconv.AppendUint(b, m.CAS, 10)
 	}
 	b = append(b, crlf...)
-	s.out = s.appendValue(b, value, m.Ref, true)
+	if s.inPieces(len(value)) {
+		s.out = s.startSend(b, value, s.env.Store.RefOf(s.getKey, value), true)
+		return
+	}
+	b = append(b, value...)
+	s.out = append(b, crlf...)
 }

@@ -30,10 +30,6 @@ type Config struct {
 	Now func() int64
 }
 
-// RefAbove is the value length above which Get and GetAndTouch fill
-// Meta.Ref (Item.Ref works for any item).
-const RefAbove = 16 << 10
-
 // Mode selects the storage command semantics of Store.Set.
 type Mode uint8
 
@@ -71,10 +67,6 @@ type Meta struct {
 	Flags   uint32
 	CAS     uint64
 	Exptime int64 // absolute unix seconds; 0 = never expires
-	// Ref names the value for CopyValue, for a reader that sends it in
-	// pieces after the callback returns. Get and GetAndTouch set it only
-	// for values over RefAbove bytes: smaller ones are copied whole.
-	Ref ValueRef
 }
 
 // Stats is a snapshot of the store's counters, named after memcached's stats fields.

@@ -1,5 +1,7 @@
 package store
 
+import "unsafe"
+
 // Naming a record across lock releases.
 //
 // A large value is sent in pieces over several turns of its connection, and
@@ -88,3 +90,25 @@ func (s *Store) CopyValue(ref ValueRef, off int, dst []byte) bool {
 
 // Ref returns a ValueRef for the item's value.
 func (it Item) Ref() ValueRef { return it.sh.refOf(it.pos, it.rec()) }
+
+// RefOf returns a ValueRef for value, which must be the slice a Get or
+// GetAndTouch callback for key is handed, and must be called inside that
+// callback (its shard is locked). Get itself leaves refs out, so that the
+// callbacks of small values, nearly all of them, pay nothing for them.
+// A value that is not such a slice gets a ref CopyValue refuses.
+func (s *Store) RefOf(key, value []byte) ValueRef {
+	sh, _ := s.shardFor(key)
+	if len(value) == 0 || len(sh.buf) == 0 {
+		return ValueRef{}
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(value))) - uintptr(unsafe.Pointer(unsafe.SliceData(sh.buf))))
+	pos := off - recHeader - len(key)
+	if pos < 0 || off+len(value) > len(sh.buf) {
+		return ValueRef{}
+	}
+	r := sh.rec(pos)
+	if r.vlen() != len(value) || r.klen() != len(key) {
+		return ValueRef{}
+	}
+	return sh.refOf(pos, r)
+}

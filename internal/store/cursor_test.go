@@ -22,7 +22,7 @@ func refFor(t *testing.T, s *Store, key string) (ValueRef, []byte) {
 	t.Helper()
 	var ref ValueRef
 	var val []byte
-	if !s.Get([]byte(key), func(v []byte, m Meta) { ref, val = m.Ref, bytes.Clone(v) }) {
+	if !s.Get([]byte(key), func(v []byte, m Meta) { ref, val = s.RefOf([]byte(key), v), bytes.Clone(v) }) {
 		t.Fatalf("%s: miss", key)
 	}
 	if ref.Len() != len(val) {
@@ -172,11 +172,13 @@ func TestCopyValueBounds(t *testing.T) {
 	if s.CopyValue(ref, 3, buf) || s.CopyValue(ref, -1, buf[:1]) {
 		t.Fatal("out-of-range copy accepted")
 	}
-	// Get names only values a reader might send in pieces.
-	if _, m, _ := get(s, "k"); m.Ref != (ValueRef{}) {
-		t.Fatalf("small value got a ref %+v", m.Ref)
-	}
-	set(s, "big", string(make([]byte, RefAbove+1)))
+	// RefOf refuses what is not a value the callback was handed.
+	s.Get([]byte("k"), func(v []byte, _ Meta) {
+		if s.RefOf([]byte("k"), []byte("hello")) != (ValueRef{}) || s.RefOf([]byte("kk"), v) != (ValueRef{}) {
+			t.Error("RefOf named a slice that is not the value")
+		}
+	})
+	set(s, "big", string(make([]byte, 100<<10)))
 	big, _ := refFor(t, s, "big")
 	var it ValueRef
 	s.View([]byte("big"), func(i Item) { it = i.Ref() })

@@ -214,11 +214,7 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	sh.cls[r.class()].getHits++
 	r.setBits(recFetched | recReferenced)
 	r.setAccessed(now)
-	m := s.meta(r)
-	if r.vlen() > RefAbove {
-		m.Ref = sh.refOf(sh.posOf(slot), r)
-	}
-	fn(r.value(), m)
+	fn(r.value(), s.meta(r))
 	return true
 }
 
@@ -235,14 +231,9 @@ func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m M
 	if slot < 0 {
 		return false
 	}
-	pos := sh.posOf(slot)
-	r := sh.rec(pos)
+	r := sh.rec(sh.posOf(slot))
 	r.setBits(recFetched)
-	m := s.meta(r)
-	if r.vlen() > RefAbove {
-		m.Ref = sh.refOf(pos, r)
-	}
-	fn(r.value(), m)
+	fn(r.value(), s.meta(r))
 	return true
 }
 
