@@ -76,7 +76,8 @@
 // the shard lock no longer protects (the ring may be replaced and unmapped,
 // the record moved or dropped). Each shard counts the bytes its head and
 // tail have passed (vhead, vtail; wraps count the bytes they skip) and a
-// ring generation. A ValueRef (from Meta.Ref or Item.Ref) is the record's
+// ring generation. A ValueRef (Store.RefOf inside a Get callback, or
+// Item.Ref) is the record's
 // offset, the virtual position at which it was written and the generation;
 // CopyValue copies part of its value under the lock if the head has not
 // come back over those bytes since, else refuses (Stats.RefsLost). A
