@@ -39,7 +39,7 @@ func UDPFrames(sess Session, pkt, buf []byte) (frames [][]byte, scratch []byte, 
 	id := binary.BigEndian.Uint16(pkt[0:2])
 	in := pkt[udpHeaderLen:]
 	out := buf[:0]
-	for len(in) > 0 {
+	for len(in) > 0 || sess.Pending() {
 		before := len(out)
 		n, reply, st, err := RunSession(sess, in, out)
 		if err != nil {

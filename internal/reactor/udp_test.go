@@ -22,7 +22,7 @@ func udpSessions(t *testing.T) func() reactor.Session {
 	t.Cleanup(st.Close)
 	env := &protocol.Env{Store: st, Settings: &protocol.Settings{Version: "1.6.18-gocached", MaxConns: 10,
 		MaxBytes: 4 << 20, ItemSizeMax: 1 << 20, Evictions: true, CASEnabled: true, ReqsPerEvent: 20,
-		Verbosity: new(atomic.Int32)}}
+		Verbosity: new(atomic.Int32)}, ResumesPending: true}
 	return func() reactor.Session { return protocol.NewSession(env) }
 }
 
@@ -85,6 +85,23 @@ func TestUDPFrames(t *testing.T) {
 	}
 	if len(f) != 4 || string(joined) != want {
 		t.Errorf("large reply: %d datagrams, payload %d bytes; want 4 and %d", len(f), len(joined), len(want))
+	}
+
+	// A value the Session sends in pieces (Pending after its line is
+	// consumed) still goes out whole: a datagram reply cannot wait.
+	huge := strings.Repeat("0123456789", 20000)
+	if _, _, st := sess.Process([]byte("set huge 0 0 200000\r\n"+huge+"\r\n"), nil); st != protocol.NeedMore {
+		t.Fatalf("set huge: status %v", st)
+	}
+	for _, req := range []string{"get huge\r\n", "mg huge v\r\n"} {
+		f = run(frame(3, 0, 1, 0, req))
+		joined = joined[:0]
+		for _, d := range f {
+			joined = append(joined, d[8:]...)
+		}
+		if !strings.Contains(string(joined), "\r\n"+huge+"\r\n") {
+			t.Errorf("%q over UDP: %d datagrams, %d payload bytes; want the whole %d-byte value", req, len(f), len(joined), len(huge))
+		}
 	}
 }
 
