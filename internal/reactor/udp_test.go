@@ -15,13 +15,13 @@ import (
 )
 
 func udpSessions(t *testing.T) func() reactor.Session {
-	st, err := store.New(store.Config{MemoryLimit: 4 << 20, MaxItemSize: 1 << 20})
+	st, err := store.New(store.Config{MemoryLimit: 8 << 20, MaxItemSize: 2 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
 	env := &protocol.Env{Store: st, Settings: &protocol.Settings{Version: "1.6.18-gocached", MaxConns: 10,
-		MaxBytes: 4 << 20, ItemSizeMax: 1 << 20, Evictions: true, CASEnabled: true, ReqsPerEvent: 20,
+		MaxBytes: 8 << 20, ItemSizeMax: 2 << 20, Evictions: true, CASEnabled: true, ReqsPerEvent: 20,
 		Verbosity: new(atomic.Int32)}, ResumesPending: true}
 	return func() reactor.Session { return protocol.NewSession(env) }
 }
@@ -89,8 +89,8 @@ func TestUDPFrames(t *testing.T) {
 
 	// A value the Session sends in pieces (Pending after its line is
 	// consumed) still goes out whole: a datagram reply cannot wait.
-	huge := strings.Repeat("0123456789", 20000)
-	if _, _, st := sess.Process([]byte("set huge 0 0 200000\r\n"+huge+"\r\n"), nil); st != protocol.NeedMore {
+	huge := strings.Repeat("0123456789", 150000) // beyond one call's output budget
+	if _, _, st := sess.Process([]byte("set huge 0 0 1500000\r\n"+huge+"\r\n"), nil); st != protocol.NeedMore {
 		t.Fatalf("set huge: status %v", st)
 	}
 	for _, req := range []string{"get huge\r\n", "mg huge v\r\n"} {
