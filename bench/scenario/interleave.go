@@ -72,7 +72,11 @@ func (r *runner) interleaved(ctx context.Context) ([]Record, error) {
 				if err := ctx.Err(); err != nil {
 					return recs, err
 				}
-				recs = append(recs, r.session(ctx, c, phase, round, maxQPS[c])...)
+				ref := c
+				if r.o.FractionOf != "" {
+					ref.scenario = r.o.FractionOf
+				}
+				recs = append(recs, r.session(ctx, c, phase, round, maxQPS[ref])...)
 			}
 		}
 		for _, c := range cells {

@@ -5,6 +5,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,12 @@ type Options struct {
 	LoadThreads  int // mcload -T
 	Depth        int // mcload -d, at MAX and at fixed loads alike
 	MultiGet     int // keys per get (mcload --multiget); qps counts requests, not keys
+	// FractionOf names the scenario whose MAX an N% load is a share of;
+	// "" means each scenario's own. Naming one (e.g. base) offers every
+	// scenario the same absolute rate, which CPU-per-query comparisons need:
+	// at a share of its own MAX a slower scenario runs at a lower rate and
+	// spreads fixed costs over fewer queries.
+	FractionOf string
 	// Testbed variant: Queues rx/tx queues per veth end (0 = one per server
 	// CPU, so that -t auto gives one reactor per server CPU), Threaded NAPI
 	// with each end's kthreads pinned to that side's CPUs.
@@ -212,6 +219,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("queues %d must not be negative", o.Queues)
 	case o.Records < 1:
 		return fmt.Errorf("records %d must be at least 1", o.Records)
+	}
+	if o.FractionOf != "" && !slices.Contains(o.Scenarios, o.FractionOf) {
+		return fmt.Errorf("--fraction-of %s: not among the scenarios %v", o.FractionOf, o.Scenarios)
 	}
 	for _, l := range []string{o.ServerCPUs, o.ClientCPUs} {
 		if _, err := cpuset.Parse(l); err != nil {

@@ -31,10 +31,13 @@ type Summary struct {
 	BenchNsPerQuery        Stat
 	BusyPollPerQuery       Stat
 	NetRxPerQuery          Stat
-	Steal                  Stat   // % of the machine, over the kept runs
-	Saturated              string // the kept runs' verdicts, e.g. "client" or "client 2, none 1"
-	CyclesPerQuery         *Stat  // nil: n/a
-	Note                   string // skipped or failed
+	Steal                  Stat // % of the machine, over the kept runs
+	// QPSvsBase is achieved qps over base's in the same round (see
+	// pairedRatios), at MAX only; empty for base itself.
+	QPSvsBase      Stat
+	Saturated      string // the kept runs' verdicts, e.g. "client" or "client 2, none 1"
+	CyclesPerQuery *Stat  // nil: n/a
+	Note           string // skipped or failed
 }
 
 // Summarize groups records by server, scenario and load, keeping the
@@ -89,6 +92,11 @@ func Summarize(recs []Record) []Summary {
 		s.CPU, s.CPUNsPerQuery, s.BusyPollPerQuery, s.NetRxPerQuery = statOf(cpu), statOf(nsq), statOf(bp), statOf(rx)
 		s.ClientNsPerQuery, s.MachineNsPerQuery, s.Steal = statOf(cli), statOf(mach), statOf(steal)
 		s.BenchNsPerQuery = statOf(own)
+		// At MAX only: at N% each scenario is offered a share of its own MAX.
+		if k.scenario != "base" && k.load == "MAX" {
+			s.QPSvsBase = statOf(pairedRatios(recs, k.server, k.load, k.scenario, "base",
+				func(r Record) float64 { return r.Result.QPS }))
+		}
 		s.Saturated = verdicts(sat)
 		if len(cyc) > 0 && len(cyc) == s.Runs {
 			c := statOf(cyc)
@@ -147,9 +155,9 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 	p := bench.NewPrinter(w)
 	p.Printf("# gocached scenario report\n\n")
 	p.Printf("Testbed %s. Load: mcload -K %s -V %s -i %s -r %d -u %g --multiget %d, %d connections × depth %d at every load "+
-		"(MAX: closed loop; N%%: open loop at N %% of the median undisturbed MAX of the same server and scenario), "+
+		"(MAX: closed loop; N%%: open loop at N %% of the median undisturbed MAX of the same server and %s), "+
 		"%gs measured after %gs warmup, %d interleaved round(s). Server pinned to CPU %s (gocached -t %s, memcached -t %d), client to CPU %s.\n\n",
-		o.variant(), o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.MultiGet, o.Conns*o.LoadThreads, o.Depth,
+		o.variant(), o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.MultiGet, o.Conns*o.LoadThreads, o.Depth, fractionOf(o),
 		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.GocachedThreads, o.ServerThreads, o.ClientCPUs)
 	p.Printf("Latencies in µs from the scheduled send time; cpu = server utime+stime in %% of one CPU; ns/q = CPU time per "+
 		"answered query of the server process (srv), the load generator (cli), the benchmark as a whole (bench: both "+
@@ -157,12 +165,13 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 		"included); sat = whose cores were full (≥ %d %% busy of the time not "+
 		"stolen; server? = a busy-polling server, whose core is full at any load). Medians over runs with steal ≤ %g %% "+
 		"and other processes ≤ %g %% of the machine; ± is the range (max-min) over those runs; steal is the median "+
-		"over them.\n\n", SaturatedBusyPct, o.MaxStealPct, o.MaxOtherPct)
-	p.Printf("| testcase | server | load | qps | avglat | 95%%lat | 99%%lat | cpu | srv ns/q | cli ns/q | bench ns/q | all ns/q | busypoll/q | netrx/q | sat | steal | note |\n")
-	p.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
+		"over them. qps/base (MAX rows): achieved qps over base's in the same interleaving round, median and range of those ratios "+
+		"(drift that moves both cancels).\n\n", SaturatedBusyPct, o.MaxStealPct, o.MaxOtherPct)
+	p.Printf("| testcase | server | load | qps | qps/base | avglat | 95%%lat | 99%%lat | cpu | srv ns/q | cli ns/q | bench ns/q | all ns/q | busypoll/q | netrx/q | sat | steal | note |\n")
+	p.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 	for _, s := range rows {
 		if s.Runs == 0 {
-			p.Printf("| %s | %s | %s | | | | | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
+			p.Printf("| %s | %s | %s | | | | | | | | | | | | | | | %s |\n", s.Scenario, s.Server, s.Load, s.Note)
 			continue
 		}
 		note := ""
@@ -175,8 +184,12 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 		if s.CyclesPerQuery != nil {
 			note = strings.TrimPrefix(note+fmt.Sprintf("; %.0f cycles/q", s.CyclesPerQuery.Median), "; ")
 		}
-		p.Printf("| %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %.0f | %s | %.0f | %.2f | %.2f | %s | %.1f%% | %s |\n",
-			s.Scenario, s.Server, s.Load, withRange(s.QPS, "%.0f"), s.Avg.Median, s.P95.Median,
+		vsBase := ""
+		if s.QPSvsBase.Median > 0 {
+			vsBase = withRange(s.QPSvsBase, "%.2f")
+		}
+		p.Printf("| %s | %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %.0f | %s | %.0f | %.2f | %.2f | %s | %.1f%% | %s |\n",
+			s.Scenario, s.Server, s.Load, withRange(s.QPS, "%.0f"), vsBase, s.Avg.Median, s.P95.Median,
 			withRange(s.P99, "%.0f"), withRange(s.CPU, "%.0f%%"), withRange(s.CPUNsPerQuery, "%.0f"),
 			s.ClientNsPerQuery.Median, withRange(s.BenchNsPerQuery, "%.0f"), s.MachineNsPerQuery.Median,
 			s.BusyPollPerQuery.Median, s.NetRxPerQuery.Median, s.Saturated, s.Steal.Median, note)
@@ -281,4 +294,11 @@ func WriteAll(o *Options, recs []Record, hwNote string) error {
 		return err
 	}
 	return WritePlots(o.OutDir, sums)
+}
+
+func fractionOf(o *Options) string {
+	if o.FractionOf == "" {
+		return "scenario"
+	}
+	return "scenario " + o.FractionOf + " (the same absolute rate for every scenario)"
 }

@@ -227,8 +227,8 @@ func TestWriteAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := string(md)
-	for _, want := range []string{"| testcase | server | load | qps | avglat | 95%lat | 99%lat | cpu |",
-		"| base | gocached | 5000 | 5000 | 50 | 80 | 100 | 20% | 40000 |", "| base | memcached | MAX | 50000 |",
+	for _, want := range []string{"| testcase | server | load | qps | qps/base | avglat | 95%lat | 99%lat | cpu |",
+		"| base | gocached | 5000 | 5000 |  | 50 | 80 | 100 | 20% | 40000 |", "| base | memcached | MAX | 50000 |",
 		"skipped: memcached cannot set", "cycles/q: n/a"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, report)
@@ -372,5 +372,50 @@ func TestParseReactorStats(t *testing.T) {
 	}
 	if _, err := parseReactorStats(strings.NewReader("STAT reactor:0:events 1\r\n")); err == nil {
 		t.Error("no END accepted")
+	}
+}
+
+// Ratios pair runs of the same round, so a round where the machine was
+// slow for both scenarios still gives the true ratio.
+func TestPairedRatios(t *testing.T) {
+	var recs []Record
+	for run, q := range []float64{100, 50, 80} { // the machine's speed per round
+		b := fakeRecord(Gocached, "base", "MAX", 0, q, 1, 1)
+		s := fakeRecord(Gocached, "suspend20", "MAX", 0, 1.1*q, 1, 1)
+		b.Run, s.Run = run+1, run+1
+		recs = append(recs, b, s)
+	}
+	recs = append(recs, fakeRecord(Memcached, "base", "MAX", 0, 7, 1, 1))
+	qps := func(r Record) float64 { return r.Result.QPS }
+	got := pairedRatios(recs, Gocached, "MAX", "suspend20", "base", qps)
+	if len(got) != 3 {
+		t.Fatalf("ratios %v", got)
+	}
+	for _, r := range got {
+		if math.Abs(r-1.1) > 1e-9 {
+			t.Errorf("ratio %g, want 1.1", r)
+		}
+	}
+	// A disturbed pair is left out while clean ones exist.
+	recs[2].Disturbed = "steal 30%"
+	recs[3].Result = &bench.Result{QPS: 500}
+	if got := pairedRatios(recs, Gocached, "MAX", "suspend20", "base", qps); len(got) != 2 {
+		t.Errorf("with a disturbed pair: %v", got)
+	}
+	s := Summarize(recs)
+	if s[1].Scenario != "suspend20" || math.Abs(s[1].QPSvsBase.Median-1.1) > 1e-9 || s[0].QPSvsBase.Median != 0 {
+		t.Errorf("summaries: %+v / %+v", s[0].QPSvsBase, s[1].QPSvsBase)
+	}
+}
+
+func TestFractionOfValidate(t *testing.T) {
+	o := QuickOptions()
+	o.FractionOf = "base"
+	if err := o.Validate(); err != nil {
+		t.Errorf("fraction of base: %v", err)
+	}
+	o.FractionOf = "defer20" // not in the quick scenarios
+	if err := o.Validate(); err == nil {
+		t.Error("fraction of a scenario that does not run was accepted")
 	}
 }

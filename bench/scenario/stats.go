@@ -124,3 +124,38 @@ func coreBusyPct(d map[int]SystemCPU, cpus []int) float64 {
 	}
 	return 100 * float64(busy) / float64(avail)
 }
+
+// pairedRatios divides metric of scenario a by that of scenario b for the
+// same server and load, run by run: the two ran in the same interleaving
+// round, minutes apart at most, so drift in the machine (steal, other
+// tenants) largely cancels in the ratio even when it moves both numbers.
+// Pairs where either run was disturbed are left out, unless no pair is
+// clean (then all pairs count, as keep does).
+func pairedRatios(recs []Record, server, load, a, b string, metric func(Record) float64) []float64 {
+	type key struct{ run int }
+	base := map[key]Record{}
+	for _, r := range recs {
+		if r.Server == server && r.Load == load && r.Scenario == b && r.measured() {
+			base[key{r.Run}] = r
+		}
+	}
+	var clean, all []float64
+	for _, r := range recs {
+		if r.Server != server || r.Load != load || r.Scenario != a || !r.measured() {
+			continue
+		}
+		o, ok := base[key{r.Run}]
+		if !ok || metric(o) == 0 {
+			continue
+		}
+		q := metric(r) / metric(o)
+		all = append(all, q)
+		if r.Disturbed == "" && o.Disturbed == "" {
+			clean = append(clean, q)
+		}
+	}
+	if len(clean) > 0 {
+		return clean
+	}
+	return all
+}

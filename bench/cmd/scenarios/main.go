@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -39,8 +40,9 @@ func run() error {
 	if quick {
 		o = scenario.QuickOptions()
 	}
-	var servers, scenarios, loads string
+	var servers, scenarios, loads, from string
 	bedKind := "plain"
+	flag.StringVar(&from, "from", "", "rewrite report.md, results.csv and plots into --out from this results.json, running nothing")
 	flag.Bool("quick", false, "smoke mode: base and suspend20, loads 5000 and MAX, 2s runs (under 60s)")
 	flag.StringVar(&o.OutDir, "out", o.OutDir, "directory for results.json, results.csv, report.md and plots")
 	flag.StringVar(&servers, "server", strings.Join(o.Servers, ","), "servers under test: gocached, memcached or both")
@@ -57,6 +59,7 @@ func run() error {
 	flag.IntVar(&o.Conns, "connections", o.Conns, "mcload -c")
 	flag.IntVar(&o.LoadThreads, "load-threads", o.LoadThreads, "mcload -T")
 	flag.IntVar(&o.Depth, "depth", o.Depth, "mcload -d, at MAX and fixed loads alike")
+	flag.StringVar(&o.FractionOf, "fraction-of", o.FractionOf, "scenario whose MAX the N% loads are shares of (default: each scenario's own)")
 	flag.IntVar(&o.MultiGet, "multiget", o.MultiGet, "keys per get request (mcload --multiget)")
 	flag.IntVar(&o.Queues, "queues", o.Queues, "veth queues per end (0 = one per --server-cpus CPU)")
 	flag.StringVar(&bedKind, "testbed", bedKind, "plain (receive work on the sender's core) or threaded (NAPI kthreads pinned per side)")
@@ -88,6 +91,9 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
 
+	if from != "" {
+		return rereport(from, o.OutDir)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	start := time.Now()
@@ -122,4 +128,26 @@ func loadsString(ls []scenario.Load) string {
 		s = append(s, l.String())
 	}
 	return strings.Join(s, ",")
+}
+
+// rereport writes the outputs again from a results.json, so that a report
+// layout change applies to runs already made.
+func rereport(path, out string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		Options scenario.Options  `json:"options"`
+		Records []scenario.Record `json:"records"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	doc.Options.OutDir = out
+	hwNote := ""
+	if err := scenario.HWCountersAvailable(); err != nil {
+		hwNote = "n/a: no hardware counters here (" + err.Error() + ")"
+	}
+	return scenario.WriteAll(&doc.Options, doc.Records, hwNote)
 }
