@@ -106,3 +106,35 @@ func TestQuickOnTestbed(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadedOnTestbed runs the default (threaded) bed briefly: receive
+// work must show up as NAPI kthread time, not NET_RX softirqs, and the
+// reactor counters must come back from gocached.
+func TestThreadedOnTestbed(t *testing.T) {
+	if err := testbed.Available(); err != nil {
+		if os.Getenv(testbed.RequireEnv) == "1" {
+			t.Fatalf("%v; %s=1 requires the testbed", err, testbed.RequireEnv)
+		}
+		t.Skipf("skipping: %v; set %s=1 to fail instead", err, testbed.RequireEnv)
+	}
+	o := QuickOptions()
+	o.Threaded = true
+	o.Servers, o.Scenarios = []string{Gocached}, []string{"base"}
+	o.Loads = mustLoads("MAX")
+	o.Time, o.Warmup = time.Second, 300*time.Millisecond
+	o.Records = 2000
+	o.Log = t.Logf
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	recs, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Result == nil {
+		t.Fatalf("records %+v", recs)
+	}
+	r := recs[0]
+	if r.Variant != "threaded-1q" || r.Usage.KthreadCPUPct <= 0 || r.NetRxPerQuery > 0.01 || r.Usage.Reactors["epoll_waits"] == 0 {
+		t.Errorf("variant %s, kthread cpu %.1f%%, netrx/q %.3f, reactors %v", r.Variant, r.Usage.KthreadCPUPct, r.NetRxPerQuery, r.Usage.Reactors)
+	}
+}

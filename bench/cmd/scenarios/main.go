@@ -41,7 +41,7 @@ func run() error {
 		o = scenario.QuickOptions()
 	}
 	var servers, scenarios, loads, from string
-	bedKind := "plain"
+	bedKind := map[bool]string{false: "plain", true: "threaded"}[o.Threaded]
 	flag.StringVar(&from, "from", "", "rewrite report.md, results.csv and plots into --out from this results.json, running nothing")
 	flag.Bool("quick", false, "smoke mode: base and suspend20, loads 5000 and MAX, 2s runs (under 60s)")
 	flag.StringVar(&o.OutDir, "out", o.OutDir, "directory for results.json, results.csv, report.md and plots")
@@ -76,6 +76,7 @@ func run() error {
 	flag.Parse()
 	switch bedKind {
 	case "plain":
+		o.Threaded = false
 	case "threaded":
 		o.Threaded = true
 	default:
