@@ -60,6 +60,15 @@ var extOptions = map[string]extOption{
 	"ssl_ciphers": {extApplied, false}, "ssl_ca_cert": {extApplied, false},
 	"ssl_wbuf_size": {extInternal, true}, "ssl_session_cache": {extApplied, false},
 	"ssl_kernel_tls": {extMissing, false}, "ssl_min_version": {extApplied, true},
+	"slab_sizes": {extInternal, false}, "no_chunked_items": {extInternal, false},
+	"no_slab_reassign": {extInternal, false}, "no_slab_automove": {extInternal, false},
+	// Deprecated in memcached, still accepted there (with a message for
+	// resp_obj_mem_limit), so old command lines keep starting.
+	"inline_ascii_resp": {extInternal, false}, "no_inline_ascii_resp": {extInternal, false},
+	"resp_obj_mem_limit": {extInternal, false},
+	// memcached-debug's option for its test suite (t/lib/MemcachedTest.pm
+	// passes it on every start); gocached has no privilege sandbox to relax.
+	"relaxed_privileges": {extInternal, false},
 }
 
 // extstore's options (ext_path, ext_page_size, ...) tune a storage tier
