@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gocached/gocached/internal/napi"
@@ -41,6 +42,9 @@ type facts struct {
 	cpus    map[int]bool // CPUs this process may run on
 
 	irqs map[int]irqAffinity // by IRQ number
+
+	threads  int                    // --threads: the server's -t, 0 = auto
+	kthreads map[uint32]irqAffinity // threaded NAPIs' kthread affinity, by NAPI ID
 }
 
 type irqAffinity struct {
@@ -53,10 +57,20 @@ func (e *env) doctor(args []string) int {
 	iface := fs.StringP("interface", "i", "", "the listen interface to check (default: summarize all)")
 	mode := fs.String("poll-mode", "", "the --poll-mode to check: base, deferX, napibusy, fullbusy, suspend0, suspendX")
 	pin := fs.String("pin-cpus", "", "the reactors' --pin-cpus list, e.g. 0-3 or 1,3")
+	threads := fs.StringP("threads", "t", "auto", "the server's -t: a number of reactors, or auto (one per NAPI)")
 	if code, stop := e.parse(fs, args); stop {
 		return code
 	}
-	r := judge(gather(*iface, *mode, *pin))
+	f := gather(*iface, *mode, *pin)
+	if *threads != "auto" {
+		n, err := strconv.Atoi(*threads)
+		if err != nil || n < 1 {
+			fmt.Fprintf(e.stderr, "doctor: --threads %q: want a positive number or auto\n", *threads)
+			return ExitUsage
+		}
+		f.threads = n
+	}
+	r := judge(f)
 	r.print(e.stdout)
 	if r.worst() == FAIL {
 		return ExitFail
@@ -217,6 +231,7 @@ func judgeInterface(r *report, f facts, needNAPI bool) {
 	if len(f.pin) > 0 && len(f.pin) < len(f.napis) {
 		r.add(WARN, "pin-cpus", "%d CPUs for %d NAPIs: with -t auto the reactors beyond the list run unpinned; fix: list one CPU per NAPI", len(f.pin), len(f.napis))
 	}
+	judgeReactors(r, f)
 	judgeKnobs(r, f)
 	judgeIRQs(r, f)
 }

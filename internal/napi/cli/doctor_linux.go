@@ -64,11 +64,31 @@ func gather(iface, mode, pin string) facts {
 		f.queues, f.napisErr = c.Queues(ifindex)
 	}
 	f.irqs = map[int]irqAffinity{}
+	f.kthreads = map[uint32]irqAffinity{}
 	for _, n := range f.napis {
 		if n.IRQ >= 0 {
 			cpus, err := probe.IRQAffinity(n.IRQ)
 			f.irqs[n.IRQ] = irqAffinity{cpus: cpus, err: err}
 		}
+		if n.PID > 0 {
+			cpus, err := threadAffinity(int(n.PID))
+			f.kthreads[n.ID] = irqAffinity{cpus: cpus, err: err}
+		}
 	}
 	return f
+}
+
+// threadAffinity is the CPUs a task may run on (a threaded NAPI's kthread).
+func threadAffinity(pid int) ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &set); err != nil {
+		return nil, err
+	}
+	var cpus []int
+	for c := range 1024 {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
 }

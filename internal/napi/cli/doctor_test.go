@@ -20,7 +20,7 @@ var (
 func healthy() facts {
 	f := facts{kernel: yes, epoll: yes, uring: yes, napiID: yes, capNetAdmin: yes, familyVersion: 1,
 		setAttrs: map[uint16]bool{2: true, 5: true, 6: true, napi.AttrIRQSuspendTimeout: true},
-		iface:    "srv0", ifindex: 2, names: map[uint32]string{2: "srv0"}, cpus: map[int]bool{0: true, 1: true}}
+		iface:    "srv0", ifindex: 2, names: map[uint32]string{2: "srv0"}, cpus: map[int]bool{0: true, 1: true, 2: true, 3: true}}
 	for i := range 4 {
 		f.napis = append(f.napis, napi.NAPI{ID: uint32(300 + i), Ifindex: 2, IRQ: -1,
 			Knobs: napi.Knobs{DeferHardIRQs: napi.Uint32(0), GROFlushTimeout: napi.Uint64(0), IRQSuspendTimeout: napi.Uint64(0)}})
@@ -65,6 +65,33 @@ func TestJudge(t *testing.T) {
 			{"interface srv0", OK, "4 NAPIs, 4 rx queues"},
 			{"knobs", OK, "all 4 NAPIs: defer=0 gro=0ns suspend=0ns (suspend20 will change them"},
 			{"irq affinity", OK, "no hardware IRQ"},
+		}},
+		{"four reactors on two CPUs", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "suspend20")
+			f.cpus = map[int]bool{0: true, 1: true}
+			return f
+		}, WARN, []want{{"reactors", WARN, "4 reactors for 2 CPUs this process may run on"}}},
+		{"four reactors pinned to one CPU", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "suspend20")
+			f.pinSpec, f.pin = "1,1,1,1", []int{1, 1, 1, 1}
+			return f
+		}, WARN, []want{{"reactors", WARN, "4 reactors for 1 CPUs in --pin-cpus"}}},
+		{"more NAPIs than reactors", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "suspend20")
+			f.threads = 2
+			return f
+		}, WARN, []want{{"reactors", WARN, "4 NAPIs for 2 reactors (-t 2)"}}},
+		{"threaded kthreads", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "suspend20")
+			f.pinSpec, f.pin = "0-3", []int{0, 1, 2, 3}
+			f.napis[0].PID, f.napis[1].PID, f.napis[2].PID = 901, 902, 903
+			f.kthreads = map[uint32]irqAffinity{300: {cpus: []int{2}}, 301: {cpus: []int{0, 1}}, 302: {cpus: []int{7}}}
+			return f
+		}, WARN, []want{
+			{"reactors", OK, "4 reactors (-t auto (one per NAPI)) for 4 NAPIs"},
+			{"napi 300 kthread 901", OK, "on CPU 2"},
+			{"napi 301 kthread 902", WARN, "any of CPUs 0,1"},
+			{"napi 302 kthread 903", WARN, "not one of --pin-cpus"},
 		}},
 		{"loopback, no mode", func(t *testing.T) facts {
 			f := healthy()
