@@ -125,6 +125,11 @@ func (r *loop) run() error {
 	}
 	cfg := r.eng.ecfg
 	events := make([]unix.EpollEvent, cfg.MaxEvents)
+	// For stats reactors: when the last wait returned, whether it brought
+	// events, and the busy-poll window a wait may spin before it sleeps.
+	var lastWoke time.Time
+	served := false
+	window := time.Duration(r.params.BusyPollUsecs) * time.Microsecond
 	for {
 		started := time.Now()
 		r.now = started.Unix()
@@ -154,7 +159,12 @@ func (r *loop) run() error {
 		}
 		woke := time.Now()
 		r.now = woke.Unix()
-		r.stats.waitNs.Add(uint64(woke.Sub(started)))
+		var busy time.Duration
+		if !lastWoke.IsZero() {
+			busy = started.Sub(lastWoke)
+		}
+		r.stats.noteWait(n, woke.Sub(started), busy, served, window)
+		lastWoke, served = woke, n > 0
 		r.stats.epollWaits.Add(1)
 		switch {
 		case n == 0:

@@ -3,8 +3,10 @@
 package epoll
 
 import (
+	"math/bits"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
@@ -21,18 +23,48 @@ type reactorCounters struct {
 	epollWaits   atomic.Uint64
 	events       atomic.Uint64
 	maxBatch     atomic.Uint64
-	emptyWaits   atomic.Uint64 // epoll_wait returned no event (a timeout, or a busy poll that found nothing)
-	fullBatches  atomic.Uint64 // epoll_wait returned max_events: more may have been ready
-	waitNs       atomic.Uint64 // time spent in epoll_wait, busy polling included
+	emptyWaits   atomic.Uint64    // epoll_wait returned no event (a timeout, or a busy poll that found nothing)
+	fullBatches  atomic.Uint64    // epoll_wait returned max_events: more may have been ready
+	waitNs       atomic.Uint64    // time spent in epoll_wait, busy polling included
+	busyNs       atomic.Uint64    // time from each epoll_wait's return to the next call: serving
+	maxBatchNs   atomic.Uint64    // the longest such stretch after a wait that returned events
+	sleptWaits   atomic.Uint64    // waits that outlasted the busy-poll window by sleepSlack: the reactor slept
+	batches      [6]atomic.Uint64 // waits by events returned: 1, 2-3, 4-7, 8-15, 16-31, 32+
 	bytesRead    atomic.Uint64
 	bytesWritten atomic.Uint64
 	yields       atomic.Uint64
 	_            [64]byte // keep neighbouring reactors' counters off this cache line
 }
 
+// batchBuckets name the waits counted by events returned (reactorCounters.batches).
+var batchBuckets = [6]string{"batches_1", "batches_2_3", "batches_4_7", "batches_8_15", "batches_16_31", "batches_32_plus"}
+
+// sleepSlack is how far past its busy-poll window a wait must last to count
+// as the reactor having slept (which ends an IRQ suspension).
+const sleepSlack = 10 * time.Microsecond
+
+// noteWait counts one epoll_wait that returned n events after waited, the
+// stretch served before it (busy, after a wait that returned events when
+// served), and whether it slept past the busy-poll window.
+func (c *reactorCounters) noteWait(n int, waited, busy time.Duration, served bool, window time.Duration) {
+	c.waitNs.Add(uint64(waited))
+	c.busyNs.Add(uint64(busy))
+	if served && uint64(busy) > c.maxBatchNs.Load() {
+		c.maxBatchNs.Store(uint64(busy))
+	}
+	if waited > window+sleepSlack {
+		c.sleptWaits.Add(1)
+	}
+	if n > 0 {
+		c.batches[min(bits.Len(uint(n))-1, len(c.batches)-1)].Add(1)
+	}
+}
+
 func (c *reactorCounters) reset() {
 	for _, v := range []*atomic.Uint64{&c.accepted, &c.handoffIn, &c.handoffOut, &c.epollWaits,
-		&c.events, &c.maxBatch, &c.emptyWaits, &c.fullBatches, &c.waitNs, &c.bytesRead, &c.bytesWritten, &c.yields} {
+		&c.events, &c.maxBatch, &c.emptyWaits, &c.fullBatches, &c.waitNs,
+		&c.busyNs, &c.maxBatchNs, &c.sleptWaits, &c.batches[0], &c.batches[1], &c.batches[2], &c.batches[3],
+		&c.batches[4], &c.batches[5], &c.bytesRead, &c.bytesWritten, &c.yields} {
 		v.Store(0)
 	}
 }
@@ -153,6 +185,12 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	u("empty_waits", r.stats.emptyWaits.Load())
 	u("full_batches", r.stats.fullBatches.Load())
 	u("wait_us", r.stats.waitNs.Load()/1000)
+	u("busy_us", r.stats.busyNs.Load()/1000)
+	u("max_batch_us", r.stats.maxBatchNs.Load()/1000)
+	u("slept_waits", r.stats.sleptWaits.Load())
+	for i, name := range batchBuckets {
+		u(name, r.stats.batches[i].Load())
+	}
 	u("busy_poll_usecs", uint64(r.params.BusyPollUsecs))
 	u("busy_poll_budget", uint64(r.params.BusyPollBudget))
 	prefer := uint64(0)

@@ -36,7 +36,8 @@ func groupLines(t *testing.T, e *engine, group string) map[string]string {
 }
 
 var reactorFields = []string{"napi_id", "cpu", "conns", "accepted", "handoff_in", "handoff_out", "misrouted",
-	"epoll_waits", "events", "max_batch", "empty_waits", "full_batches", "wait_us", "busy_poll_usecs", "busy_poll_budget", "prefer_busy_poll", "max_events"}
+	"epoll_waits", "events", "max_batch", "empty_waits", "full_batches", "wait_us", "busy_us", "max_batch_us", "slept_waits",
+	"batches_1", "batches_2_3", "batches_4_7", "batches_8_15", "batches_16_31", "batches_32_plus", "busy_poll_usecs", "busy_poll_budget", "prefer_busy_poll", "max_events"}
 
 func TestStatsReactors(t *testing.T) {
 	e := startFake(t, reactor.Config{Threads: 3, Epoll: reactor.EpollConfig{MaxEvents: 16}}, 20)
@@ -91,6 +92,18 @@ func TestStatsReactors(t *testing.T) {
 	for i := range 3 {
 		if waits, empty, full := num(i, "epoll_waits"), num(i, "empty_waits"), num(i, "full_batches"); empty+full > waits {
 			t.Errorf("reactor %d: empty_waits %d + full_batches %d > epoll_waits %d", i, empty, full, waits)
+		}
+		// Every wait that returned events is in exactly one bucket.
+		buckets := 0
+		for _, b := range []string{"batches_1", "batches_2_3", "batches_4_7", "batches_8_15", "batches_16_31", "batches_32_plus"} {
+			buckets += num(i, b)
+		}
+		// (One wait may return between the loads of a live reactor's counters.)
+		if waits, empty := num(i, "epoll_waits"), num(i, "empty_waits"); buckets < waits-empty-1 || buckets > waits-empty+1 {
+			t.Errorf("reactor %d: batch buckets sum to %d, want epoll_waits %d - empty_waits %d", i, buckets, waits, empty)
+		}
+		if num(i, "slept_waits") > num(i, "epoll_waits") || num(i, "max_batch_us") > num(i, "busy_us")+1 {
+			t.Errorf("reactor %d: slept_waits %d, max_batch_us %d, busy_us %d inconsistent", i, num(i, "slept_waits"), num(i, "max_batch_us"), num(i, "busy_us"))
 		}
 	}
 	// memcached's counts: the one bound address is one conn, however many
