@@ -12,6 +12,8 @@
 #   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset (default 200)
 #   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
 #   TEST_TIMEOUT    go test -timeout (default 6m)
+#   GOCACHED_TSUITE_ENGINES  engines memcached's t/ suite runs against
+#                   (default: default,go,uring)
 #   GOCACHED_REQUIRE_TESTBED=1  missing tools/root fail tests instead of skipping
 set -uo pipefail
 
@@ -22,7 +24,8 @@ FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
 	ruby ruby-dalli python3-pylibmc php-cli php-memcached nutcracker sasl2-bin
-	php-memcache libcache-memcached-fast-perl git scons libevent-dev gengetopt g++)
+	php-memcache libcache-memcached-fast-perl git scons libevent-dev gengetopt g++
+	gcc perl xz-utils)
 
 declare -a RESULTS=()
 FAILED=0
@@ -62,7 +65,8 @@ have_pkg_tools() {
 		php -r 'exit(class_exists("Memcache") ? 0 : 1);' 2>/dev/null &&
 		perl -MCache::Memcached::Fast -e 1 2>/dev/null &&
 		command -v git >/dev/null && command -v scons >/dev/null && command -v gengetopt >/dev/null &&
-		command -v g++ >/dev/null && [ -e /usr/include/event2/event.h ]
+		command -v g++ >/dev/null && [ -e /usr/include/event2/event.h ] &&
+		command -v gcc >/dev/null && command -v xz >/dev/null && perl -MTest::More -e 1 2>/dev/null
 }
 
 stop_memcached_service() {
@@ -117,7 +121,12 @@ gofmt_check() {
 }
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
-step "go test -race" go test -race -count=1 -timeout "$TEST_TIMEOUT" ./...
+step "go test -race" go test -race -count=1 -timeout "$TEST_TIMEOUT" -skip '^TestMemcachedTSuite$' ./...
+# memcached's own t/ suite against each engine (about 2.5 min per engine):
+# its own step, so its minutes do not count against the package timeout
+# above and its time shows in the summary.
+step "memcached t/ suite" env GOCACHED_TSUITE_ENGINES="${GOCACHED_TSUITE_ENGINES:-default,go,uring}" \
+	go test -race -count=1 -timeout 25m -run '^TestMemcachedTSuite$' ./integration
 
 # --- fuzz targets, discovered so new ones are picked up ---------------------
 # One line per target: "<package dir> <FuzzName>".
