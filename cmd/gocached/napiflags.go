@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"github.com/gocached/gocached/internal/napi"
@@ -10,11 +12,12 @@ import (
 // napiOptions are the NAPI-control flags after parsing: which knobs to write
 // on the listen interface's NAPIs, and where to keep the values found before.
 type napiOptions struct {
-	modeName  string     // --poll-mode as given; "" = none
-	mode      *napi.Mode // the preset; nil without --poll-mode
-	knobs     napi.Knobs // preset knobs overridden by explicit knob flags; empty = leave the kernel alone
-	iface     string     // --interface; "" = the interface holding -l
-	statePath string     // --napi-state; "" = napi.DefaultStatePath(interface)
+	modeName  string        // --poll-mode as given; "" = none
+	mode      *napi.Mode    // the preset; nil without --poll-mode
+	knobs     napi.Knobs    // preset knobs overridden by explicit knob flags; empty = leave the kernel alone
+	iface     string        // --interface; "" = the interface holding -l
+	statePath string        // --napi-state; "" = napi.DefaultStatePath(interface)
+	autoEvery time.Duration // --poll-auto-interval: how often --poll-mode auto decides
 
 	// plain holds the reactor's epoll settings as the flags alone set them,
 	// before the preset, so that a mode with no NAPI to act on can fall back
@@ -52,7 +55,8 @@ type napiFlags struct {
 
 func addNAPIFlags(fs *pflag.FlagSet, o *napiOptions) *napiFlags {
 	f := &napiFlags{out: o}
-	fs.StringVar(&f.mode, "poll-mode", "", "NAPI poll-mode preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs); default: leave the kernel's knobs alone")
+	fs.StringVar(&f.mode, "poll-mode", "", "NAPI poll-mode preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs), or auto (each NAPI switched between base and IRQ suspension by what its reactor measures); default: leave the kernel's knobs alone")
+	fs.DurationVar(&o.autoEvery, "poll-auto-interval", time.Second, "how often --poll-mode auto looks at the reactors and decides")
 	fs.StringVar(&o.iface, "interface", "", "interface whose NAPIs --poll-mode tunes (default: the one holding the -l address)")
 	fs.Uint32Var(&f.deferHardIRQs, "defer-hard-irqs", 0, "per-NAPI defer-hard-irqs; overrides the preset")
 	fs.Uint64Var(&f.groFlush, "gro-flush-timeout", 0, "per-NAPI gro-flush-timeout in ns; overrides the preset")

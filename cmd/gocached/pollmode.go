@@ -253,6 +253,16 @@ func (s *napiSession) restore() error {
 	return nil
 }
 
+// setKnobs writes one NAPI's knobs (--poll-mode auto), on the thread that
+// kept CAP_NET_ADMIN when -u dropped root.
+func (s *napiSession) setKnobs(id uint32, k napi.Knobs) error {
+	set := func() error { return s.client.Set(id, k) }
+	if s.privileged != nil {
+		return s.privileged(set)
+	}
+	return set()
+}
+
 func (s *napiSession) close() {
 	if s.client != nil {
 		s.client.Close()

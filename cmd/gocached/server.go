@@ -173,6 +173,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 	notifyDaemonParent() // -d: the parent exits now, the server listens
 	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.engine, "threads", eng.Threads(), "version", version, "build", buildLabel, "poll_mode", pollModeLabel(o))
 
+	stopAuto := startAutoTuner(o, ns, eng, log)
 	select {
 	case err := <-served:
 		log.Error("engine stopped", "err", err)
@@ -181,7 +182,8 @@ func serve(o *options, log *slog.Logger) (status int) {
 	case <-ctx.Done():
 		log.Info("signal received; shutting down")
 	}
-	stop() // a second signal now terminates at once
+	stop()     // a second signal now terminates at once
+	stopAuto() // before the knobs are restored
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := eng.Shutdown(sctx); err != nil {

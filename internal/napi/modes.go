@@ -38,6 +38,10 @@ type Mode struct {
 	BusyPollBudget      uint16
 	PreferBusyPoll      bool
 	EpollTimeoutMs      int // -1 blocks
+	// Adaptive is the auto mode: it starts as base with epoll ready to
+	// prefer busy polling, and the server then switches each NAPI between
+	// base and IRQ suspension by what its reactor measures.
+	Adaptive bool
 }
 
 const (
@@ -54,7 +58,7 @@ const (
 )
 
 // ModeNames lists the preset spellings, X standing for microseconds.
-var ModeNames = []string{"base", "deferX", "napibusy", "fullbusy", "suspend0", "suspendX"}
+var ModeNames = []string{"base", "deferX", "napibusy", "fullbusy", "suspend0", "suspendX", "auto"}
 
 // ParseMode resolves a --poll-mode name: base, deferX, napibusy, fullbusy,
 // suspend0 or suspendX, where X is a gro-flush-timeout in microseconds
@@ -76,6 +80,9 @@ func ParseMode(name string) (Mode, error) {
 	case "suspend0":
 		m.IRQSuspendTimeoutNs = presetSuspendNs
 		m.BusyPollBudget, m.PreferBusyPoll = presetBudget, true
+		return m, nil
+	case "auto":
+		m.BusyPollBudget, m.PreferBusyPoll, m.Adaptive = presetBudget, true, true
 		return m, nil
 	}
 	for _, prefix := range []string{"defer", "suspend"} {
@@ -128,8 +135,8 @@ func (m Mode) BusyPolls() bool {
 // NeedsNAPI reports whether m only makes sense with NAPIs to act on: every
 // preset except base changes NAPI behaviour.
 func (m Mode) NeedsNAPI() bool {
-	return m.DeferHardIRQs > 0 || m.GROFlushTimeoutNs > 0 || m.IRQSuspendTimeoutNs > 0 || m.BusyPolls()
+	return m.Adaptive || m.DeferHardIRQs > 0 || m.GROFlushTimeoutNs > 0 || m.IRQSuspendTimeoutNs > 0 || m.BusyPolls()
 }
 
 // Suspends reports whether m relies on irq-suspend-timeout (6.13+).
-func (m Mode) Suspends() bool { return m.IRQSuspendTimeoutNs > 0 }
+func (m Mode) Suspends() bool { return m.IRQSuspendTimeoutNs > 0 || m.Adaptive }
