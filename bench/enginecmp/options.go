@@ -70,6 +70,16 @@ type Options struct {
 	Update    float64       // mcload -u
 	ServerCPU int           // the one CPU every server runs on
 	ClientCPU int           // the CPU mcload runs on
+	// Testbed runs server and client in the two namespaces of a one-queue
+	// NAPI testbed instead of on loopback: "plain" (the server's receive
+	// work runs on the client's core) or "threaded" (threaded NAPI with
+	// each side's kthread pinned to that side's CPU, as behind a NIC whose
+	// IRQ is affined to the server core). On loopback the server's send
+	// also runs the client's TCP receive, which no engine can avoid; on the
+	// threaded bed each process pays only for its own side.
+	Testbed string
+
+	bed *bedHandle // the bed Run built for Testbed (a kernel/testbed.Bed on Linux)
 
 	GocachedBin, MemcachedBin, MCLoadBin string
 	OutDir                               string // results.json and report.md; "" writes none
@@ -115,6 +125,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("records %d: want at least 1", o.Records)
 	case o.ServerCPU < 0 || o.ClientCPU < 0:
 		return fmt.Errorf("CPUs must be non-negative")
+	case o.Testbed != "" && o.Testbed != "plain" && o.Testbed != "threaded":
+		return fmt.Errorf("testbed %q: want plain or threaded (or none for loopback)", o.Testbed)
 	}
 	return nil
 }

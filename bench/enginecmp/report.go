@@ -142,7 +142,11 @@ func Ratios(sums []Summary) []Ratio {
 // WriteMarkdown prints the summary table and the ratios.
 func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 	p := bench.NewPrinter(w)
-	p.Printf("# Engines on loopback: one server CPU (%d), mcload on CPU %d\n\n", o.ServerCPU, o.ClientCPU)
+	where := "loopback"
+	if o.Testbed != "" {
+		where = "a one-queue " + o.Testbed + " NAPI testbed"
+	}
+	p.Printf("# Engines on %s: one server CPU (%d), mcload on CPU %d\n\n", where, o.ServerCPU, o.ClientCPU)
 	p.Printf("%d run(s) of %v per cell, medians; keys %s, values %s, set ratio %g, %d records.\n",
 		o.Runs, o.Time, o.KeySize, o.ValueSize, o.Update, o.Records)
 	p.Printf("Shape CxD: C connections from one mcload thread, D requests in flight on each.\n\n")

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/gocached/gocached/bench"
 	"github.com/gocached/gocached/bench/scenario"
 	"github.com/gocached/gocached/internal/testproc"
+	"github.com/gocached/gocached/kernel/testbed"
 )
 
 // Record is one measured run of one target under one shape.
@@ -53,6 +55,19 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(profDir)
+	if o.Testbed != "" {
+		v := testbed.Variant{Queues: 1}
+		if o.Testbed == "threaded" {
+			v.Threaded, v.ServerCPUs, v.ClientCPUs = true, strconv.Itoa(o.ServerCPU), strconv.Itoa(o.ClientCPU)
+		}
+		bed, err := testbed.NewVariant(testbed.UniqueName(), v)
+		if err != nil {
+			return nil, fmt.Errorf("testbed: %w", err)
+		}
+		defer bed.Close()
+		o.bed = bed
+		logf("testbed %s: %s, server %s in %s, client in %s", bed.Name, o.Testbed, bed.ServerIP, bed.ServerNS, bed.ClientNS)
+	}
 	var recs []Record
 	for run := 1; run <= o.Runs; run++ {
 		for _, sh := range o.Shapes {
@@ -183,6 +198,9 @@ func mcload(ctx context.Context, o *Options, addr string, extra ...string) (*ben
 	args := append([]string{"-c", strconv.Itoa(o.ClientCPU), o.MCLoadBin, "-s", addr,
 		"-r", strconv.Itoa(o.Records), "-K", o.KeySize, "-V", o.ValueSize, "--json", "--quiet"}, extra...)
 	cmd := exec.CommandContext(ctx, "taskset", args...)
+	if o.bed != nil {
+		cmd = testbed.NSCmd(ctx, o.bed.ClientNS, "taskset", args...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -199,7 +217,11 @@ func mcload(ctx context.Context, o *Options, addr string, extra ...string) (*ben
 // the server, so the process we measure is the server). The port is added
 // by testproc.StartOnFreePort.
 func serverSpec(o *Options, target string, prof string) testproc.Spec {
-	common := []string{"-l", "127.0.0.1", "-U", "0", "-m", "1024", "-c", "8192", "-t", "1"}
+	host := "127.0.0.1"
+	if o.bed != nil {
+		host = o.bed.ServerIP
+	}
+	common := []string{"-l", host, "-U", "0", "-m", "1024", "-c", "8192", "-t", "1"}
 	var sp testproc.Spec
 	if target == Memcached {
 		sp = testproc.Memcached(o.MemcachedBin, common...)
@@ -214,5 +236,24 @@ func serverSpec(o *Options, target string, prof string) testproc.Spec {
 }
 
 func startServer(ctx context.Context, o *Options, target, prof string) (*testproc.Proc, error) {
-	return testproc.StartOnFreePort(ctx, serverSpec(o, target, prof))
+	sp := serverSpec(o, target, prof)
+	if o.bed == nil {
+		return testproc.StartOnFreePort(ctx, sp)
+	}
+	// The bed's addresses exist only inside its namespaces: any port is
+	// free there, and readiness is probed from the client side.
+	const port = "11311"
+	sp.NetNS = o.bed.ServerNS
+	sp.Args = append(sp.Args, "-p", port)
+	sp.Addr = net.JoinHostPort(o.bed.ServerIP, port)
+	bed := o.bed
+	sp.Dial = func(ctx context.Context, addr string) (c net.Conn, err error) {
+		err = bed.InNS(bed.ClientNS, func() error {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, "tcp", addr)
+			return err
+		})
+		return c, err
+	}
+	return testproc.Start(ctx, sp)
 }

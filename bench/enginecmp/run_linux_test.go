@@ -24,7 +24,21 @@ func TestMain(m *testing.M) {
 
 // TestRunMeasuresRealServers runs a short comparison of the real binaries on
 // loopback and checks that every cell produced a clean, plausible record.
-func TestRunMeasuresRealServers(t *testing.T) {
+func TestRunMeasuresRealServers(t *testing.T) { measureAndCheck(t, "") }
+
+// TestRunOnThreadedTestbed is the same on a one-queue threaded NAPI testbed
+// (--testbed threaded), which needs root.
+func TestRunOnThreadedTestbed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+			t.Fatal("needs root for the testbed (GOCACHED_REQUIRE_TESTBED=1)")
+		}
+		t.Skip("needs root for the testbed")
+	}
+	measureAndCheck(t, "threaded")
+}
+
+func measureAndCheck(t *testing.T, bed string) {
 	if testing.Short() {
 		t.Skip("builds and runs real servers")
 	}
@@ -32,6 +46,7 @@ func TestRunMeasuresRealServers(t *testing.T) {
 		t.Skip("taskset (util-linux) not installed")
 	}
 	o := DefaultOptions()
+	o.Testbed = bed
 	o.Targets = []string{Epoll, Go}
 	if _, err := exec.LookPath(o.MemcachedBin); err == nil {
 		o.Targets = append(o.Targets, Memcached)

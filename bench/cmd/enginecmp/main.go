@@ -47,6 +47,7 @@ func run() error {
 	flag.Float64Var(&o.Update, "update", o.Update, "set ratio (mcload -u)")
 	flag.IntVar(&o.ServerCPU, "server-cpu", o.ServerCPU, "the CPU every server is pinned to")
 	flag.IntVar(&o.ClientCPU, "client-cpu", o.ClientCPU, "the CPU mcload is pinned to")
+	flag.StringVar(&o.Testbed, "testbed", "", "run on a one-queue NAPI testbed instead of loopback: plain, or threaded (each side's NAPI kthread pinned to its CPU); needs root")
 	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
 	flag.StringVar(&o.MemcachedBin, "memcached", o.MemcachedBin, "memcached binary")
 	flag.StringVar(&o.MCLoadBin, "mcload", "", "mcload binary (default: build ./bench/cmd/mcload)")

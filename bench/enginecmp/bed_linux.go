@@ -1,0 +1,7 @@
+//go:build linux
+
+package enginecmp
+
+import "github.com/gocached/gocached/kernel/testbed"
+
+type bedHandle = testbed.Bed
