@@ -16,16 +16,21 @@ import (
 // The rule comes from the testbed (bench/README.md): suspension pays while
 // the reactor finds work each time it polls, and costs while it keeps
 // running dry, because each time it sleeps the suspension ends and the next
-// packet waits for the deferral timer. So a reactor that slept in fewer
-// than a quarter of its waits gets suspension; one that slept in more than
-// half of them (or had nothing to do) goes back to base. When suspending,
+// packet waits for the deferral timer. Under base, a wait that lasts past
+// the busy-poll window is the reactor sleeping, so a reactor that slept in
+// fewer than a quarter of its waits gets suspension. Under suspension that
+// signal is gone (the receive work itself now runs inside epoll_wait, so
+// every wait looks long); there the NAPI stays suspended while its waits
+// keep returning batches (two events or more on average): a reactor that
+// gets one event per wait is running dry between requests, the case where
+// suspension measurably loses to base. When suspending,
 // gro-flush-timeout is twice the measured service time per event (the gap
 // between requests it bridges), within 10-200 µs, and irq-suspend-timeout
 // four times the longest batch the reactor has served, within 1-20 ms, so
 // one whole batch fits (the cover letter's rule).
 const (
 	autoSuspendBelow = 0.25 // slept/waits under which a base NAPI is suspended
-	autoBaseAbove    = 0.50 // slept/waits over which a suspended NAPI goes back to base
+	autoKeepBatch    = 2.0  // events/waits under which a suspended NAPI goes back to base
 	autoDefer        = 100
 )
 
@@ -89,11 +94,10 @@ func decide(d reactorSample, suspended bool) bool {
 	if d.events == 0 || d.waits == 0 {
 		return false // idle: interrupts cost nothing, deferral only delays
 	}
-	sleepy := float64(d.slept) / float64(d.waits)
 	if suspended {
-		return sleepy <= autoBaseAbove
+		return float64(d.events)/float64(d.waits) >= autoKeepBatch
 	}
-	return sleepy < autoSuspendBelow
+	return float64(d.slept)/float64(d.waits) < autoSuspendBelow
 }
 
 // suspendKnobs are the knobs for a suspended NAPI whose reactor served d in

@@ -18,9 +18,9 @@ func TestAutoDecide(t *testing.T) {
 		{"idle stays base", reactorSample{}, false, false},
 		{"idle leaves suspension", reactorSample{waits: 10, slept: 0}, true, false},
 		{"busy, rarely sleeping: suspend", reactorSample{waits: 1000, slept: 100, events: 5000}, false, true},
-		{"sleeping in a third of waits: not yet", reactorSample{waits: 1000, slept: 300, events: 5000}, false, false},
-		{"suspended, a third: stays (hysteresis)", reactorSample{waits: 1000, slept: 300, events: 5000}, true, true},
-		{"suspended, mostly sleeping: base", reactorSample{waits: 1000, slept: 900, events: 1000}, true, false},
+		{"sleeping in a third of waits: stays base", reactorSample{waits: 1000, slept: 300, events: 5000}, false, false},
+		{"suspended, every wait long but batches of 4: stays", reactorSample{waits: 1000, slept: 1000, events: 4000}, true, true},
+		{"suspended, one event per wait: base", reactorSample{waits: 1000, slept: 1000, events: 1100}, true, false},
 	}
 	for _, tt := range tests {
 		if got := decide(tt.d, tt.suspended); got != tt.want {
