@@ -79,8 +79,8 @@ func parseFlags(args []string) (*options, error) {
 	var memory, itemSize, threads, pinCPUs string
 	var busyPollBudget uint16
 
-	fs.IntVarP(&rc.Port, "port", "p", 11211, "TCP port to listen on")
-	fs.IntVarP(&o.udpPort, "udp-port", "U", 0, "UDP port to listen on (0 = off, the default since memcached 1.5.6)")
+	fs.IntVarP(&rc.Port, "port", "p", 11211, "TCP port to listen on (-1 or 0: a free port the kernel picks)")
+	fs.IntVarP(&o.udpPort, "udp-port", "U", 0, "UDP port to listen on (0 = off, the default since memcached 1.5.6; -1: a free port)")
 	fs.StringVarP(&rc.Listen, "listen", "l", "", "interface(s) to listen on, comma-separated; host or host:port (default: all)")
 	fs.StringVarP(&rc.UnixSocket, "unix-socket", "s", "", "UNIX socket to listen on (disables network support)")
 	var unixMask string
@@ -190,7 +190,16 @@ func parseFlags(args []string) (*options, error) {
 	if err := nf.resolve(fs, o); err != nil {
 		return nil, err
 	}
-	return o, o.check()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if fs.Changed("udp-port") && o.udpPort != 0 && !fs.Changed("port") {
+		rc.Port = o.udpPort // as memcached: -U alone sets the TCP port too
+	}
+	if rc.Port == -1 {
+		rc.Port = 0 // memcached's ephemeral TCP port; gocached's 0 means the same
+	}
+	return o, nil
 }
 
 // check validates values that need no parsing, with memcached's wording
@@ -198,9 +207,9 @@ func parseFlags(args []string) (*options, error) {
 func (o *options) check() error {
 	rc := &o.reactor
 	switch {
-	case rc.Port < 0 || rc.Port > 65535:
+	case rc.Port < -1 || rc.Port > 65535:
 		return usagef("invalid port number %d", rc.Port)
-	case o.udpPort < 0 || o.udpPort > 65535:
+	case o.udpPort < -1 || o.udpPort > 65535:
 		return usagef("invalid UDP port number %d", o.udpPort)
 	case rc.MaxConns <= 0:
 		return usagef("maximum connections must be greater than 0 (-c %d)", rc.MaxConns)

@@ -97,7 +97,7 @@ func TestParseFlagsValues(t *testing.T) {
 }
 
 func TestParseFlagsErrorsAreUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"-U", "-1"}, {"-x"}, {"-I", "1"}, {"--pin-cpus", "-1"}, {"-m", "1k"}} {
+	for _, args := range [][]string{{"-U", "-2"}, {"-x"}, {"-I", "1"}, {"--pin-cpus", "-1"}, {"-m", "1k"}} {
 		_, err := parseFlags(args)
 		var ue *usageError
 		if !errors.As(err, &ue) {

@@ -150,6 +150,9 @@ func serve(o *options, log *slog.Logger) (status int) {
 	if env.VerboseLog != nil {
 		announceListeners(env.VerboseLog, eng, settings.BindingProtocol, udp)
 	}
+	if err := writePortFile(os.Getenv(portFileEnv), eng, udp); err != nil {
+		log.Warn("could not write the port file", "env", portFileEnv, "err", err)
+	}
 	// Listeners are bound and knobs set: root is no longer needed.
 	if err := o.proc.dropPrivileges(log, ns); err != nil {
 		log.Error("cannot start", "err", err)
@@ -272,7 +275,7 @@ func startUDP(o *options, newSession func() reactor.Session, log *slog.Logger) (
 	if o.udpPort == 0 || o.reactor.UnixSocket != "" {
 		return io.NopCloser(nil), nil
 	}
-	u, err := reactor.ListenUDP(o.reactor.Listen, o.udpPort, newSession)
+	u, err := reactor.ListenUDP(o.reactor.Listen, max(o.udpPort, 0), newSession) // -1: a free port
 	if err != nil {
 		return nil, err
 	}

@@ -129,6 +129,16 @@ func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, 
 // Addr is the first socket's address.
 func (u *UDPServer) Addr() net.Addr { return u.socks[0].LocalAddr() }
 
+// LocalAddrs are the sockets' bound addresses (the ports the kernel chose
+// for a port of 0).
+func (u *UDPServer) LocalAddrs() []net.Addr {
+	out := make([]net.Addr, len(u.socks))
+	for i, c := range u.socks {
+		out[i] = c.LocalAddr()
+	}
+	return out
+}
+
 // Descriptors are the sockets' file descriptors, as memcached's -vv names
 // its listeners.
 func (u *UDPServer) Descriptors() []int {
