@@ -103,7 +103,8 @@ type ClassStats struct {
 	Items                                                                          uint64 // live items in the class
 	Bytes                                                                          uint64
 	Evicted                                                                        uint64
-	OldestAge                                                                      int64 // seconds since the least recently used item was touched
+	EvictedNonzero                                                                 uint64 // evicted items that had an exptime
+	OldestAge                                                                      int64  // seconds since the least recently used item was touched
 	Outofmemory                                                                    uint64
 	Reclaimed                                                                      uint64
 	ExpiredUnfetched                                                               uint64

@@ -81,6 +81,7 @@ func (ct *classTable) search(size int) int {
 type classCounters struct {
 	items, bytes                           uint64
 	evicted, evictedUnfetched              uint64
+	evictedNonzero                         uint64 // evicted items that had an exptime
 	reclaimed, expiredUnfetched            uint64
 	outOfMemory                            uint64
 	getHits, cmdSet, deleteHits            uint64

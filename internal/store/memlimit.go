@@ -88,16 +88,7 @@ func (sh *shard) resize(nb []byte, now uint32) (old []byte) {
 			}
 		} else {
 			excess -= r.size()
-			sh.noteEviction(r)
-			sh.st.Evictions++
-			c.evicted++
-			if r.bits()&recFetched == 0 {
-				sh.st.EvictedUnfetched++
-				c.evictedUnfetched++
-			}
-			if r.bits()&recReferenced != 0 {
-				sh.st.EvictedActive++
-			}
+			sh.countEviction(r, c)
 		}
 		sh.unlink(sh.slotOfRecord(pos))
 	})

@@ -263,21 +263,30 @@ func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
 			sh.relocate(slot, pos, sz)
 			return true
 		default:
-			sh.noteEviction(r)
-			sh.st.Evictions++
-			c.evicted++
-			if r.bits()&recFetched == 0 {
-				sh.st.EvictedUnfetched++
-				c.evictedUnfetched++
-			}
-			if r.bits()&recReferenced != 0 {
-				sh.st.EvictedActive++
-			}
+			sh.countEviction(r, c)
 			sh.unlink(slot)
 		}
 	}
 	sh.advanceTail(sz)
 	return true
+}
+
+// countEviction reports the eviction of r to the hook and counts it in the
+// shard's and its class's statistics (c is r's class).
+func (sh *shard) countEviction(r rec, c *classCounters) {
+	sh.noteEviction(r)
+	sh.st.Evictions++
+	c.evicted++
+	if r.exptime() != 0 {
+		c.evictedNonzero++
+	}
+	if r.bits()&recFetched == 0 {
+		sh.st.EvictedUnfetched++
+		c.evictedUnfetched++
+	}
+	if r.bits()&recReferenced != 0 {
+		sh.st.EvictedActive++
+	}
 }
 
 // relocate copies the live record at the tail to the head. In the wrapped

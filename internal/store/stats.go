@@ -114,6 +114,7 @@ func (s *Store) Classes() []ClassStats {
 			Items:            c.items,
 			Bytes:            c.bytes,
 			Evicted:          c.evicted,
+			EvictedNonzero:   c.evictedNonzero,
 			Outofmemory:      c.outOfMemory,
 			Reclaimed:        c.reclaimed,
 			ExpiredUnfetched: c.expiredUnfetched,
@@ -140,6 +141,7 @@ func addClass(dst, src *classCounters) {
 	dst.bytes += src.bytes
 	dst.evicted += src.evicted
 	dst.evictedUnfetched += src.evictedUnfetched
+	dst.evictedNonzero += src.evictedNonzero
 	dst.reclaimed += src.reclaimed
 	dst.expiredUnfetched += src.expiredUnfetched
 	dst.outOfMemory += src.outOfMemory
