@@ -16,6 +16,10 @@ import (
 func gracefulShutdown(t *testing.T, f reactor.Factory) {
 	s, served := StartManual(t, f, reactor.Config{}, Options{})
 	idle := s.Dial(t)
+	// Accepted for sure (a connection still in the listen queue when the
+	// listener closes is reset by the kernel, not closed by the engine).
+	idle.Send("version\r\n")
+	idle.Line()
 	busy := s.Dial(t)
 	busy.Send("set k 0 0 1\r\nx\r\n")
 	busy.Expect("STORED\r\n")
@@ -59,7 +63,23 @@ func shutdownDeadline(t *testing.T, f reactor.Factory) {
 	}
 	hog := s.Dial(t)
 	hog.Send(strings.Repeat("get big\r\n", 500)) // 50 MB of replies, never read
-	WaitFor(t, "replies to back up", func() bool { return s.Eng.ServerStats().BytesWritten > 1<<20 })
+	// Stuck: the socket buffers are full and the engine holds a backlog it
+	// cannot write (BytesWritten stops moving). Before that, a reply the
+	// socket took whole may leave nothing pending at the instant of
+	// Shutdown, and the connection may close cleanly.
+	var last uint64
+	stable := 0
+	WaitFor(t, "replies to back up", func() bool {
+		time.Sleep(20 * time.Millisecond)
+		w := s.Eng.ServerStats().BytesWritten
+		if w > 1<<20 && w == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = w
+		return stable >= 5
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()

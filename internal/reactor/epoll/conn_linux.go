@@ -25,12 +25,13 @@ type conn struct {
 	out  []byte // replies; out[woff:] is unsent; nil when all sent
 	woff int
 
-	interest uint32 // registered epoll events
-	wblocked bool   // the last write stopped at EAGAIN: wait for EPOLLOUT
-	more     bool   // Process yielded with complete requests left in rbuf
-	queued   bool   // on the reactor's yield list
-	eof      bool   // the peer closed its side; finish what was read
-	closing  bool   // close once out is sent
+	interest  uint32 // registered epoll events
+	wblocked  bool   // the last write stopped at EAGAIN: wait for EPOLLOUT
+	more      bool   // Process yielded with complete requests left in rbuf
+	queued    bool   // on the reactor's yield list
+	wakeLater bool   // a wakeup came while the backlog was full: take it once it drains
+	eof       bool   // the peer closed its side; finish what was read
+	closing   bool   // close once out is sent
 
 	lastCmd atomic.Int64 // unix seconds of the last request, for `stats conns`
 	state   atomic.Int32 // a reactor.ConnState, for `stats conns`
@@ -240,6 +241,9 @@ func (r *loop) rearm(c *conn) {
 		return
 	}
 	blocked := reactor.ReadPaused(pending)
+	if c.wakeLater && !blocked {
+		c.wakeLater, c.more = false, true
+	}
 	if c.more && !blocked && !c.queued {
 		c.queued = true
 		r.yields = append(r.yields, c)

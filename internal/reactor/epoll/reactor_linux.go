@@ -223,9 +223,16 @@ func (r *loop) takeHandoffs() {
 }
 
 // wakeConn gives a watching connection a turn to write its new lines,
-// unless it already has one queued or is closing.
+// unless it already has one queued or is closing. While its client is not
+// reading (the backlog is past reactor.MaxUnsent) the turn waits for the
+// backlog to drain (rearm), so the lines stay in the watcher's own bounded
+// buffer, which counts what it must drop, as memcached's does.
 func (r *loop) wakeConn(c *conn) {
-	if c.fd >= 0 && !c.closing && !c.queued {
+	switch {
+	case c.fd < 0 || c.closing || c.queued:
+	case reactor.ReadPaused(len(c.out)-c.woff):
+		c.wakeLater = true
+	default:
 		c.queued = true
 		r.yields = append(r.yields, c)
 	}

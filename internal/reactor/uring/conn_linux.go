@@ -39,6 +39,7 @@ type conn struct {
 	dirty      bool // on the reactor's send list
 	more       bool // Process yielded with complete requests left in rbuf
 	queued     bool // on the yield list
+	wakeLater  bool // a wakeup came while the backlog was full: take it once it drains
 	eof        bool // the peer closed its side; finish what was read
 	closing    bool // close once everything is sent
 
@@ -296,6 +297,9 @@ func (r *loop) rearm(c *conn) {
 		r.markDirty(c) // its send found no SQE: retry in the next iteration
 	}
 	paused := reactor.ReadPaused(pending)
+	if c.wakeLater && !paused {
+		c.wakeLater, c.more = false, true
+	}
 	if c.more && !paused && !c.queued {
 		c.queued = true
 		r.yields = append(r.yields, c)
