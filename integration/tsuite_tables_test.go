@@ -83,8 +83,6 @@ var tsuiteKnown = []tsuiteKnownFailure{
 		why: "stats conns lists no UDP listener (memcached: `STAT n:addr udp:127.0.0.1:PORT`)"},
 	{file: "stats.t", tests: "1", owner: ownProtocol,
 		why: "stats prints 92 fields, as Debian's memcached 1.6.18 build does; the suite's memcached-debug build prints 83"},
-	{file: "stats.t", tests: "106", owner: ownStore,
-		why: "a set whose exptime is an absolute time in the past is dropped at once; memcached stores it and its next get counts get_expired"},
 	{file: "stats.t", tests: "111", owner: ownStore,
 		why: "flush_all removes items at once; memcached leaves them for the next get, which counts get_flushed"},
 	{file: "watcher.t", tests: "1-30", flaky: true, incomplete: true, owner: ownReactor,

@@ -98,19 +98,6 @@ func (s *Store) plan(sh *shard, tag uint32, r *SetRequest, now64 int64, now uint
 	return p, Stored, false
 }
 
-// storeExpired handles a store whose exptime is already past (negative):
-// memcached links the item and its LRU reclaims it at once; the visible
-// effect is the old value gone.
-func (s *Store) storeExpired(sh *shard, p *setPlan, cas NewCAS) (Result, uint64) {
-	if p.slot >= 0 {
-		sh.unlink(p.slot)
-	}
-	sh.st.TotalItems++
-	sh.st.Reclaimed++
-	sh.st.ExpiredUnfetched++
-	return Stored, s.casOf(sh.casOrNext(cas))
-}
-
 // noMemory counts a store refused for lack of memory; a failed set must
 // not leave the old value visible, as in memcached.
 func (s *Store) noMemory(sh *shard, tag uint32, mode Mode, key []byte, size int) {
@@ -153,8 +140,6 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		// The allocation below may evict or move the old record: keep its value.
 		sh.scratch = append(sh.scratch[:0], p.old.value()...)
 		defer sh.dropLargeScratch()
-	} else if p.exp != 0 && p.exp <= now {
-		return s.storeExpired(sh, &p, r.NewCAS)
 	}
 
 	size := recSize(len(key), vlen)

@@ -121,9 +121,6 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	if done {
 		return res, 0
 	}
-	if p.exp != 0 && p.exp <= now {
-		return s.storeExpired(sh, &p, r.NewCAS)
-	}
 	size := recSize(len(r.Key), vlen)
 	if sh.noEvict && (sh.live+size)*noEvictFillDen > len(sh.buf)*noEvictFillNum {
 		s.noMemory(sh, tag, r.Mode, r.Key, size)

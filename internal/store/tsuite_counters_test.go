@@ -34,3 +34,27 @@ func TestEvictedNonzeroCounted(t *testing.T) {
 		t.Fatalf("with exptime: evicted %d, evicted_nonzero %d", evicted, nonzero)
 	}
 }
+
+// stats.t: a set whose exptime is already past (negative, or an absolute
+// time before now) is stored, as memcached stores it; the next get misses
+// and counts get_expired.
+func TestStoreAlreadyExpiredCountsGetExpired(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
+	for i, exp := range []int64{-1, 2678400} {
+		key := fmt.Sprintf("k%d", i)
+		if r := s.Set(ModeSet, []byte(key), 0, exp, []byte("abc"), 0); r != Stored {
+			t.Fatalf("exptime %d: %v", exp, r)
+		}
+		if st := s.Stats(); st.CurrItems != 1 || st.TotalItems != uint64(i+1) || st.Reclaimed != 0 {
+			t.Fatalf("exptime %d: curr_items %d total_items %d reclaimed %d", exp, st.CurrItems, st.TotalItems, st.Reclaimed)
+		}
+		if _, _, ok := get(s, key); ok {
+			t.Fatalf("exptime %d: expired item returned", exp)
+		}
+		if st := s.Stats(); st.CurrItems != 0 || st.GetExpired != uint64(i+1) {
+			t.Fatalf("exptime %d: curr_items %d get_expired %d", exp, st.CurrItems, st.GetExpired)
+		}
+	}
+	checkInvariants(t, s)
+}
