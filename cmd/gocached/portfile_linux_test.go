@@ -68,3 +68,38 @@ func TestUDPPortAloneSetsTCPPort(t *testing.T) {
 		t.Errorf("-U with -p: TCP port %v (%v), want 11300", o, err)
 	}
 }
+
+// TestStatsConnsListsUDP: with -U, `stats conns` lists the UDP socket as
+// memcached does ("N:UDP UDP", its udp: address, conn_read).
+func TestStatsConnsListsUDP(t *testing.T) {
+	for _, engine := range []string{"epoll", "go", "uring"} {
+		t.Run(engine, func(t *testing.T) {
+			port, err := freeTCPPort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startServer(t, "--engine="+engine, "-U", itoa(port))
+			nc, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			nc.SetDeadline(time.Now().Add(10 * time.Second))
+			nc.Write([]byte("stats conns\r\n"))
+			var b strings.Builder
+			buf := make([]byte, 4096)
+			for !strings.HasSuffix(b.String(), "END\r\n") {
+				n, err := nc.Read(buf)
+				if err != nil {
+					t.Fatalf("stats conns: %v after %q", err, b.String())
+				}
+				b.Write(buf[:n])
+			}
+			out := b.String()
+			m := regexp.MustCompile(`STAT (\d+):UDP UDP\r\nSTAT (\d+):addr udp:127\.0\.0\.1:(\d+)\r\nSTAT (\d+):state conn_read\r\n`).FindStringSubmatch(out)
+			if m == nil || m[1] != m[2] || m[2] != m[4] || m[3] != itoa(port) {
+				t.Errorf("stats conns lacks the UDP socket on port %d:\n%s", port, out)
+			}
+		})
+	}
+}

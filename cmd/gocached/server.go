@@ -117,6 +117,15 @@ func serve(o *options, log *slog.Logger) (status int) {
 	cfg := o.reactor
 	cfg.Epoll.NAPIKnobs = ns.knobReader()
 	cfg.TLS = tlsConfig
+	// The UDP sockets start after the engine; stats conns lists them once
+	// they exist, as memcached does.
+	var udpConns atomic.Pointer[reactor.UDPServer]
+	cfg.MoreConns = func(now int64) []reactor.ConnLine {
+		if u := udpConns.Load(); u != nil {
+			return u.ConnLines(now)
+		}
+		return nil
+	}
 	var env *protocol.Env
 	cfg.NewSession = func() reactor.Session { return protocol.NewSession(env) }
 	eng, err := engines[o.engine](cfg)
@@ -145,6 +154,9 @@ func serve(o *options, log *slog.Logger) (status int) {
 		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
 		return 1
+	}
+	if u, ok := udp.(*reactor.UDPServer); ok {
+		udpConns.Store(u)
 	}
 	defer udp.Close()
 	if env.VerboseLog != nil {

@@ -42,16 +42,24 @@ type ConnLine struct {
 	ListenAddr string // clients only: the local address the client reached
 	State      ConnState
 	IdleSecs   int64 // seconds since the last request (listeners: since they opened, as memcached)
+	UDP        bool  // a UDP socket: memcached prints "N:UDP UDP" and no listen_addr
 }
 
 // WriteConns renders `stats conns` as memcached does: every socket by
-// descriptor number, ascending, listeners included.
-func WriteConns(lines []ConnLine, add func(name, value string)) {
+// descriptor number, ascending, listeners included, plus more's sockets
+// (Config.MoreConns; may be nil).
+func WriteConns(lines []ConnLine, more func(now int64) []ConnLine, now int64, add func(name, value string)) {
+	if more != nil {
+		lines = append(lines, more(now)...)
+	}
 	slices.SortFunc(lines, func(a, b ConnLine) int { return a.FD - b.FD })
 	for _, l := range lines {
 		p := strconv.Itoa(l.FD) + ":"
+		if l.UDP {
+			add(p+"UDP", "UDP")
+		}
 		add(p+"addr", l.Addr)
-		if l.State != StateListening {
+		if l.State != StateListening && !l.UDP {
 			add(p+"listen_addr", l.ListenAddr)
 		}
 		add(p+"state", l.State.String())

@@ -58,6 +58,11 @@ type Config struct {
 	// this long, counting each in idle_kicks; 0 keeps them forever.
 	IdleTimeout time.Duration
 
+	// MoreConns, when set, adds sockets the engine does not own to its
+	// `stats conns` (the UDP server's, which memcached lists there too).
+	// It may be called from any goroutine, and before it has anything.
+	MoreConns func(now int64) []ConnLine
+
 	// NewSession makes the protocol handler of one connection. Engines
 	// call it lazily (on the first connection, after Serve starts) and
 	// reuse Sessions through Reset.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
 )
@@ -87,6 +88,7 @@ func UDPFrames(sess Session, pkt, buf []byte) (frames [][]byte, scratch []byte, 
 // UDPServer serves -U on every address of -l, one goroutine per socket,
 // each with its own Session.
 type UDPServer struct {
+	started    int64 // unix seconds, for stats conns
 	socks      []*net.UDPConn
 	newSession func() Session
 	wg         sync.WaitGroup
@@ -107,7 +109,7 @@ func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, 
 	if err != nil {
 		return nil, fmt.Errorf("udp: %w", err)
 	}
-	u := &UDPServer{newSession: newSession}
+	u := &UDPServer{newSession: newSession, started: time.Now().Unix()}
 	for _, b := range binds {
 		network := "udp4"
 		if b.V6() {
@@ -137,6 +139,24 @@ func (u *UDPServer) LocalAddrs() []net.Addr {
 		out[i] = c.LocalAddr()
 	}
 	return out
+}
+
+// ConnLines are the sockets as `stats conns` lists them: memcached shows a
+// UDP socket as a connection in conn_read.
+func (u *UDPServer) ConnLines(now int64) []ConnLine {
+	fds := u.Descriptors()
+	lines := make([]ConnLine, 0, len(fds))
+	for i, fd := range fds {
+		addr := "udp:unknown"
+		if ua, ok := u.socks[i].LocalAddr().(*net.UDPAddr); ok {
+			addr = "udp:" + ua.String()
+			if ua.IP.To4() == nil {
+				addr = "udp6:" + ua.String()
+			}
+		}
+		lines = append(lines, ConnLine{FD: fd, Addr: addr, State: StateWaiting, UDP: true, IdleSecs: now - u.started})
+	}
+	return lines
 }
 
 // Descriptors are the sockets' file descriptors, as memcached's -vv names

@@ -230,7 +230,7 @@ func (r *loop) takeHandoffs() {
 func (r *loop) wakeConn(c *conn) {
 	switch {
 	case c.fd < 0 || c.closing || c.queued:
-	case reactor.ReadPaused(len(c.out)-c.woff):
+	case reactor.ReadPaused(len(c.out) - c.woff):
 		c.wakeLater = true
 	default:
 		c.queued = true

@@ -79,6 +79,6 @@ func (e *engine) GroupStats(group string, add func(name, value string)) bool {
 		})
 	}
 	e.mu.Unlock()
-	reactor.WriteConns(lines, add)
+	reactor.WriteConns(lines, e.cfg.MoreConns, now, add)
 	return true
 }

@@ -77,7 +77,7 @@ func (e *engine) GroupStats(group string, add func(name, value string)) bool {
 		for _, r := range e.reactors {
 			lines = r.connLines(lines, now)
 		}
-		reactor.WriteConns(lines, add)
+		reactor.WriteConns(lines, e.cfg.MoreConns, now, add)
 	case "reactors":
 		for _, r := range e.reactors {
 			r.reactorStats(add)
