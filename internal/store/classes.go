@@ -87,11 +87,15 @@ type classCounters struct {
 	getHits, cmdSet, deleteHits            uint64
 	incrHits, decrHits, casHits, casBadval uint64
 	touchHits                              uint64
+	// held is set once the class has held an item: memcached keeps a
+	// class's slab pages when its items go, so `stats slabs` goes on
+	// listing it (with used_chunks 0).
+	held bool
 }
 
 // resetEvents zeroes what `stats reset` clears, keeping the live totals.
 func (c *classCounters) resetEvents() {
-	*c = classCounters{items: c.items, bytes: c.bytes}
+	*c = classCounters{items: c.items, bytes: c.bytes, held: c.held}
 }
 
 // ClassCount reports the number of size classes (ids 1..ClassCount), the

@@ -129,6 +129,7 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	sh.live += sz
 	c := &sh.cls[r.class()]
 	c.items++
+	c.held = true
 	c.bytes += uint64(sz)
 	if r.exptime() != 0 {
 		sh.expiring++

@@ -109,7 +109,7 @@ func (s *Store) Classes() []ClassStats {
 			ID:               id,
 			ChunkSize:        size,
 			ChunksPer:        max(1, pageSize/size),
-			TotalPages:       int((c.bytes + pageSize - 1) / pageSize),
+			TotalPages:       max(int((c.bytes+pageSize-1)/pageSize), b2i(c.held)),
 			UsedChunks:       c.items,
 			Items:            c.items,
 			Bytes:            c.bytes,
@@ -142,6 +142,7 @@ func addClass(dst, src *classCounters) {
 	dst.evicted += src.evicted
 	dst.evictedUnfetched += src.evictedUnfetched
 	dst.evictedNonzero += src.evictedNonzero
+	dst.held = dst.held || src.held
 	dst.reclaimed += src.reclaimed
 	dst.expiredUnfetched += src.expiredUnfetched
 	dst.outOfMemory += src.outOfMemory
@@ -153,4 +154,12 @@ func addClass(dst, src *classCounters) {
 	dst.casHits += src.casHits
 	dst.casBadval += src.casBadval
 	dst.touchHits += src.touchHits
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -58,3 +58,28 @@ func TestStoreAlreadyExpiredCountsGetExpired(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// lru-crawler.t: a size class whose items have all gone keeps its page in
+// `stats slabs` (memcached keeps a class's slab pages), so used_chunks 0 is
+// still listed.
+func TestEmptiedClassKeepsItsPage(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
+	for i := range 30 {
+		s.Set(ModeSet, []byte(fmt.Sprintf("sfoo%d", i)), 0, 1, []byte("ok"), 0)
+	}
+	clk.advance(3)
+	for next, i := 0, 0; i < 100 && s.Stats().CurrItems != 0; i++ {
+		next = s.reclaim(next, 1<<20)
+	}
+	s.ResetStats()
+	var found bool
+	for _, c := range s.Classes() {
+		if c.Items == 0 && c.UsedChunks == 0 && c.TotalPages == 1 {
+			found = true
+		}
+	}
+	if st := s.Stats(); st.CurrItems != 0 || !found {
+		t.Fatalf("curr_items %d, classes %+v: want an emptied class with one page", st.CurrItems, s.Classes())
+	}
+}
