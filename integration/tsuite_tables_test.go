@@ -65,8 +65,6 @@ var tsuiteKnown = []tsuiteKnownFailure{
 		why: "memcached's segmented LRU (hot/warm/cold/temp queues, number_cold, temporary_ttl): gocached's store is CLOCK per shard"},
 	{file: "lru.t", tests: "107,108,123,133,138-140,146,147,151,152", incomplete: true, owner: ownStore,
 		why: "which items survive eviction with -m 32 and 1 MB items differs from memcached's per-class LRU; the file's plan then does not hold"},
-	{file: "restart.t", tests: "1", owner: ownStore,
-		why: "-e with an empty .meta file: memcached refuses to start; gocached starts empty"},
 	{file: "restart.t", tests: "2", owner: ownProtocol,
 		why: "stats settings memory_file prints (null) whatever -e says"},
 	{file: "restart.t", tests: "23,25,52", owner: ownNone,

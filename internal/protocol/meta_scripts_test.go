@@ -91,11 +91,14 @@ var metaScripts = []script{
 	{name: "ms key 251 swallows", in: "ms " + k251 + " 9\r\nflush_all\r\nmn\r\n", want: lines("CLIENT_ERROR bad command line format", "MN"), own: true},
 	{name: "ms too many tokens swallows", in: "ms a 9 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\r\nflush_all\r\nmn\r\n",
 		want: lines("CLIENT_ERROR options flags too long", "MN"), own: true},
-	// Without a datalen nobody knows where the data ends: close, where
-	// memcached would execute it.
-	{name: "ms no datalen closes", in: "ms a\r\nflush_all\r\n", want: lines("CLIENT_ERROR bad command line format"), closed: true, own: true},
-	{name: "ms bad datalen closes", in: "ms a S5\r\nhello\r\n", want: lines("CLIENT_ERROR bad command line format"), closed: true, own: true},
-	{name: "ms negative datalen closes", in: "ms a -1\r\nx\r\n", want: lines("CLIENT_ERROR bad command line format"), closed: true, own: true},
+	// Without a valid datalen nobody knows where the data ends: as
+	// memcached, the error is sent (even with q), the connection stays open
+	// and the next line is read as a command (metaget.t).
+	{name: "ms no datalen", in: "ms a\r\nmn\r\n", want: lines("CLIENT_ERROR bad command line format", "MN")},
+	{name: "ms no datalen quiet", in: "ms quiet q\r\nms quiet\r\nms quiet 2 q\r\nbo\r\nmg quiet v q\r\nmn\r\n",
+		want: lines("CLIENT_ERROR bad command line format", "CLIENT_ERROR bad command line format", "VA 2", "bo", "MN")},
+	{name: "ms bad datalen", in: "ms a S5\r\nmn\r\n", want: lines("CLIENT_ERROR bad command line format", "MN")},
+	{name: "ms negative datalen", in: "ms a -1\r\nmn\r\n", want: lines("CLIENT_ERROR bad command line format", "MN")},
 	// The text protocol's rule on control characters holds for meta keys
 	// (base64 keys may hold any byte).
 	{name: "meta control char key", in: "ms a\x01b 1\r\nx\r\nmg a\x01b v\r\nmd a\x01b\r\nma a\x01b\r\nme a\x01b\r\nms AQ== 1 b\r\nx\r\nmg AQ== b v\r\n",

@@ -14,8 +14,9 @@ import (
 // memcached reports before reading the length (a key over 250 bytes, too
 // many tokens), where memcached would go on to execute the data as the next
 // command line. When the length itself is missing or malformed there is no
-// way to tell where the block ends, so the connection is closed after the
-// error: memcached would execute the data.
+// way to tell where the block ends; as memcached, the error is sent (even
+// with q) and the connection stays open, so whatever follows is read as the
+// next command line (metaget.t relies on this).
 
 const rMetaSetBadMode = "CLIENT_ERROR invalid mode for ms M token\r\n"
 
@@ -33,7 +34,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	fail := func(msg string) (int, Status) {
 		s.out = append(s.out, msg...)
 		if total < 0 {
-			return 0, Close
+			return 0, NeedMore
 		}
 		s.swallow = int64(total)
 		return 0, NeedMore
