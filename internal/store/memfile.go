@@ -77,6 +77,10 @@ func (m *memfileMeta) matches(cfg Config, ringSize int) error {
 	return nil
 }
 
+// errCorruptMeta is an empty or unparsable FILE.meta: New refuses to start,
+// as memcached aborts ("corrupt metadata file").
+var errCorruptMeta = errors.New("corrupt metadata file")
+
 // readMemfileMeta loads FILE.meta; a missing file is (nil, nil).
 func readMemfileMeta(file string) (*memfileMeta, error) {
 	b, err := os.ReadFile(metaPath(file))
@@ -88,7 +92,7 @@ func readMemfileMeta(file string) (*memfileMeta, error) {
 	}
 	var m memfileMeta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("metadata %s: %w", metaPath(file), err)
+		return nil, fmt.Errorf("%w %s (remove it to start empty): %v", errCorruptMeta, metaPath(file), err)
 	}
 	return &m, nil
 }

@@ -141,6 +141,25 @@ func TestMemoryFileCrashStartsEmpty(t *testing.T) {
 	}
 }
 
+// TestMemoryFileCorruptMetadataRefused: an empty or unparsable FILE.meta
+// makes New fail, as memcached aborts on it (restart.t 1).
+func TestMemoryFileCorruptMetadataRefused(t *testing.T) {
+	for _, meta := range []string{"", "{", "garbage\n"} {
+		cfg := memfileConfig(t)
+		if err := os.WriteFile(metaPath(cfg.MemoryFile), []byte(meta), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(cfg)
+		if err == nil {
+			s.Close()
+			t.Fatalf("metadata %q: New succeeded, want it to refuse", meta)
+		}
+		if !strings.Contains(err.Error(), "corrupt metadata") {
+			t.Errorf("metadata %q: error %q", meta, err)
+		}
+	}
+}
+
 // TestMemoryFileTornStartsEmpty: metadata that no longer matches the file
 // (the file changed after the save, or other settings) is refused.
 func TestMemoryFileTornStartsEmpty(t *testing.T) {
@@ -161,11 +180,6 @@ func TestMemoryFileTornStartsEmpty(t *testing.T) {
 		}, "checksum"},
 		{"other -I", func(t *testing.T, cfg *Config) { cfg.MaxItemSize = 32 << 10 }, "-I"},
 		{"other -m", func(t *testing.T, cfg *Config) { cfg.MemoryLimit = 16 << 20 }, "-m"},
-		{"metadata garbage", func(t *testing.T, cfg *Config) {
-			if err := os.WriteFile(metaPath(cfg.MemoryFile), []byte("{"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}, "metadata"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,7 +81,13 @@ func New(cfg Config) (*Store, error) {
 	if cfg.MemoryFile != "" {
 		// A restore needs the saved layout; the shard count depended on
 		// GOMAXPROCS, so take the saved one when the rest matches.
-		if saved, savedErr = readMemfileMeta(cfg.MemoryFile); saved != nil {
+		saved, savedErr = readMemfileMeta(cfg.MemoryFile)
+		if errors.Is(savedErr, errCorruptMeta) {
+			// memcached aborts on an empty or unparsable metadata file
+			// (restart.t: "Died with an empty metadata file").
+			return nil, fmt.Errorf("store: %w", savedErr)
+		}
+		if saved != nil {
 			if k := len(saved.Shards); k > 0 && saved.matches(cfg, memfileRingSize(cfg.MemoryLimit, k)) == nil {
 				n = k
 			}
