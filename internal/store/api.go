@@ -107,6 +107,7 @@ type ClassStats struct {
 	OldestAge                                                                      int64  // seconds since the least recently used item was touched
 	Outofmemory                                                                    uint64
 	Reclaimed                                                                      uint64
+	CrawlerReclaimed                                                               uint64 // expired or flushed items the sweep (memcached's LRU crawler) reclaimed
 	ExpiredUnfetched                                                               uint64
 	EvictedUnfetched                                                               uint64
 	GetHits, CmdSet, DeleteHits, IncrHits, DecrHits, CasHits, CasBadval, TouchHits uint64

@@ -83,6 +83,7 @@ type classCounters struct {
 	evicted, evictedUnfetched              uint64
 	evictedNonzero                         uint64 // evicted items that had an exptime
 	reclaimed, expiredUnfetched            uint64
+	crawlerReclaimed                       uint64 // reclaimed by the sweep (memcached's LRU crawler)
 	outOfMemory                            uint64
 	getHits, cmdSet, deleteHits            uint64
 	incrHits, decrHits, casHits, casBadval uint64

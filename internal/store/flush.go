@@ -108,6 +108,7 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 		c := &sh.cls[r.class()]
 		sh.st.Reclaimed++
 		c.reclaimed++
+		c.crawlerReclaimed++
 		if r.bits()&recFetched == 0 {
 			sh.st.ExpiredUnfetched++
 			c.expiredUnfetched++
@@ -124,6 +125,24 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 	}
 	sh.cursor = i
 	return false, examined
+}
+
+// Crawl sweeps every shard's whole index at once, unlinking expired and
+// flushed items, as memcached's `lru_crawler crawl` does; the background
+// reclaimer otherwise gets to them a bounded batch per tick.
+func (s *Store) Crawl() {
+	now := clampTime(s.Now())
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.cursor = 0
+		sh.mu.Unlock()
+		for done := false; !done; {
+			sh.mu.Lock()
+			done, _ = sh.sweep(now, reclaimBatch)
+			sh.mu.Unlock()
+		}
+	}
 }
 
 // CountFlush counts a flush_all that was refused (-F) in cmd_flush, as

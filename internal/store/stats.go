@@ -117,6 +117,7 @@ func (s *Store) Classes() []ClassStats {
 			EvictedNonzero:   c.evictedNonzero,
 			Outofmemory:      c.outOfMemory,
 			Reclaimed:        c.reclaimed,
+			CrawlerReclaimed: c.crawlerReclaimed,
 			ExpiredUnfetched: c.expiredUnfetched,
 			EvictedUnfetched: c.evictedUnfetched,
 			GetHits:          c.getHits,
@@ -144,6 +145,7 @@ func addClass(dst, src *classCounters) {
 	dst.evictedNonzero += src.evictedNonzero
 	dst.held = dst.held || src.held
 	dst.reclaimed += src.reclaimed
+	dst.crawlerReclaimed += src.crawlerReclaimed
 	dst.expiredUnfetched += src.expiredUnfetched
 	dst.outOfMemory += src.outOfMemory
 	dst.getHits += src.getHits

@@ -83,3 +83,26 @@ func TestEmptiedClassKeepsItsPage(t *testing.T) {
 		t.Fatalf("curr_items %d, classes %+v: want an emptied class with one page", st.CurrItems, s.Classes())
 	}
 }
+
+// lru-crawler.t: Crawl reclaims the expired items at once and counts them as
+// crawler_reclaimed in their class.
+func TestCrawlReclaimsExpired(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
+	for i := range 30 {
+		s.Set(ModeSet, []byte(fmt.Sprintf("ifoo%d", i)), 0, 0, []byte("ok"), 0)
+		s.Set(ModeSet, []byte(fmt.Sprintf("lfoo%d", i)), 0, 3600, []byte("ok"), 0)
+		s.Set(ModeSet, []byte(fmt.Sprintf("sfoo%d", i)), 0, 1, []byte("ok"), 0)
+	}
+	clk.advance(3)
+	s.Crawl()
+	var items, crawled uint64
+	for _, c := range s.Classes() {
+		items += c.UsedChunks
+		crawled += c.CrawlerReclaimed
+	}
+	if items != 60 || crawled != 30 {
+		t.Fatalf("after crawl: used_chunks %d crawler_reclaimed %d, want 60 30", items, crawled)
+	}
+	checkInvariants(t, s)
+}
