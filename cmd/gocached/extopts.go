@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/gocached/gocached/internal/protocol"
 )
 
 // memcached's -o takes a comma-separated list of suboptions, name or
@@ -40,7 +42,7 @@ var extOptions = map[string]extOption{
 	"maxconns_fast": {extSame, false}, "no_maxconns_fast": {extMissing, false},
 	"hashpower": {extInternal, true}, "no_hashexpand": {extInternal, false},
 	"tail_repair_time": {extInternal, true}, "hash_algorithm": {extInternal, false},
-	"lru_crawler": {extInternal, false}, "no_lru_crawler": {extInternal, false},
+	"lru_crawler": {extApplied, false}, "no_lru_crawler": {extApplied, false},
 	"lru_crawler_sleep": {extInternal, true}, "lru_crawler_tocrawl": {extInternal, true},
 	"lru_maintainer": {extInternal, false}, "no_lru_maintainer": {extInternal, false},
 	"lru_segmented": {extInternal, false}, "no_lru_segmented": {extInternal, false},
@@ -50,10 +52,10 @@ var extOptions = map[string]extOption{
 	"slab_reassign": {extInternal, false}, "slab_automove": {extInternal, false},
 	"slab_automove_ratio": {extInternal, true}, "slab_automove_window": {extInternal, true},
 	"slab_automove_freeratio": {extInternal, true}, "slab_chunk_max": {extInternal, true},
-	"modern": {extInternal, false}, "no_modern": {extInternal, false},
+	"modern": {extInternal, false}, "no_modern": {extApplied, false},
 	"drop_privileges": {extInternal, false}, "no_drop_privileges": {extInternal, false},
 	"meta_response_old": {extMissing, false}, "track_sizes": {extMissing, false},
-	"idle_timeout": {extApplied, true}, "watcher_logbuf_size": {extMissing, true},
+	"idle_timeout": {extApplied, true}, "watcher_logbuf_size": {extApplied, true},
 	"worker_logbuf_size": {extMissing, true}, "sock_cookie_id": {extMissing, true},
 	"ssl_chain_cert": {extApplied, false}, "ssl_key": {extApplied, false},
 	"ssl_keyformat": {extApplied, true}, "ssl_verify_mode": {extApplied, true},
@@ -143,4 +145,23 @@ func extInt(settings []extSetting, name string, def int) int {
 		}
 	}
 	return v
+}
+
+// applyExtSettings puts the suboptions the protocol obeys into its
+// Settings, in command-line order as memcached reads them: no_lru_crawler
+// and no_modern start the LRU crawler off, lru_crawler on;
+// watcher_logbuf_size is in KB, as memcached's.
+func applyExtSettings(settings []extSetting, s *protocol.Settings) {
+	for _, e := range settings {
+		switch e.name {
+		case "watcher_logbuf_size":
+			if n, err := strconv.ParseFloat(e.value, 64); err == nil && n >= 1 {
+				s.WatcherLogbufSize = int(n) << 10
+			}
+		case "no_lru_crawler", "no_modern":
+			s.LRUCrawlerDisabled = true
+		case "lru_crawler":
+			s.LRUCrawlerDisabled = false
+		}
+	}
 }

@@ -43,7 +43,7 @@ func (s *Session) slabs(line []byte, n int) {
 				s.reply(rError)
 				return
 			}
-			s.env.admin.update(func(a *adminState) { a.automoveRatio = ratio })
+			s.env.adminUpdate(func(a *adminState) { a.automoveRatio = ratio })
 			s.reply(rOK)
 			return
 		}
@@ -54,7 +54,7 @@ func (s *Session) slabs(line []byte, n int) {
 		case level > 2:
 			s.reply(rError)
 		default:
-			s.env.admin.update(func(a *adminState) { a.automove = level })
+			s.env.adminUpdate(func(a *adminState) { a.automove = level })
 			s.reply(rOK)
 		}
 	default:
@@ -84,7 +84,7 @@ func (s *Session) lru(line []byte, n int) {
 		case warmF <= 0 || hotF <= 0:
 			s.reply("ERROR hot/warm age factors must be greater than 0\r\n")
 		default:
-			s.env.admin.update(func(a *adminState) {
+			s.env.adminUpdate(func(a *adminState) {
 				a.hotPct, a.warmPct, a.hotFactor, a.warmFactor = hot, warm, hotF, warmF
 			})
 			s.reply(rOK)
@@ -92,10 +92,10 @@ func (s *Session) lru(line []byte, n int) {
 	case sub == "mode" && n >= 3:
 		switch string(s.token(line, 2)) {
 		case "flat":
-			s.env.admin.update(func(a *adminState) { a.segmented = false })
+			s.env.adminUpdate(func(a *adminState) { a.segmented = false })
 			s.reply(rOK)
 		case "segmented":
-			s.env.admin.update(func(a *adminState) { a.segmented = true })
+			s.env.adminUpdate(func(a *adminState) { a.segmented = true })
 			s.reply(rOK)
 		default:
 			s.reply(rError)
@@ -106,7 +106,7 @@ func (s *Session) lru(line []byte, n int) {
 			s.reply(rError)
 			return
 		}
-		s.env.admin.update(func(a *adminState) {
+		s.env.adminUpdate(func(a *adminState) {
 			a.tempLRU = ttl >= 0
 			if ttl >= 0 {
 				a.tempTTL = ttl

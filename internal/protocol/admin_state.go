@@ -30,19 +30,22 @@ type adminState struct {
 	crawlerStarts  uint64 // lru_crawler_starts: crawls and metadumps begun
 }
 
-// update runs fn on the state under its lock, after filling in the defaults.
-func (a *adminState) update(fn func(a *adminState)) {
+// adminUpdate runs fn on the admin state under its lock, after filling in
+// the defaults.
+func (e *Env) adminUpdate(fn func(a *adminState)) {
+	a := &e.admin
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.defaults()
+	a.defaults(e.Settings)
 	fn(a)
 }
 
-// snapshot returns a copy of the state for `stats settings`.
-func (a *adminState) snapshot() adminSnapshot {
+// adminSnapshot returns a copy of the admin state for `stats settings`.
+func (e *Env) adminSnapshot() adminSnapshot {
+	a := &e.admin
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.defaults()
+	a.defaults(e.Settings)
 	return adminSnapshot{
 		crawler: !a.crawlerOff, crawlerSleep: a.crawlerSleep, crawlerToCrawl: a.crawlerToCrawl,
 		automove: a.automove, automoveRatio: a.automoveRatio,
@@ -52,11 +55,14 @@ func (a *adminState) snapshot() adminSnapshot {
 	}
 }
 
-func (a *adminState) defaults() {
+// defaults sets memcached's start-up values, once: its built-in defaults
+// and what the command line chose (st may be nil).
+func (a *adminState) defaults(st *Settings) {
 	if a.set {
 		return
 	}
 	a.set = true
+	a.crawlerOff = st != nil && st.LRUCrawlerDisabled
 	// memcached 1.6.18's defaults.
 	a.crawlerSleep = 100
 	a.automove = 1

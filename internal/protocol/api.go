@@ -35,6 +35,23 @@ type Settings struct {
 	WatchDisabled   bool // -W: watch is refused
 	ShutdownEnabled bool // -A: shutdown stops the server (Env.Shutdown)
 
+	// WatcherLogbufSize is -o watcher_logbuf_size in bytes (memcached takes
+	// KB on the command line and prints bytes): each watcher's buffer of
+	// unsent lines; lines that do not fit are dropped and counted, and the
+	// next one that fits is preceded by skipped=N. 0 means memcached's
+	// default, 256 KB.
+	WatcherLogbufSize int
+
+	// MemoryFile is -e's path, which `stats settings` prints as
+	// memory_file; "" prints memcached's (null).
+	MemoryFile string
+
+	// LRUCrawlerDisabled is -o no_lru_crawler (or no_modern without a later
+	// lru_crawler): the crawler starts off, so `stats settings` says
+	// lru_crawler no and crawl/metadump answer "lru crawler disabled" until
+	// `lru_crawler enable`.
+	LRUCrawlerDisabled bool
+
 	// GrowthFactor (-f) and ChunkSize (-n) are reported by `stats
 	// settings`; the size classes follow store.Config.GrowthFactor and
 	// MinChunk, which take the same values. 0 means memcached's defaults

@@ -31,7 +31,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		switch string(s.token(line, 1)) {
 		case "enable":
 			started := false
-			s.env.admin.update(func(a *adminState) {
+			s.env.adminUpdate(func(a *adminState) {
 				started = a.crawlerOff
 				a.crawlerOff = false
 			})
@@ -41,7 +41,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 				s.reply("ERROR failed to start lru crawler thread\r\n")
 			}
 		case "disable":
-			s.env.admin.update(func(a *adminState) { a.crawlerOff = true })
+			s.env.adminUpdate(func(a *adminState) { a.crawlerOff = true })
 			s.reply(rOK)
 		default:
 			s.reply(rError)
@@ -55,14 +55,14 @@ func (s *Session) lruCrawler(line []byte, n int) {
 	arg := s.token(line, 2)
 	switch string(s.token(line, 1)) {
 	case "crawl":
-		if !s.env.admin.snapshot().crawler {
+		if !s.env.adminSnapshot().crawler {
 			s.reply(rCrawlerOff)
 			return
 		}
 		var d dumpState
 		r := parseCrawlClasses(arg, &d)
 		if r == rOK {
-			s.env.admin.update(func(a *adminState) { a.crawlerStarts++ })
+			s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
 		}
 		s.reply(r)
 	case "metadump":
@@ -73,7 +73,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 			s.reply(rBadFormat)
 			return
 		}
-		s.env.admin.update(func(a *adminState) { a.crawlerToCrawl = v })
+		s.env.adminUpdate(func(a *adminState) { a.crawlerToCrawl = v })
 		s.reply(rOK)
 	case "sleep":
 		v, ok := parseUint32(arg)
@@ -83,7 +83,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		case v > 1000000:
 			s.reply("CLIENT_ERROR sleep must be one second or less\r\n")
 		default:
-			s.env.admin.update(func(a *adminState) { a.crawlerSleep = v })
+			s.env.adminUpdate(func(a *adminState) { a.crawlerSleep = v })
 			s.reply(rOK)
 		}
 	default:
@@ -123,7 +123,7 @@ func parseCrawlClasses(arg []byte, d *dumpState) string {
 
 func (s *Session) metadump(arg []byte) {
 	switch {
-	case !s.env.admin.snapshot().crawler:
+	case !s.env.adminSnapshot().crawler:
 		s.reply(rCrawlerOff)
 		return
 	case s.env.Settings != nil && s.env.Settings.DumpDisabled:
@@ -138,7 +138,7 @@ func (s *Session) metadump(arg []byte) {
 		s.reply(r)
 		return
 	}
-	s.env.admin.update(func(a *adminState) { a.crawlerStarts++ })
+	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
 	s.dump = d
 	s.continueDump()
 }

@@ -113,7 +113,7 @@ func (s *Session) stats(line []byte, n int) {
 func (s *Session) resetStats() {
 	s.env.Store.ResetStats()
 	s.env.resetDetail()
-	s.env.admin.update(func(a *adminState) { a.crawlerStarts = 0 })
+	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts = 0 })
 	if s.env.Server != nil {
 		s.env.Server.ResetStats()
 	}
@@ -211,7 +211,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved", "lru_crawler_running"} {
 		w.uint(name, 0)
 	}
-	w.uint("lru_crawler_starts", s.env.admin.snapshot().crawlerStarts)
+	w.uint("lru_crawler_starts", s.env.adminSnapshot().crawlerStarts)
 	for _, name := range [...]string{"lru_maintainer_juggles", "malloc_fails", "log_worker_dropped",
 		"log_worker_written"} {
 		w.uint(name, 0)
@@ -279,7 +279,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	if proto == "" {
 		proto = "ascii"
 	}
-	adm := s.env.admin.snapshot()
+	adm := s.env.adminSnapshot()
 	maxbytes := set.MaxBytes
 	if s.env.Store != nil {
 		maxbytes = s.env.Store.MemoryLimit() // cache_memlimit changes it
@@ -355,7 +355,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.flag("temp_lru", adm.tempLRU)
 	w.int("temporary_ttl", int64(adm.tempTTL))
 	w.int("idle_timeout", int64(set.IdleTimeout))
-	w.int("watcher_logbuf_size", 262144)
+	w.int("watcher_logbuf_size", int64(s.env.watcherLogbufSize()))
 	w.int("worker_logbuf_size", 65536)
 	w.int("read_buf_mem_limit", 0)
 	w.flag("track_sizes", false)
@@ -393,7 +393,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.flag("ssl_kernel_tls", false)
 	w.str("ssl_min_version", orNull(tlsSet.MinVersion, "tlsv1.2"))
 	w.str("num_napi_ids", "(null)")
-	w.str("memory_file", "(null)")
+	w.str("memory_file", orNull(set.MemoryFile, "(null)"))
 }
 
 // appendItems writes `stats items`: like memcached, only classes holding items.

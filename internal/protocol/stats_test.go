@@ -219,3 +219,37 @@ func TestStatsNamesAgainstMemcached(t *testing.T) {
 		}
 	}
 }
+
+// -o no_lru_crawler / no_modern: the crawler starts off (lru-crawler.t).
+func TestSettingsCrawlerDisabledAtStart(t *testing.T) {
+	env := newTestEnv(t)
+	env.Settings.LRUCrawlerDisabled = true
+	_, v := parseStats(t, runScriptEnv(t, env, "stats settings\r\n"))
+	if v["lru_crawler"] != "no" {
+		t.Errorf("lru_crawler = %q, want no", v["lru_crawler"])
+	}
+	got := runScriptEnv(t, env, "lru_crawler metadump all\r\nlru_crawler crawl 1\r\nlru_crawler enable\r\n")
+	want := "CLIENT_ERROR lru crawler disabled\r\nCLIENT_ERROR lru crawler disabled\r\nOK\r\n"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	_, v = parseStats(t, runScriptEnv(t, env, "stats settings\r\n"))
+	if v["lru_crawler"] != "yes" {
+		t.Errorf("after enable: lru_crawler = %q, want yes", v["lru_crawler"])
+	}
+}
+
+// -e: stats settings prints the memory file's path, (null) without (restart.t).
+func TestSettingsMemoryFile(t *testing.T) {
+	env := newTestEnv(t)
+	_, v := parseStats(t, runScriptEnv(t, env, "stats settings\r\n"))
+	if v["memory_file"] != "(null)" {
+		t.Errorf("memory_file = %q, want (null)", v["memory_file"])
+	}
+	env = newTestEnv(t)
+	env.Settings.MemoryFile = "/dev/shm/mc_restart"
+	_, v = parseStats(t, runScriptEnv(t, env, "stats settings\r\n"))
+	if v["memory_file"] != "/dev/shm/mc_restart" {
+		t.Errorf("memory_file = %q, want /dev/shm/mc_restart", v["memory_file"])
+	}
+}

@@ -29,8 +29,18 @@ const (
 	logOther                 // rawcmds, sysevents, connevents, proxy*: nothing to log
 )
 
-// watcherBufSize is memcached's default watcher_logbuf_size.
+// watcherBufSize is memcached's default watcher_logbuf_size
+// (Settings.WatcherLogbufSize overrides it).
 const watcherBufSize = 256 << 10
+
+// watcherLogbufSize is the byte limit of each watcher's buffer: -o
+// watcher_logbuf_size (given in KB, as memcached) or the default.
+func (e *Env) watcherLogbufSize() int {
+	if st := e.Settings; st != nil && st.WatcherLogbufSize > 0 {
+		return st.WatcherLogbufSize
+	}
+	return watcherBufSize
+}
 
 // maxWatchers is memcached's limit on log watchers.
 const maxWatchers = 20
@@ -38,7 +48,8 @@ const maxWatchers = 20
 type watcher struct {
 	flags uint32
 	mu    sync.Mutex
-	buf   []byte // pending lines, at most watcherBufSize
+	buf   []byte // pending lines, at most limit bytes
+	limit int    // watcher_logbuf_size in bytes
 	// skipped counts lines dropped since the last one that fitted.
 	skipped uint64
 	wake    func()
@@ -104,7 +115,7 @@ func (h *watchHub) publish(kind uint32, line []byte) {
 			skip = strconv.AppendUint([]byte("skipped="), w.skipped, 10)
 			skip = append(skip, '\n')
 		}
-		if len(w.buf)+len(skip)+len(line) > watcherBufSize {
+		if len(w.buf)+len(skip)+len(line) > w.limit {
 			w.skipped++
 			h.skipped.Add(1)
 			w.mu.Unlock()
@@ -231,7 +242,7 @@ func (s *Session) watchCommand(line []byte, n int) {
 	if flags&logEvictions != 0 {
 		s.env.installEvictionHook()
 	}
-	w := &watcher{flags: flags, wake: s.wakeup}
+	w := &watcher{flags: flags, wake: s.wakeup, limit: s.env.watcherLogbufSize()}
 	if !s.env.logs.add(w) {
 		s.reply("WATCHER_TOO_MANY log watcher limit reached\r\n")
 		return

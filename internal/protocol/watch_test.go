@@ -274,3 +274,39 @@ func TestWatchEvictionsAgainstMemcached(t *testing.T) {
 		t.Fatalf("memcached's eviction stream: %q", abbrev(string(buf)))
 	}
 }
+
+// TestWatchLogbufSize: -o watcher_logbuf_size=8 (8 KB) bounds each
+// watcher's buffer at 8192 bytes, so a few hundred lines overflow it
+// (watcher.t), and stats settings reports it in bytes.
+func TestWatchLogbufSize(t *testing.T) {
+	env := newWatchEnv(t)
+	env.Settings.WatcherLogbufSize = 8 << 10
+	if st := drive(t, NewSession(env), []byte("stats settings\r\n")).out; !strings.Contains(st, "STAT watcher_logbuf_size 8192\r\n") {
+		t.Fatalf("stats settings: %q", abbrev(st))
+	}
+	w := NewSession(env)
+	drive(t, w, []byte("watch fetchers\r\n"))
+	c := NewSession(env)
+	get := []byte("get " + strings.Repeat("k", 100) + "\r\n")
+	for range 200 { // about 200 * 170 bytes: four times the buffer
+		drive(t, c, get)
+	}
+	if n := len(w.watch.buf); n > 8<<10 {
+		t.Fatalf("watcher buffer %d bytes, over 8192", n)
+	}
+	skipped := env.logs.skipped.Load()
+	if skipped == 0 {
+		t.Fatal("nothing skipped with an 8 KB buffer")
+	}
+	for {
+		_, out, _ := w.Process(nil, nil)
+		if len(out) == 0 {
+			break
+		}
+	}
+	drive(t, c, get)
+	_, out, _ := w.Process(nil, nil)
+	if want := "skipped=" + strconv.FormatUint(skipped, 10) + "\n"; !strings.HasPrefix(string(out), want) {
+		t.Fatalf("after the flood: %q, want it to start %q", out, want)
+	}
+}
