@@ -44,7 +44,7 @@ var extOptions = map[string]extOption{
 	"tail_repair_time": {extInternal, true}, "hash_algorithm": {extInternal, false},
 	"lru_crawler": {extApplied, false}, "no_lru_crawler": {extApplied, false},
 	"lru_crawler_sleep": {extInternal, true}, "lru_crawler_tocrawl": {extInternal, true},
-	"lru_maintainer": {extInternal, false}, "no_lru_maintainer": {extInternal, false},
+	"lru_maintainer": {extApplied, false}, "no_lru_maintainer": {extApplied, false},
 	"lru_segmented": {extInternal, false}, "no_lru_segmented": {extInternal, false},
 	"hot_lru_pct": {extInternal, true}, "warm_lru_pct": {extInternal, true},
 	"hot_max_factor": {extInternal, true}, "warm_max_factor": {extInternal, true},
@@ -149,7 +149,8 @@ func extInt(settings []extSetting, name string, def int) int {
 
 // applyExtSettings puts the suboptions the protocol obeys into its
 // Settings, in command-line order as memcached reads them: no_lru_crawler
-// and no_modern start the LRU crawler off, lru_crawler on;
+// and no_modern start the LRU crawler off, lru_crawler on, and likewise
+// no_lru_maintainer, no_modern and lru_maintainer for the LRU maintainer;
 // watcher_logbuf_size is in KB, as memcached's.
 func applyExtSettings(settings []extSetting, s *protocol.Settings) {
 	for _, e := range settings {
@@ -158,10 +159,16 @@ func applyExtSettings(settings []extSetting, s *protocol.Settings) {
 			if n, err := strconv.ParseFloat(e.value, 64); err == nil && n >= 1 {
 				s.WatcherLogbufSize = int(n) << 10
 			}
-		case "no_lru_crawler", "no_modern":
+		case "no_lru_crawler":
 			s.LRUCrawlerDisabled = true
 		case "lru_crawler":
 			s.LRUCrawlerDisabled = false
+		case "no_modern":
+			s.LRUCrawlerDisabled, s.LRUMaintainerDisabled = true, true
+		case "no_lru_maintainer":
+			s.LRUMaintainerDisabled = true
+		case "lru_maintainer":
+			s.LRUMaintainerDisabled = false
 		}
 	}
 }

@@ -41,3 +41,26 @@ func TestApplyExtSettingsWatcherLogbuf(t *testing.T) {
 		t.Fatalf("WatcherLogbufSize = %d, want 8192 (memcached's unit is KB)", s.WatcherLogbufSize)
 	}
 }
+
+func TestApplyExtSettingsMaintainer(t *testing.T) {
+	for _, c := range []struct {
+		opts string
+		off  bool
+	}{
+		{"", false},
+		{"no_lru_maintainer", true},
+		{"no_modern", true},
+		{"no_modern,lru_maintainer", false},
+		{"no_lru_crawler", false},
+	} {
+		ext, err := parseExtOptions([]string{c.opts})
+		if err != nil {
+			t.Fatalf("%q: %v", c.opts, err)
+		}
+		var s protocol.Settings
+		applyExtSettings(ext, &s)
+		if s.LRUMaintainerDisabled != c.off {
+			t.Errorf("-o %q: LRUMaintainerDisabled = %v, want %v", c.opts, s.LRUMaintainerDisabled, c.off)
+		}
+	}
+}

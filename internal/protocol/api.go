@@ -42,6 +42,12 @@ type Settings struct {
 	// default, 256 KB.
 	WatcherLogbufSize int
 
+	// LRUMaintainerDisabled is -o no_lru_maintainer (or no_modern without a
+	// later lru_maintainer): `stats` then leaves out the maintainer's
+	// counters (lru_maintainer_juggles, evicted_active, moves_*,
+	// direct_reclaims, lru_bumps_dropped), as memcached.
+	LRUMaintainerDisabled bool
+
 	// MemoryFile is -e's path, which `stats settings` prints as
 	// memory_file; "" prints memcached's (null).
 	MemoryFile string

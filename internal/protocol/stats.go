@@ -208,12 +208,20 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("hash_is_expanding", 0)
 	for _, name := range [...]string{"slab_reassign_rescues", "slab_reassign_chunk_rescues",
 		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim", "slab_reassign_busy_items",
-		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved", "lru_crawler_running"} {
+		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved"} {
 		w.uint(name, 0)
 	}
-	w.uint("lru_crawler_starts", s.env.adminSnapshot().crawlerStarts)
-	for _, name := range [...]string{"lru_maintainer_juggles", "malloc_fails", "log_worker_dropped",
-		"log_worker_written"} {
+	// As memcached, the crawler's and the LRU maintainer's counters are
+	// shown only while each runs (stats.t counts the fields with both off).
+	maintainer := !set.LRUMaintainerDisabled
+	if adm := s.env.adminSnapshot(); adm.crawler {
+		w.uint("lru_crawler_running", 0)
+		w.uint("lru_crawler_starts", adm.crawlerStarts)
+	}
+	if maintainer {
+		w.uint("lru_maintainer_juggles", 0)
+	}
+	for _, name := range [...]string{"malloc_fails", "log_worker_dropped", "log_worker_written"} {
 		w.uint(name, 0)
 	}
 	w.uint("log_watcher_skipped", s.env.logs.skipped.Load())
@@ -243,12 +251,19 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("slab_global_page_pool", 0)
 	w.uint("expired_unfetched", st.ExpiredUnfetched)
 	w.uint("evicted_unfetched", st.EvictedUnfetched)
-	w.uint("evicted_active", st.EvictedActive)
+	if maintainer {
+		w.uint("evicted_active", st.EvictedActive)
+	}
 	w.uint("evictions", st.Evictions)
 	w.uint("reclaimed", st.Reclaimed)
-	for _, name := range [...]string{"crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked",
-		"moves_to_cold", "moves_to_warm", "moves_within_lru", "direct_reclaims", "lru_bumps_dropped"} {
+	for _, name := range [...]string{"crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked"} {
 		w.uint(name, 0)
+	}
+	if maintainer {
+		for _, name := range [...]string{"moves_to_cold", "moves_to_warm", "moves_within_lru",
+			"direct_reclaims", "lru_bumps_dropped"} {
+			w.uint(name, 0)
+		}
 	}
 	return w.b
 }

@@ -253,3 +253,24 @@ func TestSettingsMemoryFile(t *testing.T) {
 		t.Errorf("memory_file = %q, want /dev/shm/mc_restart", v["memory_file"])
 	}
 }
+
+// stats.t starts with -o no_lru_crawler,no_lru_maintainer and counts 83
+// fields: memcached leaves out the crawler's and the maintainer's counters.
+func TestStatsCrawlerMaintainerOff(t *testing.T) {
+	env := newTestEnv(t)
+	keys, _ := parseStats(t, runScriptEnv(t, env, "stats\r\n"))
+	on := len(keys)
+	env = newTestEnv(t)
+	env.Settings.LRUCrawlerDisabled = true
+	env.Settings.LRUMaintainerDisabled = true
+	keys, v := parseStats(t, runScriptEnv(t, env, "stats\r\n"))
+	for _, name := range []string{"lru_crawler_running", "lru_crawler_starts", "lru_maintainer_juggles",
+		"evicted_active", "moves_to_cold", "moves_to_warm", "moves_within_lru", "direct_reclaims", "lru_bumps_dropped"} {
+		if _, ok := v[name]; ok {
+			t.Errorf("%s shown with the crawler and maintainer off", name)
+		}
+	}
+	if on-len(keys) != 9 {
+		t.Errorf("%d fields with both on, %d off: want 9 fewer", on, len(keys))
+	}
+}
