@@ -100,6 +100,7 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 	case "refresh_certs":
 		s.refreshCerts()
 	case "quit":
+		s.quit = true // watch connevents: reason=normal
 		return 0, Close
 	case "shutdown":
 		return 0, s.shutdown(line, n)

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"net/netip"
 
 	"github.com/gocached/gocached/internal/store"
 )
@@ -92,17 +93,25 @@ type Session struct {
 	statScratch   []byte // binary STAT renders the text lines here first
 
 	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
-	dump       *dumpState // a metadump in progress
-	dumpFn     func(it store.Item) bool
-	watch      *watcher // set once the connection became a log stream
-	wakeup     func()   // the engine's, see SetWakeup
-	connID     int      // the engine's id for the connection (memcached's fd)
-	logScratch []byte
-	flushMark  int    // len(out) after the last reply memcached would have flushed
-	lastVlen   int    // the value length and flags of the last get hit
-	lastFlags  uint32 //
-	vlog       bool   // -vv lines are wanted during this Process call
-	authed     bool   // passed ASCII auth (-Y)
+	dump   *dumpState // a metadump in progress
+	dumpFn func(it store.Item) bool
+	watch  *watcher // set once the connection became a log stream
+	wakeup func()   // the engine's, see SetWakeup
+	connID int      // the engine's id for the connection (memcached's fd)
+	// peer and transport are the client's address and "tcp"/"local" for
+	// watch connevents lines (OpenedFrom); peer is invalid when unknown.
+	peer      netip.AddrPort
+	transport string
+	// quit is set by `quit`; closeReason is the conn_close reason of a
+	// Close status ("normal" for quit, "error" otherwise), "" before one.
+	quit        bool
+	closeReason string
+	logScratch  []byte
+	flushMark   int    // len(out) after the last reply memcached would have flushed
+	lastVlen    int    // the value length and flags of the last get hit
+	lastFlags   uint32 //
+	vlog        bool   // -vv lines are wanted during this Process call
+	authed      bool   // passed ASCII auth (-Y)
 }
 
 // NewSession returns a Session bound to env.
@@ -148,6 +157,17 @@ func (s *Session) Opened(id int) {
 	if s.verboseOn() {
 		s.vlogf('<', "new auto-negotiating client connection")
 	}
+	if s.watching()&logConnEvents != 0 {
+		s.logConn("conn_new", "")
+	}
+}
+
+// OpenedFrom is Opened for an engine that knows the client's address and
+// transport ("tcp", "udp" or "local", peer unused for local): `watch
+// connevents` lines then carry memcached's rip= rport= transport=.
+func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
+	s.peer, s.transport = peer, transport
+	s.Opened(id)
 }
 
 // Reset prepares the Session for a new connection.
@@ -155,7 +175,16 @@ func (s *Session) Reset() {
 	if s.connID != 0 && s.verboseOn() {
 		s.vlogf('<', "connection closed.")
 	}
-	s.stopWatch()
+	s.stopWatch() // before conn_close: a closing watcher is not woken
+	if s.connID != 0 && s.watching()&logConnEvents != 0 {
+		reason := s.closeReason
+		if reason == "" {
+			reason = "normal" // the client closed
+		}
+		s.logConn("conn_close", reason)
+	}
+	s.peer, s.transport = netip.AddrPort{}, ""
+	s.quit, s.closeReason = false, ""
 	s.dump = nil
 	s.connID = 0
 	s.authed = false
@@ -211,6 +240,12 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.budgetStop = false
 	s.vlog = s.verboseOn()
 	pos, st := s.process(in)
+	if st == Close && s.closeReason == "" {
+		s.closeReason = "error"
+		if s.quit {
+			s.closeReason = "normal"
+		}
+	}
 	reply = s.out
 	s.out = nil
 	s.getKey = nil

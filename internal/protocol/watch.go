@@ -23,10 +23,11 @@ import (
 // rawcmds and memcached's proxy kinds are accepted and log nothing yet.
 
 const (
-	logFetchers  = 1 << iota // LOG_FETCHERS
-	logMutations             // LOG_MUTATIONS
-	logEvictions             // LOG_EVICTIONS
-	logOther                 // rawcmds, sysevents, connevents, proxy*: nothing to log
+	logFetchers   = 1 << iota // LOG_FETCHERS
+	logMutations              // LOG_MUTATIONS
+	logEvictions              // LOG_EVICTIONS
+	logConnEvents             // LOG_CONNEVENTS: conn_new, conn_close
+	logOther                  // rawcmds, sysevents, proxy*: nothing to log
 )
 
 // watcherBufSize is memcached's default watcher_logbuf_size
@@ -180,6 +181,41 @@ func (s *Session) logGet(key []byte, found bool, class, size int) {
 	h.publish(logFetchers, b)
 }
 
+// logConn publishes memcached's conn_new or conn_close line (reason is
+// conn_close's): "type=conn_new rip=127.0.0.1 rport=55814 transport=tcp
+// cfd=25"; "rip=unix rport=0 transport=local" on a unix socket. rip and
+// rport are left out when the engine did not give the address (Opened
+// rather than OpenedFrom).
+func (s *Session) logConn(typ, reason string) {
+	h := &s.env.logs
+	var scratch [256]byte
+	b := h.logHeader(scratch[:0])
+	b = append(b, "type="...)
+	b = append(b, typ...)
+	if s.transport == "local" {
+		b = append(b, " rip=unix rport=0"...) // memcached's for a unix socket
+	} else if s.peer.IsValid() {
+		b = append(b, " rip="...)
+		b = s.peer.Addr().Unmap().AppendTo(b)
+		b = append(b, " rport="...)
+		b = strconv.AppendUint(b, uint64(s.peer.Port()), 10)
+	}
+	transport := s.transport
+	if transport == "" {
+		transport = "tcp"
+	}
+	b = append(b, " transport="...)
+	b = append(b, transport...)
+	if reason != "" {
+		b = append(b, " reason="...)
+		b = append(b, reason...)
+	}
+	b = append(b, " cfd="...)
+	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = append(b, '\n')
+	h.publish(logConnEvents, b)
+}
+
 // logStore publishes an item_store line (memcached's LOGGER_ITEM_STORE).
 func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, size int) {
 	h := &s.env.logs
@@ -228,7 +264,9 @@ func (s *Session) watchCommand(line []byte, n int) {
 			flags |= logMutations
 		case "evictions":
 			flags |= logEvictions
-		case "rawcmds", "sysevents", "connevents", "proxyreqs", "proxyevents", "proxyuser":
+		case "connevents":
+			flags |= logConnEvents
+		case "rawcmds", "sysevents", "proxyreqs", "proxyevents", "proxyuser":
 			flags |= logOther
 		default:
 			s.reply(rError)

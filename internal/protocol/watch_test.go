@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"net"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -308,5 +309,55 @@ func TestWatchLogbufSize(t *testing.T) {
 	_, out, _ := w.Process(nil, nil)
 	if want := "skipped=" + strconv.FormatUint(skipped, 10) + "\n"; !strings.HasPrefix(string(out), want) {
 		t.Fatalf("after the flood: %q, want it to start %q", out, want)
+	}
+}
+
+// TestWatchConnEvents: `watch connevents` logs conn_new and conn_close
+// with memcached's fields; quit and a client close are reason=normal, a
+// protocol error's close reason=error (watcher.t).
+func TestWatchConnEvents(t *testing.T) {
+	env := newWatchEnv(t)
+	w := NewSession(env)
+	if got := drive(t, w, []byte("watch connevents\r\n")).out; got != "OK\r\n" {
+		t.Fatalf("watch: %q", got)
+	}
+	peer := netip.MustParseAddrPort("127.0.0.1:55814")
+	c := NewSession(env)
+	c.OpenedFrom(25, "tcp", peer)
+	if _, _, st := c.Process([]byte("version\r\nquit\r\n"), nil); st != Close {
+		t.Fatalf("quit: status %v", st)
+	}
+	c.Reset()
+	c.OpenedFrom(26, "tcp", peer)
+	if _, _, st := c.Process([]byte("GET / HTTP/1.1\r\n"), nil); st != Close {
+		t.Fatalf("GET: status %v", st)
+	}
+	c.Reset()
+	c.OpenedFrom(27, "local", netip.AddrPort{})
+	c.Reset()
+	c.Opened(28) // an engine that does not give the address
+	c.Reset()
+	_, out, _ := w.Process(nil, nil)
+	re := regexp.MustCompile(`^ts=\d+\.\d+ gid=\d+ type=(\S+) (.*)$`)
+	var got []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		m := re.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("line %q", l)
+		}
+		got = append(got, m[1]+" "+m[2])
+	}
+	want := []string{
+		"conn_new rip=127.0.0.1 rport=55814 transport=tcp cfd=25",
+		"conn_close rip=127.0.0.1 rport=55814 transport=tcp reason=normal cfd=25",
+		"conn_new rip=127.0.0.1 rport=55814 transport=tcp cfd=26",
+		"conn_close rip=127.0.0.1 rport=55814 transport=tcp reason=error cfd=26",
+		"conn_new rip=unix rport=0 transport=local cfd=27",
+		"conn_close rip=unix rport=0 transport=local reason=normal cfd=27",
+		"conn_new transport=tcp cfd=28",
+		"conn_close transport=tcp reason=normal cfd=28",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
