@@ -261,6 +261,8 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 		Verbosity:       verbosity,
 	}
 	o.gates.apply(s)
+	applyExtSettings(o.ext, s) // -o no_lru_crawler, watcher_logbuf_size, ...
+	s.MemoryFile = o.memoryFile
 	return s
 }
 

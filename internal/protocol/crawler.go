@@ -63,6 +63,9 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		r := parseCrawlClasses(arg, &d)
 		if r == rOK {
 			s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
+			// In the background, as memcached's crawler thread: a sweep of
+			// a large store must not hold up this connection's reactor.
+			go s.env.Store.Crawl()
 		}
 		s.reply(r)
 	case "metadump":

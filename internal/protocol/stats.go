@@ -429,7 +429,7 @@ func appendItems(w *statWriter, classes []store.ClassStats) {
 		w.classUint(p, c.ID, "age", age)
 		w.classUint(p, c.ID, "mem_requested", c.Bytes)
 		w.classUint(p, c.ID, "evicted", c.Evicted)
-		w.classUint(p, c.ID, "evicted_nonzero", 0)
+		w.classUint(p, c.ID, "evicted_nonzero", c.EvictedNonzero)
 		w.classUint(p, c.ID, "evicted_time", 0)
 		w.classUint(p, c.ID, "outofmemory", c.Outofmemory)
 		w.classUint(p, c.ID, "tailrepairs", 0)
@@ -437,7 +437,8 @@ func appendItems(w *statWriter, classes []store.ClassStats) {
 		w.classUint(p, c.ID, "expired_unfetched", c.ExpiredUnfetched)
 		w.classUint(p, c.ID, "evicted_unfetched", c.EvictedUnfetched)
 		w.classUint(p, c.ID, "evicted_active", 0)
-		for _, name := range [...]string{"crawler_reclaimed", "crawler_items_checked",
+		w.classUint(p, c.ID, "crawler_reclaimed", c.CrawlerReclaimed)
+		for _, name := range [...]string{"crawler_items_checked",
 			"lrutail_reflocked", "moves_to_cold", "moves_to_warm", "moves_within_lru",
 			"direct_reclaims", "hits_to_hot", "hits_to_warm"} {
 			w.classUint(p, c.ID, name, 0)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -21,9 +22,10 @@ type Session interface {
 	// Reset readies the Session for a new connection.
 	Reset()
 
-	// Opened gives the Session the engine's id for its new connection (the
-	// file descriptor, as memcached's -vv lines and watch's cfd= show it).
-	Opened(id int)
+	// OpenedFrom gives the Session the engine's id for its new connection
+	// (the file descriptor, as memcached's -vv lines and watch's cfd= show
+	// it), its transport ("tcp", or "local" for a unix socket) and peer.
+	OpenedFrom(id int, transport string, peer netip.AddrPort)
 	// Pending reports that the Session has output to produce without more
 	// input: a value sent in chunks, requests left unstarted because the
 	// output budget was spent, a metadump, a watch stream. Every engine

@@ -5,6 +5,7 @@ package reactor
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -117,4 +118,22 @@ func SockaddrString(sa unix.Sockaddr) string {
 	}
 	a := SockaddrTCP(sa)
 	return AddrString(&a)
+}
+
+// PeerOf names a connected socket's transport and peer as memcached's
+// connection events do: "tcp" and the client's address, or "local" with no
+// address for a unix socket.
+func PeerOf(fd int) (transport string, peer netip.AddrPort) {
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return "tcp", netip.AddrPort{}
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return "tcp", netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *unix.SockaddrInet6:
+		return "tcp", netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
+	default:
+		return "local", netip.AddrPort{}
+	}
 }

@@ -62,7 +62,8 @@ func (r *loop) addConn(fd int, napiID uint32, listener int) {
 	c.gen = r.gen
 	mb, slot, gen := r.mailbox, c.slot, c.gen
 	c.sess.SetWakeup(func() { mb.PostWake(slot, gen) })
-	c.sess.Opened(fd)
+	transport, peer := reactor.PeerOf(fd)
+	c.sess.OpenedFrom(fd, transport, peer)
 	r.nconns++
 	r.stats.conns.Store(int64(r.nconns))
 	if r.draining {

@@ -4,6 +4,7 @@ package epoll
 
 import (
 	"bytes"
+	"net/netip"
 	"strconv"
 
 	"github.com/gocached/gocached/internal/protocol"
@@ -92,6 +93,6 @@ func newTestEngine(cfg reactor.Config, newSession func() reactor.Session) (*engi
 	return newEngine(cfg)
 }
 
-func (s *fakeSession) Opened(int)       {}
-func (s *fakeSession) Pending() bool    { return false }
-func (s *fakeSession) SetWakeup(func()) {}
+func (s *fakeSession) OpenedFrom(int, string, netip.AddrPort) {}
+func (s *fakeSession) Pending() bool                          { return false }
+func (s *fakeSession) SetWakeup(func())                       {}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"sync/atomic"
 	"time"
@@ -48,7 +49,15 @@ func (c *conn) serve() {
 	c.sess = c.e.sessions.Get().(reactor.Session)
 	c.wake = make(chan struct{}, 1)
 	c.sess.SetWakeup(c.signal)
-	c.sess.Opened(c.fd)
+	transport, peer := "tcp", netip.AddrPort{}
+	switch a := c.nc.RemoteAddr().(type) {
+	case *net.TCPAddr:
+		peer = a.AddrPort()
+		peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
+	case *net.UnixAddr:
+		transport = "local"
+	}
+	c.sess.OpenedFrom(c.fd, transport, peer)
 
 	buf := make([]byte, reactor.ReadBufSize)
 	var out []byte

@@ -2,6 +2,7 @@ package portable
 
 import (
 	"bytes"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -150,6 +151,6 @@ func newTestEngine(cfg reactor.Config, newSession func() reactor.Session) (*engi
 	return e.(*engine), nil
 }
 
-func (f *goFake) Opened(int)       {}
-func (f *goFake) Pending() bool    { return false }
-func (f *goFake) SetWakeup(func()) {}
+func (f *goFake) OpenedFrom(int, string, netip.AddrPort) {}
+func (f *goFake) Pending() bool                          { return false }
+func (f *goFake) SetWakeup(func())                       {}

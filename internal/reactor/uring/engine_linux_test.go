@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,10 +69,10 @@ func (panicky) Process(in, out []byte) (int, []byte, protocol.Status) {
 }
 func (panicky) Want() int { return 0 }
 
-func (panicky) Opened(int)       {}
-func (panicky) Pending() bool    { return false }
-func (panicky) SetWakeup(func()) {}
-func (panicky) Reset()           {}
+func (panicky) OpenedFrom(int, string, netip.AddrPort) {}
+func (panicky) Pending() bool                          { return false }
+func (panicky) SetWakeup(func())                       {}
+func (panicky) Reset()                                 {}
 
 // TestSessionPanicClosesOneConnection: a Session that panics closes its
 // own connection; the reactor and its other connections carry on.
