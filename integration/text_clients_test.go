@@ -111,14 +111,20 @@ func TestPHPMemcache(t *testing.T) {
 // handler (text protocol, its lock item) in one process, reads it back in
 // another, and finds it gone after session_destroy.
 func TestPHPMemcacheSession(t *testing.T) {
-	php := phpWithMemcache(t)
+	checkPHPSession(t, phpWithMemcache(t), "testdata/php_memcache_session.php")
+}
+
+// checkPHPSession writes a session with script (a php session handler
+// round trip) in one process, reads it back in another, and finds it gone
+// after session_destroy, on every target.
+func checkPHPSession(t *testing.T, php, script string) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		srv := startServer(t, tg)
 		addr := "127.0.0.1:" + strconv.Itoa(srv.Port())
 		run := func(mode string) string {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			out, err := exec.CommandContext(ctx, php, "testdata/php_memcache_session.php", addr, mode).CombinedOutput()
+			out, err := exec.CommandContext(ctx, php, script, addr, mode).CombinedOutput()
 			if err != nil || strings.Contains(string(out), "Warning") {
 				t.Fatalf("php session %s: %v\n%s", mode, err, out)
 			}
