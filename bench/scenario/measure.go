@@ -16,11 +16,13 @@ type counters struct {
 	clientCPU uint64 // ticks, the load generator
 	kthreads  uint64 // ticks, the server end's NAPI kthreads (threaded beds)
 	cliKthr   uint64 // ticks, the client end's NAPI kthreads
-	system    SystemCPU
-	perCPU    map[int]SystemCPU
-	busyPoll  uint64 // TcpExt:BusyPollRxPackets of the server namespace
-	netRx     uint64 // NET_RX softirqs, all CPUs
-	reactors  map[string]uint64
+	// The same four as exact run time in ns (see runtime.go for why both).
+	serverNs, clientNs, kthreadNs, cliKthrNs uint64
+	system                                   SystemCPU
+	perCPU                                   map[int]SystemCPU
+	busyPoll                                 uint64 // TcpExt:BusyPollRxPackets of the server namespace
+	netRx                                    uint64 // NET_RX softirqs, all CPUs
+	reactors                                 map[string]uint64
 }
 
 func readCounters(serverNS string, serverPID, clientPID int, kthreads, clientKthreads []int) (counters, error) {
@@ -32,16 +34,27 @@ func readCounters(serverNS string, serverPID, clientPID int, kthreads, clientKth
 	if c.clientCPU, err = ProcessCPU(clientPID); err != nil {
 		return c, fmt.Errorf("client cpu: %w", err)
 	}
+	if c.serverNs, err = RuntimeNs(serverPID); err != nil {
+		return c, fmt.Errorf("server run time: %w", err)
+	}
+	if c.clientNs, err = RuntimeNs(clientPID); err != nil {
+		return c, fmt.Errorf("client run time: %w", err)
+	}
 	for _, k := range []struct {
-		pids []int
-		sum  *uint64
-	}{{kthreads, &c.kthreads}, {clientKthreads, &c.cliKthr}} {
+		pids    []int
+		sum, ns *uint64
+	}{{kthreads, &c.kthreads, &c.kthreadNs}, {clientKthreads, &c.cliKthr, &c.cliKthrNs}} {
 		for _, pid := range k.pids {
 			t, err := ProcessCPU(pid)
 			if err != nil {
 				return c, fmt.Errorf("napi kthread %d cpu: %w", pid, err)
 			}
 			*k.sum += t
+			ns, err := RuntimeNs(pid)
+			if err != nil {
+				return c, fmt.Errorf("napi kthread %d run time: %w", pid, err)
+			}
+			*k.ns += ns
 		}
 	}
 	if c.system, c.perCPU, err = ReadCPUs(); err != nil {
@@ -64,7 +77,7 @@ func readCounters(serverNS string, serverPID, clientPID int, kthreads, clientKth
 // "of one CPU" can reach 100 × CPUs; "of the machine" reach 100.
 type Usage struct {
 	Seconds          float64 `json:"seconds"`
-	ServerCPUPct     float64 `json:"server_cpu_pct"`  // of one CPU
+	ServerCPUPct     float64 `json:"server_cpu_pct"`  // of one CPU, exact run time
 	ClientCPUPct     float64 `json:"client_cpu_pct"`  // of one CPU
 	KthreadCPUPct    float64 `json:"kthread_cpu_pct"` // of one CPU: the server end's NAPI kthreads
 	CliKthreadCPUPct float64 `json:"client_kthread_cpu_pct"`
@@ -72,8 +85,11 @@ type Usage struct {
 	// BenchCPUPct is MachineCPUPct without other tenants' processes: server,
 	// client, both ends' NAPI kthreads and all interrupt time. On a shared
 	// machine it is the whole-machine cost of the benchmark itself.
-	BenchCPUPct      float64 `json:"bench_cpu_pct"`
-	ServerCoreBusy   float64 `json:"server_core_busy_pct"`
+	BenchCPUPct    float64 `json:"bench_cpu_pct"`
+	ServerCoreBusy float64 `json:"server_core_busy_pct"` // of the cores' time not stolen
+	// ServerCoreCPUPct is the server cores' busy time in % of one CPU: the
+	// server, its NAPI kthreads and the interrupt work on those cores.
+	ServerCoreCPUPct float64 `json:"server_core_cpu_pct"`
 	ClientCoreBusy   float64 `json:"client_core_busy_pct"`
 	StealPct         float64 `json:"steal_pct"`     // of the machine
 	OtherCPUPct      float64 `json:"other_cpu_pct"` // of the machine: process time of neither server nor client
@@ -94,35 +110,48 @@ type Usage struct {
 // disturbed; both ends' NAPI kthread time likewise.
 func usage(a, b counters, serverCPUs, clientCPUs []int) Usage {
 	secs := b.at.Sub(a.at).Seconds()
-	ticks := func(t uint64) float64 { return float64(t) / userHZ }
+	ticks := func(t float64) float64 { return t / userHZ }
+	exact := func(ns uint64) float64 { return 100 * float64(ns) / 1e9 / secs }
+	wall := secs * userHZ // one core's wall clock, in ticks
 	d := b.system.Sub(a.system)
-	total := float64(d.Total())
 	u := Usage{
 		Seconds:          secs,
-		ServerCPUPct:     100 * ticks(b.serverCPU-a.serverCPU) / secs,
-		ClientCPUPct:     100 * ticks(b.clientCPU-a.clientCPU) / secs,
-		KthreadCPUPct:    100 * ticks(b.kthreads-a.kthreads) / secs,
-		CliKthreadCPUPct: 100 * ticks(b.cliKthr-a.cliKthr) / secs,
-		MachineCPUPct:    100 * ticks(d.Busy()) / secs,
+		ServerCPUPct:     exact(b.serverNs - a.serverNs),
+		ClientCPUPct:     exact(b.clientNs - a.clientNs),
+		KthreadCPUPct:    exact(b.kthreadNs - a.kthreadNs),
+		CliKthreadCPUPct: exact(b.cliKthrNs - a.cliKthrNs),
 		BusyPollPerSec:   float64(b.busyPoll-a.busyPoll) / secs,
 		NetRxPerSec:      float64(b.netRx-a.netRx) / secs,
 	}
 	per := map[int]SystemCPU{}
+	var machineBusy float64
 	for c, v := range b.perCPU {
 		if o, ok := a.perCPU[c]; ok {
 			per[c] = v.Sub(o)
+			machineBusy += wallBusyTicks(per[c], wall)
 		}
 	}
-	u.ServerCoreBusy = coreBusyPct(per, serverCPUs)
-	u.ClientCoreBusy = coreBusyPct(per, clientCPUs)
-	if total > 0 {
+	if len(per) == 0 { // no per-CPU lines: the aggregate's sampled ticks
+		machineBusy = float64(d.Busy())
+	}
+	u.MachineCPUPct = 100 * ticks(machineBusy) / secs
+	u.ServerCoreBusy = coreBusyPct(per, serverCPUs, wall)
+	for _, c := range serverCPUs {
+		if t, ok := per[c]; ok {
+			u.ServerCoreCPUPct += 100 * ticks(wallBusyTicks(t, wall)) / secs
+		}
+	}
+	u.ClientCoreBusy = coreBusyPct(per, clientCPUs, wall)
+	if total := float64(d.Total()); total > 0 {
 		u.StealPct = 100 * float64(d.Steal) / total
+		// Other tenants' processes, for the "disturbed" flag: sampled
+		// process ticks less the sampled ticks of the benchmark's own
+		// processes and NAPI kthreads (both sides sampled alike).
 		process := float64(d.User + d.Nice + d.System)
-		// Both ends' NAPI kthreads are the benchmark's own receive work.
 		own := b.serverCPU - a.serverCPU + b.clientCPU - a.clientCPU + b.kthreads - a.kthreads + b.cliKthr - a.cliKthr
-		other := process - float64(own)
-		u.OtherCPUPct = max(0, 100*other/total)
-		u.BenchCPUPct = 100 * ticks(d.Busy()-uint64(max(0, other))) / secs
+		other := max(0, process-float64(own))
+		u.OtherCPUPct = 100 * other / total
+		u.BenchCPUPct = 100 * ticks(max(0, machineBusy-other)) / secs
 		u.IRQCPUPct = 100 * float64(d.IRQ+d.SoftIRQ) / total
 	}
 	if a.reactors != nil && b.reactors != nil {

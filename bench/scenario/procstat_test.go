@@ -88,3 +88,41 @@ func TestParseCPUs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSchedstat(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want uint64
+		err  bool
+	}{
+		{"123456789 2000 31\n", 123456789, false},
+		{"7", 7, false},
+		{"", 0, true},
+		{"x 1 2", 0, true},
+	} {
+		got, err := ParseSchedstat([]byte(tt.in))
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("ParseSchedstat(%q) = %d, %v", tt.in, got, err)
+		}
+	}
+}
+
+// The exact run time of this process moves with a busy loop and is at
+// least what the sampled ticks say.
+func TestRuntimeNsSelf(t *testing.T) {
+	before, err := RuntimeNs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := 0; i < 1e8; i++ {
+		x += i
+	}
+	after, err := RuntimeNs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("run time did not move over a busy loop (%d -> %d, %d)", before, after, x)
+	}
+}

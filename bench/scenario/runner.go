@@ -33,6 +33,7 @@ type Record struct {
 	Usage      Usage         `json:"usage"`
 
 	CPUNsPerQuery      float64  `json:"cpu_ns_per_query"`         // server process
+	CoreNsPerQuery     float64  `json:"core_ns_per_query"`        // the server's cores: process, NAPI kthreads, interrupts
 	ClientNsPerQuery   float64  `json:"client_cpu_ns_per_query"`  // load generator process
 	MachineNsPerQuery  float64  `json:"machine_cpu_ns_per_query"` // every CPU, softirq and kthreads included
 	BenchNsPerQuery    float64  `json:"bench_cpu_ns_per_query"`   // the same without other tenants' processes
@@ -205,6 +206,7 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 	rec.Saturated = classify(rec.Usage.ServerCoreBusy, rec.Usage.ClientCoreBusy, server == Gocached && m.BusyPolls())
 	if res.QPS > 0 {
 		rec.CPUNsPerQuery = rec.Usage.ServerCPUPct / 100 * 1e9 / res.QPS
+		rec.CoreNsPerQuery = rec.Usage.ServerCoreCPUPct / 100 * 1e9 / res.QPS
 		rec.ClientNsPerQuery = rec.Usage.ClientCPUPct / 100 * 1e9 / res.QPS
 		rec.MachineNsPerQuery = rec.Usage.MachineCPUPct / 100 * 1e9 / res.QPS
 		rec.BenchNsPerQuery = rec.Usage.BenchCPUPct / 100 * 1e9 / res.QPS

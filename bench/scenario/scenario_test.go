@@ -139,8 +139,13 @@ func TestUsage(t *testing.T) {
 	b.perCPU = map[int]SystemCPU{0: {User: 550, Idle: 2640, Steal: 14}, 1: {User: 600, System: 550, Idle: 2540, SoftIRQ: 116}}
 	a.kthreads, b.kthreads = 7, 17
 	a.cliKthr, b.cliKthr = 1, 5
+	// Exact run times: these, not the sampled ticks, give the CPU shares.
+	a.serverNs, b.serverNs = 5e9, 6e9
+	a.clientNs, b.clientNs = 1e9, 1.4e9
+	a.kthreadNs, b.kthreadNs = 0, 1e8
+	a.cliKthrNs, b.cliKthrNs = 0, 4e7
 	u := usage(a, b, []int{1}, []int{0})
-	// Machine: 400 ticks in 2 s (2 CPUs). Server 100 ticks = 1 s of CPU in 2 s.
+	// 2 s = 200 wall ticks per CPU. Server 1 s of exact run time in 2 s.
 	checks := []struct {
 		name      string
 		got, want float64
@@ -152,13 +157,14 @@ func TestUsage(t *testing.T) {
 		{"other", u.OtherCPUPct, 100 * float64(200-100-40-10-4) / 400},
 		{"kthreads", u.KthreadCPUPct, 5},
 		{"client kthreads", u.CliKthreadCPUPct, 2},
-		// 216 busy ticks of which 46 are other tenants' process time.
-		{"bench", u.BenchCPUPct, 100 * float64(216-46) / 100 / 2},
-		{"machine", u.MachineCPUPct, 100 * float64(150+50+16) / 100 / 2},
-		// cpu1: 100+50+16 busy of 206 ticks, none stolen.
-		{"server core", u.ServerCoreBusy, 100 * 166.0 / 206},
-		// cpu0: 50 busy of 194 ticks, 4 of them stolen.
-		{"client core", u.ClientCoreBusy, 100 * 50.0 / 190},
+		// cpu1: 166 sampled busy ticks, more than the 160 the wall clock
+		// leaves after idle, so 166; cpu0: 200 - 140 idle - 4 stolen = 56,
+		// more than its 50 sampled. 222 busy ticks, 46 of them other
+		// tenants' (sampled) process time.
+		{"bench", u.BenchCPUPct, 100 * float64(222-46) / 100 / 2},
+		{"machine", u.MachineCPUPct, 100 * float64(222) / 100 / 2},
+		{"server core", u.ServerCoreBusy, 100 * 166.0 / 200},
+		{"client core", u.ClientCoreBusy, 100 * 56.0 / 196},
 		{"busy poll/s", u.BusyPollPerSec, 10000},
 		{"net rx/s", u.NetRxPerSec, 2000},
 	}
@@ -330,17 +336,22 @@ func TestCoreBusyPct(t *testing.T) {
 		0: {User: 30, System: 20, SoftIRQ: 10, Idle: 20, Steal: 20}, // 60 busy of 80 available
 		1: {User: 10, Idle: 90},
 	}
-	if got := coreBusyPct(d, []int{0}); math.Abs(got-75) > 1e-9 {
+	if got := coreBusyPct(d, []int{0}, 100); math.Abs(got-75) > 1e-9 {
 		t.Errorf("cpu0 busy %g, want 75", got)
 	}
-	if got := coreBusyPct(d, []int{0, 1}); math.Abs(got-100*70.0/180) > 1e-9 {
+	if got := coreBusyPct(d, []int{0, 1}, 100); math.Abs(got-100*70.0/180) > 1e-9 {
 		t.Errorf("cpu0+1 busy %g", got)
 	}
-	if got := coreBusyPct(d, []int{7}); got != 0 {
+	if got := coreBusyPct(d, []int{7}, 100); got != 0 {
 		t.Errorf("absent cpu busy %g", got)
 	}
-	if got := coreBusyPct(map[int]SystemCPU{0: {Steal: 5}}, []int{0}); got != 0 {
+	if got := coreBusyPct(map[int]SystemCPU{0: {Steal: 5}}, []int{0}, 5); got != 0 {
 		t.Errorf("all-stolen cpu busy %g", got)
+	}
+	// Short bursts lose their ticks: 20 sampled busy ticks, but only 100 of
+	// 200 wall ticks idle, so the core was busy half the time.
+	if got := coreBusyPct(map[int]SystemCPU{0: {User: 20, Idle: 100}}, []int{0}, 200); math.Abs(got-50) > 1e-9 {
+		t.Errorf("bursty cpu busy %g, want 50", got)
 	}
 }
 

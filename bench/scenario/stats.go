@@ -105,24 +105,25 @@ func classify(serverCoreBusy, clientCoreBusy float64, serverPolls bool) string {
 	return SatNone
 }
 
-// coreBusyPct is the busy share of the available time of cpus over the
-// interval d (per CPU deltas): (user+nice+system+irq+softirq) / (total -
-// steal), in percent. Stolen time is taken out because the core could not
+// coreBusyPct is the busy share of the available time of cpus over an
+// interval of wall ticks, d holding the per-CPU deltas: busy / (wall -
+// steal), in percent, busy being wallBusyTicks (the sampled busy ticks
+// miss short bursts). Stolen time is taken out because the core could not
 // have used it either way; CPUs missing from d are ignored.
-func coreBusyPct(d map[int]SystemCPU, cpus []int) float64 {
-	var busy, avail uint64
+func coreBusyPct(d map[int]SystemCPU, cpus []int, wall float64) float64 {
+	var busy, avail float64
 	for _, c := range cpus {
 		t, ok := d[c]
 		if !ok {
 			continue
 		}
-		busy += t.Busy()
-		avail += t.Total() - t.Steal
+		busy += wallBusyTicks(t, wall)
+		avail += max(wall-float64(t.Steal), 0)
 	}
 	if avail == 0 {
 		return 0
 	}
-	return 100 * float64(busy) / float64(avail)
+	return min(100, 100*busy/avail)
 }
 
 // pairedRatios divides metric of scenario a by that of scenario b for the
