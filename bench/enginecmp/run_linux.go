@@ -147,7 +147,7 @@ func measure(ctx context.Context, o *Options, target string, sh Shape, run int, 
 		return rec
 	}
 	rec.Result = res
-	fill(&rec, after.utime-before.utime, after.stime-before.stime, after.at.Sub(before.at).Seconds(), after.sys.Sub(before.sys))
+	fill(&rec, after.runNs-before.runNs, after.utime-before.utime, after.stime-before.stime, after.at.Sub(before.at).Seconds(), after.sys.Sub(before.sys))
 	if res.Errors > 0 {
 		rec.Error = fmt.Sprintf("%d errors", res.Errors)
 	}
@@ -156,7 +156,8 @@ func measure(ctx context.Context, o *Options, target string, sh Shape, run int, 
 
 // cpuSample is the server's CPU times and the machine's, at one moment.
 type cpuSample struct {
-	utime, stime uint64 // the server's, in clock ticks
+	utime, stime uint64 // the server's, in clock ticks (sampled)
+	runNs        uint64 // the server's exact run time
 	sys          scenario.SystemCPU
 	at           time.Time
 }
@@ -168,22 +169,32 @@ func sampleCPU(pid int) (cpuSample, error) {
 	if s.utime, s.stime, err = scenario.ProcessTimes(pid); err != nil {
 		return s, err
 	}
+	if s.runNs, err = scenario.RuntimeNs(pid); err != nil {
+		return s, err
+	}
 	if s.sys, err = scenario.ReadSystemCPU(); err != nil {
 		return s, err
 	}
 	return s, nil
 }
 
-// fill derives the per-request costs from tick deltas over elapsed seconds.
-func fill(rec *Record, uticks, sticks uint64, elapsed float64, sys scenario.SystemCPU) {
-	ns := func(ticks uint64) float64 { return float64(ticks) * 1e9 / scenario.UserHZ }
+// fill derives the per-request costs over elapsed seconds from the exact
+// run time (runNs), split into user and system in the proportion of the
+// sampled ticks: the kernel samples utime/stime by the tick, which misses
+// short bursts of a server that sleeps between requests (scenario's
+// runtime.go), so only the total is taken from the scheduler's clock.
+func fill(rec *Record, runNs, uticks, sticks uint64, elapsed float64, sys scenario.SystemCPU) {
 	if elapsed > 0 {
-		rec.ServerCPUPct = 100 * float64(uticks+sticks) / scenario.UserHZ / elapsed
+		rec.ServerCPUPct = 100 * float64(runNs) / 1e9 / elapsed
 	}
 	if n := rec.Result.Requests; n > 0 {
-		rec.NsPerReq = ns(uticks+sticks) / float64(n)
-		rec.UserNsPerReq = ns(uticks) / float64(n)
-		rec.SysNsPerReq = ns(sticks) / float64(n)
+		rec.NsPerReq = float64(runNs) / float64(n)
+		userShare := 0.0
+		if uticks+sticks > 0 {
+			userShare = float64(uticks) / float64(uticks+sticks)
+		}
+		rec.UserNsPerReq = rec.NsPerReq * userShare
+		rec.SysNsPerReq = rec.NsPerReq - rec.UserNsPerReq
 	}
 	if t := sys.Total(); t > 0 {
 		rec.StealPct = 100 * float64(sys.Steal) / float64(t)
