@@ -63,8 +63,6 @@ var tsuiteKnown = []tsuiteKnownFailure{
 		why: "hash_power_level growth (memcached's hash table expansion); gocached's index has no hash power"},
 	{file: "slabs_reassign.t", tests: "123,125-129", owner: ownNone,
 		why: "slab page reassignment (slabs reassign moves pages, evicted per class): gocached has no slab pages"},
-	{file: "stats-conns.t", tests: "5", owner: ownReactor,
-		why: "a client midway through a set's data block shows conn_parse_cmd; memcached shows conn_nread"},
 	{file: "stats.t", tests: "111", owner: ownStore,
 		why: "flush_all removes items at once; memcached leaves them for the next get, which counts get_flushed"},
 }

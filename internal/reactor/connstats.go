@@ -18,6 +18,7 @@ const (
 	StateParsing                    // handling requests: conn_parse_cmd
 	StateWriting                    // sending replies the socket would not take: conn_mwrite
 	StateListening                  // a listening socket: conn_listening
+	StateReading                    // waiting for the rest of a request's data block: conn_nread
 )
 
 var stateNames = [...]string{
@@ -26,6 +27,19 @@ var stateNames = [...]string{
 	StateParsing:   "conn_parse_cmd",
 	StateWriting:   "conn_mwrite",
 	StateListening: "conn_listening",
+	StateReading:   "conn_nread",
+}
+
+// IdleState is the state of a connection whose Session has answered all it
+// could and waits for input: conn_nread when the Session is partway through
+// a request whose size it knows (a storage command's data block, a binary
+// body), as memcached reads those in its own state, else conn_read. Every
+// engine uses it, so all show a half-sent set alike.
+func IdleState(s Session) ConnState {
+	if s != nil && s.Want() > 0 {
+		return StateReading
+	}
+	return StateWaiting
 }
 
 func (s ConnState) String() string {

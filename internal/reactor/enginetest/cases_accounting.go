@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
 )
@@ -44,16 +45,28 @@ func countsAsMemcached(t *testing.T, f reactor.Factory) {
 
 // statsConns checks the shape and states of `stats conns`: the listener,
 // a client that has sent nothing (conn_new_cmd), an idle one that has
-// (conn_read), and the one asking (conn_parse_cmd).
+// (conn_read), one partway through a set's data block (conn_nread), and
+// the one asking (conn_parse_cmd).
 func statsConns(t *testing.T, f reactor.Factory) {
 	s := Start(t, f, reactor.Config{Threads: 1}, Options{})
 	fresh := s.Dial(t)
 	idle := s.Dial(t)
 	idle.Send("version\r\n")
 	idle.Line()
+	sending := s.Dial(t)
+	sending.Send("set foo 0 0 6\r\nab")
 	asking := s.Dial(t)
-	waitCurr(t, s, 3)
-	lines := asking.Stats("conns")
+	waitCurr(t, s, 4)
+	// The half-sent set draws no reply, so nothing says when the server
+	// has read it: ask until it shows (bounded).
+	var lines map[string]string
+	for i := 0; i < 100; i++ {
+		lines = asking.Stats("conns")
+		if connState(lines, sending) != "conn_new_cmd" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	byFD := make(map[string]map[string]string)
 	for name, v := range lines {
 		fd, field, ok := strings.Cut(name, ":")
@@ -83,11 +96,23 @@ func statsConns(t *testing.T, f reactor.Factory) {
 	if listeners != 1 {
 		t.Errorf("%d listeners in stats conns, want 1", listeners)
 	}
-	for who, c := range map[string]*Client{"conn_new_cmd": fresh, "conn_read": idle, "conn_parse_cmd": asking} {
+	for who, c := range map[string]*Client{"conn_new_cmd": fresh, "conn_read": idle, "conn_nread": sending, "conn_parse_cmd": asking} {
 		if got := states["tcp:"+c.NC.LocalAddr().String()]; got != who {
 			t.Errorf("client %s state %q, want %q (all: %v)", c.NC.LocalAddr(), got, who, states)
 		}
 	}
+}
+
+// connState is the state `stats conns` lines give client c ("" if absent).
+func connState(lines map[string]string, c *Client) string {
+	addr := "tcp:" + c.NC.LocalAddr().String()
+	for name, v := range lines {
+		fd, field, _ := strings.Cut(name, ":")
+		if field == "addr" && v == addr {
+			return lines[fd+":state"]
+		}
+	}
+	return ""
 }
 
 // wildcardBothFamilies checks that an empty -l listens as memcached does:

@@ -253,7 +253,7 @@ func (r *loop) rearm(c *conn) {
 	case c.wblocked:
 		c.state.Store(int32(reactor.StateWriting))
 	case !c.more && c.state.Load() != int32(reactor.StateNew):
-		c.state.Store(int32(reactor.StateWaiting))
+		c.state.Store(int32(reactor.IdleState(c.sess)))
 	}
 	// Input stays armed while requests are buffered (more): dropping and
 	// re-adding it would cost two epoll_ctl calls per yield; connEvent

@@ -99,7 +99,7 @@ func (c *conn) serve() {
 				c.streamLog(out[:0])
 				return
 			}
-			c.setState(reactor.StateWaiting)
+			c.setState(reactor.IdleState(c.sess))
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) && c.e.cfg.IdleTimeout > 0 && !c.e.closed.Load() {

@@ -309,7 +309,7 @@ func (r *loop) rearm(c *conn) {
 	case c.short && c.sendBusy:
 		c.state.Store(int32(reactor.StateWriting))
 	case !c.more && c.state.Load() != int32(reactor.StateNew):
-		c.state.Store(int32(reactor.StateWaiting))
+		c.state.Store(int32(reactor.IdleState(c.sess)))
 	}
 	// While yielded requests are buffered (more) nothing new is needed:
 	// like the epoll engine, read again once they are processed. A capped
