@@ -53,8 +53,6 @@ var tsuiteKnown = []tsuiteKnownFailure{
 		why: "evictions of a full size class: memcached evicts 40 items of one slab class (-m 3); gocached's shared rings evict a different count/class"},
 	{file: "issue_42.t", tests: "11", owner: ownProtocol,
 		why: "stats items mem_requested of 10 small items: gocached reports a value outside memcached's bounds (item header sizes differ)"},
-	{file: "issue_67.t", tests: "11", owner: ownNone,
-		why: "memcached's -p 0 turns TCP off; gocached's -p 0 picks a free port (as -1 does), which its own tests and tools rely on: a documented difference"},
 	{file: "lru-maintainer.t", tests: "44,47,120,224-226", owner: ownNone,
 		why: "memcached's segmented LRU (hot/warm/cold/temp queues, number_cold, temporary_ttl): gocached's store is CLOCK per shard"},
 	{file: "lru.t", tests: "107,108,123,133,138-140,146,147,151,152", incomplete: true, owner: ownStore,

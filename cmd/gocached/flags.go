@@ -79,7 +79,7 @@ func parseFlags(args []string) (*options, error) {
 	var memory, itemSize, threads, pinCPUs string
 	var busyPollBudget uint16
 
-	fs.IntVarP(&rc.Port, "port", "p", 11211, "TCP port to listen on (-1 or 0: a free port the kernel picks)")
+	fs.IntVarP(&rc.Port, "port", "p", 11211, "TCP port to listen on (0 = off, as memcached; -1: a free port the kernel picks)")
 	fs.IntVarP(&o.udpPort, "udp-port", "U", 0, "UDP port to listen on (0 = off, the default since memcached 1.5.6; -1: a free port)")
 	fs.StringVarP(&rc.Listen, "listen", "l", "", "interface(s) to listen on, comma-separated; host or host:port (default: all)")
 	fs.StringVarP(&rc.UnixSocket, "unix-socket", "s", "", "UNIX socket to listen on (disables network support)")
@@ -196,8 +196,11 @@ func parseFlags(args []string) (*options, error) {
 	if fs.Changed("udp-port") && o.udpPort != 0 && !fs.Changed("port") {
 		rc.Port = o.udpPort // as memcached: -U alone sets the TCP port too
 	}
-	if rc.Port == -1 {
-		rc.Port = 0 // memcached's ephemeral TCP port; gocached's 0 means the same
+	switch rc.Port {
+	case 0:
+		rc.NoTCP = true // memcached's -p 0 turns TCP off
+	case -1:
+		rc.Port = 0 // memcached's ephemeral TCP port: the kernel's port 0
 	}
 	return o, nil
 }

@@ -82,6 +82,10 @@ func TestParseFlagsValues(t *testing.T) {
 		{"pin cpus", []string{"--pin-cpus", "0,2,4-6"},
 			func(o *options) bool { return reflect.DeepEqual(o.reactor.Epoll.PinCPUs, []int{0, 2, 4, 5, 6}) }},
 		{"udp zero is fine", []string{"-U", "0"}, func(o *options) bool { return o.udpPort == 0 }},
+		{"port zero turns tcp off", []string{"-p", "0"}, func(o *options) bool { return o.reactor.NoTCP }},
+		{"port -1 is a free port", []string{"-p", "-1"},
+			func(o *options) bool { return !o.reactor.NoTCP && o.reactor.Port == 0 }},
+		{"default port serves tcp", nil, func(o *options) bool { return !o.reactor.NoTCP && o.reactor.Port == 11211 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -191,7 +191,7 @@ var servingRE = regexp.MustCompile(`msg="gocached serving" addr=(\S+)`)
 
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	args = append([]string{"-p", "0", "-l", "127.0.0.1", "-v"}, args...)
+	args = append([]string{"-p", "-1", "-l", "127.0.0.1", "-v"}, args...)
 	return startProcess(t, exec.Command(binary, args...))
 }
 

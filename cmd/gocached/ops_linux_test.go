@@ -86,7 +86,7 @@ func TestBuildLabel(t *testing.T) {
 	if err != nil || string(out) != "gocached "+version+" (build 9.9.9-test)\n" {
 		t.Errorf("-V = %q, %v", out, err)
 	}
-	s := startProcess(t, exec.Command(bin, "-p", "0", "-l", "127.0.0.1", "-v"))
+	s := startProcess(t, exec.Command(bin, "-p", "-1", "-l", "127.0.0.1", "-v"))
 	nc, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

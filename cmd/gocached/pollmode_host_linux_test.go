@@ -64,7 +64,7 @@ func TestPollModeUnknownInterface(t *testing.T) {
 		{"--poll-mode", "suspend20", "--interface", "gocached-none0"},
 		{"--defer-hard-irqs", "100", "--interface", "gocached-none0"},
 	} {
-		_, stderr, code := runBinary(t, append([]string{"-l", "127.0.0.1", "-p", "0"}, args...)...)
+		_, stderr, code := runBinary(t, append([]string{"-l", "127.0.0.1", "-p", "-1"}, args...)...)
 		if code != 1 || strings.Count(stderr, "\n") != 1 ||
 			!strings.Contains(stderr, "--interface gocached-none0: no such interface") {
 			t.Errorf("%q: exit %d stderr %q, want 1 and one line saying the interface does not exist", args, code, stderr)

@@ -162,11 +162,11 @@ func presetDistinct(t *testing.T, b *testbed.Bed) map[uint32]knobValues {
 }
 
 // startInBed starts gocached in the server namespace with args plus
-// --engine=epoll -l SERVERIP -p 0 -v and a private state file.
+// --engine=epoll -l SERVERIP -p -1 -v and a private state file.
 func startInBed(t *testing.T, b *testbed.Bed, args ...string) (*server, string) {
 	t.Helper()
 	state := filepath.Join(t.TempDir(), "napi-state.json")
-	args = append([]string{"--engine=epoll", "-l", b.ServerIP, "-p", "0", "-v", "--napi-state", state}, args...)
+	args = append([]string{"--engine=epoll", "-l", b.ServerIP, "-p", "-1", "-v", "--napi-state", state}, args...)
 	return startProcess(t, b.ServerCmd(context.Background(), binary, args...)), state
 }
 
@@ -353,7 +353,7 @@ func TestPollModeNeedsCapNetAdmin(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "--engine=epoll", "--poll-mode", "suspend20", "-l", b.ServerIP, "-p", "0",
+	cmd := exec.CommandContext(ctx, binary, "--engine=epoll", "--poll-mode", "suspend20", "-l", b.ServerIP, "-p", "-1",
 		"--napi-state", filepath.Join(t.TempDir(), "state.json"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
 	var stdout, stderr bytes.Buffer

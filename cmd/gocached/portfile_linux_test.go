@@ -103,3 +103,45 @@ func TestStatsConnsListsUDP(t *testing.T) {
 		})
 	}
 }
+
+// TestPortZeroTurnsTCPOff: memcached's -p 0 serves no TCP at all. With -U -1
+// beside it the port file holds only a UDP line, `stats settings` says
+// tcpport 0, and UDP answers; on every engine.
+func TestPortZeroTurnsTCPOff(t *testing.T) {
+	for _, engine := range []string{"epoll", "go", "uring"} {
+		t.Run(engine, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "ports")
+			cmd := exec.Command(binary, "--engine="+engine, "-l", "127.0.0.1", "-p", "0", "-U", "-1", "-v")
+			cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+			startProcess(t, cmd)
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("port file: %v", err)
+			}
+			lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			m := regexp.MustCompile(`^UDP INET: ([1-9][0-9]*)$`).FindStringSubmatch(lines[0])
+			if len(lines) != 1 || m == nil {
+				t.Fatalf("port file %q: want one UDP line and no TCP", b)
+			}
+			uc, err := net.Dial("udp", "127.0.0.1:"+m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer uc.Close()
+			// The UDP frame header: request id 7, sequence 0, 1 datagram.
+			req := append([]byte{0, 7, 0, 0, 0, 1, 0, 0}, "stats settings\r\n"...)
+			if _, err := uc.Write(req); err != nil {
+				t.Fatal(err)
+			}
+			uc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			buf := make([]byte, 65536)
+			n, err := uc.Read(buf)
+			if err != nil {
+				t.Fatalf("no UDP answer: %v", err)
+			}
+			if reply := string(buf[8:n]); !strings.Contains(reply, "STAT tcpport 0\r\n") {
+				t.Errorf("stats settings over UDP: want tcpport 0 in %q", reply)
+			}
+		})
+	}
+}

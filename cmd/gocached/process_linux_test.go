@@ -103,7 +103,7 @@ func TestDropPrivileges(t *testing.T) {
 	if !strings.Contains(s.stderr.String(), "dropped privileges") {
 		t.Errorf("log does not say it dropped privileges:\n%s", s.stderr)
 	}
-	_, stderr, code := runBinary(t, "-p", "0", "-l", "127.0.0.1", "-u", "no-such-user-here")
+	_, stderr, code := runBinary(t, "-p", "-1", "-l", "127.0.0.1", "-u", "no-such-user-here")
 	if code != 67 || !strings.Contains(stderr, "can't find the user no-such-user-here to switch to") {
 		t.Errorf("unknown -u user: exit %d, stderr %q; want 67 and memcached's message", code, stderr)
 	}
@@ -193,7 +193,7 @@ func freeTCPPort() (int, error) {
 // cannot check anyone, so the server refuses to start and says why; with
 // it, the server starts (integration tests authenticate real clients).
 func TestSASLNeedsPasswordFile(t *testing.T) {
-	cmd := exec.Command(binary, "-p", "0", "-l", "127.0.0.1", "-S")
+	cmd := exec.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-S")
 	cmd.Env = append(os.Environ(), saslPasswordEnv+"=")
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), saslPasswordEnv) {
@@ -203,7 +203,7 @@ func TestSASLNeedsPasswordFile(t *testing.T) {
 	if err := os.WriteFile(pw, []byte("alice:secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd = exec.Command(binary, "-p", "0", "-l", "127.0.0.1", "-v", "-S")
+	cmd = exec.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-v", "-S")
 	cmd.Env = append(os.Environ(), saslPasswordEnv+"="+pw)
 	s := startProcess(t, cmd)
 	s.cmd.Process.Signal(syscall.SIGTERM)

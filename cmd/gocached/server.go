@@ -315,7 +315,7 @@ func saslConfig(o *options) (*protocol.SASL, error) {
 	return protocol.NewSASL(path)
 }
 
-// boundPort is the port the engine listens on: the one -p 0 picked.
+// boundPort is the port the engine listens on: the one -p -1 picked (0 with -p 0: no TCP).
 func boundPort(eng reactor.Engine, flag int) int {
 	if ta, ok := eng.Addr().(*net.TCPAddr); ok {
 		return ta.Port

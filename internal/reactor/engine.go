@@ -41,7 +41,10 @@ type Session interface {
 // chooses (its thread count, its NAPI map) it reports through Engine.
 type Config struct {
 	Listen   string // -l: host(s); "" = all interfaces
-	Port     int    // -p
+	Port     int    // -p: 0 picks a free port (cmd/gocached maps memcached's -p -1 here)
+	// NoTCP is memcached's -p 0: no TCP listener at all; the engine serves
+	// nothing unless another transport (UDP, run beside it) does.
+	NoTCP bool
 	MaxConns int    // -c: across the whole engine
 	Threads  int    // -t: 0 = the engine's automatic choice
 	Backlog  int    // -b

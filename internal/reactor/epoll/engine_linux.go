@@ -75,7 +75,7 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 		return nil, err
 	}
 	var binds []reactor.Binding
-	if cfg.UnixSocket == "" {
+	if cfg.UnixSocket == "" && !cfg.NoTCP {
 		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
 		if err != nil {
 			return nil, fmt.Errorf("epoll: %w", err)

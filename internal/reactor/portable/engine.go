@@ -66,9 +66,10 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	}
 	e.sessions.New = func() any { return cfg.NewSession() }
 	var err error
-	if cfg.UnixSocket != "" {
+	switch {
+	case cfg.UnixSocket != "":
 		err = e.listenUnix()
-	} else {
+	case !cfg.NoTCP:
 		err = e.listenTCP()
 	}
 	if err != nil {
@@ -155,7 +156,12 @@ func listen(b reactor.Binding, port int) (net.Listener, error) {
 	return net.Listen(network, net.JoinHostPort(b.IP.String(), strconv.Itoa(port)))
 }
 
-func (e *engine) Addr() net.Addr { return e.listeners[0].ln.Addr() }
+func (e *engine) Addr() net.Addr {
+	if len(e.listeners) == 0 {
+		return &net.TCPAddr{} // -p 0: no TCP, as the other engines report it
+	}
+	return e.listeners[0].ln.Addr()
+}
 
 func (e *engine) Threads() int { return e.threads }
 
@@ -167,6 +173,10 @@ func (e *engine) Serve() error {
 	}
 	for _, l := range e.listeners {
 		e.log.Debug("listening", "addr", l.ln.Addr())
+	}
+	if len(e.listeners) == 0 {
+		<-e.closedCh // nothing to accept (-p 0): serve until Shutdown
+		return nil
 	}
 	errc := make(chan error, len(e.listeners))
 	for _, l := range e.listeners {

@@ -47,7 +47,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 		cfg.Backlog = 1024
 	}
 	var binds []reactor.Binding
-	if cfg.UnixSocket == "" {
+	if cfg.UnixSocket == "" && !cfg.NoTCP {
 		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
 		if err != nil {
 			return nil, fmt.Errorf("uring: %w", err)
