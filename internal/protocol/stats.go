@@ -427,7 +427,7 @@ func appendItems(w *statWriter, classes []store.ClassStats) {
 		w.classUint(p, c.ID, "age_hot", 0)
 		w.classUint(p, c.ID, "age_warm", 0)
 		w.classUint(p, c.ID, "age", age)
-		w.classUint(p, c.ID, "mem_requested", c.Bytes)
+		w.classUint(p, c.ID, "mem_requested", c.MemRequested)
 		w.classUint(p, c.ID, "evicted", c.Evicted)
 		w.classUint(p, c.ID, "evicted_nonzero", c.EvictedNonzero)
 		w.classUint(p, c.ID, "evicted_time", 0)

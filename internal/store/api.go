@@ -101,7 +101,8 @@ type ClassStats struct {
 	UsedChunks                                                                     uint64
 	FreeChunks                                                                     uint64
 	Items                                                                          uint64 // live items in the class
-	Bytes                                                                          uint64
+	Bytes                                                                          uint64 // ring bytes of the class's items
+	MemRequested                                                                   uint64 // the items' sizes as memcached counts them (ITEM_ntotal)
 	Evicted                                                                        uint64
 	EvictedNonzero                                                                 uint64 // evicted items that had an exptime
 	OldestAge                                                                      int64  // seconds since the least recently used item was touched

@@ -80,6 +80,7 @@ func (ct *classTable) search(size int) int {
 // classCounters are one shard's totals for one size class.
 type classCounters struct {
 	items, bytes                           uint64
+	requested                              uint64 // memcached's ITEM_ntotal of the live items (mem_requested)
 	evicted, evictedUnfetched              uint64
 	evictedNonzero                         uint64 // evicted items that had an exptime
 	reclaimed, expiredUnfetched            uint64
@@ -96,7 +97,7 @@ type classCounters struct {
 
 // resetEvents zeroes what `stats reset` clears, keeping the live totals.
 func (c *classCounters) resetEvents() {
-	*c = classCounters{items: c.items, bytes: c.bytes, held: c.held}
+	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, held: c.held}
 }
 
 // ClassCount reports the number of size classes (ids 1..ClassCount), the
@@ -107,12 +108,5 @@ func (s *Store) ClassCount() int { return len(s.classes.sizes) - 1 }
 // key and value lengths and flags in (as Item.Class does for a stored one),
 // for log lines about items that are not at hand.
 func (s *Store) ItemClass(keyLen, valueLen int, flags uint32) int {
-	n := memcachedHeader + keyLen + 1 + valueLen + 2
-	if flags != 0 {
-		n += 4
-	}
-	if !s.cfg.DisableCAS {
-		n += 8
-	}
-	return s.classes.classOf((n + 7) &^ 7)
+	return s.classes.classOf((mcSize(keyLen, valueLen, flags, s.cfg.DisableCAS) + 7) &^ 7)
 }

@@ -56,9 +56,11 @@
 // negative already expired) and are kept as absolute unix seconds. Expired
 // items are found lazily on access and by a background reclaimer that sweeps
 // index slots a bounded batch at a time, skipping shards with nothing that can
-// expire. flush_all without a delay empties every ring at once; with a delay it
-// sets memcached's oldest_live, after which items stored at or before that
-// second are invalid.
+// expire. flush_all is lazy, as in memcached: it sets oldest_live (and, with
+// CAS on, oldest_cas, which makes it exact within a second), and items it
+// invalidates stay in place until a lookup meets them (get_flushed), the
+// ring's tail passes them, or the reclaimer sweeps them a little later
+// (flush.go).
 //
 // # Memory limit and mapping
 //

@@ -81,6 +81,7 @@ func TestTouchAndGAT(t *testing.T) {
 func TestFlushAll(t *testing.T) {
 	tests := []struct {
 		name  string
+		noCAS bool // -C: memcached's flush has only whole seconds to go by
 		delay int64
 		// times (seconds after the flush command) of extra sets, and whether
 		// each of those keys is visible at check time
@@ -89,19 +90,29 @@ func TestFlushAll(t *testing.T) {
 		wantOld   bool // an item stored before the command
 		wantLater []bool
 	}{
-		{"immediate", 0, []int64{0, 1}, 2, false, []bool{true, true}},
-		{"negative delay is immediate", -5, []int64{0}, 0, false, []bool{true}},
-		{"delay not yet due", 10, nil, 8, true, nil},
+		// With CAS, the flush is exact: items stored after it, even in the
+		// same second, stay (memcached's oldest_cas).
+		{"immediate", false, 0, []int64{0, 1}, 2, false, []bool{true, true}},
+		{"negative delay is immediate", false, -5, []int64{0}, 0, false, []bool{true}},
+		{"delay not yet due", false, 10, nil, 8, true, nil},
 		// memcached's oldest_live is now+delay-1: at that second, items stored
 		// at or before it vanish, including ones stored after the command.
-		{"delay due", 10, []int64{5, 9, 10}, 10, false, []bool{false, false, true}},
-		{"delay due later", 10, []int64{5}, 100, false, []bool{false}},
+		{"delay due", false, 10, []int64{5, 9, 10}, 10, false, []bool{false, false, true}},
+		{"delay due later", false, 10, []int64{5}, 100, false, []bool{false}},
+		// A delay of 1 makes oldest_live now: in force at once, and it takes
+		// the rest of the second with it.
+		{"delay 1", false, 1, []int64{0, 1}, 1, false, []bool{false, true}},
+		// Under -C, oldest_live is now (or now+delay): the rest of the
+		// flush's second is flushed too (flush-all.t's last test).
+		{"-C immediate", true, 0, []int64{0, 1}, 2, false, []bool{false, true}},
+		{"-C delay not yet due", true, 10, nil, 9, true, nil},
+		{"-C delay due", true, 10, []int64{5, 10, 11}, 11, false, []bool{false, false, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
 			start := clk.Now()
-			s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+			s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now, DisableCAS: tt.noCAS})
 			set(s, "old", "v")
 			s.FlushAll(tt.delay)
 			keys := make([]string, len(tt.laterSets))
@@ -131,15 +142,24 @@ func TestFlushCounters(t *testing.T) {
 	set(s, "b", "2")
 	get(s, "a")
 	s.FlushAll(0)
+	// Lazy, as memcached: the items stay until met, and a get counts get_flushed.
 	st := s.Stats()
-	if st.CurrItems != 0 || st.Bytes != 0 || st.CmdFlush != 1 || st.Reclaimed != 2 || st.ExpiredUnfetched != 1 {
+	if st.CurrItems != 2 || st.CmdFlush != 1 || st.Reclaimed != 0 {
 		t.Fatalf("after flush_all: %+v", st)
+	}
+	if _, _, ok := get(s, "a"); ok {
+		t.Fatal("flushed item visible")
+	}
+	s.Crawl() // lru_crawler crawl reclaims the rest
+	st = s.Stats()
+	if st.CurrItems != 0 || st.Bytes != 0 || st.GetFlushed != 1 || st.GetMisses != 1 || st.Reclaimed != 1 || st.ExpiredUnfetched != 1 {
+		t.Fatalf("after a get and a crawl: %+v", st)
 	}
 	set(s, "c", "3")
 	s.FlushAll(3)
 	clk.advance(2)
 	get(s, "c")
-	if st := s.Stats(); st.GetFlushed != 1 || st.CurrItems != 0 {
+	if st := s.Stats(); st.GetFlushed != 2 || st.CurrItems != 0 {
 		t.Fatalf("after delayed flush took effect: get_flushed %d curr_items %d", st.GetFlushed, st.CurrItems)
 	}
 }
@@ -176,6 +196,11 @@ func TestReclaimer(t *testing.T) {
 	}
 	s.FlushAll(2)
 	clk.advance(1)
+	s.reclaim(0, 1<<30)
+	if st := s.Stats(); st.CurrItems < n/2 { // stores reclaim a few at the tail, no more
+		t.Fatalf("flushed items swept before a lookup could meet them: curr_items %d", st.CurrItems)
+	}
+	clk.advance(flushSweepDelay)
 	for range 100 {
 		s.reclaim(0, 1<<30)
 	}

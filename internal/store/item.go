@@ -98,23 +98,9 @@ func (it Item) Bump() {
 	r.setAccessed(it.now)
 }
 
-// memcachedHeader is sizeof(item) in memcached 1.6 on 64-bit systems.
-const memcachedHeader = 48
-
-// Size returns the item's size as memcached accounts it (ITEM_ntotal: its
-// header, the key and a NUL, the client flags when nonzero, the value with
-// its "\r\n", and the CAS unless -C), which meta debug reports.
-func (it Item) Size() int {
-	r := it.rec()
-	n := memcachedHeader + r.klen() + 1 + r.vlen() + 2
-	if r.flags() != 0 {
-		n += 4
-	}
-	if !it.s.cfg.DisableCAS {
-		n += 8
-	}
-	return n
-}
+// Size returns the item's size as memcached accounts it (ITEM_ntotal),
+// which meta debug reports.
+func (it Item) Size() int { return it.rec().mcSize(it.s.cfg.DisableCAS) }
 
 // Class returns the slab class memcached would keep the item in.
 func (it Item) Class() int {

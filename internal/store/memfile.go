@@ -46,7 +46,9 @@ type shardState struct {
 	Wrapped         bool
 	Touched         int
 	Seq             uint64
-	FlushOldest     uint32
+	FlushOldest     uint32 // a pending delayed flush_all (flushPending)
+	FlushLive       uint32 // the flush in force (flushLive, flushCAS): flushed items stay unmet
+	FlushCAS        uint64
 	Sum             string // xxhash of buf[:Touched], hex
 }
 
@@ -134,7 +136,8 @@ func (s *Store) SaveState() error {
 		}
 		m.Items += sh.idx.count
 		m.Shards = append(m.Shards, shardState{Head: sh.head, Tail: sh.tail, End: sh.end, Wrapped: sh.wrapped,
-			Touched: sh.touched, Seq: sh.seq, FlushOldest: sh.flushOldest, Sum: ringSum(sh.buf[:sh.touched])})
+			Touched: sh.touched, Seq: sh.seq, FlushOldest: sh.flushPending,
+			FlushLive: sh.flushLive, FlushCAS: sh.flushCAS, Sum: ringSum(sh.buf[:sh.touched])})
 	}
 	if err := mf.sync(); err != nil {
 		return fmt.Errorf("store: sync %s: %w", mf.path, err)
@@ -220,7 +223,10 @@ func (s *Store) restore(m *memfileMeta) (items int, err error) {
 	for i, st := range m.Shards {
 		sh := &s.shards[i]
 		sh.head, sh.tail, sh.end, sh.wrapped, sh.touched = st.Head, st.Tail, st.End, st.Wrapped, st.Touched
-		sh.seq, sh.flushOldest = st.Seq, st.FlushOldest
+		sh.seq, sh.flushPending, sh.flushLive, sh.flushCAS = st.Seq, st.FlushOldest, st.FlushLive, st.FlushCAS
+		if sh.flushLive != 0 {
+			sh.flushSweepAt = 1 // flushed items saved unmet: the reclaimer may sweep them now
+		}
 		// Virtual positions as cursor.go derives them from physical ones:
 		// the head in its second lap, the tail one lap behind when the
 		// records wrap.
@@ -277,7 +283,8 @@ func (s *Store) emptyAll() {
 		sh.idx.clear()
 		sh.head, sh.tail, sh.end, sh.wrapped, sh.touched = 0, 0, 0, false, 0
 		sh.vhead, sh.vtail = 0, 0 // nothing can hold a ValueRef yet
-		sh.live, sh.expiring, sh.seq, sh.flushOldest = 0, 0, 0, 0
+		sh.live, sh.expiring, sh.seq = 0, 0, 0
+		sh.flushPending, sh.flushLive, sh.flushCAS, sh.flushSweepAt = 0, 0, 0, 0
 		for c := range sh.cls {
 			sh.cls[c] = classCounters{}
 		}

@@ -50,6 +50,7 @@ func TestAgainstModel(t *testing.T) {
 				}
 			}
 			checkInvariants(t, s)
+			s.Crawl() // flushed items count in curr_items until met or crawled
 			if st := s.Stats(); st.CurrItems > uint64(len(m.items)) || st.Evictions != 0 || st.OutOfMemory != 0 {
 				t.Fatalf("curr_items %d (model %d) evictions %d oom %d", st.CurrItems, len(m.items), st.Evictions, st.OutOfMemory)
 			}

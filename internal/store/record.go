@@ -86,6 +86,27 @@ func (r rec) writeHeader(klen, vlen, class int, flags, exptime uint32, cas uint6
 	le.PutUint32(r[offAccess:], now)
 }
 
+// memcachedHeader is sizeof(item) in memcached 1.6 on 64-bit systems.
+const memcachedHeader = 48
+
+// mcSize is the item's size as memcached accounts it (ITEM_ntotal: its
+// header, the key and a NUL, the client flags when nonzero, the value with
+// its "\r\n", and the CAS unless -C): what `stats items` reports as
+// mem_requested and meta debug as size, so that tools comparing them with
+// chunk sizes see memcached's numbers.
+func mcSize(klen, vlen int, flags uint32, noCAS bool) int {
+	n := memcachedHeader + klen + 1 + vlen + 2
+	if flags != 0 {
+		n += 4
+	}
+	if !noCAS {
+		n += 8
+	}
+	return n
+}
+
+func (r rec) mcSize(noCAS bool) int { return mcSize(r.klen(), r.vlen(), r.flags(), noCAS) }
+
 // expired reports whether the record's exptime has passed at now.
 func (r rec) expired(now uint32) bool {
 	e := r.exptime()

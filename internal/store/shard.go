@@ -33,11 +33,20 @@ type shard struct {
 	seq          uint64 // last CAS sequence handed out in this shard
 	expiring     int    // live records with a nonzero exptime (the reclaimer skips shards without any)
 
-	// flushOldest is memcached's oldest_live for a delayed flush_all: once it is
-	// <= now, records stored at or before it are invalid. 0 = no delayed flush.
-	flushOldest   uint32
-	flushSwept    bool // the reclaimer has swept the shard since flushOldest took effect
-	flushSweeping bool // that sweep has started (at slot 0)
+	// flush_all is lazy, as in memcached: flushed records stay where they
+	// are, invisible, until a lookup meets them (get_flushed), the tail
+	// passes them (reclaimed) or the reclaimer sweeps them. flushLive is
+	// memcached's oldest_live once in force: records stored at or before it
+	// are invalid. flushCAS is its oldest_cas: records with a CAS below it
+	// are invalid too, which makes a flush exact within its second when CAS
+	// is on. flushPending is a delayed flush's oldest_live, in force once
+	// it is <= now. 0 = none, for each. flush.go.
+	flushLive     uint32
+	flushPending  uint32
+	flushCAS      uint64
+	flushSweepAt  uint32 // when the reclaimer sweeps the last flush's records; 0 = no sweep due
+	flushSweeping bool   // that sweep has started (at slot 0)
+	noCAS         bool   // -C: memcached's item sizes have no CAS field
 	cursor        uint32
 
 	st      Stats
@@ -77,10 +86,21 @@ func (sh *shard) find(key []byte, tag uint32) int {
 
 func (sh *shard) posOf(slot int) int { return int(sh.idx.loc(slot)) << 3 }
 
-// flushed reports whether a delayed flush_all has invalidated r.
+// flushed reports whether a flush_all has invalidated r, by memcached's
+// rule: stored at or before oldest_live, or given a CAS before oldest_cas.
 func (sh *shard) flushed(r rec, now uint32) bool {
-	fo := sh.flushOldest
-	return fo != 0 && fo <= now && r.stored() <= fo
+	if sh.flushLive|sh.flushPending == 0 {
+		return false // the common case: one test on the lookup path
+	}
+	st := r.stored()
+	if p := sh.flushPending; p != 0 && p <= now && st <= p {
+		return true
+	}
+	if sh.flushLive == 0 {
+		return false
+	}
+	c := r.cas()
+	return st <= sh.flushLive || c != 0 && c < sh.flushCAS
 }
 
 // lookup returns the slot of a valid item for key, or -1. An expired or
@@ -93,10 +113,10 @@ func (sh *shard) lookup(key []byte, tag uint32, now uint32) int {
 	}
 	r := sh.rec(sh.posOf(slot))
 	switch {
+	case sh.flushed(r, now): // memcached tests this before expiry
+		sh.st.GetFlushed++
 	case r.expired(now):
 		sh.st.GetExpired++
-	case sh.flushed(r, now):
-		sh.st.GetFlushed++
 	default:
 		return slot
 	}
@@ -115,6 +135,7 @@ func (sh *shard) unlink(slot int) {
 	c := &sh.cls[r.class()]
 	c.items--
 	c.bytes -= uint64(sz)
+	c.requested -= uint64(r.mcSize(sh.noCAS))
 	if r.exptime() != 0 {
 		sh.expiring--
 	}
@@ -131,6 +152,7 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	c.items++
 	c.held = true
 	c.bytes += uint64(sz)
+	c.requested += uint64(r.mcSize(sh.noCAS))
 	if r.exptime() != 0 {
 		sh.expiring++
 	}
@@ -145,6 +167,7 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	oc := &sh.cls[old.class()]
 	oc.items--
 	oc.bytes -= uint64(osz)
+	oc.requested -= uint64(old.mcSize(sh.noCAS))
 	if old.exptime() != 0 {
 		sh.expiring--
 	}
@@ -193,8 +216,21 @@ const noEvictFillNum, noEvictFillDen = 15, 16
 // is not enough, evicting the oldest items (or under -M relocating them,
 // failing with OutOfMemory when live items fill the ring).
 func (sh *shard) alloc(n int, now uint32) (int, Result) {
-	if n > len(sh.buf) || sh.noEvict && (sh.live+n)*noEvictFillDen > len(sh.buf)*noEvictFillNum {
+	if n > len(sh.buf) {
 		return 0, OutOfMemory // (New sizes rings so that the first cannot happen)
+	}
+	if sh.noEvict && sh.overFill(n) {
+		// Flushed records still count as live until met: unlink them
+		// all before refusing, as memcached reclaims them before failing.
+		if sh.flushSweepAt != 0 {
+			sh.cursor, sh.flushSweepAt, sh.flushSweeping = 0, now, true
+			for done := false; !done; {
+				done, _ = sh.sweep(now, len(sh.idx.slots)+1)
+			}
+		}
+		if sh.overFill(n) {
+			return 0, OutOfMemory
+		}
 	}
 	chances, moved := 0, 0
 	for {
@@ -217,6 +253,11 @@ func (sh *shard) alloc(n int, now uint32) (int, Result) {
 			return 0, OutOfMemory
 		}
 	}
+}
+
+// overFill reports whether n more live bytes pass what -M lets a ring hold.
+func (sh *shard) overFill(n int) bool {
+	return (sh.live+n)*noEvictFillDen > len(sh.buf)*noEvictFillNum
 }
 
 func (sh *shard) take(n int) int {
@@ -326,25 +367,6 @@ func (sh *shard) restart() {
 	sh.jumpHead()
 	sh.tail, sh.end, sh.wrapped = 0, 0, false
 	sh.vtail = sh.vhead
-}
-
-// reset drops every record (flush_all without delay).
-func (sh *shard) reset(now uint32) {
-	sh.forEachLive(func(pos int) {
-		r := sh.rec(pos)
-		c := &sh.cls[r.class()]
-		sh.st.Reclaimed++
-		c.reclaimed++
-		if r.bits()&recFetched == 0 {
-			sh.st.ExpiredUnfetched++
-			c.expiredUnfetched++
-		}
-		c.items = 0
-		c.bytes = 0
-	})
-	sh.idx.clear()
-	sh.restart()
-	sh.live, sh.expiring = 0, 0
 }
 
 // forEachLive calls fn with the offset of every live record, oldest first.

@@ -113,6 +113,7 @@ func (s *Store) Classes() []ClassStats {
 			UsedChunks:       c.items,
 			Items:            c.items,
 			Bytes:            c.bytes,
+			MemRequested:     c.requested,
 			Evicted:          c.evicted,
 			EvictedNonzero:   c.evictedNonzero,
 			Outofmemory:      c.outOfMemory,
@@ -140,6 +141,7 @@ func (s *Store) Classes() []ClassStats {
 func addClass(dst, src *classCounters) {
 	dst.items += src.items
 	dst.bytes += src.bytes
+	dst.requested += src.requested
 	dst.evicted += src.evicted
 	dst.evictedUnfetched += src.evictedUnfetched
 	dst.evictedNonzero += src.evictedNonzero

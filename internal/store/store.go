@@ -115,7 +115,7 @@ func New(cfg Config) (*Store, error) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.id, sh.idBits = uint64(i), idBits
-		sh.noEvict = cfg.DisableEvictions
+		sh.noEvict, sh.noCAS = cfg.DisableEvictions, cfg.DisableCAS
 		sh.hooks = s.hooks
 		var buf []byte
 		if s.memfile != nil {

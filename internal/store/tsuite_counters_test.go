@@ -106,3 +106,72 @@ func TestCrawlReclaimsExpired(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// issue_42.t: mem_requested is the items' sizes as memcached counts them
+// (ITEM_ntotal), per class, following sets, overwrites and deletes.
+func TestMemRequested(t *testing.T) {
+	tests := []struct {
+		name  string
+		noCAS bool
+		flags uint32
+		want  uint64 // per item: 48 + key+1 + value+2 (+4 flags) (+8 CAS)
+	}{
+		{"cas", false, 0, 48 + 5 + 12 + 8},
+		{"cas and flags", false, 7, 48 + 5 + 12 + 4 + 8},
+		{"-C", true, 0, 48 + 5 + 12},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t, Config{MemoryLimit: 1 << 20, DisableCAS: tt.noCAS})
+			for i := range 10 {
+				s.Set(ModeSet, []byte(fmt.Sprint("key", i)), tt.flags, 0, []byte("BBBBBBBBBB"), 0)
+			}
+			s.Set(ModeSet, []byte("key0"), tt.flags, 0, []byte("BBBBBBBBBB"), 0) // an overwrite
+			s.Delete([]byte("key9"))
+			var got uint64
+			for _, c := range s.Classes() {
+				got += c.MemRequested
+			}
+			if got != 9*tt.want {
+				t.Fatalf("mem_requested %d, want %d", got, 9*tt.want)
+			}
+		})
+	}
+}
+
+// Under -M, items flushed but not yet met still count as live; a store
+// that finds the ring full unlinks them first instead of failing, as
+// memcached reclaims flushed items before it answers out of memory.
+func TestNoEvictReclaimsFlushed(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 2 << 20, MaxItemSize: 64 << 10, DisableEvictions: true})
+	value := strings.Repeat("v", 1000)
+	stored := 0
+	for i := 0; s.Set(ModeSet, []byte(fmt.Sprint("k", i)), 0, 0, []byte(value), 0) == Stored; i++ {
+		stored++
+	}
+	s.FlushAll(0)
+	// Other keys land in other shards than the first ones did: take half,
+	// which no shard's share can push past its ring.
+	for i := range stored / 2 {
+		if res := s.Set(ModeSet, []byte(fmt.Sprint("n", i)), 0, 0, []byte(value), 0); res != Stored {
+			t.Fatalf("set %d of %d after flush_all: %v", i, stored, res)
+		}
+	}
+	checkInvariants(t, s)
+}
+
+// issue_183.t: a store soon after flush_all reclaims a flushed item at the
+// ring's tail (reclaimed, not get_flushed), as memcached's allocation pulls
+// its LRU's tail before it stores.
+func TestStoreAfterFlushReclaims(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	set(s, "key", "1")
+	clk.advance(2)
+	s.FlushAll(0)
+	set(s, "key", "1")
+	if st := s.Stats(); st.Reclaimed != 1 || st.GetFlushed != 0 || st.CurrItems != 1 {
+		t.Fatalf("reclaimed %d get_flushed %d curr_items %d, want 1 0 1", st.Reclaimed, st.GetFlushed, st.CurrItems)
+	}
+	checkInvariants(t, s)
+}
