@@ -130,9 +130,11 @@ func (r *loop) run() error {
 	var lastWoke time.Time
 	served := false
 	window := time.Duration(r.params.BusyPollUsecs) * time.Microsecond
+	var yielder reactor.Yielder
 	for {
 		started := time.Now()
 		r.now = started.Unix()
+		yielder.Maybe(started)
 		if r.eng.group.Quitting() && !r.draining {
 			r.beginDrain()
 		}

@@ -186,8 +186,11 @@ func (r *loop) run() error {
 	}
 	r.armMailbox()
 	busy := false
+	var yielder reactor.Yielder
 	for {
-		r.now = time.Now().Unix()
+		now := time.Now()
+		r.now = now.Unix()
+		yielder.Maybe(now)
 		if r.eng.group.Quitting() && !r.draining {
 			r.beginDrain()
 		}
