@@ -40,14 +40,15 @@ type Session interface {
 // command line; engines read it and never write it back: what an engine
 // chooses (its thread count, its NAPI map) it reports through Engine.
 type Config struct {
-	Listen string // -l: host(s); "" = all interfaces
-	Port   int    // -p: 0 picks a free port (cmd/gocached maps memcached's -p -1 here)
+	Listen   string // -l: host(s); "" = all interfaces
+	Port     int    // -p: 0 picks a free port (cmd/gocached maps memcached's -p -1 here)
+	MaxConns int    // -c: across the whole engine
+	Threads  int    // -t: 0 = the engine's automatic choice
+	Backlog  int    // -b
+
 	// NoTCP is memcached's -p 0: no TCP listener at all; the engine serves
 	// nothing unless another transport (UDP, run beside it) does.
-	NoTCP    bool
-	MaxConns int // -c: across the whole engine
-	Threads  int // -t: 0 = the engine's automatic choice
-	Backlog  int // -b
+	NoTCP bool
 
 	// UnixSocket (-s) makes the engine listen on this AF_UNIX path instead
 	// of TCP, as memcached does; UnixMask (-a) is the socket file's mode.
