@@ -65,6 +65,11 @@ type Settings struct {
 	GrowthFactor float64
 	ChunkSize    int
 
+	// HashPowerInit is -o hashpower as given (0 without it), which `stats
+	// settings` prints as hashpower_init; store.Config.HashPower takes the
+	// same value and starts hash_power_level there.
+	HashPowerInit int
+
 	// TLS describes -Z's setup for `stats settings`; nil without -Z.
 	TLS *TLSSettings
 

@@ -348,7 +348,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	}
 	w.int("item_size_max", int64(set.ItemSizeMax))
 	w.flag("maxconns_fast", true)
-	w.int("hashpower_init", 0)
+	w.int("hashpower_init", int64(set.HashPowerInit))
 	w.flag("slab_reassign", true)
 	w.int("slab_automove", int64(adm.automove))
 	w.str("slab_automove_ratio", fmt2(adm.automoveRatio))

@@ -152,11 +152,12 @@ func TestSettingsStats(t *testing.T) {
 	env := newTestEnv(t)
 	env.Settings.Interface = "127.0.0.1"
 	env.Settings.Evictions = false
+	env.Settings.HashPowerInit = 20
 	_, v := parseStats(t, runScriptEnv(t, env, "verbosity 2\r\nstats settings\r\n")[len("OK\r\n"):])
 	want := map[string]string{"maxbytes": strconv.Itoa(64 << 20), "maxconns": "1024", "tcpport": "11211",
 		"inter": "127.0.0.1", "verbosity": "2", "evictions": "off", "num_threads": "4",
 		"reqs_per_event": "20", "cas_enabled": "yes", "item_size_max": "1048576", "binding_protocol": "ascii",
-		"shutdown_command": "no", "tcp_backlog": "1024"}
+		"shutdown_command": "no", "tcp_backlog": "1024", "hashpower_init": "20"}
 	for name, w := range want {
 		if v[name] != w {
 			t.Errorf("%s = %q, want %q", name, v[name], w)

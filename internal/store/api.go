@@ -25,6 +25,13 @@ type Config struct {
 	// file, and a store stopped with SaveState comes back with its items
 	// when the next New gets the same file and settings (memfile.go).
 	MemoryFile string
+	// HashPower is memcached's -o hashpower: the hash table's starting
+	// power of two (0 means memcached's 16). gocached's index sizes itself
+	// per shard; the level is what `stats` reports as hash_power_level,
+	// and it grows by memcached's rule (hashpower.go). NoHashExpand is
+	// -o no_hashexpand: it never grows.
+	HashPower    int
+	NoHashExpand bool
 	// Now returns the current unix time in seconds. Nil means the store's own
 	// coarse clock. Tests set it to move time by hand.
 	Now func() int64

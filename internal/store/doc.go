@@ -101,5 +101,7 @@
 // classes (memcached's 96-byte chunks growing by 1.25, or by -f from -n)
 // exist only to report
 // `stats slabs` and `stats items` the way memcached tools expect; all sizes
-// share a ring.
+// share a ring. mem_requested is memcached's own item size (ITEM_ntotal),
+// and hash_power_level grows by memcached's rule from the item count
+// (hashpower.go).
 package store

@@ -121,6 +121,7 @@ func (s *Store) background() {
 		}
 		if tick%reclaimEvery == 0 {
 			next = s.reclaim(next, reclaimBudget)
+			s.hashExpand()
 		}
 	}
 }

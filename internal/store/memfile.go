@@ -38,6 +38,7 @@ type memfileMeta struct {
 	Shards       []shardState `json:"shards"`
 	SavedAt      int64        `json:"saved_at"`
 	Items        int          `json:"items"`
+	HashPower    uint32       `json:"hash_power,omitempty"` // the level reached, kept as memcached keeps it
 }
 
 // shardState is one shard's ring positions as SaveState found them.
@@ -128,7 +129,7 @@ func (s *Store) SaveState() error {
 	}()
 	m := memfileMeta{Magic: memfileMagic, Version: memfileVersion, MemoryLimit: s.cfg.MemoryLimit,
 		MaxItemSize: s.cfg.MaxItemSize, DisableCAS: s.cfg.DisableCAS, GrowthFactor: s.cfg.GrowthFactor,
-		MinChunk: s.cfg.MinChunk, RingSize: s.ringSize, SavedAt: s.Now()}
+		MinChunk: s.cfg.MinChunk, RingSize: s.ringSize, SavedAt: s.Now(), HashPower: s.hashPower.Load()}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		if !mf.holds(sh.buf, i) {
@@ -237,6 +238,9 @@ func (s *Store) restore(m *memfileMeta) (items int, err error) {
 			return 0, fmt.Errorf("shard %d: %w", i, err)
 		}
 		items += sh.idx.count
+	}
+	if m.HashPower > 0 && m.HashPower <= maxHashPower {
+		s.hashPower.Store(m.HashPower) // memcached restarts at the level it had reached
 	}
 	return items, nil
 }

@@ -234,3 +234,38 @@ func TestMemoryFileResizedNotSaved(t *testing.T) {
 		t.Errorf("metadata written after a refused save: %v", err)
 	}
 }
+
+// restart.t: the hash power level reached before a graceful stop is kept,
+// and flushed items saved unmet stay flushed, as memcached saves its
+// hashpower and oldest_live/oldest_cas with the memory file.
+func TestMemoryFileKeepsHashPowerAndFlush(t *testing.T) {
+	cfg := memfileConfig(t)
+	cfg.HashPower = 12
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7000 {
+		set(s, fmt.Sprint("k", i), "v")
+	}
+	s.hashExpand()
+	s.FlushAll(0)
+	set(s, "after", "v")
+	if err := s.SaveState(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := r.Stats().HashPowerLevel; got != 13 {
+		t.Errorf("hash_power_level %d after the restart, want 13", got)
+	}
+	if _, _, ok := get(r, "k1"); ok {
+		t.Error("a flushed item came back after the restart")
+	}
+	if _, _, ok := get(r, "after"); !ok {
+		t.Error("an item stored after the flush is gone after the restart")
+	}
+}

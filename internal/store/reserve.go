@@ -123,9 +123,13 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 		return res, 0
 	}
 	size := recSize(len(r.Key), vlen)
-	if sh.noEvict && (sh.live+size)*noEvictFillDen > len(sh.buf)*noEvictFillNum {
+	epoch := sh.idx.epoch
+	if sh.noEvict && sh.noEvictFull(size, now) {
 		s.noMemory(sh, tag, r.Mode, r.Key, size)
 		return OutOfMemory, 0
+	}
+	if sh.idx.epoch != epoch {
+		p.slot = sh.find(r.Key, tag)
 	}
 	class := s.classes.classOf(size)
 	nr := sh.rec(pos)

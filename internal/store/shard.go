@@ -219,18 +219,8 @@ func (sh *shard) alloc(n int, now uint32) (int, Result) {
 	if n > len(sh.buf) {
 		return 0, OutOfMemory // (New sizes rings so that the first cannot happen)
 	}
-	if sh.noEvict && sh.overFill(n) {
-		// Flushed records still count as live until met: unlink them
-		// all before refusing, as memcached reclaims them before failing.
-		if sh.flushSweepAt != 0 {
-			sh.cursor, sh.flushSweepAt, sh.flushSweeping = 0, now, true
-			for done := false; !done; {
-				done, _ = sh.sweep(now, len(sh.idx.slots)+1)
-			}
-		}
-		if sh.overFill(n) {
-			return 0, OutOfMemory
-		}
+	if sh.noEvict && sh.noEvictFull(n, now) {
+		return 0, OutOfMemory
 	}
 	chances, moved := 0, 0
 	for {
@@ -258,6 +248,23 @@ func (sh *shard) alloc(n int, now uint32) (int, Result) {
 // overFill reports whether n more live bytes pass what -M lets a ring hold.
 func (sh *shard) overFill(n int) bool {
 	return (sh.live+n)*noEvictFillDen > len(sh.buf)*noEvictFillNum
+}
+
+// noEvictFull reports whether -M must refuse n more live bytes. Flushed
+// records still count as live until met: they are all unlinked before a
+// refusal, as memcached reclaims flushed items before it fails a store.
+// Index entries may move (idx.epoch changes).
+func (sh *shard) noEvictFull(n int, now uint32) bool {
+	if !sh.overFill(n) {
+		return false
+	}
+	if sh.flushSweepAt != 0 {
+		sh.cursor, sh.flushSweepAt, sh.flushSweeping = 0, now, true
+		for done := false; !done; {
+			done, _ = sh.sweep(now, len(sh.idx.slots)+1)
+		}
+	}
+	return sh.overFill(n)
 }
 
 func (sh *shard) take(n int) int {

@@ -1,11 +1,8 @@
 package store
 
-import "math/bits"
-
 // Stats returns a snapshot of the counters, summed over the shards.
 func (s *Store) Stats() Stats {
 	var st Stats
-	var slots uint64
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
@@ -14,12 +11,11 @@ func (s *Store) Stats() Stats {
 		st.Bytes += uint64(sh.live)
 		st.TotalMallocedBytes += uint64(sh.touched)
 		st.HashBytes += uint64(sh.idx.bytes())
-		slots += uint64(len(sh.idx.slots))
 		sh.mu.Unlock()
 	}
 	st.CmdFlush = s.cmdFlush.Load()
 	st.LimitMaxbytes = uint64(s.memLimit.Load())
-	st.HashPowerLevel = uint64(bits.Len64(slots) - 1)
+	st.HashPowerLevel = uint64(s.hashPower.Load())
 	return st
 }
 

@@ -41,11 +41,12 @@ type Store struct {
 	maxValue  int // largest key+value length (MaxItemSize minus memcached's overhead)
 	ringSize  int
 
-	clock    atomic.Int64 // coarse unix seconds when cfg.Now is nil
-	memLimit atomic.Int64 // the current -m in bytes (cache_memlimit changes it)
-	hooks    *storeHooks
-	resizeMu sync.Mutex // one SetMemoryLimit at a time
-	cmdFlush atomic.Uint64
+	clock     atomic.Int64  // coarse unix seconds when cfg.Now is nil
+	hashPower atomic.Uint32 // memcached's hash_power_level (hashpower.go)
+	memLimit  atomic.Int64  // the current -m in bytes (cache_memlimit changes it)
+	hooks     *storeHooks
+	resizeMu  sync.Mutex // one SetMemoryLimit at a time
+	cmdFlush  atomic.Uint64
 
 	memfile     *memFile // -e's mapping; nil without one
 	restoreNote string   // what the memory file gave at start (RestoreReport)
@@ -130,6 +131,7 @@ func New(cfg Config) (*Store, error) {
 		sh.idx = newIndex(0)
 		sh.cls = make([]classCounters, len(s.classes.sizes))
 	}
+	s.initHashPower()
 	if s.memfile != nil {
 		s.adoptMemoryFile(saved, savedErr)
 	}

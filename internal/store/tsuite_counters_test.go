@@ -175,3 +175,42 @@ func TestStoreAfterFlushReclaims(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// restart.t: hash_power_level starts at 16 (or -o hashpower) and grows by
+// one once items outnumber 1.5 per bucket, as memcached's hash table does;
+// deleting the items does not shrink it.
+func TestHashPowerLevel(t *testing.T) {
+	tests := []struct {
+		name     string
+		power    int
+		noExpand bool
+		items    int
+		want     uint64
+	}{
+		{"default", 0, false, 0, 16},
+		{"-o hashpower", 12, false, 0, 12},
+		{"at 1.5 per bucket", 12, false, 6144, 12},
+		{"past 1.5 per bucket", 12, false, 6145, 13},
+		{"two levels", 12, false, 12289, 14},
+		{"no_hashexpand", 12, true, 12289, 12},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t, Config{MemoryLimit: 8 << 20, HashPower: tt.power, NoHashExpand: tt.noExpand})
+			for i := range tt.items {
+				set(s, fmt.Sprint("k", i), "v")
+			}
+			s.hashExpand()
+			if got := s.Stats().HashPowerLevel; got != tt.want {
+				t.Fatalf("hash_power_level %d, want %d", got, tt.want)
+			}
+			for i := range tt.items {
+				s.Delete([]byte(fmt.Sprint("k", i)))
+			}
+			s.hashExpand()
+			if got := s.Stats().HashPowerLevel; got != tt.want {
+				t.Fatalf("after deleting: hash_power_level %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
