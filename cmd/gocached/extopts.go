@@ -40,7 +40,7 @@ type extOption struct {
 
 var extOptions = map[string]extOption{
 	"maxconns_fast": {extSame, false}, "no_maxconns_fast": {extMissing, false},
-	"hashpower": {extInternal, true}, "no_hashexpand": {extInternal, false},
+	"hashpower": {extApplied, true}, "no_hashexpand": {extApplied, false},
 	"tail_repair_time": {extInternal, true}, "hash_algorithm": {extInternal, false},
 	"lru_crawler": {extApplied, false}, "no_lru_crawler": {extApplied, false},
 	"lru_crawler_sleep": {extInternal, true}, "lru_crawler_tocrawl": {extInternal, true},
@@ -108,10 +108,54 @@ func parseExtOptions(values []string) ([]extSetting, error) {
 					return nil, usagef("invalid value for %s: %q", name, value)
 				}
 			}
+			if name == "hashpower" {
+				if err := checkHashPower(value); err != nil {
+					return nil, err
+				}
+			}
 			out = append(out, extSetting{name: name, value: value, opt: opt})
 		}
 	}
 	return out, nil
+}
+
+// checkHashPower refuses what memcached refuses for -o hashpower: below 12
+// or above 32, with its messages (atoi's reading of the value).
+func checkHashPower(value string) error {
+	n := extAtoi(value)
+	switch {
+	case n < 12:
+		return usagef("Initial hashtable multiplier of %d is too low", n)
+	case n > 32:
+		return usagef("Initial hashtable multiplier of %d is too high\n"+
+			"Choose a value based on \"STAT hash_power_level\" from a running instance", n)
+	}
+	return nil
+}
+
+// extAtoi reads a number as C's atoi does: the leading digits, 0 if none.
+func extAtoi(s string) int {
+	n, i, neg := 0, 0, false
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg, i = s[i] == '-', i+1
+	}
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1<<30; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
+// extHas reports whether suboption name was given.
+func extHas(settings []extSetting, name string) bool {
+	for _, s := range settings {
+		if s.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // logExtOptions says, once per suboption, what it does in gocached.
@@ -169,6 +213,8 @@ func applyExtSettings(settings []extSetting, s *protocol.Settings) {
 			s.LRUMaintainerDisabled = true
 		case "lru_maintainer":
 			s.LRUMaintainerDisabled = false
+		case "hashpower":
+			s.HashPowerInit = extAtoi(e.value)
 		}
 	}
 }

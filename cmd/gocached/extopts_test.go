@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gocached/gocached/internal/protocol"
@@ -62,5 +63,42 @@ func TestApplyExtSettingsMaintainer(t *testing.T) {
 		if s.LRUMaintainerDisabled != c.off {
 			t.Errorf("-o %q: LRUMaintainerDisabled = %v, want %v", c.opts, s.LRUMaintainerDisabled, c.off)
 		}
+	}
+}
+
+// TestHashPowerOption: -o hashpower takes memcached's range, 12 to 32, with
+// its messages, and reaches stats settings as hashpower_init.
+func TestHashPowerOption(t *testing.T) {
+	for _, c := range []struct {
+		opt  string
+		want int    // HashPowerInit
+		err  string // part of the error, "" for none
+	}{
+		{"hashpower=12", 12, ""},
+		{"hashpower=20", 20, ""},
+		{"hashpower=32", 32, ""},
+		{"hashpower=11", 0, "Initial hashtable multiplier of 11 is too low"},
+		{"hashpower=33", 0, "Initial hashtable multiplier of 33 is too high"},
+		{"hashpower", 0, "Missing numeric argument for hashpower"},
+	} {
+		ext, err := parseExtOptions([]string{c.opt})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("-o %s: error %v, want %q", c.opt, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("-o %s: %v", c.opt, err)
+		}
+		var s protocol.Settings
+		applyExtSettings(ext, &s)
+		if s.HashPowerInit != c.want || extInt(ext, "hashpower", 0) != c.want {
+			t.Errorf("-o %s: hashpower_init %d, store level %d; want %d", c.opt, s.HashPowerInit, extInt(ext, "hashpower", 0), c.want)
+		}
+	}
+	ext, _ := parseExtOptions([]string{"no_hashexpand"})
+	if !extHas(ext, "no_hashexpand") || extHas(ext, "hashpower") {
+		t.Error("extHas: no_hashexpand given, hashpower not")
 	}
 }

@@ -59,6 +59,11 @@ func serve(o *options, log *slog.Logger) (status int) {
 		Mmap:       true,
 		LargePages: o.largePages,
 		MemoryFile: o.memoryFile,
+		// -o hashpower / no_hashexpand: the level `stats` reports as
+		// hash_power_level starts there and, unless told not to, grows
+		// as memcached's table would.
+		HashPower:    extInt(o.ext, "hashpower", 0),
+		NoHashExpand: extHas(o.ext, "no_hashexpand"),
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)
