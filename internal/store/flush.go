@@ -65,11 +65,8 @@ const pullTailTries = 5
 // few records while a flush's items may still be in place: memcached's
 // allocation does this at its LRU's tail before each store, so a store
 // soon after flush_all counts reclaimed (issue_183.t). Outside that window
-// it costs one test, and stores do not read the tail.
+// it costs callers one test, and stores do not read the tail.
 func (sh *shard) pullTail(now uint32) {
-	if sh.flushSweepAt|sh.flushPending == 0 {
-		return
-	}
 	pos, stop := sh.tail, sh.head
 	if sh.wrapped {
 		stop = sh.end

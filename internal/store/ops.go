@@ -126,7 +126,9 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		}
 		return TooLarge, 0
 	}
-	sh.pullTail(now) // before the lookup, as memcached allocates before it looks
+	if sh.flushSweepAt|sh.flushPending != 0 { // (tested here so the common case makes no call)
+		sh.pullTail(now) // before the lookup, as memcached allocates before it looks
+	}
 	p, res, done := s.plan(sh, tag, r, now64, now)
 	if done {
 		return res, 0

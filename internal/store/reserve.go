@@ -43,7 +43,9 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 	defer sh.mu.Unlock()
 	now := clampTime(s.Now())
 	size := recSize(len(key), vlen)
-	sh.pullTail(now)
+	if sh.flushSweepAt|sh.flushPending != 0 {
+		sh.pullTail(now)
+	}
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
 		return Reservation{}
