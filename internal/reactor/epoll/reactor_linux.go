@@ -134,7 +134,6 @@ func (r *loop) run() error {
 	for {
 		started := time.Now()
 		r.now = started.Unix()
-		yielder.Maybe(started)
 		if r.eng.group.Quitting() && !r.draining {
 			r.beginDrain()
 		}
@@ -185,6 +184,10 @@ func (r *loop) run() error {
 		}
 		r.runYields()
 		r.sweepIdle()
+		// Here, not before the wait: a yield's hand-off must not count as
+		// time asleep in epoll_wait (slept_waits, which --poll-mode auto
+		// reads); it is part of the busy time instead.
+		yielder.Maybe(woke)
 	}
 	r.closeAllConns()
 	return nil
