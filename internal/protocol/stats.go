@@ -361,7 +361,10 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.flag("flush_enabled", !set.FlushDisabled)
 	w.flag("dump_enabled", !set.DumpDisabled)
 	w.str("hash_algorithm", "xxhash")
-	w.flag("lru_maintainer_thread", false)
+	// The store's background sweep does the maintainer's job (reclaiming
+	// what expired or was flushed); -o no_lru_maintainer turns the flag
+	// off with the counters, as memcached does.
+	w.flag("lru_maintainer_thread", !set.LRUMaintainerDisabled)
 	w.flag("lru_segmented", adm.segmented)
 	w.int("hot_lru_pct", int64(adm.hotPct))
 	w.int("warm_lru_pct", int64(adm.warmPct))

@@ -240,6 +240,24 @@ func TestSettingsCrawlerDisabledAtStart(t *testing.T) {
 	}
 }
 
+// lru_maintainer_thread is yes by default, as memcached 1.6's, and no with
+// -o no_lru_maintainer (which also hides lru_maintainer_juggles).
+func TestSettingsLRUMaintainer(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		env := newTestEnv(t)
+		env.Settings.LRUMaintainerDisabled = off
+		_, v := parseStats(t, runScriptEnv(t, env, "stats settings\r\n"))
+		_, st := parseStats(t, runScriptEnv(t, env, "stats\r\n"))
+		want := map[bool]string{false: "yes", true: "no"}[off]
+		if v["lru_maintainer_thread"] != want {
+			t.Errorf("disabled=%v: lru_maintainer_thread = %q, want %s", off, v["lru_maintainer_thread"], want)
+		}
+		if _, shown := st["lru_maintainer_juggles"]; shown == off {
+			t.Errorf("disabled=%v: lru_maintainer_juggles shown %v", off, shown)
+		}
+	}
+}
+
 // -e: stats settings prints the memory file's path, (null) without (restart.t).
 func TestSettingsMemoryFile(t *testing.T) {
 	env := newTestEnv(t)
