@@ -89,7 +89,10 @@ func measureAndCheck(t *testing.T, bed string) {
 			t.Errorf("%s: %d misses after the preload", r.Target, r.Result.Misses)
 		case r.NsPerReq <= 0 || r.ServerCPUPct <= 0:
 			t.Errorf("%s: no server CPU measured (%v ns/req)", r.Target, r.NsPerReq)
-		case r.Target != Memcached && (r.Profile == nil || r.Profile.Kernel <= 0 || r.Profile.Protocol <= 0):
+		case r.Target != Memcached && !usableSplit(r.Profile):
+			// Not Protocol > 0: a 1 s run under steal gives the profiler a
+			// few dozen samples, and the go engine's protocol share can
+			// then round to none.
 			t.Errorf("%s: no usable profile split: %+v", r.Target, r.Profile)
 		}
 	}
@@ -122,4 +125,14 @@ func TestServerSpec(t *testing.T) {
 			t.Errorf("%s: %s %q wrapped in %q, want %s %q", tc.target, sp.Path, args, sp.Wrap, tc.bin, tc.want)
 		}
 	}
+}
+
+// usableSplit: a profile split exists, has system-call time (every engine's
+// largest share) and its three shares add up to the whole.
+func usableSplit(p *Split) bool {
+	if p == nil || p.Kernel <= 0 {
+		return false
+	}
+	sum := p.Kernel + p.Protocol + p.Engine
+	return sum > 0.99 && sum < 1.01
 }
