@@ -104,7 +104,8 @@ func parseExtOptions(values []string) ([]extSetting, error) {
 				if !hasValue || value == "" {
 					return nil, usagef("Missing numeric argument for %s", name)
 				}
-				if _, err := strconv.ParseFloat(value, 64); err != nil {
+				// memcached reads hashpower with atoi: "abc" is 0, too low.
+				if _, err := strconv.ParseFloat(value, 64); err != nil && name != "hashpower" {
 					return nil, usagef("invalid value for %s: %q", name, value)
 				}
 			}
@@ -144,6 +145,18 @@ func extAtoi(s string) int {
 	}
 	if neg {
 		return -n
+	}
+	return n
+}
+
+// extHashPower is -o hashpower as memcached reads it (atoi of the last
+// one given), 0 without it.
+func extHashPower(settings []extSetting) int {
+	n := 0
+	for _, s := range settings {
+		if s.name == "hashpower" {
+			n = extAtoi(s.value)
+		}
 	}
 	return n
 }
@@ -213,8 +226,7 @@ func applyExtSettings(settings []extSetting, s *protocol.Settings) {
 			s.LRUMaintainerDisabled = true
 		case "lru_maintainer":
 			s.LRUMaintainerDisabled = false
-		case "hashpower":
-			s.HashPowerInit = extAtoi(e.value)
 		}
 	}
+	s.HashPowerInit = extHashPower(settings)
 }

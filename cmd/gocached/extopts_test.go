@@ -80,6 +80,8 @@ func TestHashPowerOption(t *testing.T) {
 		{"hashpower=11", 0, "Initial hashtable multiplier of 11 is too low"},
 		{"hashpower=33", 0, "Initial hashtable multiplier of 33 is too high"},
 		{"hashpower", 0, "Missing numeric argument for hashpower"},
+		{"hashpower=abc", 0, "Initial hashtable multiplier of 0 is too low"},
+		{"hashpower=20x", 20, ""},
 	} {
 		ext, err := parseExtOptions([]string{c.opt})
 		if c.err != "" {
@@ -93,8 +95,8 @@ func TestHashPowerOption(t *testing.T) {
 		}
 		var s protocol.Settings
 		applyExtSettings(ext, &s)
-		if s.HashPowerInit != c.want || extInt(ext, "hashpower", 0) != c.want {
-			t.Errorf("-o %s: hashpower_init %d, store level %d; want %d", c.opt, s.HashPowerInit, extInt(ext, "hashpower", 0), c.want)
+		if s.HashPowerInit != c.want || extHashPower(ext) != c.want {
+			t.Errorf("-o %s: hashpower_init %d, store level %d; want %d", c.opt, s.HashPowerInit, extHashPower(ext), c.want)
 		}
 	}
 	ext, _ := parseExtOptions([]string{"no_hashexpand"})

@@ -62,7 +62,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 		// -o hashpower / no_hashexpand: the level `stats` reports as
 		// hash_power_level starts there and, unless told not to, grows
 		// as memcached's table would.
-		HashPower:    extInt(o.ext, "hashpower", 0),
+		HashPower:    extHashPower(o.ext),
 		NoHashExpand: extHas(o.ext, "no_hashexpand"),
 	})
 	if err != nil {
