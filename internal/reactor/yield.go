@@ -5,16 +5,16 @@ import (
 	"time"
 )
 
-// YieldEvery is how often a reactor loop on a locked OS thread gives the Go
-// scheduler a turn.
+// YieldEvery is how often the epoll engine's reactor loop, on a locked OS
+// thread, gives the Go scheduler a turn. (The io_uring loop does not; see
+// its run.)
 //
 // Why: the scheduler counts a goroutine that has run for 10 ms without being
 // rescheduled as long-running. sysmon then takes its P away whenever it finds
 // it inside a system call, even with idle Ps to spare, and asks for it to be
 // preempted. A reactor loop never reschedules on its own, so after its
-// first 10 ms every epoll_wait or io_uring_enter that slept past a sysmon
-// tick lost its P (the io_uring engine blocks the same way): the wake-up
-// had to get one back and woke sysmon, which
+// first 10 ms every epoll_wait that slept past a sysmon
+// tick lost its P: the wake-up had to get one back and woke sysmon, which
 // then kept polling every 20 µs. Measured on one epoll reactor at 500
 // requests/s: 380 P hand-offs and 1,576 sysmon wake-ups a second, 2.9 % of
 // a CPU spent in sysmon alone. A runtime.Gosched every 5 ms of activity
