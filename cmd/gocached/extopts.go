@@ -149,26 +149,27 @@ func extAtoi(s string) int {
 	return n
 }
 
+// extLast is the value of the last -o name given, and whether one was.
+func extLast(settings []extSetting, name string) (value string, given bool) {
+	for _, s := range settings {
+		if s.name == name {
+			value, given = s.value, true
+		}
+	}
+	return value, given
+}
+
 // extHashPower is -o hashpower as memcached reads it (atoi of the last
 // one given), 0 without it.
 func extHashPower(settings []extSetting) int {
-	n := 0
-	for _, s := range settings {
-		if s.name == "hashpower" {
-			n = extAtoi(s.value)
-		}
-	}
-	return n
+	v, _ := extLast(settings, "hashpower")
+	return extAtoi(v)
 }
 
 // extHas reports whether suboption name was given.
 func extHas(settings []extSetting, name string) bool {
-	for _, s := range settings {
-		if s.name == name {
-			return true
-		}
-	}
-	return false
+	_, given := extLast(settings, name)
+	return given
 }
 
 // logExtOptions says, once per suboption, what it does in gocached.
@@ -193,15 +194,12 @@ func logExtOptions(settings []extSetting, log *slog.Logger) {
 
 // extInt is the last value given for a numeric suboption, or def.
 func extInt(settings []extSetting, name string, def int) int {
-	v := def
-	for _, s := range settings {
-		if s.name == name {
-			if n, err := strconv.ParseFloat(s.value, 64); err == nil {
-				v = int(n)
-			}
+	if v, given := extLast(settings, name); given {
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			return int(n)
 		}
 	}
-	return v
+	return def
 }
 
 // applyExtSettings puts the suboptions the protocol obeys into its
