@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync/atomic"
 )
 
 // DefaultUnixMask is memcached's -a default: only the owner may connect.
@@ -54,4 +55,24 @@ func unixAddrString(a *net.UnixAddr) string {
 		return UnixAddrString("")
 	}
 	return UnixAddrString(a.Name)
+}
+
+// UnixSpreader deals the connections of the unix socket listener out to the
+// reactors in turn. Only one reactor accepts on that listener, as
+// memcached's single dispatcher does: reactors that each polled a dup of it
+// would all wake for every connection, and an accept4 that loses the race
+// still reserves the lowest free descriptor while it runs, so a client
+// could get a higher fd than one that connected after it. memcached's tests
+// (watcher_connid.t) read a client's own id from `stats conns` as the
+// highest fd, which needs fds handed out in connection order.
+type UnixSpreader struct {
+	next atomic.Uint32
+}
+
+// Next is the reactor, of n, that serves the next unix connection.
+func (s *UnixSpreader) Next(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return int((s.next.Add(1) - 1) % uint32(n))
 }

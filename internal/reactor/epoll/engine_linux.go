@@ -30,6 +30,7 @@ type engine struct {
 	ecfg     *reactor.EpollConfig // &cfg.Epoll, with defaults filled in
 	reactors []*loop
 	router   *reactor.NAPIRouter
+	unixRR   reactor.UnixSpreader // deals the -s listener's connections out
 	groups   []*listenGroup
 	iface    string // listen interface used for -t auto, "" when none
 	started  time.Time
@@ -180,9 +181,9 @@ func (e *engine) adopt(g *listenGroup) error {
 }
 
 // listenUnix binds -s, memcached's AF_UNIX listener (then nothing else
-// listens). AF_UNIX has no SO_REUSEPORT balancing, so every reactor gets a
-// dup of the one socket: they share its accept queue, and a reactor that
-// loses the race for a connection just sees EAGAIN.
+// listens). AF_UNIX has no SO_REUSEPORT balancing, so reactor 0 alone
+// accepts on it and deals the connections out in turn (reactor.UnixSpreader
+// says why); the other reactors hold the group's slot closed (-1).
 func (e *engine) listenUnix() error {
 	path := e.cfg.UnixSocket
 	if err := reactor.PrepareUnixSocket(path); err != nil {
@@ -206,12 +207,7 @@ func (e *engine) listenUnix() error {
 		return fmt.Errorf("epoll: listen %s: %w", path, err)
 	}
 	for range len(e.reactors) - 1 {
-		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			g.close()
-			return fmt.Errorf("epoll: dup unix listener: %w", err)
-		}
-		g.fds = append(g.fds, d)
+		g.fds = append(g.fds, -1)
 	}
 	e.groups = append(e.groups, g)
 	return e.adopt(g)

@@ -104,6 +104,9 @@ func (r *loop) addListener(fd, group int) error {
 	li := len(r.listeners)
 	r.listeners = append(r.listeners, fd)
 	r.groups = append(r.groups, group)
+	if fd < 0 {
+		return nil // a slot held closed: another reactor accepts for the group
+	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd), Pad: int32(tagListener0 - li)}
 	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl listener: %w", err)

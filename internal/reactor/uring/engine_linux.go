@@ -20,7 +20,8 @@ type engine struct {
 	cfg      reactor.Config
 	reactors []*loop
 	router   *reactor.NAPIRouter
-	bound    []boundAddr // each listen binding, as bound
+	unixRR   reactor.UnixSpreader // deals the -s listener's connections out
+	bound    []boundAddr          // each listen binding, as bound
 	started  time.Time
 	acct     *reactor.Accounting
 

@@ -67,8 +67,9 @@ func (e *engine) listen(binds []reactor.Binding) error {
 }
 
 // listenUnix binds -s, memcached's AF_UNIX listener (then nothing else
-// listens). AF_UNIX has no SO_REUSEPORT balancing, so every reactor's
-// multishot accept runs on a dup of the one socket: they share its queue.
+// listens). AF_UNIX has no SO_REUSEPORT balancing, so reactor 0's multishot
+// accept alone takes its connections and deals them out in turn
+// (reactor.UnixSpreader says why); the other reactors hold the slot closed.
 func (e *engine) listenUnix() error {
 	path := e.cfg.UnixSocket
 	if err := reactor.PrepareUnixSocket(path); err != nil {
@@ -91,20 +92,13 @@ func (e *engine) listenUnix() error {
 	if err := unix.Listen(fd, e.cfg.Backlog); err != nil {
 		return fail(fmt.Errorf("listen %s: %w", path, err))
 	}
-	fds := []int{fd}
-	for range len(e.reactors) - 1 {
-		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			for _, f := range fds {
-				unix.Close(f)
-			}
-			return fmt.Errorf("dup unix listener: %w", err)
-		}
-		fds = append(fds, d)
-	}
 	e.bound = append(e.bound, boundAddr{addr: &net.UnixAddr{Name: path, Net: "unix"}, label: reactor.UnixAddrString(path)})
 	for i, r := range e.reactors {
-		r.addListener(fds[i], 0)
+		if i == 0 {
+			r.addListener(fd, 0)
+		} else {
+			r.addListener(-1, 0)
+		}
 	}
 	return nil
 }
