@@ -110,7 +110,7 @@ func tsuiteEngines() []tsuiteEngine {
 // tsuiteBuildDir makes a memcached build directory as MemcachedTest.pm
 // expects (it takes the working directory as builddir): every entry of the
 // unpacked tree linked in, and memcached-debug a script that execs gocached
-// with the engine's flag after the test's own flags.
+// with --debug-time and the engine's flag after the test's own flags.
 func tsuiteBuildDir(t *testing.T, tree, bin, engine string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -126,7 +126,9 @@ func tsuiteBuildDir(t *testing.T, tree, bin, engine string) string {
 			t.Fatal(err)
 		}
 	}
-	extra := ""
+	// memcached-debug is memcached's debug build, whose `debugtime` moves
+	// the clock (expirations.t and others): gocached's --debug-time.
+	extra := " --debug-time"
 	if engine != "" {
 		extra = " --engine=" + engine
 	}

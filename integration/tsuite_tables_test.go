@@ -43,8 +43,6 @@ var tsuiteKnown = []tsuiteKnownFailure{
 		why: "memcached-debug's T_MEMD_INITIAL_MALLOC/T_MEMD_SLABS_ALLOC hooks fake a 4 GiB malloc; gocached has no such hooks"},
 	{file: "dyn-maxbytes.t", tests: "41", owner: ownStore,
 		why: "test 41 (before any cache_memlimit) is issue_22.t's first check: with -m 3, memcached keeps 66560-byte values in 82792-byte chunks, 12 to a 1 MB page, 3 pages: 36 fit and 4 of the first 40 sets evict; gocached charges each such item its 66600 ring bytes, 47 fit, and none of the 40 evicts. Needs memory charged in class chunks within per-class 1 MB pages (memcached's slab allocator), a different memory model for the store"},
-	{file: "expirations.t", tests: "3,8,16,17,36", owner: ownNone,
-		why: "the file moves the clock with `debugtime`, a command only memcached-debug builds have: Debian's memcached 1.6.18, the reference, fails these same five (run with its -o relaxed_privileges dropped, which the release build also refuses)"},
 	{file: "issue_14.t", tests: "21", owner: ownStore,
 		why: "total_malloced: memcached counts whole 1 MB pages per class and 10 new items (new keys) reuse the chunks of 10 expired ones in the same page (1048576 both times); gocached counts the bytes its rings have ever written, and a ring writes only at its head, never into an expired record's hole until it wraps, so the 10 new items add their own 666000 bytes (666000, then 1332000). Reusing holes in place needs a free-chunk (slab) allocator, a different memory model for the store"},
 	{file: "issue_22.t", tests: "41,84", owner: ownStore,

@@ -44,6 +44,7 @@ type options struct {
 	proc          processOptions // -u -P -d -k -r
 	ext           []extSetting   // -o
 	cpuProfile    string         // --cpuprofile: write a pprof CPU profile here while serving
+	debugTime     bool           // --debug-time: accept memcached-debug's debugtime command
 	metricsListen string         // --metrics-listen: serve Prometheus metrics here (off when empty)
 
 	help, version bool
@@ -127,6 +128,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&rc.Epoll.TimeoutMs, "epoll-timeout", -1, "epoll_wait timeout in ms (-1 blocks)")
 	fs.StringVar(&pinCPUs, "pin-cpus", "", "pin reactor i to the i-th CPU of this list (e.g. 0,2,4-7)")
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics (/metrics, /healthz) on this host:port; off unless given")
+	fs.BoolVar(&o.debugTime, "debug-time", false, "accept memcached-debug's `debugtime N|p|r` command, which moves or pauses the cache's clock (for test suites only: any client may then expire every item)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile (pprof) of the whole serving time to this file")
 	nf := addNAPIFlags(fs, &o.napi)
 

@@ -248,6 +248,7 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 	}
 	s := &protocol.Settings{
 		Version:         version,
+		DebugTime:       o.debugTime,
 		Port:            boundPort(eng, o.reactor.Port),
 		UDPPort:         o.udpPort,
 		Interface:       o.reactor.Listen,

@@ -27,6 +27,8 @@ var adminScripts = []script{
 		want: lines("CLIENT_ERROR sleep must be one second or less", "CLIENT_ERROR bad command line format", "ERROR",
 			"CLIENT_ERROR bad command line format", "CLIENT_ERROR bad command line format", "OK", "OK", "OK")},
 	{name: "lru_crawler crawl", in: "lru_crawler crawl 1,,2\r\n", want: lines("OK")},
+	// A release build has no debugtime; gocached needs --debug-time.
+	{name: "debugtime off", in: "debugtime 5\r\ndebugtime p\r\n", want: lines("ERROR", "ERROR")},
 	// memcached's crawler thread stops asynchronously: until it has, a crawl
 	// gets "ERROR an unknown error happened"; gocached's answer is the one
 	// memcached settles on.

@@ -70,6 +70,11 @@ type Settings struct {
 	// same value and starts hash_power_level there.
 	HashPowerInit int
 
+	// DebugTime (--debug-time) turns on memcached-debug's `debugtime`
+	// command; without it the command is unknown (ERROR), as in release
+	// builds of memcached.
+	DebugTime bool
+
 	// TLS describes -Z's setup for `stats settings`; nil without -Z.
 	TLS *TLSSettings
 

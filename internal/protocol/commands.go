@@ -116,6 +116,12 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.watchCommand(line, n)
 	case "extstore":
 		s.extstore(line, n)
+	case "debugtime":
+		if st := s.env.Settings; st == nil || !st.DebugTime {
+			s.reply(rError)
+			break
+		}
+		s.debugTime(line, n)
 	default:
 		if looksLikeHTTP(cmd, s.token(line, min(n, maxTokens-1)-1)) {
 			return 0, Close

@@ -114,7 +114,7 @@ func (s *Store) background() {
 		case <-s.stop:
 			return
 		case now := <-t.C:
-			s.clock.Store(now.Unix())
+			s.tickClock(now)
 		}
 		if tick%reclaimEvery == 0 {
 			next = s.reclaim(next, reclaimBudget)

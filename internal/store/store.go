@@ -42,6 +42,7 @@ type Store struct {
 	ringSize  int
 
 	clock     atomic.Int64  // coarse unix seconds when cfg.Now is nil
+	debugTime debugClock    // memcached-debug's debugtime shift and pause (debugclock.go)
 	hashPower atomic.Uint32 // memcached's hash_power_level (hashpower.go)
 	memLimit  atomic.Int64  // the current -m in bytes (cache_memlimit changes it)
 	hooks     *storeHooks
