@@ -39,8 +39,6 @@ const (
 
 // tsuiteKnown is the ratchet of failing assertions (see TestMemcachedTSuite).
 var tsuiteKnown = []tsuiteKnownFailure{
-	{file: "64bit.t", tests: "3,5", owner: ownNone,
-		why: "memcached-debug's T_MEMD_INITIAL_MALLOC/T_MEMD_SLABS_ALLOC hooks fake a 4 GiB malloc; gocached has no such hooks"},
 	{file: "dyn-maxbytes.t", tests: "41", owner: ownStore,
 		why: "test 41 (before any cache_memlimit) is issue_22.t's first check: with -m 3, memcached keeps 66560-byte values in 82792-byte chunks, 12 to a 1 MB page, 3 pages: 36 fit and 4 of the first 40 sets evict; gocached charges each such item its 66600 ring bytes, 47 fit, and none of the 40 evicts. Needs memory charged in class chunks within per-class 1 MB pages (memcached's slab allocator), a different memory model for the store"},
 	{file: "issue_14.t", tests: "21", owner: ownStore,

@@ -64,6 +64,7 @@ func serve(o *options, log *slog.Logger) (status int) {
 		// as memcached's table would.
 		HashPower:    extHashPower(o.ext),
 		NoHashExpand: extHas(o.ext, "no_hashexpand"),
+		Premalloced:  initialMalloc(log),
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)

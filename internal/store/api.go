@@ -32,6 +32,11 @@ type Config struct {
 	// -o no_hashexpand: it never grows.
 	HashPower    int
 	NoHashExpand bool
+	// Premalloced is memcached's test hook T_MEMD_INITIAL_MALLOC: bytes
+	// taken as allocated already. total_malloced starts there and the
+	// rings share only what is left of MemoryLimit, so a test can reach
+	// the limit of a large -m (64bit.t fakes 4 GiB) without the memory.
+	Premalloced int64
 	// Now returns the current unix time in seconds. Nil means the store's own
 	// coarse clock. Tests set it to move time by hand.
 	Now func() int64

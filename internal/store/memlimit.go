@@ -33,7 +33,7 @@ func (s *Store) SetMemoryLimit(limit int64) error {
 	s.resizeMu.Lock()
 	defer s.resizeMu.Unlock()
 	n := int64(len(s.shards))
-	size := limit / n &^ 7
+	size := (limit - max(s.cfg.Premalloced, 0)) / n &^ 7
 	if size < minRingBytes || size > maxRingBytes || s.cfg.LargePages {
 		return ErrMemoryLimit
 	}

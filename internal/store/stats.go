@@ -13,6 +13,7 @@ func (s *Store) Stats() Stats {
 		st.HashBytes += uint64(sh.idx.bytes())
 		sh.mu.Unlock()
 	}
+	st.TotalMallocedBytes += uint64(max(s.cfg.Premalloced, 0))
 	st.CmdFlush = s.cmdFlush.Load()
 	st.LimitMaxbytes = uint64(s.memLimit.Load())
 	st.HashPowerLevel = uint64(s.hashPower.Load())

@@ -77,7 +77,11 @@ func New(cfg Config) (*Store, error) {
 	if cfg.MaxItemSize <= overhead+recHeader {
 		return nil, fmt.Errorf("store: memory limit %d bytes leaves no room for items", cfg.MemoryLimit)
 	}
-	n := shardCount(cfg.MemoryLimit, cfg.MaxItemSize)
+	rings := cfg.MemoryLimit - max(cfg.Premalloced, 0) // bytes the rings share
+	if rings < minRingBytes {
+		return nil, fmt.Errorf("store: %d bytes taken as allocated already leave %d of the %d-byte limit, under one ring's minimum", cfg.Premalloced, rings, cfg.MemoryLimit)
+	}
+	n := shardCount(rings, cfg.MaxItemSize)
 	var saved *memfileMeta
 	var savedErr error
 	if cfg.MemoryFile != "" {
@@ -90,7 +94,7 @@ func New(cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("store: %w", savedErr)
 		}
 		if saved != nil {
-			if k := len(saved.Shards); k > 0 && saved.matches(cfg, memfileRingSize(cfg.MemoryLimit, k)) == nil {
+			if k := len(saved.Shards); k > 0 && saved.matches(cfg, memfileRingSize(rings, k)) == nil {
 				n = k
 			}
 		}
@@ -100,14 +104,14 @@ func New(cfg Config) (*Store, error) {
 		shards:    make([]shard, n),
 		shardMask: uint64(n - 1),
 		maxValue:  cfg.MaxItemSize - overhead,
-		ringSize:  int(cfg.MemoryLimit/int64(n)) &^ 7,
+		ringSize:  int(rings/int64(n)) &^ 7,
 		hooks:     &storeHooks{},
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	var err error
 	if cfg.MemoryFile != "" {
-		s.ringSize = memfileRingSize(cfg.MemoryLimit, n)
+		s.ringSize = memfileRingSize(rings, n)
 		if s.memfile, err = openMemFile(cfg.MemoryFile, n, s.ringSize); err != nil {
 			return nil, err
 		}
