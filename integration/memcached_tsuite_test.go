@@ -130,7 +130,7 @@ func tsuiteBuildDir(t *testing.T, tree, bin, engine string) string {
 	// the clock (expirations.t and others): gocached's --debug-time.
 	extra := " --debug-time"
 	if engine != "" {
-		extra = " --engine=" + engine
+		extra += " --engine=" + engine
 	}
 	script := fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"%s\n", bin, extra)
 	if err := os.WriteFile(filepath.Join(dir, "memcached-debug"), []byte(script), 0o755); err != nil {
