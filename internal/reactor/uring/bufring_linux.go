@@ -11,7 +11,7 @@ import (
 )
 
 // bufRing is a provided-buffer ring (IORING_REGISTER_PBUF_RING, 5.19+):
-// the kernel picks a buffer from it for each multishot receive completion,
+// the kernel picks a buffer from it for each receive completion,
 // so a reactor needs read memory for what is in flight, not for every idle
 // connection. Both the ring of descriptors and the buffers are mmapped:
 // the kernel holds their addresses, so they must never move and never be

@@ -32,7 +32,7 @@ type conn struct {
 	soff    int
 
 	ops        int  // SQEs in flight; the slot is reused only at 0
-	recvArmed  bool // a multishot receive is in flight
+	recvArmed  bool // a receive is in flight
 	recvCancel bool // and its cancel has been queued
 	sendBusy   bool // a send is in flight
 	short      bool // the last send came back short: the client reads slowly (conn_mwrite)
@@ -81,7 +81,7 @@ func (r *loop) addConn(fd int, napiID uint32, listener int) {
 	r.rearm(c)
 }
 
-// onRecv handles one completion of c's multishot receive.
+// onRecv handles the completion of c's receive.
 func (r *loop) onRecv(c *conn, q *cqe) {
 	if q.flags&cqeFMore == 0 {
 		c.recvArmed, c.recvCancel = false, false
@@ -100,12 +100,6 @@ func (r *loop) onRecv(c *conn, q *cqe) {
 		case q.res == -int32(unix.ENOBUFS):
 			r.stats.enobufs.Add(1) // every buffer in flight: rearm re-arms once some are back
 		case q.res == -int32(unix.ECANCELED):
-		case q.res == -int32(unix.EINVAL) && !r.recvSingle:
-			// A kernel before the multishot receive cap (6.17) refuses
-			// sqe.optlen: fall back to one receive per arm, which reads at
-			// most one buffer and keeps the same flow control.
-			r.recvSingle = true
-			slog.Info("uring: kernel has no multishot receive cap; using single-shot receives", "reactor", r.id)
 		default:
 			fail = true
 		}
@@ -312,9 +306,9 @@ func (r *loop) rearm(c *conn) {
 		c.state.Store(int32(reactor.IdleState(c.sess)))
 	}
 	// While yielded requests are buffered (more) nothing new is needed:
-	// like the epoll engine, read again once they are processed. A capped
-	// receive still armed then just runs out; one that must stop now
-	// (paused, closing) is cancelled.
+	// like the epoll engine, read again once they are processed. A receive
+	// still armed then completes with at most one buffer; one that must
+	// stop now (paused, closing) is cancelled.
 	stop := c.eof || c.closing || paused
 	switch {
 	case !stop && !c.more && !c.recvArmed:
@@ -325,17 +319,24 @@ func (r *loop) rearm(c *conn) {
 	}
 }
 
-// armRecv starts c's receive into the reactor's buffer group: multishot,
-// capped at recvCredit bytes, or single-shot on kernels without the cap.
+// armRecv starts c's receive into the reactor's buffer group: single-shot,
+// so it takes at most one buffer (reactor.ReadBufSize) per arm and reads
+// no further ahead than the epoll engine's read per event.
+//
+// Not multishot: a multishot receive capped by sqe.optlen (6.17+) left a
+// connection stuck on kernel 6.18, its receive armed and never completed
+// with a request's data waiting in the socket (TestValueIntegrity/uring,
+// about one 5 s soak in ten when the reactor was descheduled often; never
+// in 80 soaks single-shot, nor in 40 uncapped). Uncapped, a multishot
+// receive reads a client's input as fast as it arrives, whatever the flow
+// control says, so it is no alternative. The single-shot re-arm rides in
+// the iteration's one io_uring_enter with the sends.
 func (r *loop) armRecv(c *conn) {
 	s := r.sqe()
 	if s == nil {
 		return
 	}
 	s.opcode, s.fd, s.flags, s.bufGroup = opRecv, int32(c.fd), sqeBufferSelect, bufGroup
-	if !r.recvSingle {
-		s.ioprio, s.optlen = recvMultishot, recvCredit
-	}
 	s.userData = userData(kindRecv, c.slot, c.gen)
 	c.recvArmed = true
 	c.ops++

@@ -4,12 +4,11 @@
 // and the connections of one NAPI ID (the acceptor hands a connection to
 // the reactor that serves its NAPI, as the epoll engine does).
 //
-// Per reactor: a multishot accept per listener; a multishot receive per
+// Per reactor: a multishot accept per listener; a single-shot receive per
 // connection that picks its buffer from the reactor's provided-buffer ring
 // (IORING_REGISTER_PBUF_RING), so receive memory is per reactor, not per
-// idle connection, capped at recvCredit bytes per arm (6.17+; single-shot
-// receives on older kernels) so that it reads no further ahead than the
-// epoll engine's read per event; replies queued as one send per connection and loop
+// idle connection, and a receive reads no further ahead than the epoll
+// engine's read per event (armRecv says why not multishot); replies queued as one send per connection and loop
 // iteration; one io_uring_enter per iteration that both submits every send
 // and re-armed receive and waits; completions reaped in batches. The ring is
 // set up with SINGLE_ISSUER and DEFER_TASKRUN (see ringFlags). With busy-poll

@@ -18,7 +18,7 @@ import (
 // Ring and buffer sizes per reactor. The SQ holds one loop iteration's
 // submissions (a send per connection that replied, re-armed receives); a
 // full SQ is submitted early, so the size bounds a batch, not the number of
-// connections. The CQ is larger because every multishot receive and accept
+// connections. The CQ is larger because every receive and multishot accept
 // may post while the reactor works; the kernel keeps overflowed CQEs
 // (IORING_FEAT_NODROP) until the next enter.
 const (
@@ -30,15 +30,6 @@ const (
 	bufGroup   = 0                     // the one buffer group of each ring
 	drainPoll  = 50 * time.Millisecond // how often a draining reactor looks at force
 
-	// recvCredit is how many bytes one multishot receive may take before it
-	// ends and must be re-armed. Uncapped, a multishot receive drains the
-	// socket into the buffer ring as fast as a client writes, and the
-	// shared flow-control policy (stop reading a client whose replies back
-	// up, or that has yielded with a backlog of requests) could act only
-	// after the fact; capped, it reads about as far ahead as the epoll
-	// engine's read per event does. Re-arming costs one SQE in the
-	// iteration's batch, once per recvCredit bytes.
-	recvCredit = 4 * reactor.ReadBufSize
 )
 
 // recvBuffers is the buffer ring's size; a variable so tests can make the
@@ -83,7 +74,6 @@ type loop struct {
 	napiErr        error       // the kernel has no io_uring NAPI busy polling
 	napiAdded      uint32      // NAPI ID added to static tracking
 	registeredRing atomic.Bool // io_uring_enter uses the registered ring index (read by stats)
-	recvSingle     bool        // the kernel has no multishot receive cap: single-shot receives
 	exited         bool        // run has returned: no more SQEs
 
 	napiID atomic.Uint32
@@ -186,10 +176,9 @@ func (r *loop) run() error {
 	}
 	r.armMailbox()
 	busy := false
-	// No reactor.Yielder here: with a Gosched every 5 ms this loop hung a
-	// connection (TestValueIntegrity/uring under load, every time at the
-	// same request), a timing bug not yet found; and sysmon did not churn
-	// on this engine (100 wake-ups/s at 500 requests/s without the yield).
+	// No reactor.Yielder here: sysmon did not churn on this engine (100
+	// wake-ups/s at 500 requests/s without the yield). A Gosched every 5 ms
+	// once exposed the capped multishot receive's hang (see armRecv).
 	for {
 		r.now = time.Now().Unix()
 		if r.eng.group.Quitting() && !r.draining {

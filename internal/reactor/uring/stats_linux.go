@@ -24,7 +24,7 @@ type counters struct {
 	maxBatch     atomic.Uint64 // most CQEs reaped at once
 	emptyEnters  atomic.Uint64 // enters after which there was no completion to reap
 	waitNs       atomic.Uint64 // time spent in io_uring_enter, busy polling included
-	recvArms     atomic.Uint64 // multishot receives started
+	recvArms     atomic.Uint64 // receives started
 	enobufs      atomic.Uint64 // receives ended for want of a buffer
 	shortSends   atomic.Uint64
 	bytesRead    atomic.Uint64
