@@ -16,10 +16,11 @@
 // rendering (WriteConns), the flow-control policy (flow.go), and the
 // Session glue (RunSession, RejectMessage, RejectFD/RejectConn), UDP
 // (UDPServer), and on Linux what the raw-descriptor engines (epoll, uring)
-// share: the NAPI router and NAPI discovery (NAPIRouter, IncomingNAPIID,
-// AutoReactors), the handoff Mailbox, and listening sockets (OpenListener,
-// SockaddrString). Protocol parsing is not here:
-// a connection hands its bytes to a Session (internal/protocol) and gets
+// share: the rule that picks a connection's reactor (Router: the unix
+// socket's round-robin, UnixSpreader, and NAPIRouter), NAPI discovery
+// (IncomingNAPIID, AutoReactors), the handoff Mailbox, and listening
+// sockets (OpenListener, SockaddrString). Protocol parsing is not here: a
+// connection hands its bytes to a Session (internal/protocol) and gets
 // reply bytes back.
 //
 // Dependencies flow one way: cmd/gocached -> reactor/<engine> -> reactor ->

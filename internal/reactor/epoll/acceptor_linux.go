@@ -104,22 +104,16 @@ func (r *loop) accept(li int) {
 		// Replies are written whole per batch; Nagle would only add latency.
 		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		id := reactor.IncomingNAPIID(fd)
-		if t := r.route(li, id); t != r.id {
+		// The -s listener's connections are dealt out in turn, TCP's
+		// follow their NAPI (reactor.Router).
+		unixListener := r.eng.groups[r.groups[li]].unix != ""
+		if t := r.eng.router.Route(r.id, unixListener, id); t != r.id {
 			r.stats.handoffOut.Add(1)
 			r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
 			continue
 		}
 		r.addConn(fd, id, li)
 	}
-}
-
-// route is the reactor that serves a connection accepted on listener li:
-// the -s listener's are dealt out in turn, TCP's follow their NAPI.
-func (r *loop) route(li int, napiID uint32) int {
-	if r.eng.groups[r.groups[li]].unix != "" {
-		return r.eng.unixRR.Next(len(r.eng.reactors))
-	}
-	return r.eng.router.Route(r.id, napiID)
 }
 
 // acceptPause is how long a reactor stops accepting after accept failed for

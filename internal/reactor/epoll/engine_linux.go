@@ -29,8 +29,7 @@ type engine struct {
 	cfg      reactor.Config
 	ecfg     *reactor.EpollConfig // &cfg.Epoll, with defaults filled in
 	reactors []*loop
-	router   *reactor.NAPIRouter
-	unixRR   reactor.UnixSpreader // deals the -s listener's connections out
+	router   *reactor.Router // which reactor serves each accepted connection
 	groups   []*listenGroup
 	iface    string // listen interface used for -t auto, "" when none
 	started  time.Time
@@ -116,7 +115,7 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 		e.group.Add(r)
 		ids[i] = &r.napiID
 	}
-	e.router = reactor.NewNAPIRouter(ids)
+	e.router = reactor.NewRouter(ids)
 	e.warnBusyPoll()
 	listen := func() error { return e.listen(binds) }
 	if cfg.UnixSocket != "" {

@@ -46,21 +46,15 @@ func (r *loop) onAccept(li int, q *cqe) {
 	// Replies are sent whole per batch; Nagle would only add latency.
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	id := reactor.IncomingNAPIID(fd)
-	if t := r.route(li, id); t != r.id {
+	// The -s listener's connections are dealt out in turn, TCP's follow
+	// their NAPI (reactor.Router). With -s it is the only listener.
+	unixListener := r.eng.cfg.UnixSocket != ""
+	if t := r.eng.router.Route(r.id, unixListener, id); t != r.id {
 		r.stats.handoffOut.Add(1)
 		r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
 		return
 	}
 	r.addConn(fd, id, li)
-}
-
-// route is the reactor that serves a connection accepted on listener li:
-// the -s listener's are dealt out in turn, TCP's follow their NAPI.
-func (r *loop) route(li int, napiID uint32) int {
-	if r.eng.cfg.UnixSocket != "" {
-		return r.eng.unixRR.Next(len(r.eng.reactors))
-	}
-	return r.eng.router.Route(r.id, napiID)
 }
 
 // pauseAccept stops re-arming accepts for acceptPause.

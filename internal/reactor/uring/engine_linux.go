@@ -19,9 +19,8 @@ import (
 type engine struct {
 	cfg      reactor.Config
 	reactors []*loop
-	router   *reactor.NAPIRouter
-	unixRR   reactor.UnixSpreader // deals the -s listener's connections out
-	bound    []boundAddr          // each listen binding, as bound
+	router   *reactor.Router // which reactor serves each accepted connection
+	bound    []boundAddr     // each listen binding, as bound
 	started  time.Time
 	acct     *reactor.Accounting
 
@@ -85,7 +84,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 		e.group.Add(r)
 		ids[i] = &r.napiID
 	}
-	e.router = reactor.NewNAPIRouter(ids)
+	e.router = reactor.NewRouter(ids)
 	listen := func() error { return e.listen(binds) }
 	if cfg.UnixSocket != "" {
 		listen = e.listenUnix
