@@ -28,6 +28,7 @@ var Cases = []Case{
 	{"accounting/wildcard_both_families", wildcardBothFamilies},
 	{"accounting/conn_limit", connLimit},
 	{"accounting/unix_socket", unixSocket},
+	{"accounting/unix_socket_spread", unixSocketSpread},
 	{"accounting/stats_reset", statsReset},
 	{"flow/backpressure", backpressure},
 	{"flow/fairness_latency", fairnessLatency},

@@ -1,0 +1,132 @@
+package enginetest
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gocached/gocached/internal/reactor"
+)
+
+// unixSocketSpread: the -s listener has a single acceptor (see
+// reactor.UnixSpreader for why), so its clients get descriptors in the
+// order they connected, as memcached's watcher_connid.t relies on; and
+// engines with reactors deal the clients out to them in turn rather than
+// piling them on the acceptor's reactor.
+//
+// Engines without `stats reactors` (the go engine) are only held to the
+// first part: they accept each listener from one goroutine and serve every
+// connection on its own goroutine, scheduled by the Go runtime over all
+// threads, so "which reactor serves it" has no meaning there.
+//
+// Clients connect one at a time, each waited for until the engine holds it,
+// so the only fd that appears between steps is the new client's, and the
+// reactor whose count rose is the one it was dealt to. The engine is asked
+// directly, not through a client, whose own connection would be dealt out
+// too.
+func unixSocketSpread(t *testing.T, f reactor.Factory) {
+	path := filepath.Join(t.TempDir(), "gocached.sock")
+	s := Start(t, f, reactor.Config{UnixSocket: path, Threads: 3}, Options{})
+	const conns = 7 // more than two rounds of 3 reactors
+	perReactor, hasReactors := reactorConns(t, s.Eng)
+	if hasReactors && len(perReactor) < 2 {
+		t.Fatalf("%d reactors with Threads 3, want several to deal to", len(perReactor))
+	}
+	var clients []*Client
+	var fds []int // client fds in connection order
+	for i := range conns {
+		clients = append(clients, s.Dial(t))
+		WaitFor(t, "client "+itoa(i)+" to be registered", func() bool {
+			if len(clientFDs(s.Eng)) != i+1 {
+				return false
+			}
+			if !hasReactors {
+				return true
+			}
+			now, _ := reactorConns(t, s.Eng)
+			return sum(now) == i+1
+		})
+		got := clientFDs(s.Eng)
+		var fresh []int
+		for _, fd := range got {
+			if !slices.Contains(fds, fd) {
+				fresh = append(fresh, fd)
+			}
+		}
+		if len(fresh) != 1 {
+			t.Fatalf("client %d: fds %v after %v, want exactly one new", i, got, fds)
+		}
+		if len(fds) > 0 && fresh[0] < slices.Max(fds) {
+			t.Errorf("client %d got fd %d, below an earlier client's (%v): fds out of connection order", i, fresh[0], fds)
+		}
+		fds = append(fds, fresh[0])
+		if !hasReactors {
+			continue
+		}
+		now, _ := reactorConns(t, s.Eng)
+		want := slices.Clone(perReactor)
+		want[i%len(want)]++
+		if !slices.Equal(now, want) {
+			t.Errorf("client %d: conns per reactor %v -> %v, want %v (dealt to reactor %d)",
+				i, perReactor, now, want, i%len(want))
+		}
+		perReactor = now
+	}
+	for i, c := range clients {
+		c.Send("version\r\n")
+		if l := c.Line(); !strings.HasPrefix(l, "VERSION ") {
+			t.Errorf("client %d: version answered %q", i, l)
+		}
+	}
+}
+
+// clientFDs are the descriptors of the clients in the engine's `stats
+// conns`, ascending.
+func clientFDs(eng reactor.Engine) []int {
+	var fds []int
+	eng.GroupStats("conns", func(name, _ string) {
+		fd, field, _ := strings.Cut(name, ":")
+		if field != "listen_addr" { // listeners have none
+			return
+		}
+		if n, err := strconv.Atoi(fd); err == nil {
+			fds = append(fds, n)
+		}
+	})
+	slices.Sort(fds)
+	return fds
+}
+
+// reactorConns is each reactor's connection count from the engine's `stats
+// reactors` (reactor:N:conns); false when the engine has no such group.
+func reactorConns(t *testing.T, eng reactor.Engine) ([]int, bool) {
+	t.Helper()
+	var conns []int
+	ok := eng.GroupStats("reactors", func(name, value string) {
+		rest, found := strings.CutPrefix(name, "reactor:")
+		id, field, _ := strings.Cut(rest, ":")
+		if !found || field != "conns" {
+			return
+		}
+		r, err1 := strconv.Atoi(id)
+		n, err2 := strconv.Atoi(value)
+		if err1 != nil || err2 != nil || r < 0 {
+			t.Fatalf("stats reactors: bad line %s %s", name, value)
+		}
+		for len(conns) <= r {
+			conns = append(conns, 0)
+		}
+		conns[r] = n
+	})
+	return conns, ok
+}
+
+func sum(v []int) int {
+	n := 0
+	for _, x := range v {
+		n += x
+	}
+	return n
+}
