@@ -63,7 +63,8 @@ func (s *Session) slabs(line []byte, n int) {
 }
 
 // lru answers `lru tune|mode|temp_ttl ...`, recording the values for
-// `stats settings`.
+// `stats settings`; temp_ttl also turns the store's TEMP LRU on or off.
+// As in memcached, mode and temp_ttl need the LRU maintainer.
 func (s *Session) lru(line []byte, n int) {
 	if n < 2 {
 		s.reply(rError)
@@ -89,7 +90,7 @@ func (s *Session) lru(line []byte, n int) {
 			})
 			s.reply(rOK)
 		}
-	case sub == "mode" && n >= 3:
+	case sub == "mode" && n >= 3 && !s.env.Settings.LRUMaintainerDisabled:
 		switch string(s.token(line, 2)) {
 		case "flat":
 			s.env.adminUpdate(func(a *adminState) { a.segmented = false })
@@ -100,18 +101,15 @@ func (s *Session) lru(line []byte, n int) {
 		default:
 			s.reply(rError)
 		}
-	case sub == "temp_ttl" && n >= 3:
+	case sub == "temp_ttl" && n >= 3 && !s.env.Settings.LRUMaintainerDisabled:
 		ttl, ok := parseInt32(s.token(line, 2))
 		if !ok {
 			s.reply(rError)
 			return
 		}
-		s.env.adminUpdate(func(a *adminState) {
-			a.tempLRU = ttl >= 0
-			if ttl >= 0 {
-				a.tempTTL = ttl
-			}
-		})
+		// The store keeps the setting: it decides which items are
+		// temporary (never evicted) as they are stored.
+		s.env.Store.SetTemporaryTTL(int64(ttl))
 		s.reply(rOK)
 	default:
 		s.reply(rError)

@@ -25,8 +25,6 @@ type adminState struct {
 	hotFactor      float64
 	warmFactor     float64
 	segmented      bool
-	tempLRU        bool
-	tempTTL        int32
 	crawlerStarts  uint64 // lru_crawler_starts: crawls and metadumps begun
 }
 
@@ -50,7 +48,7 @@ func (e *Env) adminSnapshot() adminSnapshot {
 		crawler: !a.crawlerOff, crawlerSleep: a.crawlerSleep, crawlerToCrawl: a.crawlerToCrawl,
 		automove: a.automove, automoveRatio: a.automoveRatio,
 		hotPct: a.hotPct, warmPct: a.warmPct, hotFactor: a.hotFactor, warmFactor: a.warmFactor,
-		segmented: a.segmented, tempLRU: a.tempLRU, tempTTL: a.tempTTL,
+		segmented:     a.segmented,
 		crawlerStarts: a.crawlerStarts,
 	}
 }
@@ -69,7 +67,6 @@ func (a *adminState) defaults(st *Settings) {
 	a.automoveRatio = 0.8
 	a.hotPct, a.warmPct = 20, 40
 	a.hotFactor, a.warmFactor = 0.2, 2.0
-	a.tempTTL = 61
 }
 
 type adminSnapshot struct {
@@ -79,8 +76,7 @@ type adminSnapshot struct {
 	automoveRatio                float64
 	hotPct, warmPct              uint32
 	hotFactor, warmFactor        float64
-	segmented, tempLRU           bool
-	tempTTL                      int32
+	segmented                    bool
 	crawlerStarts                uint64
 }
 

@@ -82,7 +82,7 @@ func (s *Session) stats(line []byte, n int) {
 	case "settings":
 		s.appendSettings(&w)
 	case "items":
-		appendItems(&w, s.env.Store.Classes())
+		appendItems(&w, s.env.Store.Classes(), s.tempLRU())
 	case "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
@@ -268,6 +268,12 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	return w.b
 }
 
+// tempLRU reports whether the store's TEMP LRU is on.
+func (s *Session) tempLRU() bool {
+	_, on := s.env.Store.TemporaryTTL()
+	return on
+}
+
 // formatUsec renders microseconds as memcached's "%ld.%06ld" seconds.
 func formatUsec(us int64) string {
 	b := strconv.AppendInt(nil, us/1e6, 10)
@@ -370,8 +376,9 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("warm_lru_pct", int64(adm.warmPct))
 	w.str("hot_max_factor", fmt2(adm.hotFactor))
 	w.str("warm_max_factor", fmt2(adm.warmFactor))
-	w.flag("temp_lru", adm.tempLRU)
-	w.int("temporary_ttl", int64(adm.tempTTL))
+	tempTTL, tempLRU := s.env.Store.TemporaryTTL()
+	w.flag("temp_lru", tempLRU)
+	w.int("temporary_ttl", tempTTL)
 	w.int("idle_timeout", int64(set.IdleTimeout))
 	w.int("watcher_logbuf_size", int64(s.env.watcherLogbufSize()))
 	w.int("worker_logbuf_size", 65536)
@@ -414,19 +421,25 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.str("memory_file", orNull(set.MemoryFile, "(null)"))
 }
 
-// appendItems writes `stats items`: like memcached, only classes holding items.
-func appendItems(w *statWriter, classes []store.ClassStats) {
+// appendItems writes `stats items`: like memcached, only classes holding
+// items. temp is whether the TEMP LRU is on (memcached lists number_temp
+// only then).
+func appendItems(w *statWriter, classes []store.ClassStats, temp bool) {
 	const p = "items:"
 	for _, c := range classes {
 		if c.Items == 0 {
 			continue
 		}
 		age := uint64(max(c.OldestAge, 0))
-		// gocached keeps one LRU per class: every item counts as cold.
+		// gocached has no HOT and WARM queues: every item but the
+		// temporary ones counts as cold.
 		w.classUint(p, c.ID, "number", c.Items)
 		w.classUint(p, c.ID, "number_hot", 0)
 		w.classUint(p, c.ID, "number_warm", 0)
-		w.classUint(p, c.ID, "number_cold", c.Items)
+		w.classUint(p, c.ID, "number_cold", c.Items-c.Temp)
+		if temp {
+			w.classUint(p, c.ID, "number_temp", c.Temp)
+		}
 		w.classUint(p, c.ID, "age_hot", 0)
 		w.classUint(p, c.ID, "age_warm", 0)
 		w.classUint(p, c.ID, "age", age)
@@ -446,8 +459,8 @@ func appendItems(w *statWriter, classes []store.ClassStats) {
 			"direct_reclaims", "hits_to_hot", "hits_to_warm"} {
 			w.classUint(p, c.ID, name, 0)
 		}
-		w.classUint(p, c.ID, "hits_to_cold", c.GetHits)
-		w.classUint(p, c.ID, "hits_to_temp", 0)
+		w.classUint(p, c.ID, "hits_to_cold", c.GetHits-c.TempHits)
+		w.classUint(p, c.ID, "hits_to_temp", c.TempHits)
 	}
 }
 

@@ -172,13 +172,23 @@ func TestItemsAndSlabs(t *testing.T) {
 		{ID: 3, ChunkSize: 152}, // unused
 	}
 	var w statWriter
-	appendItems(&w, classes)
+	appendItems(&w, classes, false)
 	names, v := parseStats(t, string(w.b)+"END\r\n")
 	if len(names) != 28 || names[0] != "items:1:number" || names[27] != "items:1:hits_to_temp" {
 		t.Fatalf("items names: %v", names)
 	}
 	if v["items:1:number"] != "2" || v["items:1:age"] != "7" || v["items:1:mem_requested"] != "130" {
 		t.Fatalf("items values: %v", v)
+	}
+	// With the TEMP LRU on, memcached adds number_temp after number_cold;
+	// temporary items and their hits are not counted as cold.
+	classes[0].Temp, classes[0].TempHits = 1, 2
+	w = statWriter{}
+	appendItems(&w, classes, true)
+	names, v = parseStats(t, string(w.b)+"END\r\n")
+	if len(names) != 29 || names[4] != "items:1:number_temp" || v["items:1:number_temp"] != "1" ||
+		v["items:1:number_cold"] != "1" || v["items:1:hits_to_cold"] != "1" || v["items:1:hits_to_temp"] != "2" {
+		t.Fatalf("items with temp_lru: %v %v", names, v)
 	}
 	w = statWriter{}
 	appendSlabs(&w, classes, store.Stats{TotalMallocedBytes: 2 << 20})

@@ -124,4 +124,7 @@ type ClassStats struct {
 	ExpiredUnfetched                                                               uint64
 	EvictedUnfetched                                                               uint64
 	GetHits, CmdSet, DeleteHits, IncrHits, DecrHits, CasHits, CasBadval, TouchHits uint64
+	// Temp is the class's items in memcached's TEMP LRU (templru.go), of
+	// Items; TempHits is the part of GetHits that found them.
+	Temp, TempHits uint64
 }

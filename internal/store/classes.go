@@ -89,6 +89,7 @@ type classCounters struct {
 	getHits, cmdSet, deleteHits            uint64
 	incrHits, decrHits, casHits, casBadval uint64
 	touchHits                              uint64
+	temp, tempHits                         uint64 // live items in the TEMP LRU, and get hits on them (templru.go)
 	// held is set once the class has held an item: memcached keeps a
 	// class's slab pages when its items go, so `stats slabs` goes on
 	// listing it (with used_chunks 0).
@@ -97,7 +98,7 @@ type classCounters struct {
 
 // resetEvents zeroes what `stats reset` clears, keeping the live totals.
 func (c *classCounters) resetEvents() {
-	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, held: c.held}
+	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, temp: c.temp, held: c.held}
 }
 
 // ClassCount reports the number of size classes (ids 1..ClassCount), the

@@ -17,6 +17,7 @@ type EvictedItem struct {
 // so that the shards never point into the Store (see ring.go).
 type storeHooks struct {
 	evict atomic.Pointer[func(EvictedItem)]
+	temp  atomic.Int64 // the TEMP LRU setting, packed by tempSetting (templru.go)
 }
 
 // SetEvictionHook installs fn, called for every item evicted to make room

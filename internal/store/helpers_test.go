@@ -69,12 +69,16 @@ func checkInvariants(t testing.TB, s *Store) {
 func (sh *shard) verify() error {
 	live, n, expiring := 0, 0, 0
 	items := make([]uint64, len(sh.cls))
+	temps := make([]uint64, len(sh.cls))
 	var err error
 	sh.forEachLive(func(pos int) {
 		r := sh.rec(pos)
 		live += r.size()
 		n++
 		items[r.class()]++
+		if r.bits()&recTemp != 0 {
+			temps[r.class()]++
+		}
 		if r.exptime() != 0 {
 			expiring++
 		}
@@ -98,6 +102,9 @@ func (sh *shard) verify() error {
 	for c := range items {
 		if items[c] != sh.cls[c].items {
 			return fmt.Errorf("class %d: counter %d items, ring has %d", c, sh.cls[c].items, items[c])
+		}
+		if temps[c] != sh.cls[c].temp {
+			return fmt.Errorf("class %d: counter %d temporary items, ring has %d", c, sh.cls[c].temp, temps[c])
 		}
 	}
 	used := sh.head - sh.tail

@@ -54,7 +54,7 @@ func (s *Store) MetaGet(key []byte, vivify bool, cas NewCAS, fn func(it Item, cr
 	} else {
 		sh.st.CmdGet++
 		sh.st.GetHits++
-		sh.cls[it.rec().class()].getHits++
+		sh.countHit(it.rec())
 	}
 	return true
 }

@@ -199,7 +199,7 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	}
 	r := sh.rec(sh.posOf(slot))
 	sh.st.GetHits++
-	sh.cls[r.class()].getHits++
+	sh.countHit(r)
 	r.setBits(recFetched | recReferenced)
 	r.setAccessed(now)
 	fn(r.value(), s.meta(r))

@@ -7,8 +7,8 @@ import "encoding/binary"
 //
 //	0  u32 value length
 //	4  u8  key length
-//	5  u8  state bits (recDead, recFetched, recReferenced, and the meta
-//	       protocol's recStale, recTokenSent, recKeyBinary)
+//	5  u8  state bits (recDead, recFetched, recReferenced, recTemp, and
+//	       the meta protocol's recStale, recTokenSent, recKeyBinary)
 //	6  u16 size class, for per-class statistics
 //	8  u32 client flags
 //	12 u32 exptime, absolute unix seconds, 0 = never
@@ -41,6 +41,9 @@ const (
 	recStale     = 1 << 3
 	recTokenSent = 1 << 4
 	recKeyBinary = 1 << 5
+	// recTemp marks an item in memcached's TEMP LRU: stored with at most
+	// temporary_ttl seconds to live, never evicted (templru.go).
+	recTemp = 1 << 6
 )
 
 var le = binary.LittleEndian

@@ -136,6 +136,9 @@ func (sh *shard) unlink(slot int) {
 	c.items--
 	c.bytes -= uint64(sz)
 	c.requested -= uint64(r.mcSize(sh.noCAS))
+	if r.bits()&recTemp != 0 {
+		c.temp--
+	}
 	if r.exptime() != 0 {
 		sh.expiring--
 	}
@@ -153,6 +156,12 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	c.held = true
 	c.bytes += uint64(sz)
 	c.requested += uint64(r.mcSize(sh.noCAS))
+	if sh.temporary(r) {
+		r.setBits(recTemp)
+		c.temp++
+	} else {
+		r.clearBits(recTemp)
+	}
 	if r.exptime() != 0 {
 		sh.expiring++
 	}
@@ -168,6 +177,9 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	oc.items--
 	oc.bytes -= uint64(osz)
 	oc.requested -= uint64(old.mcSize(sh.noCAS))
+	if old.bits()&recTemp != 0 {
+		oc.temp--
+	}
 	if old.exptime() != 0 {
 		sh.expiring--
 	}
@@ -278,7 +290,8 @@ func (sh *shard) take(n int) int {
 }
 
 // freeTail advances the tail past one record, dropping it, evicting it or
-// moving it to the head. It returns false when -M forbids making room.
+// moving it to the head. It returns false when nothing may be evicted: -M,
+// or a ring full of temporary items (templru.go).
 func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
 	pos := sh.tail
 	r := sh.rec(pos)
@@ -300,6 +313,15 @@ func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
 			// checked that live bytes leave room, so a few passes suffice;
 			// the bound only guards against a bookkeeping bug spinning forever.
 			if *moved > 3*len(sh.buf) {
+				return false
+			}
+			*moved += sz
+			sh.relocate(slot, pos, sz)
+			return true
+		case r.bits()&recTemp != 0:
+			// memcached's TEMP LRU is never evicted (templru.go). Having
+			// moved a whole ring's worth, the ring holds nothing else.
+			if *moved >= len(sh.buf) {
 				return false
 			}
 			*moved += sz

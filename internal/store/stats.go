@@ -126,6 +126,8 @@ func (s *Store) Classes() []ClassStats {
 			CasHits:          c.casHits,
 			CasBadval:        c.casBadval,
 			TouchHits:        c.touchHits,
+			Temp:             c.temp,
+			TempHits:         c.tempHits,
 		}
 		if oldest[id] != 0 && oldest[id] <= now {
 			cs.OldestAge = int64(now - oldest[id])
@@ -155,6 +157,8 @@ func addClass(dst, src *classCounters) {
 	dst.casHits += src.casHits
 	dst.casBadval += src.casBadval
 	dst.touchHits += src.touchHits
+	dst.temp += src.temp
+	dst.tempHits += src.tempHits
 }
 
 // b2i is 1 for true, 0 for false.

@@ -109,6 +109,7 @@ func New(cfg Config) (*Store, error) {
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	s.hooks.temp.Store(tempSetting(defaultTemporaryTTL, false))
 	var err error
 	if cfg.MemoryFile != "" {
 		s.ringSize = memfileRingSize(rings, n)
