@@ -32,50 +32,53 @@ const (
 	extApplied
 )
 
-// extOption describes one suboption.
+// extOption describes one suboption; extChecks has memcached's checks of
+// its value.
 type extOption struct {
-	kind    extKind
-	numeric bool // memcached requires a number: "Missing numeric argument for X"
+	kind extKind
 }
 
 var extOptions = map[string]extOption{
-	"maxconns_fast": {extSame, false}, "no_maxconns_fast": {extMissing, false},
-	"hashpower": {extApplied, true}, "no_hashexpand": {extApplied, false},
-	"tail_repair_time": {extInternal, true}, "hash_algorithm": {extInternal, false},
-	"lru_crawler": {extApplied, false}, "no_lru_crawler": {extApplied, false},
-	"lru_crawler_sleep": {extInternal, true}, "lru_crawler_tocrawl": {extInternal, true},
-	"lru_maintainer": {extApplied, false}, "no_lru_maintainer": {extApplied, false},
-	"lru_segmented": {extInternal, false}, "no_lru_segmented": {extInternal, false},
-	"hot_lru_pct": {extInternal, true}, "warm_lru_pct": {extInternal, true},
-	"hot_max_factor": {extInternal, true}, "warm_max_factor": {extInternal, true},
-	"temporary_ttl": {extInternal, true}, "read_buf_mem_limit": {extInternal, true},
-	"slab_reassign": {extInternal, false}, "slab_automove": {extInternal, false},
-	"slab_automove_ratio": {extInternal, true}, "slab_automove_window": {extInternal, true},
-	"slab_automove_freeratio": {extInternal, true}, "slab_chunk_max": {extInternal, true},
-	"modern": {extInternal, false}, "no_modern": {extApplied, false},
-	"drop_privileges": {extInternal, false}, "no_drop_privileges": {extInternal, false},
-	"meta_response_old": {extMissing, false}, "track_sizes": {extMissing, false},
-	"idle_timeout": {extApplied, true}, "watcher_logbuf_size": {extApplied, true},
-	"worker_logbuf_size": {extMissing, true}, "sock_cookie_id": {extMissing, true},
-	"ssl_chain_cert": {extApplied, false}, "ssl_key": {extApplied, false},
-	"ssl_keyformat": {extApplied, true}, "ssl_verify_mode": {extApplied, true},
-	"ssl_ciphers": {extApplied, false}, "ssl_ca_cert": {extApplied, false},
-	"ssl_wbuf_size": {extInternal, true}, "ssl_session_cache": {extApplied, false},
-	"ssl_kernel_tls": {extMissing, false}, "ssl_min_version": {extApplied, true},
-	"slab_sizes": {extInternal, false}, "no_chunked_items": {extInternal, false},
-	"no_slab_reassign": {extInternal, false}, "no_slab_automove": {extInternal, false},
+	"maxconns_fast": {extSame}, "no_maxconns_fast": {extMissing},
+	"hashpower": {extApplied}, "no_hashexpand": {extApplied},
+	"tail_repair_time": {extInternal}, "hash_algorithm": {extInternal},
+	"lru_crawler": {extApplied}, "no_lru_crawler": {extApplied},
+	"lru_crawler_sleep": {extInternal}, "lru_crawler_tocrawl": {extInternal},
+	"lru_maintainer": {extApplied}, "no_lru_maintainer": {extApplied},
+	"lru_segmented": {extInternal}, "no_lru_segmented": {extInternal},
+	"hot_lru_pct": {extInternal}, "warm_lru_pct": {extInternal},
+	"hot_max_factor": {extInternal}, "warm_max_factor": {extInternal},
+	"temporary_ttl": {extInternal}, "read_buf_mem_limit": {extInternal},
+	"slab_reassign": {extInternal}, "slab_automove": {extInternal},
+	"slab_automove_ratio": {extInternal}, "slab_automove_window": {extInternal},
+	"slab_automove_freeratio": {extInternal}, "slab_chunk_max": {extInternal},
+	"modern": {extInternal}, "no_modern": {extApplied},
+	"drop_privileges": {extInternal}, "no_drop_privileges": {extInternal},
+	"meta_response_old": {extMissing}, "track_sizes": {extMissing},
+	"idle_timeout": {extApplied}, "watcher_logbuf_size": {extApplied},
+	"worker_logbuf_size": {extMissing}, "sock_cookie_id": {extMissing},
+	"ssl_chain_cert": {extApplied}, "ssl_key": {extApplied},
+	"ssl_keyformat": {extApplied}, "ssl_verify_mode": {extApplied},
+	"ssl_ciphers": {extApplied}, "ssl_ca_cert": {extApplied},
+	"ssl_wbuf_size": {extInternal}, "ssl_session_cache": {extApplied},
+	"ssl_kernel_tls": {extMissing}, "ssl_min_version": {extApplied},
+	"slab_sizes": {extInternal}, "no_chunked_items": {extInternal},
+	"no_slab_reassign": {extInternal}, "no_slab_automove": {extInternal},
 	// Deprecated in memcached, still accepted there (with a message for
 	// resp_obj_mem_limit), so old command lines keep starting.
-	"inline_ascii_resp": {extInternal, false}, "no_inline_ascii_resp": {extInternal, false},
-	"resp_obj_mem_limit": {extInternal, false},
+	"inline_ascii_resp": {extInternal}, "no_inline_ascii_resp": {extInternal},
+	"resp_obj_mem_limit": {extInternal},
 	// memcached-debug's option for its test suite (t/lib/MemcachedTest.pm
 	// passes it on every start); gocached has no privilege sandbox to relax.
-	"relaxed_privileges": {extInternal, false},
+	"relaxed_privileges": {extInternal},
+	// extstore's (memcached's Debian build has it): a storage tier gocached
+	// does not have.
+	"ext_page_size": {extInternal}, "ext_wbuf_size": {extInternal}, "ext_threads": {extInternal},
+	"ext_io_depth": {extInternal}, "ext_path": {extInternal}, "ext_item_size": {extInternal},
+	"ext_item_age": {extInternal}, "ext_low_ttl": {extInternal}, "ext_recache_rate": {extInternal},
+	"ext_compact_under": {extInternal}, "ext_drop_under": {extInternal}, "ext_max_sleep": {extInternal},
+	"ext_max_frag": {extInternal}, "ext_drop_unread": {extInternal},
 }
-
-// extstore's options (ext_path, ext_page_size, ...) tune a storage tier
-// gocached does not have.
-const extstorePrefix = "ext_"
 
 // extSetting is one parsed suboption.
 type extSetting struct {
@@ -94,25 +97,11 @@ func parseExtOptions(values []string) ([]extSetting, error) {
 			}
 			name, value, hasValue := strings.Cut(item, "=")
 			opt, ok := extOptions[name]
-			if !ok && strings.HasPrefix(name, extstorePrefix) && len(name) > len(extstorePrefix) {
-				opt, ok = extOption{kind: extInternal}, true
-			}
 			if !ok {
-				return nil, usagef("Illegal suboption %q", item)
+				return nil, mcFail("Illegal suboption %q", item)
 			}
-			if opt.numeric {
-				if !hasValue || value == "" {
-					return nil, usagef("Missing numeric argument for %s", name)
-				}
-				// memcached reads hashpower with atoi: "abc" is 0, too low.
-				if _, err := strconv.ParseFloat(value, 64); err != nil && name != "hashpower" {
-					return nil, usagef("invalid value for %s: %q", name, value)
-				}
-			}
-			if name == "hashpower" {
-				if err := checkHashPower(value); err != nil {
-					return nil, err
-				}
+			if err := checkExt(name, value, hasValue, out); err != nil {
+				return nil, err
 			}
 			out = append(out, extSetting{name: name, value: value, opt: opt})
 		}
@@ -123,30 +112,15 @@ func parseExtOptions(values []string) ([]extSetting, error) {
 // checkHashPower refuses what memcached refuses for -o hashpower: below 12
 // or above 32, with its messages (atoi's reading of the value).
 func checkHashPower(value string) error {
-	n := extAtoi(value)
+	n := cAtoi(value)
 	switch {
 	case n < 12:
-		return usagef("Initial hashtable multiplier of %d is too low", n)
+		return mcFail("Initial hashtable multiplier of %d is too low", n)
 	case n > 32:
-		return usagef("Initial hashtable multiplier of %d is too high\n"+
+		return mcFail("Initial hashtable multiplier of %d is too high\n"+
 			"Choose a value based on \"STAT hash_power_level\" from a running instance", n)
 	}
 	return nil
-}
-
-// extAtoi reads a number as C's atoi does: the leading digits, 0 if none.
-func extAtoi(s string) int {
-	n, i, neg := 0, 0, false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg, i = s[i] == '-', i+1
-	}
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1<<30; i++ {
-		n = n*10 + int(s[i]-'0')
-	}
-	if neg {
-		return -n
-	}
-	return n
 }
 
 // extLast is the value of the last -o name given, and whether one was.
@@ -163,7 +137,7 @@ func extLast(settings []extSetting, name string) (value string, given bool) {
 // one given), 0 without it.
 func extHashPower(settings []extSetting) int {
 	v, _ := extLast(settings, "hashpower")
-	return extAtoi(v)
+	return cAtoi(v)
 }
 
 // extHas reports whether suboption name was given.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,12 +12,6 @@ import (
 	"github.com/gocached/gocached/internal/cpuset"
 	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
-)
-
-// Limits memcached enforces on -I.
-const (
-	minItemSize = 1 << 10
-	maxItemSize = 1 << 30
 )
 
 // options is the parsed command line.
@@ -53,18 +46,9 @@ type options struct {
 	changed       map[string]bool // long names of the flags given
 }
 
-// usageError is a bad command line: main prints it on one line and exits 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
 // parseFlags parses memcached's flags (short and long names) plus gocached's
-// engine flags. Every value is checked here, so that a bad one exits 2 before
-// anything starts.
+// engine flags. Every value is checked here, so that a bad one exits (with
+// memcached's status, see cliexit.go) before anything starts.
 func parseFlags(args []string) (*options, error) {
 	fs := pflag.NewFlagSet("gocached", pflag.ContinueOnError)
 	fs.SetOutput(discard{})
@@ -87,17 +71,20 @@ func parseFlags(args []string) (*options, error) {
 	var unixMask string
 	fs.StringVarP(&unixMask, "unix-mask", "a", "700", "access mask for the UNIX socket, in octal")
 	fs.StringVarP(&memory, "memory-limit", "m", "64", "item memory in megabytes (suffix m or g accepted)")
-	fs.IntVarP(&rc.MaxConns, "conn-limit", "c", 1024, "max simultaneous connections")
+	conns := newCInt(&rc.MaxConns, 1024)
+	fs.VarP(conns, "conn-limit", "c", "max simultaneous connections")
 	fs.StringVarP(&threads, "threads", "t", "auto", "reactors for the epoll engine: a number, or auto (one per NAPI of the listen interface)")
 	fs.StringVarP(&itemSize, "max-item-size", "I", "1m", "max item size (suffix k or m; min 1k, max 1024m, at most half of -m)")
 	fs.BoolVarP(&o.noEvict, "disable-evictions", "M", false, "return an error when memory is full instead of evicting")
 	fs.BoolVarP(&o.noCAS, "disable-cas", "C", false, "disable use of CAS")
 	fs.CountVarP(&o.verbosity, "verbose", "v", "verbose logging (-v info, -vv debug)")
-	fs.IntVarP(&o.reqsPerEvent, "max-reqs-per-event", "R", 20, "max requests handled per connection per event, for fairness")
+	reqs := newCInt(&o.reqsPerEvent, 20)
+	fs.VarP(reqs, "max-reqs-per-event", "R", "max requests handled per connection per event, for fairness")
 	fs.StringVarP(&o.protocol, "protocol", "B", "auto", "protocol: ascii, binary, or auto (by the first byte a client sends)")
 	fs.BoolVarP(&o.sasl, "enable-sasl", "S", false, "binary clients must authenticate (SASL PLAIN against the user:password file named by $MEMCACHED_SASL_PWDB); implies -B binary")
 	fs.IntVarP(&rc.Backlog, "listen-backlog", "b", 1024, "listen backlog")
-	fs.IntVarP(&o.napiIDs, "napi-ids", "N", 0, "memcached's NAPI ID count; accepted for compatibility (the epoll engine routes by NAPI ID on its own)")
+	napiIDs := newCInt(&o.napiIDs, 0)
+	fs.VarP(napiIDs, "napi-ids", "N", "memcached's NAPI ID count; accepted for compatibility (the epoll engine routes by NAPI ID on its own)")
 	fs.StringVarP(&o.proc.user, "user", "u", "", "assume identity of <username> after setup (only when run as root)")
 	fs.StringVarP(&o.proc.pidFile, "pidfile", "P", "", "save PID in <file>")
 	fs.BoolVarP(&o.proc.daemon, "daemon", "d", false, "run as a daemon (the command returns once the server listens)")
@@ -110,8 +97,10 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVarP(&o.gates.noDump, "disable-dumping", "X", false, "disable stats cachedump and lru_crawler metadump")
 	fs.BoolVarP(&o.gates.noWatch, "disable-watch", "W", false, "disable watch commands (live logging)")
 	fs.StringVarP(&o.gates.authFile, "auth-file", "Y", "", "enable ASCII protocol authentication against this file of user:pass lines")
-	fs.Float64VarP(&o.gates.factor, "slab-growth-factor", "f", 1.25, "chunk size growth factor of the size classes")
-	fs.IntVarP(&o.gates.minChunk, "slab-min-size", "n", 48, "min space used for key+value+flags")
+	factor := newCFloat(&o.gates.factor, 1.25)
+	fs.VarP(factor, "slab-growth-factor", "f", "chunk size growth factor of the size classes")
+	minChunk := newCInt(&o.gates.minChunk, 48)
+	fs.VarP(minChunk, "slab-min-size", "n", "min space used for key+value+flags")
 	var delim string
 	fs.StringVarP(&delim, "delimiter", "D", "", "use <char> as the delimiter between key prefixes and IDs in stats detail (turns it on)")
 	fs.BoolVarP(&o.largePages, "enable-largepages", "L", false, "map item memory up front with huge pages (the limit then cannot change at run time)")
@@ -133,7 +122,7 @@ func parseFlags(args []string) (*options, error) {
 	nf := addNAPIFlags(fs, &o.napi)
 
 	if err := fs.Parse(args); err != nil {
-		return nil, &usageError{msg: err.Error()}
+		return nil, getoptError(err, args)
 	}
 	o.usage = fs.FlagUsages()
 	o.flags = fs
@@ -143,42 +132,36 @@ func parseFlags(args []string) (*options, error) {
 		return o, nil
 	}
 	if fs.NArg() > 0 {
-		return nil, usagef("unexpected argument %q", fs.Arg(0))
+		// memcached's getopt leaves operands alone and starts; here one is
+		// most likely a flag that lost its dash, so it is refused.
+		return nil, refusef("unexpected argument %q", fs.Arg(0))
 	}
 	rc.Epoll.BusyPollBudget = busyPollBudget
 
 	var err error
-	if o.memory, err = parseMemoryLimit(memory); err != nil {
+	mf := memcachedFlags{conns: conns, reqs: reqs, napiIDs: napiIDs, minChunk: minChunk, factor: factor}
+	if err := o.checkLoop(fs, mf, memory, itemSize, threads, delim); err != nil {
 		return nil, err
-	}
-	if o.itemSize, err = parseItemSize(itemSize); err != nil {
-		return nil, err
-	}
-	if rc.Threads, err = parseThreads(threads); err != nil {
-		return nil, err
-	}
-	if rc.Epoll.PinCPUs, err = cpuset.Parse(pinCPUs); err != nil {
-		return nil, usagef("invalid --pin-cpus %q: %v", pinCPUs, err)
-	}
-	if err := o.gates.setDelimiter(delim, fs.Changed("delimiter")); err != nil {
-		return nil, err
-	}
-	if o.gates.factor <= 1 {
-		return nil, usagef("Factor must be greater than 1")
-	}
-	if o.gates.minChunk <= 0 {
-		return nil, usagef("Chunk size must be greater than 0")
 	}
 	mask, err := strconv.ParseUint(unixMask, 8, 32)
 	if err != nil || mask > 0o777 {
-		return nil, usagef("invalid -a %q: want an octal access mask such as 700", unixMask)
+		return nil, refusef("invalid -a %q: want an octal access mask such as 700", unixMask)
 	}
 	rc.UnixMask = os.FileMode(mask)
 	if o.ext, err = parseExtOptions(extRaw); err != nil {
 		return nil, err
 	}
+	if fs.Changed("udp-port") && o.udpPort != 0 && !fs.Changed("port") {
+		rc.Port = o.udpPort // as memcached: -U alone sets the TCP port too
+	}
+	if err := o.checkAfterLoop(fs); err != nil {
+		return nil, err
+	}
 	if err := o.tls.fromExt(o.ext); err != nil {
 		return nil, err
+	}
+	if rc.Epoll.PinCPUs, err = cpuset.Parse(pinCPUs); err != nil {
+		return nil, usagef("invalid --pin-cpus %q: %v", pinCPUs, err)
 	}
 	if o.tls.enabled && o.engine != "go" {
 		if fs.Changed("engine") {
@@ -192,11 +175,8 @@ func parseFlags(args []string) (*options, error) {
 	if err := nf.resolve(fs, o); err != nil {
 		return nil, err
 	}
-	if err := o.check(); err != nil {
+	if err := o.checkOwn(); err != nil {
 		return nil, err
-	}
-	if fs.Changed("udp-port") && o.udpPort != 0 && !fs.Changed("port") {
-		rc.Port = o.udpPort // as memcached: -U alone sets the TCP port too
 	}
 	switch rc.Port {
 	case 0:
@@ -207,35 +187,15 @@ func parseFlags(args []string) (*options, error) {
 	return o, nil
 }
 
-// check validates values that need no parsing, with memcached's wording
-// where memcached has a message.
-func (o *options) check() error {
-	rc := &o.reactor
+// checkOwn validates gocached's own flags: EX_USAGE, gocached's wording.
+func (o *options) checkOwn() error {
+	e := &o.reactor.Epoll
 	switch {
-	case rc.Port < -1 || rc.Port > 65535:
-		return usagef("invalid port number %d", rc.Port)
-	case o.udpPort < -1 || o.udpPort > 65535:
-		return usagef("invalid UDP port number %d", o.udpPort)
-	case rc.MaxConns <= 0:
-		return usagef("maximum connections must be greater than 0 (-c %d)", rc.MaxConns)
-	case o.reqsPerEvent <= 0:
-		return usagef("number of requests per event must be greater than 0 (-R %d)", o.reqsPerEvent)
-	case rc.Backlog <= 0:
-		return usagef("listen backlog must be greater than 0 (-b %d)", rc.Backlog)
-	case o.napiIDs < 0:
-		return usagef("number of NAPI IDs must not be negative (-N %d)", o.napiIDs)
-	case rc.Epoll.MaxEvents <= 0:
-		return usagef("--max-events must be greater than 0 (got %d)", rc.Epoll.MaxEvents)
-	case rc.Epoll.TimeoutMs < -1:
-		return usagef("--epoll-timeout must be -1 (block) or a timeout in ms (got %d)", rc.Epoll.TimeoutMs)
-	case o.itemSize > int(o.memory/2):
-		return usagef("cannot set item size limit (-I %d) higher than 1/2 of memory max (-m %d MB)", o.itemSize, o.memory>>20)
+	case e.MaxEvents <= 0:
+		return usagef("--max-events must be greater than 0 (got %d)", e.MaxEvents)
+	case e.TimeoutMs < -1:
+		return usagef("--epoll-timeout must be -1 (block) or a timeout in ms (got %d)", e.TimeoutMs)
 	}
-	b, err := protocol.ParseBinding(o.protocol)
-	if err != nil || o.protocol == "auto-negotiate" {
-		return usagef("Invalid value for binding protocol: %s -- should be one of auto, binary, or ascii", o.protocol)
-	}
-	o.binding = b
 	if _, ok := engines[o.engine]; !ok {
 		return usagef("unknown --engine %q (want epoll, uring or go)", o.engine)
 	}
@@ -247,58 +207,6 @@ func defaultEngine() string {
 		return "epoll"
 	}
 	return "go"
-}
-
-// parseMemoryLimit reads -m: megabytes, optionally suffixed m/M (the same)
-// or g/G (gigabytes).
-func parseMemoryLimit(s string) (int64, error) {
-	num, mult := s, int64(1<<20)
-	switch strings.ToLower(lastByte(s)) {
-	case "m":
-		num = s[:len(s)-1]
-	case "g":
-		num, mult = s[:len(s)-1], 1<<30
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, usagef("invalid memory limit -m %q: want a positive number of megabytes", s)
-	}
-	return n * mult, nil
-}
-
-// parseItemSize reads -I as memcached does: bytes, or with a k/K or m/M
-// suffix; 1k to 1024m.
-func parseItemSize(s string) (int, error) {
-	num, mult := s, int64(1)
-	switch strings.ToLower(lastByte(s)) {
-	case "k":
-		num, mult = s[:len(s)-1], 1<<10
-	case "m":
-		num, mult = s[:len(s)-1], 1<<20
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
-		return 0, usagef("invalid max item size -I %q: want bytes, or a number with suffix k or m", s)
-	}
-	if n > maxItemSize/mult {
-		return 0, usagef("cannot set item size limit (-I %s) higher than a gigabyte", s)
-	}
-	if size := n * mult; size < minItemSize {
-		return 0, usagef("item max size (-I %s) cannot be less than 1024 bytes", s)
-	}
-	return int(n * mult), nil
-}
-
-// parseThreads reads -t: "auto" (0) or a positive count.
-func parseThreads(s string) (int, error) {
-	if s == "auto" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, usagef("number of threads must be greater than 0, or auto (-t %q)", s)
-	}
-	return n, nil
 }
 
 func lastByte(s string) string {

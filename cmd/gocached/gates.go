@@ -25,7 +25,7 @@ func (g *gateOptions) setDelimiter(v string, given bool) error {
 		return nil
 	}
 	if v == "" {
-		return usagef("-D needs a delimiter character")
+		return mcFail("No delimiter specified")
 	}
 	g.delimiter = v[0]
 	return nil

@@ -28,11 +28,13 @@ func versionLine() string {
 }
 
 func main() {
+	argv0 = os.Args[0] // getopt's messages name the program as it was run
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is main without the exit, returning the process status: 0 after a
-// clean shutdown or -h/-V, 2 for a bad command line, 1 when serving fails.
+// clean shutdown or -h/-V, 1 when serving fails, and for a bad command line
+// memcached's status and message for it (see usageError).
 func run(args []string, stdout, stderr io.Writer) int {
 	// The official memcached image is run as `docker run IMAGE memcached
 	// -m 64`; the same command line works with gocached's image.
@@ -59,8 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "gocached: %v (see gocached -h)\n", err)
-			return 2
+			ue.write(stderr)
+			return ue.status
 		}
 		fmt.Fprintf(stderr, "gocached: %v\n", err)
 		return 1

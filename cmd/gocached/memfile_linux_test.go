@@ -19,7 +19,7 @@ import (
 // and says so.
 func TestMemoryFileWarmRestart(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "memory")
-	args := []string{"-e", file, "-m", "16", "-I", "256k"}
+	args := []string{"-e", file, "-m", "16", "-I", "256k", "-o", "slab_chunk_max=262144"}
 	const n = 500
 	fill := func(addr string) {
 		mc := memcache.New(addr)

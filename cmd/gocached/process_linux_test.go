@@ -33,7 +33,8 @@ func TestParseExtOptions(t *testing.T) {
 		{[]string{"bogus"}, nil, `Illegal suboption "bogus"`},
 		{[]string{"ext_"}, nil, `Illegal suboption "ext_"`},
 		{[]string{"hashpower"}, nil, "Missing numeric argument for hashpower"},
-		{[]string{"idle_timeout="}, nil, "Missing numeric argument for idle_timeout"},
+		// memcached's atoi reads "" as 0 and starts; gocached refuses it.
+		{[]string{"idle_timeout="}, nil, `invalid value for idle_timeout: ""`},
 		{[]string{"idle_timeout=x"}, nil, "invalid value for idle_timeout"},
 	}
 	for _, tt := range tests {

@@ -16,7 +16,7 @@ import (
 func TestServesClients(t *testing.T) {
 	for _, engine := range []string{"go", defaultEngine()} {
 		t.Run(engine, func(t *testing.T) {
-			s := startServer(t, "--engine="+engine, "-c", "7", "-I", "2k", "-m", "16", "-R", "5")
+			s := startServer(t, "--engine="+engine, "-c", "7", "-I", "2k", "-o", "slab_chunk_max=2048", "-m", "16", "-R", "5")
 			mc := memcache.New(s.addr)
 			mc.Timeout = 5 * time.Second
 			if err := mc.Set(&memcache.Item{Key: "k", Value: []byte("hello"), Flags: 3}); err != nil {

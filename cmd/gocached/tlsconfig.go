@@ -63,7 +63,7 @@ func (t *tlsOptions) fromExt(settings []extSetting) error {
 			t.minVersion = minVersions[n].name
 		case "ssl_keyformat":
 			if extInt([]extSetting{s}, s.name, 1) != 1 {
-				return usagef("ssl_keyformat: gocached reads PEM keys only (1)")
+				return refusef("ssl_keyformat: gocached reads PEM keys only (1)") // memcached takes DER (2) too
 			}
 		}
 	}

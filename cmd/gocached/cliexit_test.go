@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestBadCommandLines: a bad command line exits with memcached 1.6.18's
+// status and prints its message (asked of the real binary; see
+// integration/cli_errors_test.go, which compares the two), or, where
+// memcached takes the value, gocached's refusal with status 1; gocached's
+// own flags exit 64.
+func TestBadCommandLines(t *testing.T) {
+	const illegal = "\nIllegal argument \"?\""
+	tests := []struct {
+		args   string // split on spaces; '' is an empty argument
+		status int
+		stderr string // without the last newline
+	}{
+		// getopt's errors.
+		{"--bogus", 1, "gocached: unrecognized option '--bogus'" + illegal},
+		{"--bogus=1", 1, "gocached: unrecognized option '--bogus=1'" + illegal},
+		{"-j", 1, "gocached: invalid option -- 'j'" + illegal},
+		{"-vj", 1, "gocached: invalid option -- 'j'" + illegal},
+		{"-e", 1, "gocached: option requires an argument -- 'e'" + illegal},
+		{"-o", 1, "gocached: option requires an argument -- 'o'" + illegal},
+		{"--memory-file", 1, "gocached: option '--memory-file' requires an argument" + illegal},
+		// Checks in memcached's getopt loop: 1.
+		{"-c 0", 1, "Maximum connections must be greater than 0"},
+		{"-c abc", 1, "Maximum connections must be greater than 0"},
+		{"-c -1", 1, "Maximum connections must be greater than 0"},
+		{"-t 0", 1, "Number of threads must be greater than 0"},
+		{"-t abc", 1, "Number of threads must be greater than 0"},
+		{"-f 1", 1, "Factor must be greater than 1"},
+		{"-f abc", 1, "Factor must be greater than 1"},
+		{"-n 0", 1, "Chunk size must be greater than 0"},
+		{"-n abc", 1, "Chunk size must be greater than 0"},
+		{"-R 0", 1, "Number of requests per event must be greater than 0"},
+		{"-R abc", 1, "Number of requests per event must be greater than 0"},
+		{"-N 0", 1, "Maximum number of NAPI IDs must be greater than 0"},
+		{"-N abc", 1, "Maximum number of NAPI IDs must be greater than 0"},
+		{"-D ''", 1, "No delimiter specified"},
+		{"-o bogus", 1, `Illegal suboption "bogus"`},
+		{"-o ext_bogus=1", 1, `Illegal suboption "ext_bogus=1"`},
+		{"-o hashpower", 1, "Missing numeric argument for hashpower"},
+		{"-o hashpower=abc", 1, "Initial hashtable multiplier of 0 is too low"},
+		{"-o hashpower=40", 1, "Initial hashtable multiplier of 40 is too high\nChoose a value based on \"STAT hash_power_level\" from a running instance"},
+		{"-o hash_algorithm=foo", 1, "Unknown hash_algorithm option (jenkins, murmur3, xxh3)"},
+		{"-o hash_algorithm", 1, "Missing hash_algorithm argument"},
+		{"-o tail_repair_time=1", 1, "Cannot set tail_repair_time to less than 10 seconds"},
+		{"-o tail_repair_time", 1, "Missing numeric argument for tail_repair_time"},
+		{"-o ext_path=/x", 1, "must supply size to ext_path, ie: ext_path=/f/e:64m (M|G|T|P supported)\nfailed to parse ext_path argument"},
+		{"-o ext_path", 1, "missing argument to ext_path, ie: ext_path=/d/file:5G"},
+		{"-o ext_path=/tmp/x:64m,ext_page_size=64", 1, "Must specify ext_page_size before any ext_path arguments"},
+		{"-o ext_page_size=abc", 1, "could not parse argument to ext_page_size"},
+		{"-o idle_timeout", 1, "Missing numeric argument for idle_timeout"},
+		{"-o lru_crawler_sleep=-1", 1, "LRU crawler sleep must be between 0 and 1 second"},
+		{"-o lru_crawler_tocrawl=abc", 1, "lru_crawler_tocrawl takes a numeric 32bit value"},
+		{"-o slab_automove=3", 1, "slab_automove must be between 0 and 2"},
+		{"-o slab_automove_ratio", 1, "Missing slab_automove_ratio argument"},
+		{"-o slab_automove_window=1", 1, "slab_automove_window must be > 2"},
+		{"-o hot_lru_pct=90", 1, "hot_lru_pct must be > 1 and < 80"},
+		{"-o hot_max_factor=0", 1, "hot_max_factor must be > 0"},
+		{"-o temporary_ttl", 1, "Missing temporary_ttl argument"},
+		{"-o watcher_logbuf_size=-1", 1, "could not parse argument to watcher_logbuf_size"},
+		{"-o ssl_verify_mode=7", 1, "Invalid ssl_verify_mode. Use help to see valid options."},
+		{"-o ssl_min_version=abc", 1, "could not parse argument to ssl_min_version"},
+		{"-o ssl_chain_cert", 1, "Missing ssl_chain_cert argument"},
+		// memcached dies of SIGFPE after its message; 1 as its siblings.
+		{"-o slab_chunk_max=abc", 1, "could not parse argument to slab_chunk_max"},
+		// Checks after memcached's loop, and -B: EX_USAGE.
+		{"-m abc", 64, "Cannot set item size limit higher than 1/2 of memory max."},
+		{"-m 0", 64, "Cannot set item size limit higher than 1/2 of memory max."},
+		{"-m 1", 64, "Cannot set item size limit higher than 1/2 of memory max."},
+		{"-I 512", 64, "Item max size cannot be less than 1024 bytes."},
+		{"-I abc", 64, "Item max size cannot be less than 1024 bytes."},
+		{"-I 2g", 64, "Item max size cannot be less than 1024 bytes."},
+		{"-I 2m -m 3", 64, "Cannot set item size limit higher than 1/2 of memory max."},
+		{"-I 1025m -m 4096", 64, "Cannot set item size limit higher than a gigabyte."},
+		{"-I 100000", 64, "slab_chunk_max (bytes: 524288) cannot be larger than -I (item_size_max 100000)"},
+		{"-I 1000k", 64, "-I (item_size_max: 1024000) must be evenly divisible by slab_chunk_max (bytes: 524288)"},
+		{"-o slab_chunk_max=300000 -I 600000", 64, "slab_chunk_max (bytes: 300000) must divide evenly into 1048576 (slab_page_size)"},
+		// memcached divides by zero here (SIGFPE).
+		{"-o slab_chunk_max=0", 64, "-I (item_size_max: 1048576) must be evenly divisible by slab_chunk_max (bytes: 0)"},
+		{"-o slab_sizes=40-100", 64, "slab size 40 is out of valid range"},
+		{"-o slab_sizes=100-104", 64, "slab size 104 must be at least 8 bytes larger than previous class"},
+		{"-o worker_logbuf_size=16", 64, "slab size 16 is out of valid range"},
+		{"-o hot_lru_pct=50,warm_lru_pct=50", 64, "hot_lru_pct + warm_lru_pct cannot be more than 80% combined"},
+		{"-o temporary_ttl=5,no_lru_maintainer", 64, "temporary_ttl requires lru_maintainer to be enabled"},
+		{"-o ext_path=/tmp/x:64m -U 5", 64, "Cannot use UDP with extstore enabled (-U 0 to disable)"},
+		{"-B bogus", 64, "Invalid value for binding protocol: bogus\n -- should be one of auto, binary, or ascii"},
+		{"-N 9", 64, "Number of napi_ids(9) cannot be greater than number of threads(4)"},
+		{"-S -B ascii", 64, "ERROR: You cannot allow the ASCII protocol while using SASL."},
+		{"-S -U 5", 64, "ERROR: Cannot enable UDP while using binary SASL authentication."},
+		{"-Y /x -B auto", 64, "ERROR: You cannot allow the BINARY protocol while using ascii authentication tokens."},
+		{"-Y /x -U 5 -p 6", 64, "Cannot use UDP with ascii authentication enabled (-U 0 to disable)"},
+		{"-p 70000", 64, "ERROR: Invalid port number 70000."},
+		{"-U 70000", 64, "ERROR: Invalid port number 70000."},
+		{"-Z -p 0", 64, "ERROR: You cannot enable SSL without a TCP port."},
+		// Garbage memcached takes (atoi, strtol) and starts with: refused, 1.
+		{"-c 12abc", 1, `gocached: invalid value "12abc" for -c: want a number`},
+		{"-t 2x", 1, `gocached: invalid value "2x" for -t: want a number of threads, or auto`},
+		{"-f 2x", 1, `gocached: invalid value "2x" for -f: want a number`},
+		{"-R -1", 1, "gocached: invalid -R -1: want a number of requests greater than 0"},
+		{"-n -1", 1, "gocached: invalid -n -1: want a chunk size greater than 0"},
+		{"-m -5", 1, `gocached: invalid memory limit -m "-5": want a positive number of megabytes`},
+		{"-I 2048x", 1, `gocached: invalid max item size -I "2048x": want bytes, or a number with suffix k or m`},
+		{"-p abc", 1, `gocached: invalid argument "abc" for "-p, --port" flag: must be an integer`},
+		{"-p -2", 1, "gocached: invalid port number -2"},
+		{"-U 70000 -p 5", 1, "gocached: invalid UDP port number 70000"},
+		{"-a 9", 1, `gocached: invalid -a "9": want an octal access mask such as 700`},
+		{"-b 0", 1, "gocached: listen backlog must be greater than 0 (-b 0)"},
+		{"stray", 1, `gocached: unexpected argument "stray"`},
+		{"-o idle_timeout=abc", 1, `gocached: invalid value for idle_timeout: "abc"`},
+		{"-o lru_crawler_sleep=abc", 1, `gocached: invalid value for lru_crawler_sleep: "abc"`},
+		{"-o ssl_keyformat=2", 1, "gocached: ssl_keyformat: gocached reads PEM keys only (1)"},
+		// gocached's own flags and limits: 64, gocached's wording.
+		{"--engine rocket", 64, `gocached: unknown --engine "rocket" (want epoll, uring or go)`},
+		{"--max-events 0", 64, "gocached: --max-events must be greater than 0 (got 0)"},
+		{"--busy-poll-budget 70000", 64, `gocached: invalid argument "70000" for "--busy-poll-budget" flag: must be a non-negative integer`},
+		{"--pin-cpus 0-2,1", 64, `gocached: invalid --pin-cpus "0-2,1": cpu list "0-2,1": CPU 1 listed twice`},
+		{"--poll-mode turbo", 64, `gocached: --poll-mode: unknown poll mode "turbo" (want one of base, deferX, napibusy, fullbusy, suspend0, suspendX, auto, X in µs)`},
+		{"--interface=", 64, "gocached: --interface needs an interface name"},
+		{"-Z", 64, "gocached: -Z needs a certificate: -o ssl_chain_cert=FILE[,ssl_key=FILE]"},
+		{"-Z --engine=epoll -o ssl_chain_cert=/x", 64, "gocached: -Z: TLS is served by --engine=go, not --engine=epoll"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			args := strings.Split(tt.args, " ")
+			for i, a := range args {
+				if a == "''" {
+					args[i] = ""
+				}
+			}
+			// A command line that parses would start a server: fail instead.
+			if _, err := parseFlags(args); err == nil {
+				t.Fatalf("parseFlags(%q) accepted it", args)
+			}
+			var stdout, stderr bytes.Buffer
+			status := run(args, &stdout, &stderr)
+			if status != tt.status || stderr.String() != tt.stderr+"\n" || stdout.Len() != 0 {
+				t.Errorf("run(%q) = %d, stderr %q, stdout %q; want %d, %q, nothing",
+					args, status, stderr.String(), stdout.String(), tt.status, tt.stderr+"\n")
+			}
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCommandLineErrorsMatchMemcached runs memcached and gocached with the
+// same bad command line and compares exit status and stderr: gocached
+// exits as memcached 1.6.18 does, with its message. Only command lines
+// memcached refuses at once are here (not those it takes and serves with,
+// nor those it crashes on); cmd/gocached's TestBadCommandLines has
+// gocached's refusals of values memcached takes.
+func TestCommandLineErrorsMatchMemcached(t *testing.T) {
+	mc := requireTool(t, "memcached")
+	gc := gocachedBinary(t)
+	cases := []string{
+		// getopt's errors.
+		"--bogus", "--bogus=1", "-j", "-vj", "-e", "-o", "--memory-file", "--conn-limit",
+		// Checks in memcached's getopt loop.
+		"-c 0", "-c abc", "-c -1", "-t 0", "-t abc", "-t -2", "-f 1", "-f abc", "-f 0.5",
+		"-n 0", "-n abc", "-R 0", "-R abc", "-N 0", "-N -1", "-N abc", "-D ''",
+		"-o bogus", "-o bogus=1", "-o ext_bogus=1", "-o maxconns_fast,bogus",
+		"-o hashpower", "-o hashpower=", "-o hashpower=abc", "-o hashpower=11", "-o hashpower=40",
+		"-o hash_algorithm=foo", "-o hash_algorithm",
+		"-o tail_repair_time=1", "-o tail_repair_time=abc", "-o tail_repair_time",
+		"-o ext_path=/x", "-o ext_path=/x:", "-o ext_path=:64m", "-o ext_path",
+		"-o ext_page_size=abc", "-o ext_path=/tmp/x:64m,ext_page_size=64", "-o ext_max_frag=x",
+		"-o idle_timeout", "-o lru_crawler_sleep=-1", "-o lru_crawler_sleep=2000000", "-o lru_crawler_sleep",
+		"-o lru_crawler_tocrawl=abc", "-o slab_automove=3", "-o slab_automove_ratio=2",
+		"-o slab_automove_ratio", "-o slab_automove_window=1", "-o slab_automove_freeratio=x",
+		"-o hot_lru_pct=90", "-o warm_lru_pct=0", "-o hot_max_factor=0", "-o warm_max_factor",
+		"-o temporary_ttl", "-o watcher_logbuf_size=abc", "-o watcher_logbuf_size=-1",
+		"-o worker_logbuf_size=abc", "-o read_buf_mem_limit=abc", "-o ssl_wbuf_size=x",
+		"-o ssl_verify_mode=7", "-o ssl_verify_mode=abc", "-o ssl_min_version=9",
+		"-o ssl_keyformat=abc", "-o ssl_chain_cert", "-o ssl_key",
+		// Checks after memcached's loop, and -B.
+		"-m abc", "-m 0", "-m 1", "-I 1", "-I 512", "-I abc", "-I 2g", "-I 2m -m 3",
+		"-I 1025m -m 4096", "-I 2000m -m 8000", "-I 100000", "-I 1000k", "-I 256k",
+		"-o slab_chunk_max=100", "-o slab_chunk_max=2097152", "-o slab_chunk_max=300000 -I 600000",
+		"-o slab_sizes=abc", "-o slab_sizes=40-100", "-o slab_sizes=100-104", "-o slab_sizes=200-100",
+		"-o worker_logbuf_size=16", "-o hot_lru_pct=50,warm_lru_pct=50",
+		"-o temporary_ttl=5,no_lru_maintainer", "-o temporary_ttl=5,no_modern",
+		"-o ext_path=/tmp/x:64m -U 5", "-o ext_path=/tmp/x:64m -I 8m",
+		"-B bogus", "-B auto-negotiate", "-N 9", "-N 9 -t 8",
+		"-S -B ascii", "-S -B auto", "-S -U 5", "-Y /nonexistent -B binary", "-Y /nonexistent -B auto",
+		"-p 70000", "-Z",
+	}
+	// Every command line starts with no TCP or UDP port, so nothing listens
+	// on a fixed port; as root both need -u (memcached refuses root
+	// without it).
+	base := []string{"-p", "0", "-U", "0"}
+	if os.Geteuid() == 0 {
+		base = append(base, "-u", "nobody")
+	}
+	for _, c := range cases {
+		t.Run(c, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string(nil), base...)
+			for _, a := range strings.Split(c, " ") {
+				if a == "''" {
+					a = "" // an empty argument
+				}
+				args = append(args, a)
+			}
+			mStatus, mErr := runCLI(t, mc, args)
+			gStatus, gErr := runCLI(t, gc, args)
+			if mStatus <= 0 || mStatus > 125 {
+				t.Fatalf("memcached %q: status %d, stderr %q: not a prompt refusal, not a case for this test", args, mStatus, mErr)
+			}
+			// getopt names the program by its argv[0].
+			mErr = strings.ReplaceAll(mErr, mc+": ", "PROG: ")
+			gErr = strings.ReplaceAll(gErr, gc+": ", "PROG: ")
+			if gStatus != mStatus || gErr != mErr {
+				t.Errorf("%q:\nmemcached: status %d, stderr %q\ngocached:  status %d, stderr %q", c, mStatus, mErr, gStatus, gErr)
+			}
+		})
+	}
+}
+
+// runCLI runs bin with args for at most a few seconds and returns its
+// exit status (-1 when it was still running, or died of a signal) and
+// stderr.
+func runCLI(t *testing.T, bin string, args []string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return -1, stderr.String()
+	case err == nil:
+		return 0, stderr.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stderr.String()
+	}
+	t.Fatalf("running %s %q: %v", bin, args, err)
+	return 0, ""
+}
