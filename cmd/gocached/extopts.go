@@ -48,7 +48,7 @@ var extOptions = map[string]extOption{
 	"lru_segmented": {extInternal}, "no_lru_segmented": {extInternal},
 	"hot_lru_pct": {extInternal}, "warm_lru_pct": {extInternal},
 	"hot_max_factor": {extInternal}, "warm_max_factor": {extInternal},
-	"temporary_ttl": {extInternal}, "read_buf_mem_limit": {extInternal},
+	"temporary_ttl": {extApplied}, "read_buf_mem_limit": {extInternal},
 	"slab_reassign": {extInternal}, "slab_automove": {extInternal},
 	"slab_automove_ratio": {extInternal}, "slab_automove_window": {extInternal},
 	"slab_automove_freeratio": {extInternal}, "slab_chunk_max": {extInternal},

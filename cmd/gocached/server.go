@@ -71,6 +71,11 @@ func serve(o *options, log *slog.Logger) (status int) {
 		return 1
 	}
 	defer st.Close()
+	// -o temporary_ttl turns memcached's TEMP LRU on: items stored with at
+	// most that many seconds to live are never evicted.
+	if v, given := extLast(o.ext, "temporary_ttl"); given {
+		st.SetTemporaryTTL(int64(cAtoi(v)))
+	}
 	if rep := st.RestoreReport(); rep != "" {
 		log.Info(rep)
 	}
