@@ -20,9 +20,9 @@
 // parsing, noreply silencing errors, which malformed lines get ERROR and
 // which CLIENT_ERROR), because clients resynchronise on exactly those
 // replies. The deliberate differences are few and listed in scripts_test.go:
-// keys with control characters are refused, line limits are judged on the
-// line rather than on what one read() returned, and a multiget line is
-// bounded; the meta protocol's are in meta_scripts_test.go.
+// line limits are judged on the line rather than on what one read()
+// returned, and a multiget line is bounded; the meta protocol's are in
+// meta_scripts_test.go.
 //
 // The design keeps replies independent of how the input was split: a request
 // is handled only once it is complete (a storage command whose data block has

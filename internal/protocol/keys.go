@@ -11,17 +11,12 @@ import "github.com/gocached/gocached/internal/store"
 func isSep(c byte) bool { return c == ' ' }
 
 // validKey reports whether key is acceptable on a text line: 1 to
-// store.MaxKeyLen bytes and free of control characters (separators cannot
-// occur, they end the token). Binary-protocol and base64 meta keys are raw
-// bytes and only have their length checked.
+// store.MaxKeyLen bytes. As in memcached, any byte but the separator may be
+// part of it, control characters included (protocol.txt asks clients not to
+// send them, but memcached takes them, and clients such as libmemcached's
+// memcaslap put them in every key). A NUL cannot occur: the line ends at
+// the first one, as memcached's C-string tokenizer ends it. Binary-protocol
+// and base64 meta keys are raw bytes and only have their length checked.
 func validKey(key []byte) bool {
-	if len(key) == 0 || len(key) > store.MaxKeyLen {
-		return false
-	}
-	for _, c := range key {
-		if c < 0x20 || c == 0x7f {
-			return false
-		}
-	}
-	return true
+	return len(key) > 0 && len(key) <= store.MaxKeyLen
 }

@@ -157,9 +157,9 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 	return ""
 }
 
-// metaKeyOK applies gocached's key rule to a meta key: a key sent as text
-// must be a valid text key (no control characters); a base64 key may hold
-// any bytes, as the b flag exists for exactly that.
+// metaKeyOK applies the key rule to a meta key: a key sent as text must be
+// a valid text key; a base64 key may hold any bytes, as the b flag exists
+// for exactly that.
 func (s *Session) metaKeyOK() bool {
 	if s.mf.keyBinary {
 		return len(s.metaKey) > 0
