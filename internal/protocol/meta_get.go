@@ -128,7 +128,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			b = strconv.AppendInt(b, int64(len(it.Value())), 10)
 		case 't':
 			b = append(b, " t"...)
-			b = strconv.AppendInt(b, it.TTL(), 10)
+			b = strconv.AppendInt(b, s.metaTTL(it), 10)
 		case 'c':
 			b = append(b, " c"...)
 			b = strconv.AppendUint(b, it.CAS(), 10)
@@ -179,6 +179,28 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		it.Bump()
 	}
 	return touched
+}
+
+// metaTTL is memcached's meta t value: -1 for no expiry, else the seconds
+// left. An item that this very request gave a TTL in the past (T-1, N-1, an
+// absolute time already gone) is still answered, and memcached subtracts in
+// unsigned 32-bit seconds on its relative clock, where a past time before
+// its process_started is 1: it prints a number near 2^32, not a negative one (nor -1,
+// which would claim the item never expires).
+func (s *Session) metaTTL(it store.Item) int64 {
+	e, ttl := it.Exptime(), it.TTL()
+	if e == 0 || ttl > 0 {
+		return ttl
+	}
+	started := s.env.StartUnix - processStartedSlack
+	now := e - ttl
+	// A negative TTL is stored as a second ago; memcached makes it
+	// REALTIME_MAXDELTA+1, an absolute time long before it started.
+	rel := int64(1)
+	if e > started && ttl != -1 {
+		rel = e - started
+	}
+	return int64(uint32(rel - (now - started)))
 }
 
 // metaDebug runs `me <key> [b]`: the item's internal state, value excluded.
