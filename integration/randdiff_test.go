@@ -1,0 +1,309 @@
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRandomDifferential replays seeded random scripts of text and meta
+// requests (randdiff_gen_test.go has the grammar and what it leaves out)
+// against a fresh memcached and a fresh gocached with default flags, and
+// requires the normalised replies to be byte-identical. Each script is
+// written whole, step by step; the "memcached" target replays them against
+// two memcached processes, which proves the grammar deterministic.
+//
+// GOCACHED_RANDDIFF_SCRIPTS and GOCACHED_RANDDIFF_SEED run a longer hunt.
+// GOCACHED_RANDDIFF_SHOW=1 lists a failing script's requests.
+// On a mismatch the script is replayed one request at a time against fresh
+// servers to name the first request whose replies differ.
+func TestRandomDifferential(t *testing.T) {
+	requireTool(t, "memcached")
+	scripts, seed := 40, uint64(1)
+	if v, err := strconv.Atoi(os.Getenv("GOCACHED_RANDDIFF_SCRIPTS")); err == nil && v > 0 {
+		scripts = v
+	}
+	if v, err := strconv.ParseUint(os.Getenv("GOCACHED_RANDDIFF_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	forEachTarget(t, func(t *testing.T, tg target) {
+		t.Parallel()
+		deadline := time.Now().Add(90 * time.Second)
+		for i := range scripts {
+			if time.Now().After(deadline) {
+				t.Fatalf("out of time after %d scripts", i)
+			}
+			s := seed + uint64(i)
+			reqs := newRandGen(s).script(150)
+			want, got, err := runRandPair(t, tg, reqs, false)
+			if err != nil {
+				t.Fatalf("seed %d: %v", s, err)
+			}
+			if bytes.Equal(want, got) {
+				continue
+			}
+			msg := fmt.Sprintf("seed %d: replies differ (normalised); first difference at line %d\n%s",
+				s, firstDiffLine(want, got), sideBySide(want, got, tg.name))
+			if os.Getenv("GOCACHED_RANDDIFF_SHOW") == "1" {
+				for j, rq := range reqs {
+					msg += fmt.Sprintf("\n  req %3d %q", j, abbreviate(rq.send))
+				}
+			}
+			t.Errorf("%s%s", msg, attributeRand(t, tg, reqs))
+		}
+	})
+}
+
+// runRandPair replays reqs against a fresh memcached and a fresh tg and
+// returns both normalised reply streams. With each, every request is its
+// own step followed by a marker, so replies can be told apart.
+func runRandPair(t *testing.T, tg target, reqs []randReq, each bool) (want, got []byte, err error) {
+	t.Helper()
+	ref := startDisposable(t, referenceTarget)
+	cand := startDisposable(t, tg)
+	var refErr, candErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); want, refErr = replayRand(ref.Addr(), reqs, each) }()
+	go func() { defer wg.Done(); got, candErr = replayRand(cand.Addr(), reqs, each) }()
+	wg.Wait()
+	if refErr != nil {
+		return nil, nil, fmt.Errorf("memcached: %v\nreplies so far:\n%s", refErr, quoteLines(want))
+	}
+	if candErr != nil {
+		return nil, nil, fmt.Errorf("%s: %v\nreplies so far:\n%s", tg.name, candErr, quoteLines(got))
+	}
+	return normaliseRand(want), normaliseRand(got), nil
+}
+
+// attributeRand replays reqs one request at a time and names the first
+// request whose replies differ.
+func attributeRand(t *testing.T, tg target, reqs []randReq) string {
+	want, got, err := runRandPair(t, tg, reqs, true)
+	if err != nil {
+		return "\nreplaying request by request: " + err.Error()
+	}
+	ws, gs := bytes.Split(want, []byte(eachMarker)), bytes.Split(got, []byte(eachMarker))
+	for i := range min(len(ws), len(gs), len(reqs)) {
+		if !bytes.Equal(ws[i], gs[i]) {
+			return fmt.Sprintf("\nrequest %d: %q\n  memcached: %q\n  %s: %q", i, abbreviate(reqs[i].send), ws[i], tg.name, gs[i])
+		}
+	}
+	return "\nreplayed request by request, the replies agree (a pipelining difference)"
+}
+
+// eachMarker is the reply to the marker request sent after every request
+// when replaying request by request.
+const eachMarker = "EN Oeach\r\n"
+
+var syncRef = regexp.MustCompile(`\{cas:(Os\d+)(-1)?\}`)
+
+// expandSync replaces {cas:Os<N>} with the cas unique in the reply to the
+// sync request with opaque Os<N> (1 when it missed: a CAS on a missing item
+// fails whatever the unique), and {cas:Os<N>-1} with one less.
+func expandSync(send string, replies []byte) string {
+	return syncRef.ReplaceAllStringFunc(send, func(m string) string {
+		sm := syncRef.FindStringSubmatch(m)
+		re := regexp.MustCompile(`(?m)^(?:HD|VA \d+)((?: \S+)*) ` + sm[1] + `(?: [WXZ])*\r$`)
+		var cas uint64 = 1
+		if all := re.FindAllSubmatch(replies, -1); len(all) > 0 {
+			for _, tok := range strings.Fields(string(all[len(all)-1][1])) {
+				if tok[0] == 'c' {
+					cas, _ = strconv.ParseUint(tok[1:], 10, 64)
+				}
+			}
+		}
+		if sm[2] != "" {
+			cas--
+		}
+		return strconv.FormatUint(cas, 10)
+	})
+}
+
+// replayRand writes reqs step by step over one connection, half-closes it
+// and returns every byte the server sent until it closed.
+func replayRand(addr string, reqs []randReq, each bool) ([]byte, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	tc := conn.(*net.TCPConn)
+	tc.SetNoDelay(true)
+	deadline := time.Now().Add(20 * time.Second)
+	conn.SetDeadline(deadline)
+
+	var mu sync.Mutex
+	var out bytes.Buffer
+	readDone := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := conn.Read(buf)
+			mu.Lock()
+			out.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				if err == io.EOF || isReset(err) {
+					err = nil
+				}
+				readDone <- err
+				return
+			}
+		}
+	}()
+	snapshot := func() []byte {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]byte(nil), out.Bytes()...)
+	}
+	await := func(marker string) error {
+		// The sync's opaque may be followed by W, X or Z.
+		for b := snapshot(); !bytes.Contains(b, []byte(marker+"\r\n")) && !bytes.Contains(b, []byte(marker+" ")); b = snapshot() {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no %q in the replies", marker)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	}
+
+	var pending strings.Builder
+	for i, rq := range reqs {
+		pending.WriteString(expandSync(rq.send, snapshot()))
+		marker := ""
+		switch {
+		case each:
+			pending.WriteString("mg _each_ Oeach\r\n")
+			marker = eachMarker
+		case rq.sync != "":
+			marker = " " + rq.sync
+		}
+		if marker == "" && i < len(reqs)-1 {
+			continue
+		}
+		start := len(snapshot())
+		if _, err := tc.Write([]byte(pending.String())); err != nil {
+			break // the server may close (quit, line too long)
+		}
+		pending.Reset()
+		if marker != "" {
+			if each {
+				// One more marker than before this step; a request whose
+				// data block was too long eats the marker, so give up
+				// waiting after a while.
+				want := bytes.Count(snapshot()[:start], []byte(marker)) + 1
+				for wait := time.Now().Add(time.Second); bytes.Count(snapshot(), []byte(marker)) < want && time.Now().Before(wait); {
+					time.Sleep(time.Millisecond)
+				}
+			} else if err := await(marker); err != nil {
+				return snapshot(), fmt.Errorf("request %d: %v", i, err)
+			}
+		}
+	}
+	tc.CloseWrite()
+	if err := <-readDone; err != nil {
+		return snapshot(), fmt.Errorf("reading replies: %v", err)
+	}
+	return snapshot(), nil
+}
+
+var (
+	metaReply = regexp.MustCompile(`^(HD|EN|NF|NS|EX|VA \d+)((?: \S+)*)\r\n$`)
+	vaLine    = regexp.MustCompile(`^VA (\d+)`)
+	meLine    = regexp.MustCompile(` (exp|la|cas)=-?\d+`)
+)
+
+// normaliseRand is normalise for the random scripts, which also carry meta
+// replies: a nonzero cas unique (VALUE line, c flag, me's cas=) becomes
+// <cas>; a remaining TTL over 0 (t flag, me's exp=) becomes <ttl> and a last
+// access time (l flag, me's la=) <la>, since memcached's clock may tick
+// during a script; a VA data block of a decimal number followed by spaces
+// (an in-place incr) loses the spaces, as in normalise, and its s flag
+// becomes the length without them.
+func normaliseRand(stream []byte) []byte {
+	var out bytes.Buffer
+	for len(stream) > 0 {
+		i := bytes.IndexByte(stream, '\n')
+		if i < 0 {
+			out.Write(stream)
+			break
+		}
+		line := string(stream[:i+1])
+		rest := stream[i+1:]
+		if m := valueLine.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[3])
+			if len(rest) >= n+2 {
+				out.Write(normalise(stream[:i+1+n+2], nil))
+				stream = rest[n+2:]
+				continue
+			}
+		}
+		stream = rest
+		if m := metaReply.FindStringSubmatch(line); m != nil {
+			head := m[1]
+			var data []byte
+			size := ""
+			if v := vaLine.FindStringSubmatch(head); v != nil {
+				n, _ := strconv.Atoi(v[1])
+				if len(stream) >= n+2 {
+					data = stream[:n+2]
+					stream = stream[n+2:]
+					if p := paddedNum.FindSubmatch(data[:n]); p != nil {
+						data = append(append([]byte(nil), p[1]...), "\r\n"...)
+						size = strconv.Itoa(len(p[1]))
+						head = "VA " + size
+					}
+				}
+			}
+			out.WriteString(head)
+			for _, tok := range strings.Fields(m[2]) {
+				switch {
+				case tok[0] == 'c' && tok != "c0" && isDigits(tok[1:]):
+					tok = "c<cas>"
+				case tok[0] == 't' && isDigits(tok[1:]) && tok != "t0":
+					tok = "t<ttl>"
+				case tok[0] == 's' && size != "":
+					tok = "s" + size
+				case tok[0] == 'l' && isDigits(tok[1:]):
+					tok = "l<la>"
+				}
+				out.WriteString(" " + tok)
+			}
+			out.WriteString("\r\n")
+			out.Write(data)
+			continue
+		}
+		if strings.HasPrefix(line, "ME ") {
+			line = meLine.ReplaceAllStringFunc(line, func(s string) string {
+				name, v, _ := strings.Cut(s[1:], "=")
+				if name == "exp" && (v == "-1" || v == "0") {
+					return s
+				}
+				return " " + name + "=<" + name + ">"
+			})
+		}
+		out.Write(normalise([]byte(line), nil))
+	}
+	return out.Bytes()
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
