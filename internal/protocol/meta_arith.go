@@ -42,6 +42,13 @@ func (s *Session) metaArith(line []byte, n int) {
 	res := s.env.Store.Arith(s.metaKey, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial, NewCAS: f.newCAS,
 	}, s.maFn)
+	// memcached checks an opaque's length as it writes the reply: after
+	// the arithmetic (and the flags before the opaque) took effect, unless
+	// it failed with an error of its own; shown even under q.
+	if res != store.NonNumeric && res != store.OutOfMemory && s.opaqueTooLong(line, n, 2) {
+		s.out = append(s.out[:start], rMetaOpaqueTooLong...)
+		return
+	}
 	switch res {
 	case store.Stored:
 		// A plain success is what q hides; a created item is still shown.
@@ -108,6 +115,9 @@ func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
 				it.SetExptime(int64(f.vivifyTTL))
 			}
 		case 'O':
+			if len(tok) > metaMaxOpaque {
+				return // memcached stops at it: later flags are not applied
+			}
 			b = append(b, ' ')
 			b = append(b, tok...)
 		case 'k':

@@ -10,6 +10,11 @@ func (s *Session) metaDelete(line []byte, n int) {
 	if !s.metaPrologue(line, n, rMetaFlagsTooLong, rMetaInvalidOrDup) {
 		return
 	}
+	// md, unlike mg and ma, checks the opaque before the lookup.
+	if s.opaqueTooLong(line, n, 2) {
+		s.out = append(s.out, rMetaOpaqueTooLong...)
+		return
+	}
 	f := &s.mf
 	res := s.env.Store.DeleteItem(s.metaKey, store.DeleteRequest{
 		CAS: f.cas, HasCAS: f.hasCAS, MissOnMismatch: true,

@@ -39,6 +39,8 @@ func (s *Session) metaCommand(line, rest []byte, n int) (int, Status) {
 // metaPrologue runs the checks every mg/md/ma line gets before its flags
 // mean anything: an ERROR without a key, memcached's key length limit, the
 // token limit, then the flags themselves. It returns false after replying.
+// An opaque's length is each command's own check: memcached looks at it
+// where it copies the opaque into the reply.
 func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) bool {
 	if n < 2 {
 		s.reply(rError)
@@ -63,10 +65,6 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		s.out = append(s.out, rBadFormat...)
 		return false
 	}
-	if s.opaqueTooLong(line, n, 2) {
-		s.out = append(s.out, rMetaOpaqueTooLong...)
-		return false
-	}
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(s.metaKey)
 	}
@@ -78,7 +76,17 @@ func (s *Session) metaGet(line []byte, n int) {
 		return
 	}
 	s.metaLine, s.metaN = line, n
-	if s.env.Store.MetaGet(s.metaKey, s.mf.vivify, s.mf.newCAS, s.mgFn) {
+	start := len(s.out)
+	s.metaOpaqueErr = false
+	hit := s.env.Store.MetaGet(s.metaKey, s.mf.vivify, s.mf.newCAS, s.mgFn)
+	// memcached checks an opaque's length as it writes the reply: after
+	// the lookup, an autovivify and the flags before the opaque took
+	// effect, and answering the error even under q.
+	if s.metaOpaqueErr || !hit && s.opaqueTooLong(line, n, 2) {
+		s.out = append(s.out[:start], rMetaOpaqueTooLong...)
+		return
+	}
+	if hit {
 		return
 	}
 	if s.mf.quiet {
@@ -145,6 +153,15 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 				b = append(b, " h0"...)
 			}
 		case 'O':
+			if len(tok) > metaMaxOpaque {
+				// memcached stops here; a plain mg (no flag that locks
+				// the item) bumped it when it fetched it.
+				s.metaOpaqueErr = true
+				if !f.noUpdate && !s.metaLocks(line, n) {
+					it.Bump()
+				}
+				return touched
+			}
 			b = append(b, ' ')
 			b = append(b, tok...)
 		case 'k':
@@ -201,6 +218,17 @@ func (s *Session) metaTTL(it store.Item) int64 {
 		rel = e - started
 	}
 	return int64(uint32(rel - (now - started)))
+}
+
+// metaLocks reports whether mg's flags make memcached fetch the item locked,
+// deferring its LRU bump to the end of the reply: N, T, R, l and h.
+func (s *Session) metaLocks(line []byte, n int) bool {
+	for _, c := range []byte("NTRlh") {
+		if s.seenFlag(line, n, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // metaDebug runs `me <key> [b]`: the item's internal state, value excluded.

@@ -55,9 +55,6 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	if !s.metaKeyOK() {
 		return fail(rBadFormat)
 	}
-	if s.opaqueTooLong(line, n, 3) {
-		return fail(rMetaOpaqueTooLong)
-	}
 	mode := store.ModeSet
 	switch f.mode {
 	case 0, 'S':
@@ -71,6 +68,11 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		mode = store.ModeReplace
 	default:
 		return fail(rMetaSetBadMode)
+	}
+	// memcached notes a long opaque while it reads the flags but answers
+	// a bad mode first.
+	if s.opaqueTooLong(line, n, 3) {
+		return fail(rMetaOpaqueTooLong)
 	}
 	// As memcached: a CAS turns set and replace into a compare-and-swap;
 	// add ignores it and append/prepend check it themselves.

@@ -71,9 +71,12 @@ type Session struct {
 	metaLine   []byte
 	metaN      int
 	maCreated  bool
-	mgFn       func(it store.Item, created bool) bool
-	maFn       func(it store.Item, value uint64, created bool)
-	meFn       func(it store.Item)
+	// metaOpaqueErr: an mg or ma met an opaque over 32 bytes while
+	// answering, which memcached notices only there.
+	metaOpaqueErr bool
+	mgFn          func(it store.Item, created bool) bool
+	maFn          func(it store.Item, value uint64, created bool)
+	meFn          func(it store.Item)
 
 	// Binary protocol state: what the connection speaks, SASL progress, and
 	// the request being answered with the callbacks that need it.
