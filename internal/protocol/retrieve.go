@@ -56,13 +56,15 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	}
 	// memcached stops at a bad key and drops the values gathered so far;
 	// checking every key first gives the same reply and lets a long reply go
-	// out in parts.
+	// out in parts. The keys before the bad one were still fetched (and
+	// touched, for gat), so they are here too, their values dropped.
 	for k := from; ; {
 		ks, ke := nextKey(line, k)
 		if ks == len(line) {
 			break
 		}
 		if !validKey(line[ks:ke]) {
+			s.fetchSilently(line[from:ks], touch, exptime)
 			s.reply(rBadFormat)
 			return 0, NeedMore
 		}
@@ -74,6 +76,25 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	}
 	return 0, NeedMore
 }
+
+// fetchSilently looks up (and with touch, touches) every key of keys for
+// the side effects alone: hit counts, the fetched bit, the LRU, a new TTL.
+func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) {
+	for i := 0; ; {
+		ks, ke := nextKey(keys, i)
+		if ks == len(keys) {
+			return
+		}
+		if touch {
+			s.env.Store.GetAndTouch(keys[ks:ke], int64(exptime), discardValue)
+		} else {
+			s.env.Store.Get(keys[ks:ke], discardValue)
+		}
+		i = ke
+	}
+}
+
+func discardValue([]byte, store.Meta) {}
 
 // continueMultiget serves the rest of a paused multiget from the front of in
 // and returns how many bytes it consumed.
