@@ -170,7 +170,7 @@ func (g *randGen) storage() {
 	if cmd == "cas" {
 		switch g.n(6) {
 		case 0:
-			casArg = " " + g.pick("0", "1", "abc", "99999999999", "-1")
+			casArg = " " + g.pick("0", "abc", "99999999999", "-1")
 		default:
 			if len(key) <= 250 {
 				casArg = " " + g.casFor(key)
@@ -392,7 +392,7 @@ func (g *randGen) meta() {
 			key = g.okKey() // see the note at the top
 		}
 		val := g.value()
-		var casTok func() string = func() string { return "C" + g.pick("0", "1", "abc") }
+		var casTok func() string = func() string { return "C" + g.pick("0", "99999999999", "abc") }
 		if g.n(2) == 0 {
 			cas := g.casFor(key)
 			casTok = func() string { return "C" + cas }
@@ -404,7 +404,7 @@ func (g *randGen) meta() {
 		})
 		g.add(fmt.Sprintf("ms %s %d%s\r\n%s\r\n", key, len(val), flags, val))
 	case 6:
-		var casTok func() string = func() string { return "C" + g.pick("0", "1", "abc") }
+		var casTok func() string = func() string { return "C" + g.pick("0", "99999999999", "abc") }
 		if g.n(2) == 0 && len(key) <= 250 {
 			cas := g.casFor(key)
 			casTok = func() string { return "C" + cas }
@@ -414,7 +414,7 @@ func (g *randGen) meta() {
 	case 7, 8:
 		key = g.pick("n1", "n2", "n3", key)
 		g.syncPoint() // see arith
-		var casTok func() string = func() string { return "C" + g.pick("0", "1", "abc") }
+		var casTok func() string = func() string { return "C" + g.pick("0", "99999999999", "abc") }
 		if g.n(3) == 0 && len(key) <= 250 {
 			cas := g.casFor(key)
 			casTok = func() string { return "C" + cas }
