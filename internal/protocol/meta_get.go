@@ -127,8 +127,10 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		case 'R':
 			// Win the recache token when the item expires sooner than
 			// the client's threshold and nobody holds the token yet.
+			// Compared on memcached's relative clock, where every
+			// time before it started is 1.
 			if !it.TokenSent() && !created && it.Exptime() != 0 &&
-				it.Exptime() < it.AbsExptime(int64(f.recacheTTL)) {
+				s.relTime(it.Exptime()) < s.relTime(it.AbsExptime(int64(f.recacheTTL))) {
 				won = true
 			}
 		case 's':
@@ -209,15 +211,24 @@ func (s *Session) metaTTL(it store.Item) int64 {
 	if e == 0 || ttl > 0 {
 		return ttl
 	}
-	started := s.env.StartUnix - processStartedSlack
 	now := e - ttl
 	// A negative TTL is stored as a second ago; memcached makes it
 	// REALTIME_MAXDELTA+1, an absolute time long before it started.
 	rel := int64(1)
-	if e > started && ttl != -1 {
-		rel = e - started
+	if ttl != -1 {
+		rel = s.relTime(e)
 	}
-	return int64(uint32(rel - (now - started)))
+	return int64(uint32(rel - s.relTime(now)))
+}
+
+// relTime converts unix seconds to memcached's relative time (seconds since
+// its process_started), where any time not after process_started is 1.
+func (s *Session) relTime(t int64) int64 {
+	started := s.env.StartUnix - processStartedSlack
+	if t <= started {
+		return 1
+	}
+	return t - started
 }
 
 // metaLocks reports whether mg's flags make memcached fetch the item locked,

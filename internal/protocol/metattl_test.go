@@ -45,3 +45,40 @@ func TestMetaTTLPastSinceStart(t *testing.T) {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
 }
+
+// mg R compares the item's expiry with the recache time on memcached's
+// relative clock: every time before memcached's start is 1, so an item
+// given a past TTL is not "sooner" than a past recache time.
+var recachePastCases = []struct{ name, in, want string }{
+	{"both past", "set a 0 0 1\r\nx\r\nmg a T2592001 R5000000\r\n", lines("STORED", "HD")},
+	{"past ttl, future recache", "set a 0 0 1\r\nx\r\nmg a T2592001 R30\r\n", lines("STORED", "HD W")},
+	{"negative ttl, past recache", "set a 0 0 1\r\nx\r\nmg a T-1 R2592001\r\n", lines("STORED", "HD")},
+	{"far ttl, past recache", "set a 0 1000 1\r\nx\r\nmg a R5000000\r\n", lines("STORED", "HD")},
+}
+
+func TestMetaRecachePast(t *testing.T) {
+	for _, tc := range recachePastCases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newStillEnv(t)
+			env.StartUnix = env.Store.Now() - 1000
+			if got := drive(t, NewSession(env), []byte(tc.in)).out; got != tc.want {
+				t.Fatalf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMetaRecachePastAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	for _, tc := range recachePastCases {
+		t.Run(tc.name, func(t *testing.T) {
+			flushMemcached(t, addr)
+			if got := exchange(t, addr, tc.in, len(tc.want)); got.out != tc.want {
+				t.Fatalf("memcached: got %q\nwant %q", got.out, tc.want)
+			}
+		})
+	}
+}
