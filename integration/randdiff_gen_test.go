@@ -24,7 +24,8 @@ import (
 //     and 999 s, stats (numbers differ by design).
 
 // randKeyPool is small so that requests hit each other's items.
-var randKeyPool = []string{"a", "b", "c", "n1", "n2", "n3", "foo", "bar", "k:7", "key-10", "zz", "Q"}
+// Zm9v and bjE= are foo and n1 in base64, for meta's b flag.
+var randKeyPool = []string{"a", "b", "c", "n1", "n2", "n3", "foo", "bar", "k:7", "key-10", "zz", "Q", "Zm9v", "bjE="}
 
 type randReq struct {
 	send string
@@ -294,7 +295,11 @@ func (g *randGen) misc() {
 	case 6:
 		g.add("mn\r\n")
 	case 7:
-		g.add("me " + g.okKey() + "\r\n")
+		if g.chance(0.5) {
+			g.add("me " + g.okKey() + g.pick("", "", " b") + "\r\n")
+		} else {
+			g.add("stats detail " + g.pick("on", "off", "dump", "dump", "x") + "\r\n")
+		}
 	default:
 		g.add(g.malformed())
 	}
@@ -360,7 +365,7 @@ func (g *randGen) metaFlags(cands []func() string) string {
 	}
 	g.r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	if g.chance(0.04) {
-		out = append(out, g.pick("zz", "!", "v"))
+		out = append(out, g.pick("zz", "!", "v", "P", "Lfoo", "S3"))
 	}
 	if len(out) == 0 {
 		return ""
@@ -378,7 +383,7 @@ func (g *randGen) meta() {
 	switch g.n(9) {
 	case 0, 1, 2:
 		flags := g.metaFlags([]func() string{lit("v"), lit("v"), lit("k"), lit("f"), lit("t"), lit("c"),
-			lit("h"), lit("l"), g.opaque, lit("q"), lit("u"), func() string { return "N" + g.ttl() },
+			lit("h"), lit("l"), g.opaque, lit("q"), lit("u"), lit("b"), func() string { return "N" + g.ttl() },
 			func() string { return "T" + g.ttl() }, func() string { return "R" + g.pick("30", "5000000") }})
 		// s only with v: after an incr memcached keeps a shorter number
 		// space-padded in place or not, depending on whether a reply still
@@ -409,7 +414,7 @@ func (g *randGen) meta() {
 			cas := g.casFor(key)
 			casTok = func() string { return "C" + cas }
 		}
-		g.add("md " + key + g.metaFlags([]func() string{lit("q"), lit("I"), casTok,
+		g.add("md " + key + g.metaFlags([]func() string{lit("q"), lit("I"), casTok, lit("b"),
 			func() string { return "T" + g.ttl() }, g.opaque, lit("k")}) + "\r\n")
 	case 7, 8:
 		key = g.pick("n1", "n2", "n3", key)
@@ -428,13 +433,17 @@ func (g *randGen) meta() {
 			// number, or the LRU maintainer holding a reference for a
 			// moment) the new TTL is lost.
 			func() string { return "M" + g.pick("I", "i", "+", "D", "d", "-", "X", "II") },
-			lit("q"), g.opaque, lit("k"), lit("v"), lit("t"), lit("c"), casTok,
+			lit("q"), g.opaque, lit("k"), lit("v"), lit("t"), lit("c"), casTok, lit("b"),
 		}) + "\r\n")
 	}
 }
 
 // script generates about n requests.
 func (g *randGen) script(n int) []randReq {
+	// memcached hands out CAS unique 1 to the first item stored; a stale
+	// unique (one less) for it would be 0, which means "no CAS", while
+	// gocached's uniques are never 1. An item outside the pool takes it.
+	g.add("set _first 0 0 1\r\nx\r\n")
 	for len(g.reqs) < n {
 		if g.eaten {
 			g.eaten = false

@@ -115,13 +115,15 @@ const eachMarker = "EN Oeach\r\n"
 var syncRef = regexp.MustCompile(`\{cas:(Os\d+)(-1)?\}`)
 
 // expandSync replaces {cas:Os<N>} with the cas unique in the reply to the
-// sync request with opaque Os<N> (1 when it missed: a CAS on a missing item
-// fails whatever the unique), and {cas:Os<N>-1} with one less.
+// sync request with opaque Os<N>, and {cas:Os<N>-1} with one less. When the
+// sync missed (or read another key: a request with the b flag decodes its
+// key) the unique is one no item has: uniques are server-assigned, and a
+// small one could match an item on one server only.
 func expandSync(send string, replies []byte) string {
 	return syncRef.ReplaceAllStringFunc(send, func(m string) string {
 		sm := syncRef.FindStringSubmatch(m)
 		re := regexp.MustCompile(`(?m)^(?:HD|VA \d+)((?: \S+)*) ` + sm[1] + `(?: [WXZ])*\r$`)
-		var cas uint64 = 1
+		var cas uint64 = 99999999999
 		if all := re.FindAllSubmatch(replies, -1); len(all) > 0 {
 			for _, tok := range strings.Fields(string(all[len(all)-1][1])) {
 				if tok[0] == 'c' {
@@ -227,14 +229,16 @@ func replayRand(addr string, reqs []randReq, each bool) ([]byte, error) {
 var (
 	metaReply = regexp.MustCompile(`^(HD|EN|NF|NS|EX|VA \d+)((?: \S+)*)\r\n$`)
 	vaLine    = regexp.MustCompile(`^VA (\d+)`)
-	meLine    = regexp.MustCompile(` (exp|la|cas)=-?\d+`)
+	meLine    = regexp.MustCompile(` (exp|la|cas|size)=-?\d+`)
 )
 
 // normaliseRand is normalise for the random scripts, which also carry meta
 // replies: a nonzero cas unique (VALUE line, c flag, me's cas=) becomes
 // <cas>; a remaining TTL over 0 (t flag, me's exp=) becomes <ttl> and a last
 // access time (l flag, me's la=) <la>, since memcached's clock may tick
-// during a script; a VA data block of a decimal number followed by spaces
+// during a script; me's size= becomes <size>, since an incr that memcached
+// could not do in place (the LRU maintainer held the item for a moment)
+// leaves an unpadded, smaller item; a VA data block of a decimal number followed by spaces
 // (an in-place incr) loses the spaces, as in normalise, and its s flag
 // becomes the length without them.
 func normaliseRand(stream []byte) []byte {
