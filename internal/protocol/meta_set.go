@@ -107,9 +107,12 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
+	// memcached marks the key binary on the item ms sent; append and
+	// prepend store a new item built from the old one, unmarked.
+	keyBinary := f.keyBinary && mode != store.ModeAppend && mode != store.ModePrepend
 	res, cas := s.setItem(store.SetRequest{
 		Mode: mode, Key: key, Flags: f.flags, Exptime: int64(f.ttl), Value: value,
-		CAS: f.cas, Invalidate: f.invalidate && mode == store.ModeCAS, KeyBinary: f.keyBinary,
+		CAS: f.cas, Invalidate: f.invalidate && mode == store.ModeCAS, KeyBinary: keyBinary,
 		NewCAS: f.newCAS,
 	})
 	if s.watching()&logMutations != 0 {
