@@ -65,7 +65,32 @@ func (g *randGen) key() string {
 // okKey is a key within memcached's limit.
 func (g *randGen) okKey() string { return randKeyPool[g.n(len(randKeyPool))] }
 
-func (g *randGen) add(send string) { g.reqs = append(g.reqs, randReq{send: send}) }
+func (g *randGen) add(send string) { g.reqs = append(g.reqs, randReq{send: g.mutate(send)}) }
+
+// mutate sometimes respaces a request's command line, which memcached's
+// tokenizer takes in its stride: a doubled space, a trailing space, or a
+// bare "\n" ending.
+func (g *randGen) mutate(send string) string {
+	if !g.chance(0.08) {
+		return send
+	}
+	end := strings.Index(send, "\r\n")
+	if end < 0 {
+		return send
+	}
+	line, rest := send[:end], send[end+2:]
+	switch g.n(3) {
+	case 0:
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			line = line[:i] + " " + line[i:]
+		}
+	case 1:
+		line += " "
+	default:
+		return line + "\n" + rest
+	}
+	return line + "\r\n" + rest
+}
 
 // syncPoint ends the step: the next request goes out only once every
 // earlier reply has come back.
@@ -291,7 +316,7 @@ func (g *randGen) misc() {
 	case 4:
 		g.add("version\r\n")
 	case 5:
-		g.add(g.pick("flush_all", "flush_all 0", "flush_all noreply", "flush_all 0 noreply", "flush_all x") + "\r\n")
+		g.add(g.pick("flush_all", "flush_all 0", "flush_all noreply", "flush_all 0 noreply", "flush_all x", "flush_all -1") + "\r\n")
 	case 6:
 		g.add("mn\r\n")
 	case 7:
