@@ -52,3 +52,23 @@ func TestRetrievalBadKeyAgainstMemcached(t *testing.T) {
 		})
 	}
 }
+
+// Prefix stats (stats detail) count the keys fetched before the bad one.
+func TestRetrievalBadKeyPrefixStats(t *testing.T) {
+	const setup = "stats detail on\r\nset p:a 0 0 1\r\nz\r\n"
+	in := "get p:a p:b " + key251 + "\r\nstats detail dump\r\n"
+	want := lines("CLIENT_ERROR bad command line format", "PREFIX p get 2 hit 1 set 1 del 0", "END")
+	s := NewSession(newStillEnv(t))
+	drive(t, s, []byte(setup))
+	if got := drive(t, s, []byte(in)).out; got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if testing.Short() {
+		return
+	}
+	addr := startMemcached(t)
+	exchange(t, addr, setup, len(lines("OK", "STORED")))
+	if got := exchange(t, addr, in, len(want)); got.out != want {
+		t.Fatalf("memcached: got %q\nwant %q", got.out, want)
+	}
+}

@@ -78,23 +78,25 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 }
 
 // fetchSilently looks up (and with touch, touches) every key of keys for
-// the side effects alone: hit counts, the fetched bit, the LRU, a new TTL.
+// the side effects alone: hit counts, the fetched bit, the LRU, a new TTL,
+// prefix stats and the logs.
 func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) {
+	note := func(v []byte, m store.Meta) { s.lastVlen, s.lastFlags = len(v), m.Flags } // for the logs
 	for i := 0; ; {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
 			return
 		}
+		var hit bool
 		if touch {
-			s.env.Store.GetAndTouch(keys[ks:ke], int64(exptime), discardValue)
+			hit = s.env.Store.GetAndTouch(keys[ks:ke], int64(exptime), note)
 		} else {
-			s.env.Store.Get(keys[ks:ke], discardValue)
+			hit = s.env.Store.Get(keys[ks:ke], note)
 		}
+		s.observeGet(keys[ks:ke], hit)
 		i = ke
 	}
 }
-
-func discardValue([]byte, store.Meta) {}
 
 // continueMultiget serves the rest of a paused multiget from the front of in
 // and returns how many bytes it consumed.
