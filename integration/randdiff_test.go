@@ -41,33 +41,41 @@ func TestRandomDifferential(t *testing.T) {
 		deadline := time.Now().Add(90 * time.Second)
 		for i := range scripts {
 			if time.Now().After(deadline) {
-				t.Fatalf("out of time after %d scripts", i)
+				t.Errorf("out of time after %d scripts", i)
+				break
 			}
 			s := seed + uint64(i)
-			reqs := newRandGen(s).script(150)
-			want, got, err := runRandPair(t, tg, reqs, false)
-			if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
-				// A free port taken by another process between the probe
-				// and the start: try a fresh pair once.
-				t.Logf("seed %d: %v; retrying", s, err)
-				want, got, err = runRandPair(t, tg, reqs, false)
-			}
-			if err != nil {
-				t.Fatalf("seed %d: %v", s, err)
-			}
-			if bytes.Equal(want, got) {
-				continue
-			}
-			msg := fmt.Sprintf("seed %d: replies differ (normalised); first difference at line %d\n%s",
-				s, firstDiffLine(want, got), sideBySide(want, got, tg.name))
-			if os.Getenv("GOCACHED_RANDDIFF_SHOW") == "1" {
-				for j, rq := range reqs {
-					msg += fmt.Sprintf("\n  req %3d %q", j, abbreviate(rq.send))
-				}
-			}
-			t.Errorf("%s%s", msg, attributeRand(t, tg, reqs))
+			// A subtest per script, so that its two servers stop with it.
+			t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) { randScript(t, tg, s) })
 		}
 	})
+}
+
+// randScript generates the script of seed s and compares memcached's and
+// tg's replies to it.
+func randScript(t *testing.T, tg target, s uint64) {
+	reqs := newRandGen(s).script(150)
+	want, got, err := runRandPair(t, tg, reqs, false)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		// A free port taken by another process between the probe and the
+		// start: try a fresh pair once.
+		t.Logf("seed %d: %v; retrying", s, err)
+		want, got, err = runRandPair(t, tg, reqs, false)
+	}
+	if err != nil {
+		t.Fatalf("seed %d: %v", s, err)
+	}
+	if bytes.Equal(want, got) {
+		return
+	}
+	msg := fmt.Sprintf("seed %d: replies differ (normalised); first difference at line %d\n%s",
+		s, firstDiffLine(want, got), sideBySide(want, got, tg.name))
+	if os.Getenv("GOCACHED_RANDDIFF_SHOW") == "1" {
+		for j, rq := range reqs {
+			msg += fmt.Sprintf("\n  req %3d %q", j, abbreviate(rq.send))
+		}
+	}
+	t.Errorf("%s%s", msg, attributeRand(t, tg, reqs))
 }
 
 // runRandPair replays reqs against a fresh memcached and a fresh tg and
