@@ -177,6 +177,12 @@ func (g *randGen) value() string {
 			b[i] = alphabet[g.n(len(alphabet))]
 		}
 	}
+	// A value of nothing but whitespace is left out: memcached's incr
+	// (strtoull) skips it and its "\r\n" and parses whatever memory
+	// follows the item.
+	if strings.Trim(string(b), " \t\r\n\v\f") == "" {
+		b[0] = 'x'
+	}
 	return string(b)
 }
 
@@ -332,7 +338,7 @@ func (g *randGen) misc() {
 
 func (g *randGen) malformed() string {
 	k := g.okKey()
-	switch g.n(12) {
+	switch g.n(13) {
 	case 0:
 		return "\r\n"
 	case 1:
@@ -356,6 +362,10 @@ func (g *randGen) malformed() string {
 		return "touch " + k + " 10 noreply extra\r\n"
 	case 10:
 		return "get " + strings.Repeat(k+" ", 30) + "\r\n"
+	case 11:
+		return g.pick("mg", "md", "ma", "me", "mn foo", "me "+k+" x y", "verbosity noreply", "gets", "incr "+k,
+			"mg "+k+strings.Repeat(" v", 24), "mg "+k+" k f t c s v O1 q h l u", "ma "+k+" D", "ma "+k+" J N",
+			"ms "+k+" 1 F\r\nx", "ms "+k+" 1 Fx T\r\nx", "md "+k+" C", "mg "+k+" N") + "\r\n"
 	}
 	return "mg\r\n"
 }

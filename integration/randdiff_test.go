@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,7 +129,12 @@ var syncRef = regexp.MustCompile(`\{cas:(Os\d+)(-1)?\}`)
 // key) the unique is one no item has: uniques are server-assigned, and a
 // small one could match an item on one server only.
 func expandSync(send string, replies []byte) string {
+	line, _, _ := strings.Cut(send, "\r\n")
+	binaryKey := slices.Contains(strings.Fields(line)[1:], "b")
 	return syncRef.ReplaceAllStringFunc(send, func(m string) string {
+		if binaryKey {
+			return "99999999999"
+		}
 		sm := syncRef.FindStringSubmatch(m)
 		re := regexp.MustCompile(`(?m)^(?:HD|VA \d+)((?: \S+)*) ` + sm[1] + `(?: [WXZ])*\r$`)
 		var cas uint64 = 99999999999
