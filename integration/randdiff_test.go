@@ -130,7 +130,8 @@ var syncRef = regexp.MustCompile(`\{cas:(Os\d+)(-1)?\}`)
 // small one could match an item on one server only.
 func expandSync(send string, replies []byte) string {
 	line, _, _ := strings.Cut(send, "\r\n")
-	binaryKey := slices.Contains(strings.Fields(line)[1:], "b")
+	tokens := strings.Fields(line)
+	binaryKey := len(tokens) > 2 && slices.Contains(tokens[2:], "b")
 	return syncRef.ReplaceAllStringFunc(send, func(m string) string {
 		if binaryKey {
 			return "99999999999"
