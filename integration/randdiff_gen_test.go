@@ -40,10 +40,26 @@ type randGen struct {
 	// request loses its first bytes, so it must be one whose remains are a
 	// short line.
 	eaten bool
+	// counted holds keys an incr, decr or ma may have left space-padded
+	// (in place) or not (a new item), which in memcached depends on whether
+	// its LRU maintainer held the item for a moment: an append or prepend
+	// would make that visible, so they wait until a set rewrites the key.
+	counted map[string]bool
+}
+
+// plainKey is the key a pool key names with or without the b flag.
+func plainKey(k string) string {
+	switch k {
+	case "bjE=":
+		return "n1"
+	case "Zm9v":
+		return "foo"
+	}
+	return k
 }
 
 func newRandGen(seed uint64) *randGen {
-	return &randGen{r: rand.New(rand.NewPCG(seed, 0x6d656d63))}
+	return &randGen{r: rand.New(rand.NewPCG(seed, 0x6d656d63)), counted: map[string]bool{}}
 }
 
 func (g *randGen) n(k int) int           { return g.r.IntN(k) }
@@ -197,7 +213,11 @@ func (g *randGen) noreply() string {
 func (g *randGen) storage() {
 	cmd := g.pick("set", "set", "set", "add", "replace", "append", "prepend", "cas")
 	key := g.key()
+	if (cmd == "append" || cmd == "prepend") && g.counted[plainKey(key)] {
+		cmd = "set" // see counted
+	}
 	val := g.value()
+	wellFormed := true
 	casArg := ""
 	if cmd == "cas" {
 		switch g.n(6) {
@@ -215,14 +235,17 @@ func (g *randGen) storage() {
 	switch g.n(40) {
 	case 0:
 		flags = g.pick("x", "-1", "4294967296")
+		wellFormed = false
 	case 1:
 		exp = g.pick("x", "1.5")
+		wellFormed = false
 	}
 	length := strconv.Itoa(len(val))
 	if g.chance(0.04) {
 		// A wrong length: memcached answers "CLIENT_ERROR bad data chunk"
 		// and reads on from where the declared length ended.
 		val = strings.Repeat("x", 1+g.n(20))
+		wellFormed = false
 		d := 1 + g.n(2)
 		if g.chance(0.5) {
 			length = strconv.Itoa(len(val) + d)
@@ -232,6 +255,9 @@ func (g *randGen) storage() {
 		}
 	}
 	g.add(fmt.Sprintf("%s %s %s %s %s%s%s\r\n%s\r\n", cmd, key, flags, exp, length, casArg, g.noreply(), val))
+	if cmd == "set" && wellFormed {
+		delete(g.counted, plainKey(key)) // a new item, unpadded
+	}
 }
 
 // eatenNext makes the next request a short line (its first bytes are read
@@ -303,10 +329,12 @@ func (g *randGen) arith() {
 		// incr wraps at 2^64: v + (2^64-1) is v-1.
 		key := g.pick("n1", "n2", "n3")
 		g.add(fmt.Sprintf("set %s 0 0 2\r\n%d\r\nincr %s 18446744073709551615\r\nget %s\r\n", key, 10+g.n(90), key, key))
+		g.counted[key] = true
 		return
 	}
 	cmd := g.pick("incr", "decr")
 	key := g.pick("n1", "n2", "n3", g.key())
+	g.counted[plainKey(key)] = true
 	g.add(cmd + " " + key + " " + g.delta() + g.noreply() + "\r\n")
 }
 
@@ -442,6 +470,10 @@ func (g *randGen) meta() {
 			func() string { return "M" + g.pick("E", "A", "P", "R", "S", "e", "a", "p", "r", "s", "X", "SS") },
 			lit("q"), g.opaque, casTok, lit("k"), lit("c"), lit("b"),
 		})
+		if g.counted[plainKey(key)] {
+			// No appending to a counter (see counted).
+			flags = strings.NewReplacer(" MA", " MS", " MP", " MS").Replace(flags)
+		}
 		g.add(fmt.Sprintf("ms %s %d%s\r\n%s\r\n", key, len(val), flags, val))
 	case 6:
 		var casTok func() string = func() string { return "C" + g.pick("0", "99999999999", "abc") }
@@ -454,6 +486,7 @@ func (g *randGen) meta() {
 	case 7, 8:
 		key = g.pick("n1", "n2", "n3", key)
 		g.syncPoint() // see arith
+		g.counted[plainKey(key)] = true
 		var casTok func() string = func() string { return "C" + g.pick("0", "99999999999", "abc") }
 		if g.n(3) == 0 && len(key) <= 250 {
 			cas := g.casFor(key)
