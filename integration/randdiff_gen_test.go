@@ -348,7 +348,9 @@ func (g *randGen) misc() {
 	case 3:
 		g.add(g.pick("verbosity 1", "verbosity 0", "verbosity 1 noreply", "verbosity", "verbosity x", "verbosity 1 2 3") + "\r\n")
 	case 4:
-		g.add("version\r\n")
+		g.add(g.pick("version", "version", "version x", "shutdown", "shutdown graceful", "refresh_certs",
+			"slabs automove 1", "slabs automove 0", "slabs automove 9", "slabs", "lru mode flat", "lru mode segmented",
+			"lru bogus", "cache_memlimit", "cache_memlimit x", "stats bogus", "flush_all 0 0", "delete") + "\r\n")
 	case 5:
 		g.add(g.pick("flush_all", "flush_all 0", "flush_all noreply", "flush_all 0 noreply", "flush_all x", "flush_all -1") + "\r\n")
 	case 6:
