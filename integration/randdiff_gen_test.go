@@ -338,68 +338,6 @@ func (g *randGen) arith() {
 	g.add(cmd + " " + key + " " + g.delta() + g.noreply() + "\r\n")
 }
 
-func (g *randGen) misc() {
-	key := g.key()
-	switch g.n(9) {
-	case 0:
-		g.add("delete " + key + g.pick("", "", " noreply", " 0", " 0 noreply", " 5", " x") + "\r\n")
-	case 1, 2:
-		g.add("touch " + key + " " + g.exptime() + g.noreply() + "\r\n")
-	case 3:
-		g.add(g.pick("verbosity 1", "verbosity 0", "verbosity 1 noreply", "verbosity", "verbosity x", "verbosity 1 2 3") + "\r\n")
-	case 4:
-		g.add(g.pick("version", "version", "version x", "shutdown", "shutdown graceful", "refresh_certs",
-			"slabs automove 1", "slabs automove 0", "slabs automove 9", "slabs", "lru mode flat", "lru mode segmented",
-			"lru bogus", "cache_memlimit", "cache_memlimit x", "stats bogus", "flush_all 0 0", "delete") + "\r\n")
-	case 5:
-		g.add(g.pick("flush_all", "flush_all 0", "flush_all noreply", "flush_all 0 noreply", "flush_all x", "flush_all -1") + "\r\n")
-	case 6:
-		g.add("mn\r\n")
-	case 7:
-		if g.chance(0.5) {
-			g.add("me " + g.okKey() + g.pick("", "", " b") + "\r\n")
-		} else {
-			g.add("stats detail " + g.pick("on", "off", "dump", "dump", "x") + "\r\n")
-		}
-	default:
-		g.add(g.malformed())
-	}
-}
-
-func (g *randGen) malformed() string {
-	k := g.okKey()
-	switch g.n(13) {
-	case 0:
-		return "\r\n"
-	case 1:
-		return g.pick("bogus", "GET "+k, "sets "+k, "gett "+k, "mx "+k, "m", "incr", "decr "+k, "touch "+k) + "\r\n"
-	case 2:
-		g.syncPoint() // see getLine
-		return "get " + strings.Repeat("L", 251) + "\r\n"
-	case 3:
-		return "incr " + k + " 1 noreply extra\r\n"
-	case 4:
-		return "set " + k + " 0 0 1 2 3 4\r\n"
-	case 5:
-		return "set " + k + " 0 0\r\n"
-	case 6:
-		return "set " + k + " 0 0 -1\r\n"
-	case 7:
-		return "get\r\n"
-	case 8:
-		return "delete " + k + " 0 0 0\r\n"
-	case 9:
-		return "touch " + k + " 10 noreply extra\r\n"
-	case 10:
-		return "get " + strings.Repeat(k+" ", 30) + "\r\n"
-	case 11:
-		return g.pick("mg", "md", "ma", "me", "mn foo", "me "+k+" x y", "verbosity noreply", "gets", "incr "+k,
-			"mg "+k+strings.Repeat(" v", 24), "mg "+k+" k f t c s v O1 q h l u", "ma "+k+" D", "ma "+k+" J N",
-			"ms "+k+" 1 F\r\nx", "ms "+k+" 1 Fx T\r\nx", "md "+k+" C", "mg "+k+" N") + "\r\n"
-	}
-	return "mg\r\n"
-}
-
 func (g *randGen) ttl() string {
 	switch g.n(8) {
 	case 0:
