@@ -142,11 +142,11 @@ func expandSync(send string, replies []byte) string {
 			return "99999999999"
 		}
 		sm := syncRef.FindStringSubmatch(m)
-		re := regexp.MustCompile(`(?m)^(?:HD|VA \d+)((?: \S+)*) ` + sm[1] + `(?: [WXZ])*\r$`)
+		re := regexp.MustCompile(`(?m)^(?:HD|VA \d+)((?: [^ \r\n]+)*) ` + sm[1] + `(?: [WXZ])*\r$`)
 		var cas uint64 = 99999999999
 		if all := re.FindAllSubmatch(replies, -1); len(all) > 0 {
-			for _, tok := range strings.Fields(string(all[len(all)-1][1])) {
-				if tok[0] == 'c' {
+			for _, tok := range strings.Split(string(all[len(all)-1][1]), " ") {
+				if tok != "" && tok[0] == 'c' {
 					cas, _ = strconv.ParseUint(tok[1:], 10, 64)
 				}
 			}
@@ -247,9 +247,11 @@ func replayRand(addr string, reqs []randReq, each bool) ([]byte, error) {
 }
 
 var (
-	metaReply = regexp.MustCompile(`^(HD|EN|NF|NS|EX|VA \d+)((?: \S+)*)\r\n$`)
-	vaLine    = regexp.MustCompile(`^VA (\d+)`)
-	meLine    = regexp.MustCompile(` (exp|la|cas|size)=-?\d+`)
+	// Keys may hold tabs and other control characters: only ' ' separates.
+	metaReply     = regexp.MustCompile(`^(HD|EN|NF|NS|EX|VA \d+)((?: [^ \r\n]+)*)\r\n$`)
+	randValueLine = regexp.MustCompile(`^VALUE ([^ \r\n]+) (\d+) (\d+)(?: (\d+))?\r\n$`)
+	vaLine        = regexp.MustCompile(`^VA (\d+)`)
+	meLine        = regexp.MustCompile(` (exp|la|cas|size)=-?\d+`)
 )
 
 // normaliseRand is normalise for the random scripts, which also carry meta
@@ -271,10 +273,24 @@ func normaliseRand(stream []byte) []byte {
 		}
 		line := string(stream[:i+1])
 		rest := stream[i+1:]
-		if m := valueLine.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.Atoi(m[3])
-			if len(rest) >= n+2 {
-				out.Write(normalise(stream[:i+1+n+2], nil))
+		if m := randValueLine.FindStringSubmatch(line); m != nil {
+			// As normalise, for keys with control characters too.
+			if n, _ := strconv.Atoi(m[3]); len(rest) >= n+2 {
+				data := rest[:n]
+				if p := paddedNum.FindSubmatch(data); p != nil {
+					data = p[1]
+				}
+				out.WriteString("VALUE " + m[1] + " " + m[2] + " " + strconv.Itoa(len(data)))
+				switch m[4] {
+				case "":
+				case "0":
+					out.WriteString(" 0")
+				default:
+					out.WriteString(" <cas>")
+				}
+				out.WriteString("\r\n")
+				out.Write(data)
+				out.Write(rest[n : n+2])
 				stream = rest[n+2:]
 				continue
 			}
@@ -297,7 +313,7 @@ func normaliseRand(stream []byte) []byte {
 				}
 			}
 			out.WriteString(head)
-			for _, tok := range strings.Fields(m[2]) {
+			for _, tok := range strings.Split(m[2], " ")[1:] {
 				switch {
 				case tok[0] == 'c' && tok != "c0" && isDigits(tok[1:]):
 					tok = "c<cas>"
