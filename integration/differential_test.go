@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"regexp"
@@ -77,40 +76,12 @@ func TestDifferential(t *testing.T) {
 // replay sends sc's steps over one connection, half-closes it and returns
 // every byte the server sent until it closed.
 func replay(addr string, sc diffScript, trickle bool) ([]byte, error) {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := dialScript(addr, 30*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	tc := conn.(*net.TCPConn)
-	tc.SetNoDelay(true)
-	deadline := time.Now().Add(30 * time.Second)
-	conn.SetDeadline(deadline)
-
-	var mu sync.Mutex
-	var out bytes.Buffer
-	readDone := make(chan error, 1)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := conn.Read(buf)
-			mu.Lock()
-			out.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				if err == io.EOF || isReset(err) {
-					err = nil
-				}
-				readDone <- err
-				return
-			}
-		}
-	}()
-	snapshot := func() []byte {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]byte(nil), out.Bytes()...)
-	}
+	defer c.Close()
+	snapshot, deadline := c.replies, c.deadline
 
 	for i, st := range sc.steps {
 		start := len(snapshot())
@@ -118,7 +89,7 @@ func replay(addr string, sc diffScript, trickle bool) ([]byte, error) {
 		if err != nil {
 			return snapshot(), fmt.Errorf("step %d: %v", i, err)
 		}
-		if err := writeRequest(tc, req, trickle); err != nil {
+		if err := writeRequest(c.TCPConn, req, trickle); err != nil {
 			// The server may legitimately close mid-script (quit, line too long).
 			break
 		}
@@ -132,11 +103,7 @@ func replay(addr string, sc diffScript, trickle bool) ([]byte, error) {
 		}
 		time.Sleep(st.pause)
 	}
-	tc.CloseWrite()
-	if err := <-readDone; err != nil {
-		return snapshot(), fmt.Errorf("reading replies: %v", err)
-	}
-	return snapshot(), nil
+	return c.finish()
 }
 
 // writeRequest writes req whole, or trickled in writes of 1 to 7 bytes (in

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -161,40 +159,12 @@ func expandSync(send string, replies []byte) string {
 // replayRand writes reqs step by step over one connection, half-closes it
 // and returns every byte the server sent until it closed.
 func replayRand(addr string, reqs []randReq, each bool) ([]byte, error) {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := dialScript(addr, 20*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	tc := conn.(*net.TCPConn)
-	tc.SetNoDelay(true)
-	deadline := time.Now().Add(20 * time.Second)
-	conn.SetDeadline(deadline)
-
-	var mu sync.Mutex
-	var out bytes.Buffer
-	readDone := make(chan error, 1)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := conn.Read(buf)
-			mu.Lock()
-			out.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				if err == io.EOF || isReset(err) {
-					err = nil
-				}
-				readDone <- err
-				return
-			}
-		}
-	}()
-	snapshot := func() []byte {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]byte(nil), out.Bytes()...)
-	}
+	defer c.Close()
+	snapshot, deadline := c.replies, c.deadline
 	await := func(marker string) error {
 		// The sync's opaque may be followed by W, X or Z.
 		for b := snapshot(); !bytes.Contains(b, []byte(marker+"\r\n")) && !bytes.Contains(b, []byte(marker+" ")); b = snapshot() {
@@ -221,7 +191,7 @@ func replayRand(addr string, reqs []randReq, each bool) ([]byte, error) {
 			continue
 		}
 		start := len(snapshot())
-		if err := writeRequest(tc, []byte(pending.String()), randTrickle); err != nil {
+		if err := writeRequest(c.TCPConn, []byte(pending.String()), randTrickle); err != nil {
 			break // the server may close (quit, line too long)
 		}
 		pending.Reset()
@@ -239,11 +209,7 @@ func replayRand(addr string, reqs []randReq, each bool) ([]byte, error) {
 			}
 		}
 	}
-	tc.CloseWrite()
-	if err := <-readDone; err != nil {
-		return snapshot(), fmt.Errorf("reading replies: %v", err)
-	}
-	return snapshot(), nil
+	return c.finish()
 }
 
 var (
