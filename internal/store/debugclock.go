@@ -9,17 +9,26 @@ import (
 // memcached's own tests use to move time without sleeping: a shift added to
 // the real clock at every tick, and a pause that stops the ticks.
 type debugClock struct {
-	shift  atomic.Int64 // seconds added to the real time
-	paused atomic.Bool
+	shift   atomic.Int64 // seconds added to the real time
+	paused  atomic.Bool
+	lastSec atomic.Int64 // the real second the clock was last set from
 }
 
 // tickClock sets the coarse clock from the real time now, shifted, unless
-// the clock is paused.
+// the clock is paused. It writes only when the real second has turned:
+// memcached's clock ticks once a second, so a debugtime jump lasts until
+// then, and memcached's tests (expirations.t) read items stored during the
+// jump before it ends. The store ticks far more often than once a second,
+// so without this a jump would be undone within one tick.
 func (s *Store) tickClock(now time.Time) {
 	if s.debugTime.paused.Load() {
 		return
 	}
-	s.clock.Store(now.Unix() + s.debugTime.shift.Load())
+	sec := now.Unix()
+	if s.debugTime.lastSec.Swap(sec) == sec {
+		return
+	}
+	s.clock.Store(sec + s.debugTime.shift.Load())
 }
 
 // ShiftClock is `debugtime N`: the clock runs N seconds further ahead (or

@@ -28,6 +28,18 @@ func TestDebugClockShiftAndPause(t *testing.T) {
 		t.Fatalf("tick after resume: now %d, want real+shift %d", got, base+8)
 	}
 
+	// A jump lasts until the real second turns, however often the store
+	// ticks within that second (memcached's clock ticks once a second).
+	s.ShiftClock(1) // total shift 8: the clock jumps by 8
+	s.tickClock(time.Unix(base+1, 5e8))
+	if got := s.Now(); got != base+16 {
+		t.Fatalf("a tick within the same second undid the jump: now %d, want %d", got, base+16)
+	}
+	s.tickClock(time.Unix(base+2, 0))
+	if got := s.Now(); got != base+10 {
+		t.Fatalf("tick in the next second: now %d, want real+shift %d", got, base+10)
+	}
+
 	// Expiry follows the shifted clock.
 	if r := s.Set(ModeSet, []byte("k"), 0, 2, []byte("v"), 0); r != Stored {
 		t.Fatalf("set: %v", r)
