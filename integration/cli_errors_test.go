@@ -23,6 +23,11 @@ func TestCommandLineErrorsMatchMemcached(t *testing.T) {
 	cases := []string{
 		// getopt's errors.
 		"--bogus", "--bogus=1", "-j", "-vj", "-e", "-o", "--memory-file", "--conn-limit",
+		// getopt_long's abbreviations: ambiguous ones, a value where none
+		// is taken, and unambiguous ones reaching the checks below.
+		"--m=5", "--lis", "--liste", "--ver", "--e=1", "--ena", "--p", "--u", "--memory=8",
+		"--lock=5", "--lock-memory=5", "--disable-c=1", "--conn=0", "--thr=0", "--max-r=0",
+		"--napi=0", "--slab-g=1", "--ext=foo", "--listen",
 		// Checks in memcached's getopt loop.
 		"-c 0", "-c abc", "-c -1", "-t 0", "-t abc", "-t -2", "-f 1", "-f abc", "-f 0.5",
 		"-n 0", "-n abc", "-R 0", "-R abc", "-N 0", "-N -1", "-N abc", "-D ''",

@@ -71,6 +71,10 @@ func usagef(format string, args ...any) error {
 	return &usageError{status: exitUsage, msg: fmt.Sprintf(format, args...)}
 }
 
+// illegalArgument is the line memcached prints after each of getopt's
+// complaints, when its loop gets '?'.
+const illegalArgument = "\nIllegal argument \"?\""
+
 // argv0 names the program in getopt's messages, as glibc's getopt prints
 // argv[0]; main sets it.
 var argv0 = "gocached"
@@ -81,7 +85,7 @@ var argv0 = "gocached"
 // int flag) is memcached's atoi taking garbage: refused with status 1 for
 // memcached's flags (they have a one-letter name), 64 for gocached's.
 func getoptError(err error, args []string) error {
-	const illegal = "\nIllegal argument \"?\""
+	const illegal = illegalArgument
 	var (
 		notExist *pflag.NotExistError
 		required *pflag.ValueRequiredError

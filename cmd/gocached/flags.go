@@ -121,6 +121,10 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile (pprof) of the whole serving time to this file")
 	nf := addNAPIFlags(fs, &o.napi)
 
+	args, err := expandLongOptions(fs, args)
+	if err != nil {
+		return nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, getoptError(err, args)
 	}
@@ -138,7 +142,6 @@ func parseFlags(args []string) (*options, error) {
 	}
 	rc.Epoll.BusyPollBudget = busyPollBudget
 
-	var err error
 	mf := memcachedFlags{conns: conns, reqs: reqs, napiIDs: napiIDs, minChunk: minChunk, factor: factor}
 	if err := o.checkLoop(fs, mf, memory, itemSize, threads, delim); err != nil {
 		return nil, err
