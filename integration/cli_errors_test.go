@@ -56,6 +56,16 @@ func TestCommandLineErrorsMatchMemcached(t *testing.T) {
 		"-B bogus", "-B auto-negotiate", "-N 9", "-N 9 -t 8",
 		"-S -B ascii", "-S -B auto", "-S -U 5", "-Y /nonexistent -B binary", "-Y /nonexistent -B auto",
 		"-p 70000", "-Z",
+		// Several bad flags: memcached refuses the first on the command
+		// line, each occurrence with its own value; gocached's refusals of
+		// garbage memcached takes (12abc, 2048x, -b 0, -m -5) come after
+		// memcached's checks.
+		"-c 0 -c 5", "-f abc --ver", "--ver -c 0", "-N 0 --bogus=1", "--napi-ids 0 --slab-min-size=abc",
+		"-o hashpower=11 -n abc", "-o bogus -c 0", "-c 0 -o bogus", "-B auto-negotiate --bogus=1",
+		"-R abc -t 0 --threads", "-o slab_automove_ratio=2 --memory-limit", "-o ssl_verify_mode=7 --lock-memory=5",
+		"-t abc -I 512 --lis", "-c abc -vj", "-c 0 -V", "-t 100 -f 1", "-c 12abc -f 1", "-c 12abc -o bogus",
+		"stray -c 0", "-o ext_path=/tmp/x:64m -U 5 -c 12abc", "-b 0 -p 70000", "-I 2048x", "-m -5 -I 512",
+		"-t 2x -N 9",
 	}
 	// Every command line starts with no TCP or UDP port, so nothing listens
 	// on a fixed port; as root both need -u (memcached refuses root

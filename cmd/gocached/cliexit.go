@@ -32,17 +32,34 @@ type usageError struct {
 	// memcached: msg is memcached's own text, printed as it is; otherwise
 	// it is gocached's, printed after "gocached: ".
 	memcached bool
+	// warnings are what memcached printed before the refusal, while it
+	// read the flags before (-t 100's warning).
+	warnings []string
 }
 
 func (e *usageError) Error() string { return e.msg }
 
 // write prints the error as memcached prints its own: the text alone.
 func (e *usageError) write(w io.Writer) {
+	for _, line := range e.warnings {
+		fmt.Fprintln(w, line)
+	}
 	if e.memcached {
 		fmt.Fprintln(w, e.msg)
 		return
 	}
 	fmt.Fprintf(w, "gocached: %s\n", e.msg)
+}
+
+// withWarnings is err with memcached's warnings before it.
+func withWarnings(err error, warnings []string) error {
+	var ue *usageError
+	if len(warnings) == 0 || !errors.As(err, &ue) {
+		return err
+	}
+	c := *ue
+	c.warnings = warnings
+	return &c
 }
 
 // mcFail is memcached's message for a check in its getopt loop: status 1.
@@ -59,7 +76,9 @@ func mcUsage(format string, args ...any) error {
 // itself reads with atoi/strtol and takes silently (-p abc, -a 9, -b 0,
 // -o idle_timeout=abc, ...): such a value is almost surely a typo, and
 // memcached would start with something else than asked (port 0, mask 0).
-// Status 1, memcached's status for a bad value.
+// Status 1, memcached's status for a bad value. parseFlags reports it only
+// once memcached's own checks, in and after its loop, have passed on
+// memcached's reading of the value (getoptLoop.note).
 func refusef(format string, args ...any) error {
 	return &usageError{status: exitFailure, msg: fmt.Sprintf(format, args...)}
 }

@@ -98,6 +98,37 @@ func TestBadCommandLines(t *testing.T) {
 		{"-p 70000", 64, "ERROR: Invalid port number 70000."},
 		{"-U 70000", 64, "ERROR: Invalid port number 70000."},
 		{"-Z -p 0", 64, "ERROR: You cannot enable SSL without a TCP port."},
+		// Several bad flags: the first on the command line is refused, each
+		// occurrence checked with its own value, as memcached's getopt loop
+		// reads them; getopt's own refusals too, where they stand.
+		{"-c 0 -c 5", 1, "Maximum connections must be greater than 0"},
+		{"-f abc --ver", 1, "Factor must be greater than 1"},
+		{"--ver -c 0", 1, "gocached: option '--ver' is ambiguous; possibilities: '--version' '--verbose'" + illegal},
+		{"-N 0 --bogus=1", 1, "Maximum number of NAPI IDs must be greater than 0"},
+		{"--napi-ids 0 --slab-min-size=abc", 1, "Maximum number of NAPI IDs must be greater than 0"},
+		{"-o hashpower=11 -n abc", 1, "Initial hashtable multiplier of 11 is too low"},
+		{"-o bogus -c 0", 1, `Illegal suboption "bogus"`},
+		{"-c 0 -o bogus", 1, "Maximum connections must be greater than 0"},
+		{"-B auto-negotiate --bogus=1", 64, "Invalid value for binding protocol: auto-negotiate\n -- should be one of auto, binary, or ascii"},
+		{"-R abc -t 0 --threads", 1, "Number of requests per event must be greater than 0"},
+		{"-o slab_automove_ratio=2 --memory-limit", 1, "slab_automove_ratio must be > 0 and < 1"},
+		{"-o ssl_verify_mode=7 --lock-memory=5", 1, "Invalid ssl_verify_mode. Use help to see valid options."},
+		{"-t abc -I 512 --lis", 1, "Number of threads must be greater than 0"},
+		{"-c abc -vj", 1, "Maximum connections must be greater than 0"},
+		{"-c 0 -V", 1, "Maximum connections must be greater than 0"},
+		// memcached's warning while it reads -t stays before a later refusal.
+		{"-t 100 -f 1", 1, "WARNING: Setting a high number of workerthreads is not recommended.\n" +
+			" Set this value to the number of cores in your machine or less.\nFactor must be greater than 1"},
+		// gocached's refusals of garbage memcached takes wait for memcached's
+		// checks, in and after its loop, which read the value as it does.
+		{"-c 12abc -f 1", 1, "Factor must be greater than 1"},
+		{"-c 12abc -o bogus", 1, `Illegal suboption "bogus"`},
+		{"stray -c 0", 1, "Maximum connections must be greater than 0"},
+		{"-o ext_path=/tmp/x:64m -U 5 -c 12abc", 64, "Cannot use UDP with extstore enabled (-U 0 to disable)"},
+		{"-b 0 -p 70000", 64, "ERROR: Invalid port number 70000."},
+		{"-I 2048x", 64, "slab_chunk_max (bytes: 524288) cannot be larger than -I (item_size_max 2048)"},
+		{"-m -5 -I 512", 64, "Item max size cannot be less than 1024 bytes."},
+		{"-t 2x -N 9", 64, "Number of napi_ids(9) cannot be greater than number of threads(2)"},
 		// Garbage memcached takes (atoi, strtol) and starts with: refused, 1.
 		{"-c 12abc", 1, `gocached: invalid value "12abc" for -c: want a number`},
 		{"-t 2x", 1, `gocached: invalid value "2x" for -t: want a number of threads, or auto`},
@@ -105,7 +136,7 @@ func TestBadCommandLines(t *testing.T) {
 		{"-R -1", 1, "gocached: invalid -R -1: want a number of requests greater than 0"},
 		{"-n -1", 1, "gocached: invalid -n -1: want a chunk size greater than 0"},
 		{"-m -5", 1, `gocached: invalid memory limit -m "-5": want a positive number of megabytes`},
-		{"-I 2048x", 1, `gocached: invalid max item size -I "2048x": want bytes, or a number with suffix k or m`},
+		{"-I 1048576x", 1, `gocached: invalid max item size -I "1048576x": want bytes, or a number with suffix k or m`},
 		{"-p abc", 1, `gocached: invalid argument "abc" for "-p, --port" flag: must be an integer`},
 		{"-p -2", 1, "gocached: invalid port number -2"},
 		{"-U 70000 -p 5", 1, "gocached: invalid UDP port number 70000"},

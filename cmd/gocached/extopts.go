@@ -91,20 +91,32 @@ type extSetting struct {
 func parseExtOptions(values []string) ([]extSetting, error) {
 	var out []extSetting
 	for _, v := range values {
-		for _, item := range strings.Split(v, ",") {
-			if item == "" {
-				continue
-			}
-			name, value, hasValue := strings.Cut(item, "=")
-			opt, ok := extOptions[name]
-			if !ok {
-				return nil, mcFail("Illegal suboption %q", item)
-			}
-			if err := checkExt(name, value, hasValue, out); err != nil {
-				return nil, err
-			}
-			out = append(out, extSetting{name: name, value: value, opt: opt})
+		var err error
+		if out, err = appendExtOptions(out, v, func(err error) error { return err }); err != nil {
+			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// appendExtOptions reads one -o's list after the suboptions before it, as
+// memcached's loop reads it. A refusal goes through note, which may keep
+// it for later (gocached's refusals of garbage memcached takes) and let
+// the list go on, the value kept as memcached reads it.
+func appendExtOptions(out []extSetting, v string, note func(error) error) ([]extSetting, error) {
+	for _, item := range strings.Split(v, ",") {
+		if item == "" {
+			continue
+		}
+		name, value, hasValue := strings.Cut(item, "=")
+		opt, ok := extOptions[name]
+		if !ok {
+			return out, mcFail("Illegal suboption %q", item)
+		}
+		if err := note(checkExt(name, value, hasValue, out)); err != nil {
+			return out, err
+		}
+		out = append(out, extSetting{name: name, value: value, opt: opt})
 	}
 	return out, nil
 }

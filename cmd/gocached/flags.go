@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -41,6 +42,7 @@ type options struct {
 	metricsListen string         // --metrics-listen: serve Prometheus metrics here (off when empty)
 
 	help, version bool
+	warnings      []string        // memcached's warnings while reading the flags, for stderr
 	usage         string          // the flag table, for -h
 	flags         *pflag.FlagSet  // every flag, for the man page
 	changed       map[string]bool // long names of the flags given
@@ -121,44 +123,44 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile (pprof) of the whole serving time to this file")
 	nf := addNAPIFlags(fs, &o.napi)
 
-	args, err := expandLongOptions(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, getoptError(err, args)
+	// memcached's getopt loop: each option checked as it is read, in
+	// command-line order; an abbreviation getopt_long refuses is refused
+	// where it stands, after the options before it.
+	args, expandErr := expandLongOptions(fs, args)
+	mf := memcachedFlags{conns: conns, reqs: reqs, napiIDs: napiIDs, minChunk: minChunk, factor: factor}
+	loop := &getoptLoop{o: o, fs: fs, mf: mf}
+	o.memory, _ = parseMemoryLimit(memory)
+	o.itemSize, _ = parseItemSize(itemSize)
+	o.binding, _ = protocol.ParseBinding(o.protocol)
+	err := loop.parse(args)
+	if err == nil {
+		err = expandErr
 	}
 	o.usage = fs.FlagUsages()
 	o.flags = fs
 	o.changed = make(map[string]bool)
 	fs.Visit(func(f *pflag.Flag) { o.changed[f.Name] = true })
-	if o.help || o.version {
-		return o, nil
-	}
-	if fs.NArg() > 0 {
-		// memcached's getopt leaves operands alone and starts; here one is
-		// most likely a flag that lost its dash, so it is refused.
-		return nil, refusef("unexpected argument %q", fs.Arg(0))
+	o.warnings = loop.warnings
+	switch {
+	case errors.Is(err, errStopLoop):
+		return o, nil // -h or -V
+	case err != nil:
+		return nil, withWarnings(err, loop.warnings)
 	}
 	rc.Epoll.BusyPollBudget = busyPollBudget
-
-	mf := memcachedFlags{conns: conns, reqs: reqs, napiIDs: napiIDs, minChunk: minChunk, factor: factor}
-	if err := o.checkLoop(fs, mf, memory, itemSize, threads, delim); err != nil {
-		return nil, err
-	}
 	mask, err := strconv.ParseUint(unixMask, 8, 32)
 	if err != nil || mask > 0o777 {
-		return nil, refusef("invalid -a %q: want an octal access mask such as 700", unixMask)
+		loop.note(refusef("invalid -a %q: want an octal access mask such as 700", unixMask))
 	}
 	rc.UnixMask = os.FileMode(mask)
-	if o.ext, err = parseExtOptions(extRaw); err != nil {
-		return nil, err
-	}
 	if fs.Changed("udp-port") && o.udpPort != 0 && !fs.Changed("port") {
 		rc.Port = o.udpPort // as memcached: -U alone sets the TCP port too
 	}
 	if err := o.checkAfterLoop(fs); err != nil {
-		return nil, err
+		return nil, withWarnings(err, loop.warnings)
+	}
+	if loop.refusal != nil {
+		return nil, withWarnings(loop.refusal, loop.warnings)
 	}
 	if err := o.tls.fromExt(o.ext); err != nil {
 		return nil, err

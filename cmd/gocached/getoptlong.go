@@ -27,6 +27,9 @@ var memcachedLongOpts = []string{
 // command line means what it means to memcached; only a prefix of none of
 // them may abbreviate one of gocached's own long flags.
 //
+// On a refusal it returns the arguments before the refused one with it,
+// for memcached's loop to read (and maybe refuse) first.
+//
 // Values are skipped the way getopt skips them: the argument after an
 // option that requires one is that option's value, whatever it looks like.
 func expandLongOptions(fs *pflag.FlagSet, args []string) ([]string, error) {
@@ -40,7 +43,7 @@ func expandLongOptions(fs *pflag.FlagSet, args []string) ([]string, error) {
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			full, err := resolveLongOption(fs, name, a)
 			if err != nil {
-				return nil, err
+				return out, err
 			}
 			f := fs.Lookup(full)
 			if f == nil {
@@ -49,7 +52,7 @@ func expandLongOptions(fs *pflag.FlagSet, args []string) ([]string, error) {
 			}
 			if hasVal && f.NoOptDefVal != "" && isMemcachedLongOpt(f.Name) {
 				if f.Name != "verbose" {
-					return nil, mcFail("%s: option '--%s' doesn't allow an argument%s", argv0, f.Name, illegalArgument)
+					return out, mcFail("%s: option '--%s' doesn't allow an argument%s", argv0, f.Name, illegalArgument)
 				}
 				// memcached's -v takes an optional argument and ignores it:
 				// --verbose=2 is one -v.

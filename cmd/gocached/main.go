@@ -67,6 +67,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gocached: %v\n", err)
 		return 1
 	}
+	for _, w := range opts.warnings { // as memcached prints them, and goes on
+		fmt.Fprintln(stderr, w)
+	}
 	switch {
 	case opts.help:
 		fmt.Fprintf(stdout, "gocached %s: a memcached-compatible cache server\n\n", version)

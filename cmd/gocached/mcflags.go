@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -34,61 +35,118 @@ type memcachedFlags struct {
 	factor                         *cFloat
 }
 
-// checkLoop makes the checks memcached makes while it reads each flag:
-// status 1, except -B's (EX_USAGE in memcached too).
-func (o *options) checkLoop(fs *pflag.FlagSet, mf memcachedFlags, memory, itemSize, threads, delim string) error {
+// getoptLoop is memcached's getopt loop: pflag calls set for each option
+// in command-line order, each occurrence with its own value, and set makes
+// the check memcached makes on reading it, so the first bad option on the
+// command line is the one refused (-c 0 -c 5 is refused, as memcached
+// does). gocached's own refusals of garbage memcached takes (refusef) wait
+// in refusal until memcached's checks, in and after the loop, have passed:
+// a command line memcached refuses is refused with memcached's message.
+type getoptLoop struct {
+	o        *options
+	fs       *pflag.FlagSet
+	mf       memcachedFlags
+	refusal  error    // gocached's first refusal, reported after memcached's checks
+	warnings []string // what memcached prints while reading and goes on (-t 100)
+}
+
+// errStopLoop ends the loop at -h or -V, which memcached obeys at once.
+var errStopLoop = errors.New("stop")
+
+// note keeps gocached's refusals for later and passes memcached's on.
+func (l *getoptLoop) note(err error) error {
+	var ue *usageError
+	if err != nil && errors.As(err, &ue) && !ue.memcached && ue.status == exitFailure {
+		if l.refusal == nil {
+			l.refusal = err
+		}
+		return nil
+	}
+	return err
+}
+
+// set reads one option as memcached's loop does.
+func (l *getoptLoop) set(f *pflag.Flag, value string) error {
+	o := l.o
+	if err := l.fs.Set(f.Name, value); err != nil {
+		return l.note(getoptError(err, nil))
+	}
 	var err error
-	if o.memory, err = parseMemoryLimit(memory); err != nil {
-		return err
-	}
-	if o.itemSize, err = parseItemSize(itemSize); err != nil {
-		return err
-	}
-	if err := mf.conns.check("-c", o.reactor.MaxConns <= 0, "Maximum connections must be greater than 0"); err != nil {
-		return err
-	}
-	if o.reactor.Threads, err = parseThreads(threads); err != nil {
-		return err
-	}
-	if err := mf.reqs.check("-R", o.reqsPerEvent == 0, "Number of requests per event must be greater than 0"); err != nil {
-		return err
-	}
-	if o.reqsPerEvent < 0 {
-		return refusef("invalid -R %d: want a number of requests greater than 0", o.reqsPerEvent)
-	}
-	if o.gates.factor <= 1 {
-		return mcFail("Factor must be greater than 1")
-	}
-	if mf.factor.raw != "" {
-		return refusef("invalid value %q for -f: want a number", mf.factor.raw)
-	}
-	if err := mf.minChunk.check("-n", o.gates.minChunk == 0, "Chunk size must be greater than 0"); err != nil {
-		return err
-	}
-	if o.gates.minChunk < 0 {
-		return refusef("invalid -n %d: want a chunk size greater than 0", o.gates.minChunk)
-	}
-	if err := o.gates.setDelimiter(delim, fs.Changed("delimiter")); err != nil {
-		return err
-	}
-	if fs.Changed("napi-ids") {
-		if err := mf.napiIDs.check("-N", o.napiIDs <= 0, "Maximum number of NAPI IDs must be greater than 0"); err != nil {
+	switch f.Name {
+	case "help", "version":
+		return errStopLoop
+	case "memory-limit":
+		o.memory, err = parseMemoryLimit(value)
+	case "max-item-size":
+		o.itemSize, err = parseItemSize(value)
+	case "conn-limit":
+		err = l.mf.conns.check("-c", o.reactor.MaxConns <= 0, "Maximum connections must be greater than 0")
+	case "threads":
+		o.reactor.Threads, err = parseThreads(value)
+		if err = l.note(err); err != nil {
 			return err
 		}
+		if o.reactor.Threads > 64 { // memcached's warning, word for word
+			l.warnings = append(l.warnings, "WARNING: Setting a high number of workerthreads is not recommended.\n"+
+				" Set this value to the number of cores in your machine or less.")
+		}
+	case "max-reqs-per-event":
+		err = l.mf.reqs.check("-R", o.reqsPerEvent == 0, "Number of requests per event must be greater than 0")
+		if err == nil && o.reqsPerEvent < 0 {
+			err = refusef("invalid -R %d: want a number of requests greater than 0", o.reqsPerEvent)
+		}
+	case "slab-growth-factor":
+		if o.gates.factor <= 1 {
+			return mcFail("Factor must be greater than 1")
+		}
+		if l.mf.factor.raw != "" {
+			err = refusef("invalid value %q for -f: want a number", l.mf.factor.raw)
+		}
+	case "slab-min-size":
+		err = l.mf.minChunk.check("-n", o.gates.minChunk == 0, "Chunk size must be greater than 0")
+		if err == nil && o.gates.minChunk < 0 {
+			err = refusef("invalid -n %d: want a chunk size greater than 0", o.gates.minChunk)
+		}
+	case "delimiter":
+		err = o.gates.setDelimiter(value, true)
+	case "napi-ids":
+		err = l.mf.napiIDs.check("-N", o.napiIDs <= 0, "Maximum number of NAPI IDs must be greater than 0")
+	case "protocol":
+		b, perr := protocol.ParseBinding(value)
+		if perr != nil || value == "auto-negotiate" {
+			return mcUsage("Invalid value for binding protocol: %s\n -- should be one of auto, binary, or ascii", value)
+		}
+		o.binding = b
+	case "extended":
+		o.ext, err = appendExtOptions(o.ext, value, l.note)
 	}
-	b, err := protocol.ParseBinding(o.protocol)
-	if err != nil || o.protocol == "auto-negotiate" {
-		return mcUsage("Invalid value for binding protocol: %s\n -- should be one of auto, binary, or ascii", o.protocol)
+	return l.note(err)
+}
+
+// parse runs the loop over args (expanded by expandLongOptions) and makes
+// the checks memcached makes on the values it keeps (gocached's refusals
+// of ports and the backlog).
+func (l *getoptLoop) parse(args []string) error {
+	if err := l.fs.ParseAll(args, l.set); err != nil {
+		var ue *usageError
+		if errors.Is(err, errStopLoop) || errors.As(err, &ue) {
+			return err
+		}
+		return getoptError(err, args)
 	}
-	o.binding = b
-	rc := &o.reactor
+	if l.fs.NArg() > 0 {
+		// memcached's getopt leaves operands alone and starts; here one is
+		// most likely a flag that lost its dash, so it is refused.
+		l.note(refusef("unexpected argument %q", l.fs.Arg(0)))
+	}
+	rc := &l.o.reactor
 	switch {
 	case rc.Port < -1: // memcached fails to listen (EX_OSERR)
-		return refusef("invalid port number %d", rc.Port)
-	case o.udpPort < -1:
-		return refusef("invalid UDP port number %d", o.udpPort)
+		l.note(refusef("invalid port number %d", rc.Port))
+	case l.o.udpPort < -1:
+		l.note(refusef("invalid UDP port number %d", l.o.udpPort))
 	case rc.Backlog <= 0:
-		return refusef("listen backlog must be greater than 0 (-b %d)", rc.Backlog)
+		l.note(refusef("listen backlog must be greater than 0 (-b %d)", rc.Backlog))
 	}
 	return nil
 }
@@ -161,7 +219,13 @@ func parseMemoryLimit(s string) (int64, error) {
 	case err != nil && cAtoi(s) == 0, err == nil && n == 0:
 		return 0, nil
 	case err != nil || n < 0 || n > (1<<62)/mult:
-		return 0, refusef("invalid memory limit -m %q: want a positive number of megabytes", s)
+		// memcached's reading, for its checks after the loop: atoi's
+		// megabytes, a negative count wrapping to a huge size_t.
+		read := int64(cAtoi(s))
+		if read < 0 || read > 1<<42 {
+			read = 1 << 42
+		}
+		return read << 20, refusef("invalid memory limit -m %q: want a positive number of megabytes", s)
 	}
 	return n * mult, nil
 }
@@ -180,10 +244,15 @@ func parseItemSize(s string) (int, error) {
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil {
-		if v := int64(cAtoi(num)) * mult; v < minItemSize {
+		v := int64(cAtoi(num)) * mult
+		if v < minItemSize {
 			return int(v), nil
 		}
-		return 0, refusef("invalid max item size -I %q: want bytes, or a number with suffix k or m", s)
+		if v > 4*maxItemSize {
+			v = 4 * maxItemSize
+		}
+		// memcached's reading, for its checks after the loop.
+		return int(v), refusef("invalid max item size -I %q: want bytes, or a number with suffix k or m", s)
 	}
 	if n > 4*maxItemSize/mult {
 		n = 4 * maxItemSize / mult // far above the limit, without overflow
@@ -204,7 +273,7 @@ func parseThreads(s string) (int, error) {
 		return 0, mcFail("Number of threads must be greater than 0")
 	}
 	if err != nil {
-		return 0, refusef("invalid value %q for -t: want a number of threads, or auto", s)
+		return n, refusef("invalid value %q for -t: want a number of threads, or auto", s)
 	}
 	return n, nil
 }
