@@ -199,14 +199,14 @@ type cliFlag struct {
 // a fixed port.
 var cliFlags = []cliFlag{
 	{"c", "conn-limit", []string{"0", "-1", "abc", "200", "1024", "200abc"}}, // -c 5: too few files for libevent
-	{"t", "threads", []string{"0", "abc", "-2", "4", "2", "100"}},
-	{"f", "slab-growth-factor", []string{"1", "abc", "0.5", "1.25", "2"}},
-	{"n", "slab-min-size", []string{"0", "abc", "48", "100"}},
-	{"R", "max-reqs-per-event", []string{"0", "abc", "20", "5"}},
-	{"N", "napi-ids", []string{"0", "-1", "abc", "1", "2", "9"}},
+	{"t", "threads", []string{"0", "abc", "-2", "4", "2", "100", " 3", "2x", "+2"}},
+	{"f", "slab-growth-factor", []string{"1", "abc", "0.5", "1.25", "2", "1.5x", "1e0", "-3"}},
+	{"n", "slab-min-size", []string{"0", "abc", "48", "100", "48abc", "-1", "1"}},
+	{"R", "max-reqs-per-event", []string{"0", "abc", "20", "5", "5abc", "-1"}},
+	{"N", "napi-ids", []string{"0", "-1", "abc", "1", "2", "9", "1abc", "5"}},
 	{"D", "", []string{"", ":", "/"}}, // no long name in memcached (--delimiter is gocached's)
-	{"m", "memory-limit", []string{"abc", "0", "1", "3", "64", "4096"}},
-	{"I", "max-item-size", []string{"1", "512", "abc", "2g", "2m", "1m", "1000k", "256k", "100000", "1025m"}},
+	{"m", "memory-limit", []string{"abc", "0", "1", "3", "64", "4096", "64m", "-5", "2x"}},
+	{"I", "max-item-size", []string{"1", "512", "abc", "2g", "2m", "1m", "1000k", "256k", "100000", "1025m", "2M", "1K", "-5", "1024k", "x"}},
 	{"B", "protocol", []string{"bogus", "auto", "ascii", "binary", "auto-negotiate"}},
 	{"p", "port", []string{"0", "70000"}},
 	{"U", "udp-port", []string{"0"}},
