@@ -37,10 +37,30 @@ func (p *processOptions) prepare(log *slog.Logger) {
 		}
 	}
 	if p.lockMem {
-		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
+		if err := lockAllMemory(); err != nil {
 			log.Warn("-k: failed to mlockall; proceeding without", "err", err)
 		}
 	}
+}
+
+// lockAllMemory is memcached's mlockall(MCL_CURRENT|MCL_FUTURE), made only
+// under an unlimited RLIMIT_MEMLOCK (raised to it if allowed): under a
+// finite one the lock of the memory there is now may succeed, and then
+// the Go runtime dies (status 2) when it next maps memory beyond the
+// limit. memcached's lock fails at once there and it goes on unlocked,
+// which this does too.
+func lockAllMemory() error {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); err != nil {
+		return err
+	}
+	if lim.Cur != unix.RLIM_INFINITY {
+		want := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+		if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &want); err != nil {
+			return fmt.Errorf("RLIMIT_MEMLOCK is %d bytes and cannot be lifted (%v): the process would die when it next grows", lim.Cur, err)
+		}
+	}
+	return unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE)
 }
 
 // errNoUser is memcached's refusal of an unknown -u user (exit 67, EX_NOUSER).
