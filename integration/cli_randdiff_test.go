@@ -205,6 +205,8 @@ var cliFlags = []cliFlag{
 	{"R", "max-reqs-per-event", []string{"0", "abc", "20", "5", "5abc", "-1"}},
 	{"N", "napi-ids", []string{"0", "-1", "abc", "1", "2", "9", "1abc", "5"}},
 	{"D", "", []string{"", ":", "/"}}, // no long name in memcached (--delimiter is gocached's)
+	// -m with a g suffix is left out: gocached reads gigabytes where
+	// memcached's atoi reads megabytes (-m 1g is refused by memcached).
 	{"m", "memory-limit", []string{"abc", "0", "1", "3", "64", "4096", "64m", "-5", "2x"}},
 	{"I", "max-item-size", []string{"1", "512", "abc", "2g", "2m", "1m", "1000k", "256k", "100000", "1025m", "2M", "1K", "-5", "1024k", "x"}},
 	{"B", "protocol", []string{"bogus", "auto", "ascii", "binary", "auto-negotiate"}},
