@@ -22,7 +22,8 @@ import (
 // written whole, step by step; the "memcached" target replays them against
 // two memcached processes, which proves the grammar deterministic.
 //
-// GOCACHED_RANDDIFF_SCRIPTS and GOCACHED_RANDDIFF_SEED run a longer hunt.
+// GOCACHED_RANDDIFF_SCRIPTS and GOCACHED_RANDDIFF_SEED run a longer hunt;
+// GOCACHED_RANDDIFF_FLAGS gives both servers more flags.
 // GOCACHED_RANDDIFF_SHOW=1 lists a failing script's requests.
 // On a mismatch the script is replayed one request at a time against fresh
 // servers to name the first request whose replies differ.
@@ -82,8 +83,8 @@ func randScript(t *testing.T, tg target, s uint64) {
 // own step followed by a marker, so replies can be told apart.
 func runRandPair(t *testing.T, tg target, reqs []randReq, each bool) (want, got []byte, err error) {
 	t.Helper()
-	ref := startDisposable(t, referenceTarget)
-	cand := startDisposable(t, tg)
+	ref := startDisposable(t, referenceTarget, randFlags...)
+	cand := startDisposable(t, tg, randFlags...)
 	var refErr, candErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -119,6 +120,10 @@ func attributeRand(t *testing.T, tg target, reqs []randReq) string {
 // a time, as TestDifferential's trickled runs do; off by default, since a
 // bad data block's fate then depends on how much memcached has read.
 var randTrickle = os.Getenv("GOCACHED_RANDDIFF_TRICKLE") == "1"
+
+// randFlags (GOCACHED_RANDDIFF_FLAGS, space-separated) start both servers
+// with a non-default command line, e.g. "-C" or "-M -m 2", for a hunt.
+var randFlags = strings.Fields(os.Getenv("GOCACHED_RANDDIFF_FLAGS"))
 
 // eachMarker is the reply to the marker request sent after every request
 // when replaying request by request.
