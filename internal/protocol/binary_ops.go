@@ -185,12 +185,23 @@ func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
 	s.binArithValue, s.binArithCAS = value, it.CAS()
 }
 
-// binFlush runs flush with an optional 4-byte expiration (a delay).
+// binFlush runs flush with an optional 4-byte expiration (a delay), as
+// memcached's process_bin_flush: under -F it answers "Auth failure." and
+// counts nothing; an absolute time at or before memcached's process_started
+// flushes nothing and cancels a pending delayed flush, as flush_all does.
 func (s *Session) binFlush(ext []byte) {
+	if st := s.env.Settings; st != nil && st.FlushDisabled {
+		s.binError(&s.bh, statusAuthError)
+		return
+	}
 	var delay int64
 	if len(ext) == 4 {
 		delay = int64(binary.BigEndian.Uint32(ext))
 	}
-	s.env.Store.FlushAll(delay)
+	if delay > maxRelativeExptime && delay <= s.env.StartUnix-processStartedSlack {
+		s.env.Store.CancelFlush()
+	} else {
+		s.env.Store.FlushAll(delay)
+	}
 	s.binReply(&s.bh, nil, nil, nil, 0)
 }

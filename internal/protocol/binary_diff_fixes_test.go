@@ -1,0 +1,76 @@
+package protocol
+
+import (
+	"testing"
+)
+
+// Binary-protocol replies the random binary differential
+// (integration/binrand_test.go) found gocached giving differently from
+// memcached 1.6.18, each with memcached's reply as describePackets renders
+// it; TestBinaryFixesAgainstMemcached checks the wants against a memcached
+// started with the case's flags.
+
+type binFixCase struct {
+	name  string
+	flags []string   // memcached's command line
+	set   func(*Env) // the same for gocached
+	in    string
+	want  string
+}
+
+// pastStart is an absolute time before any memcached process started.
+const pastStart = 1000000000
+
+var binFixCases = []binFixCase{
+	{name: "flush at an absolute time before the start flushes nothing",
+		set: func(e *Env) { e.StartUnix = 1_700_000_000 },
+		in: binReq(opSet, "a", setExt(0, 0), "x", 1, 0) + binReq(opFlush, "", be32(pastStart), "", 2, 0) +
+			binReq(opFlushQ, "", be32(2592001), "", 3, 0) + binReq(opGet, "a", "", "", 4, 0),
+		want: "81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=C\n" +
+			"81 00 op=08 st=00 ext= key=\"\" val=\"\" opq=00000002 cas=0\n" +
+			"81 00 op=00 st=00 ext=00000000 key=\"\" val=\"x\" opq=00000004 cas=C\n"},
+	{name: "flush refused under -F", flags: []string{"-F"},
+		set: func(e *Env) { e.Settings.FlushDisabled = true },
+		in: binReq(opSet, "a", setExt(0, 0), "x", 1, 0) + binReq(opFlush, "", "", "", 2, 0) +
+			binReq(opFlushQ, "", be32(0), "", 3, 0) + binReq(opGet, "a", "", "", 4, 0),
+		want: "81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=C\n" +
+			"81 00 op=08 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000002 cas=0\n" +
+			"81 00 op=18 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000003 cas=0\n" +
+			"81 00 op=00 st=00 ext=00000000 key=\"\" val=\"x\" opq=00000004 cas=C\n"},
+}
+
+func TestBinaryFixes(t *testing.T) {
+	for _, c := range binFixCases {
+		t.Run(c.name, func(t *testing.T) {
+			got := runBinFix(t, c)
+			if g := describePackets(got.out, got.closed); g != c.want {
+				t.Errorf("got:\n%swant:\n%s", g, c.want)
+			}
+		})
+	}
+}
+
+func TestBinaryFixesAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	for _, c := range binFixCases {
+		t.Run(c.name, func(t *testing.T) {
+			addr := startMemcachedWith(t, nil, c.flags...)
+			// Wait for as many bytes as gocached sends.
+			ref := exchange(t, addr, c.in, max(1, len(runBinFix(t, c).out)))
+			if g := describePackets(ref.out, ref.closed); g != c.want {
+				t.Errorf("memcached:\n%swant:\n%s", g, c.want)
+			}
+		})
+	}
+}
+
+func runBinFix(t *testing.T, c binFixCase) result {
+	t.Helper()
+	env := newStillEnv(t)
+	if c.set != nil {
+		c.set(env)
+	}
+	return drive(t, NewSession(env), []byte(c.in))
+}
