@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,24 +26,32 @@ const (
 	udpMaxPayload  = udpMaxDatagram - udpHeaderLen
 	// udpMaxRequest bounds a request datagram (the IPv4 UDP maximum).
 	udpMaxRequest = 65535
+	// udpBinaryMagic starts a binary-protocol request.
+	udpBinaryMagic = 0x80
 )
 
 // UDPFrames turns one request datagram into its reply datagrams, running
 // the request through sess. Like memcached it ignores datagrams shorter
 // than a header or that claim to be part of a multi-datagram request.
 // Replies to several requests in one datagram go out as one message
-// (memcached sends one message per request). buf is scratch space for the
-// reply; the returned datagrams are slices of the returned scratch.
+// (memcached sends one message per request); udpMessages has how a lone
+// multiget and an empty reply are cut as memcached cuts them. buf is
+// scratch space for the reply; the returned datagrams are slices of the
+// returned scratch.
 func UDPFrames(sess Session, pkt, buf []byte) (frames [][]byte, scratch []byte, err error) {
 	if len(pkt) < udpHeaderLen || binary.BigEndian.Uint16(pkt[4:6]) != 1 {
 		return nil, buf, nil
 	}
 	id := binary.BigEndian.Uint16(pkt[0:2])
-	in := pkt[udpHeaderLen:]
+	payload := pkt[udpHeaderLen:]
+	in := payload
 	out := buf[:0]
+	var st protocol.Status
 	for len(in) > 0 || sess.Pending() {
 		before := len(out)
-		n, reply, st, err := RunSession(sess, in, out)
+		var n int
+		var reply []byte
+		n, reply, st, err = RunSession(sess, in, out)
 		if err != nil {
 			return nil, out, err
 		}
@@ -57,32 +66,168 @@ func UDPFrames(sess Session, pkt, buf []byte) (frames [][]byte, scratch []byte, 
 		}
 	}
 	sess.Reset() // each datagram stands alone
-	if len(out) == 0 {
+	if len(out) > 0xffff*udpMaxPayload {
+		out = out[:0xffff*udpMaxPayload]
+	}
+	cuts := udpMessages(payload[:len(payload)-len(in)], st, out)
+	if len(cuts) == 0 {
 		return nil, out, nil
 	}
-	count := (len(out) + udpMaxPayload - 1) / udpMaxPayload
-	if count > 0xffff {
-		count, out = 0xffff, out[:0xffff*udpMaxPayload]
-	}
 	// Lay the datagrams out back to back after the reply: header, chunk.
-	need := len(out) + count*(udpMaxDatagram)
-	if cap(out) < need {
-		grown := make([]byte, len(out), need)
-		copy(grown, out)
-		out = grown
+	body := out[:len(out):len(out)]
+	need := 2*len(out) + udpHeaderLen*(len(cuts)+(len(out)+udpMaxPayload-1)/udpMaxPayload)
+	scratch = out
+	if cap(scratch) < need {
+		scratch = make([]byte, len(out), need)
+		copy(scratch, out)
+		body = scratch[:len(out):len(out)]
 	}
-	body := out[:len(out)]
-	for seq := range count {
-		chunk := body[seq*udpMaxPayload : min((seq+1)*udpMaxPayload, len(body))]
-		start := len(out)
-		out = binary.BigEndian.AppendUint16(out, id)
-		out = binary.BigEndian.AppendUint16(out, uint16(seq))
-		out = binary.BigEndian.AppendUint16(out, uint16(count))
-		out = binary.BigEndian.AppendUint16(out, 0)
-		out = append(out, chunk...)
-		frames = append(frames, out[start:])
+	for i, end := range cuts {
+		msg := body[:end]
+		if i > 0 {
+			msg = body[cuts[i-1]:end]
+		}
+		count := (len(msg) + udpMaxPayload - 1) / udpMaxPayload
+		for seq := 0; seq == 0 || seq < count; seq++ {
+			chunk := msg[min(seq*udpMaxPayload, len(msg)):min((seq+1)*udpMaxPayload, len(msg))]
+			start := len(scratch)
+			scratch = binary.BigEndian.AppendUint16(scratch, id)
+			scratch = binary.BigEndian.AppendUint16(scratch, uint16(seq))
+			scratch = binary.BigEndian.AppendUint16(scratch, uint16(count))
+			scratch = binary.BigEndian.AppendUint16(scratch, 0)
+			scratch = append(scratch, chunk...)
+			frames = append(frames, scratch[start:])
+		}
 	}
-	return frames, out, nil
+	return frames, scratch, nil
+}
+
+// udpMessages cuts reply, the replies to the requests in used (the bytes
+// of the datagram the Session consumed; st its last status), into the
+// messages memcached sends, as the end offset of each; a message of no
+// bytes goes out as a lone header whose datagram count is 0.
+//
+// memcached builds a response object per request, and per key of a
+// multiget, and sends each as its own message: a message whose object
+// is empty is a bare header, except that empty objects right after a sent
+// one go with it. So a lone get, gets, gat or gats of several keys is cut
+// at every key (a miss is an empty object); a request that answers
+// nothing but is no noreply (quit, every binary request: quiet ones build
+// empty objects) gives a bare header when nothing else answered.
+func udpMessages(used []byte, st protocol.Status, reply []byte) []int {
+	if len(reply) == 0 {
+		if len(used) > 0 && (used[0] == udpBinaryMagic || st == protocol.Close && lastLineIsQuit(used)) {
+			return []int{0}
+		}
+		return nil
+	}
+	if eol := bytes.IndexByte(used, '\n'); eol == len(used)-1 && st != protocol.Close {
+		if cuts := multigetCuts(used[:eol], reply); cuts != nil {
+			return cuts
+		}
+	}
+	return []int{len(reply)}
+}
+
+// multigetCuts cuts the reply to one retrieval command line (without its
+// '\n') after each key's VALUE block (nothing, for a miss), the last cut
+// after END, keeping only the first of a run of empty messages as memcached
+// does. It returns nil when the line is no multiget of several keys or the
+// reply is not VALUE blocks in key order then END (an error line).
+func multigetCuts(line, reply []byte) []int {
+	tokens := textTokens(line)
+	if len(tokens) == 0 {
+		return nil
+	}
+	var keys [][]byte
+	switch string(tokens[0]) {
+	case "get", "gets":
+		keys = tokens[1:]
+	case "gat", "gats":
+		if len(tokens) > 2 {
+			keys = tokens[2:]
+		}
+	}
+	if len(keys) < 2 {
+		return nil
+	}
+	cuts := make([]int, 0, len(keys))
+	pos := 0
+	for _, k := range keys {
+		if n := valueBlockLen(reply[pos:], k); n > 0 {
+			pos += n
+		}
+		cuts = append(cuts, pos)
+	}
+	if !bytes.Equal(reply[pos:], []byte("END\r\n")) {
+		return nil
+	}
+	cuts[len(cuts)-1] = len(reply)
+	// Only the first message may be empty: memcached sends every empty
+	// object after a sent one along with it.
+	kept := cuts[:1]
+	for _, c := range cuts[1:] {
+		if c > kept[len(kept)-1] {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// valueBlockLen is the length of the "VALUE key flags bytes [cas]\r\n"
+// line and data block of key at the start of b, or 0.
+func valueBlockLen(b, key []byte) int {
+	prefix := len("VALUE ") + len(key) + 1
+	if len(b) < prefix || !bytes.HasPrefix(b, []byte("VALUE ")) || !bytes.Equal(b[6:6+len(key)], key) || b[prefix-1] != ' ' {
+		return 0
+	}
+	eol := bytes.Index(b, []byte("\r\n"))
+	if eol < 0 {
+		return 0
+	}
+	fields := bytes.Split(b[prefix:eol], []byte(" "))
+	if len(fields) < 2 {
+		return 0
+	}
+	size, err := strconv.Atoi(string(fields[1]))
+	if err != nil || size < 0 {
+		return 0
+	}
+	end := eol + 2 + size + 2
+	if end > len(b) || !bytes.Equal(b[end-2:end], []byte("\r\n")) {
+		return 0
+	}
+	return end
+}
+
+// lastLineIsQuit reports whether the last line of used is memcached's
+// quit command.
+func lastLineIsQuit(used []byte) bool {
+	if len(used) == 0 || used[len(used)-1] != '\n' {
+		return false
+	}
+	line := used[:len(used)-1]
+	line = line[bytes.LastIndexByte(line, '\n')+1:]
+	tokens := textTokens(line)
+	return len(tokens) > 0 && string(tokens[0]) == "quit"
+}
+
+// textTokens splits a command line as memcached's tokenizer does: one '\r'
+// before the newline dropped, a NUL ending the line, spaces separating.
+func textTokens(line []byte) [][]byte {
+	if n := len(line); n > 1 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if z := bytes.IndexByte(line, 0); z >= 0 {
+		line = line[:z]
+	}
+	var tokens [][]byte
+	for _, f := range bytes.Split(line, []byte(" ")) {
+		if len(f) > 0 {
+			tokens = append(tokens, f)
+		}
+	}
+	return tokens
 }
 
 // UDPServer serves -U on every address of -l, one goroutine per socket,
