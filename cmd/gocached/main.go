@@ -79,6 +79,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
+	// memcached makes room for -c open files before it daemonizes, and
+	// exits 71 (EX_OSERR) when it may not.
+	if err := ensureFileLimit(opts.reactor.MaxConns); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 71
+	}
 	if opts.proc.daemon && !inDaemonChild() {
 		return daemonize(args, opts.verbosity > 0, stderr)
 	}

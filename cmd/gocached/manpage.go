@@ -43,8 +43,9 @@ func manPage(fs *pflag.FlagSet) string {
 		"knobs gocached changed, and exit 0. SIGHUP and SIGPIPE are ignored.\n")
 	b.WriteString(".SH ENVIRONMENT\n.TP\n.B MEMCACHED_SASL_PWDB\n" +
 		"the user:password file \\fB\\-S\\fR checks binary clients against.\n")
-	b.WriteString(".SH EXIT STATUS\n0 after a clean stop, 2 for a bad command line, 67 for an unknown " +
-		"\\fB\\-u\\fR user, 1 when serving fails.\n")
+	b.WriteString(".SH EXIT STATUS\n0 after a clean stop; for a bad command line memcached's status " +
+		"(1, or 64 for the checks made once every flag is read); 67 for an unknown \\fB\\-u\\fR user; " +
+		"71 when the open files limit cannot be raised to \\fB\\-c\\fR; 1 when serving fails.\n")
 	b.WriteString(".SH SEE ALSO\n.BR memcached (1)\n")
 	return b.String()
 }

@@ -39,3 +39,6 @@ func daemonize(_ []string, _ bool, stderr io.Writer) int {
 
 func inDaemonChild() bool { return false }
 func notifyDaemonParent() {}
+
+// ensureFileLimit is memcached's RLIMIT_NOFILE rule, which needs Unix.
+func ensureFileLimit(int) error { return nil }

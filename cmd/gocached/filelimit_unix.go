@@ -1,0 +1,55 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileLimitHeadroom is how many descriptors beyond -c gocached asks for:
+// its own (stdio, the Go runtime's poller, each reactor's epoll fd, eventfd
+// and io_uring ring, UDP sockets, netlink, the -e file) are not
+// connections, and -c counts only connections. 256 covers 64 reactors.
+const fileLimitHeadroom = 256
+
+// errFileLimit is memcached's refusal when it cannot have -c open files.
+var errFileLimit = errors.New("failed to set rlimit for open files. Try starting as root or requesting smaller maxconns value.")
+
+// ensureFileLimit gives the process room for maxConns connections, as
+// memcached does before anything else starts. memcached sets RLIMIT_NOFILE
+// to exactly -c and exits 71 (EX_OSERR) when it may not; without the check
+// gocached would start and later leave clients beyond the limit waiting
+// in the listen backlog while accept fails with EMFILE.
+//
+// The rule memcached's users meet is kept: the start fails only where
+// memcached's does, a hard limit below -c that cannot be raised. Where the
+// limit can be raised, it is raised to -c plus gocached's own descriptors.
+// A limit already above that is left as it is (memcached lowers it to -c,
+// which only ever takes descriptors away).
+func ensureFileLimit(maxConns int) error {
+	if maxConns <= 0 {
+		return nil
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return errors.New("failed to getrlimit number of files")
+	}
+	want := uint64(maxConns) + fileLimitHeadroom
+	if lim.Cur >= want {
+		return nil
+	}
+	if lim.Max >= want {
+		return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: lim.Max})
+	}
+	if unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: want}) == nil {
+		return nil
+	}
+	if lim.Max < uint64(maxConns) {
+		return errFileLimit
+	}
+	// Between -c and -c plus the headroom: memcached would run, and so
+	// does gocached, with what the hard limit allows.
+	return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: lim.Max, Max: lim.Max})
+}
