@@ -28,6 +28,9 @@ import (
 //   - counters in [2^63, 2^64): safe_strtoull's strchr for a minus sign
 //     runs past the item's data (see numericValues), so incr deltas stay
 //     small and the 2^64-1 wrap is only applied to two-digit counters;
+//   - a too-large value that is never sent: memcached holds its "Too
+//     large." until it has swallowed the value (gocached answers at once),
+//     so only values that are sent whole are compared;
 //   - append or prepend to a counter an incr may have rewritten in place
 //     (space-padded) or as a new item, which memcached decides by whether an
 //     unsent get reply still holds the item (see randGen's counted).
@@ -63,10 +66,14 @@ type binRandGen struct {
 	closed  bool            // a request that closes the connection was added
 	flushed bool            // an immediate flush was added (see the note on delayed ones)
 	counted map[string]bool // as randGen's
+	// big holds keys that may hold a value near the largest item: no
+	// append or prepend near that limit, where gocached's store does not
+	// count the 4 bytes of the old item's nonzero flags as memcached does.
+	big map[string]bool
 }
 
 func newBinRandGen(seed uint64) *binRandGen {
-	return &binRandGen{r: rand.New(rand.NewPCG(seed, 0x62696e61)), counted: map[string]bool{}}
+	return &binRandGen{r: rand.New(rand.NewPCG(seed, 0x62696e61)), counted: map[string]bool{}, big: map[string]bool{}}
 }
 
 func (g *binRandGen) n(k int) int           { return g.r.IntN(k) }
@@ -226,14 +233,18 @@ func (g *binRandGen) storage() {
 	ops := []byte{bSet, bSet, bSet, bAdd, bReplace, bAppend, bPrepend}
 	op := ops[g.n(len(ops))]
 	key := g.key()
-	if (op == bAppend || op == bPrepend) && g.counted[key] {
-		op = bSet
-	}
 	val := g.value()
 	if g.chance(0.005) {
 		// Around the largest value memcached's -I 1m takes (an item of
-		// 48 header bytes, key, NUL, value, "\r\n" and 8 of CAS).
-		val = strings.Repeat("v", 1048517-len(key)+g.n(5)-2)
+		// 48 header bytes, key, NUL, value, "\r\n", 8 of CAS and 4 of
+		// nonzero flags).
+		val = strings.Repeat("v", 1048517-len(key)+g.n(9)-6)
+	}
+	if (op == bAppend || op == bPrepend) && (g.counted[key] || g.big[key] || len(val) > 1000000) {
+		op = bSet
+	}
+	if len(val) > 1000000 {
+		g.big[key] = true
 	}
 	ext := ""
 	if op == bSet || op == bAdd || op == bReplace {
@@ -376,6 +387,10 @@ func (g *binRandGen) malformed() {
 	set := func(key, ext string) []byte { return frame(bSet, key, ext, "v", o, 0) }
 	switch g.n(16) {
 	case 0:
+		// memcached closes on a wrong magic without sending the replies
+		// it holds (it sends them when its read buffer runs dry), which
+		// depends on how the bytes arrived: a sync sends them first.
+		g.sync(key)
 		b := frame(bNoop, "", "", "", o, 0)
 		b[0] = pickOf[byte](g, 0x81, 0x00, 'g', 0x7f)
 		g.closing(fmt.Sprintf("magic %#x", b[0]), b)
@@ -411,10 +426,7 @@ func (g *binRandGen) malformed() {
 	case 13:
 		g.closing("quit", frame(pickOf[byte](g, bQuit, bQuitQ), "", "", "", o, 0))
 	case 14:
-		// Too large, and the value never sent: swallowed to the end.
-		b := set(key, be32s(0)+be32s(0))
-		binary.BigEndian.PutUint32(b[8:12], 2<<20)
-		g.closing("set of 2 MiB unsent", b[:len(b)-1])
+		g.closing("sasl with extras", frame(pickOf[byte](g, bSASLAuth, bSASLStep), "PLAIN", "ee", "", o, 0))
 	default:
 		g.closing("get with a long body", frame(bGet, key, "", "x", o, 0))
 	}

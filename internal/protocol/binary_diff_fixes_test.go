@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,16 @@ var binFixCases = []binFixCase{
 			"81 00 op=08 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000002 cas=0\n" +
 			"81 00 op=18 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000003 cas=0\n" +
 			"81 00 op=00 st=00 ext=00000000 key=\"\" val=\"x\" opq=00000004 cas=C\n"},
+	{name: "nonzero flags take 4 bytes of the largest item",
+		in: binReq(opSet, "a", setExt(0, 0), "x", 1, 0) + binReq(opSetQ, "a", setExt(7, 0), strings.Repeat("v", 1048513), 2, 0) +
+			binReq(opGet, "a", "", "", 3, 0) + binReq(opAdd, "a", setExt(1, 0), strings.Repeat("v", 1048512), 4, 0) +
+			binReq(opReplace, "a", setExt(0, 0), strings.Repeat("v", 1048516), 5, 0) + binReq(opGet, "a", "", "", 6, 0),
+		want: "81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=C\n" +
+			"81 00 op=11 st=03 ext= key=\"\" val=\"Too large.\" opq=00000002 cas=0\n" +
+			"81 00 op=00 st=01 ext= key=\"\" val=\"Not found\" opq=00000003 cas=0\n" +
+			"81 00 op=02 st=00 ext= key=\"\" val=\"\" opq=00000004 cas=C\n" +
+			"81 00 op=03 st=00 ext= key=\"\" val=\"\" opq=00000005 cas=C\n" +
+			"81 00 op=00 st=00 ext=00000000 key=\"\" val=\"" + strings.Repeat("v", 1048516) + "\" opq=00000006 cas=C\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {

@@ -11,10 +11,17 @@ import (
 
 // binStore runs set/add/replace (with 8 bytes of extras: flags, expiration)
 // and append/prepend once the value has arrived. A value too large for the
-// cache is answered at once and swallowed as it arrives.
+// cache (with nonzero flags, 4 bytes less) is answered at once and swallowed
+// as it arrives.
 func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen int) (int, Status) {
 	st := s.env.Store
-	if vlen > st.MaxValueSize(len(key)) {
+	limit := st.MaxValueSize(len(key))
+	if len(ext) == 8 && binary.BigEndian.Uint32(ext[0:4]) != 0 {
+		// memcached's item_size_ok counts nonzero client flags as 4 more
+		// bytes of item (its suffix).
+		limit -= 4
+	}
+	if vlen > limit {
 		s.env.counters.storeTooLarge.Add(1)
 		s.binError(&s.bh, statusTooLarge)
 		if op == opSet {
