@@ -61,3 +61,24 @@ func TestFileLimitMatchesMemcached(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreLimitMatchesMemcached: -r under a core file limit of 0 that may
+// not be raised fails to start with memcached's message and status 71.
+func TestCoreLimitMatchesMemcached(t *testing.T) {
+	mc := requireTool(t, "memcached")
+	prlimit := requireTool(t, "prlimit")
+	gc := gocachedBinary(t)
+	limit := "--core=0:0"
+	args := []string{"-p", "0", "-U", "0", "-r"}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "nobody")
+	}
+	mStatus, mErr := runCLI(t, prlimit, append([]string{limit, mc}, args...))
+	if mStatus != 71 {
+		t.Skipf("memcached -r under %s: status %d (%q), not its refusal: this process may raise RLIMIT_CORE", limit, mStatus, mErr)
+	}
+	gStatus, gErr := runCLI(t, prlimit, append([]string{limit, gc}, args...))
+	if gStatus != mStatus || gErr != mErr {
+		t.Errorf("-r under %s:\nmemcached: status %d, stderr %q\ngocached:  status %d, stderr %q", limit, mStatus, mErr, gStatus, gErr)
+	}
+}

@@ -79,8 +79,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
-	// memcached makes room for -c open files before it daemonizes, and
-	// exits 71 (EX_OSERR) when it may not.
+	// memcached raises the core file limit (-r) and makes room for -c
+	// open files before it daemonizes, and exits 71 (EX_OSERR) when it
+	// may not.
+	if opts.proc.coreDumps {
+		if err := ensureCoreDumps(); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 71
+		}
+	}
 	if err := ensureFileLimit(opts.reactor.MaxConns); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 71

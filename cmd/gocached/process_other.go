@@ -42,3 +42,6 @@ func notifyDaemonParent() {}
 
 // ensureFileLimit is memcached's RLIMIT_NOFILE rule, which needs Unix.
 func ensureFileLimit(int) error { return nil }
+
+// ensureCoreDumps is memcached's -r, which needs Unix (prepare warns).
+func ensureCoreDumps() error { return nil }

@@ -22,25 +22,33 @@ type processOptions struct {
 	coreDumps bool   // -r: raise the core file limit to its maximum
 }
 
-// prepare applies -r and -k before anything else starts, as memcached does.
-// Neither failure is fatal in memcached; both are warned about.
+// prepare applies -k before anything else starts, as memcached does; a
+// failure is warned about, not fatal. (-r is checked earlier, with the
+// open files limit: see ensureCoreDumps.)
 func (p *processOptions) prepare(log *slog.Logger) {
-	if p.coreDumps {
-		var lim unix.Rlimit
-		err := unix.Getrlimit(unix.RLIMIT_CORE, &lim)
-		if err == nil {
-			lim.Cur = lim.Max
-			err = unix.Setrlimit(unix.RLIMIT_CORE, &lim)
-		}
-		if err != nil {
-			log.Warn("-r: cannot raise the core file limit", "err", err)
-		}
-	}
 	if p.lockMem {
 		if err := lockAllMemory(); err != nil {
 			log.Warn("-k: failed to mlockall; proceeding without", "err", err)
 		}
 	}
+}
+
+// ensureCoreDumps is memcached's -r: the core file limit is raised to
+// unlimited, or failing that its soft limit to the hard one, and the start
+// fails (memcached's message, status 71) only when the soft limit ends at
+// 0, since then no core file could be written.
+func ensureCoreDumps() error {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_CORE, &lim) == nil {
+		inf := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+		if unix.Setrlimit(unix.RLIMIT_CORE, &inf) != nil {
+			_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: lim.Max, Max: lim.Max})
+		}
+	}
+	if unix.Getrlimit(unix.RLIMIT_CORE, &lim) != nil || lim.Cur == 0 {
+		return errors.New("failed to ensure corefile creation")
+	}
+	return nil
 }
 
 // lockAllMemory is memcached's mlockall(MCL_CURRENT|MCL_FUTURE), made only
