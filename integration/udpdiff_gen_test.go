@@ -94,6 +94,15 @@ func udpScripted() []udpCase {
 	add("ma", "ma n9 MD D3 v\r\n")
 	add("md quiet", "md n9 q\r\n")
 	add("mn", "mn\r\n")
+	add("NUL in a multiget", "get a\x00 b\r\n")
+	add("key with a tab", "get t\tab a\r\n")
+	for _, cmd := range []string{"shutdown", "refresh_certs", "slabs automove 1", "lru mode flat", "lru_crawler sleep 100",
+		"cache_memlimit 100", "misbehave", "stats detail on", "stats bogus"} {
+		add(cmd, cmd+"\r\n")
+	}
+	for _, cmd := range []string{"stats conns", "stats items", "stats slabs", "stats sizes"} {
+		add(cmd, cmd+"\r\n").stats = true
+	}
 	multi("ms invalid, its data a command", "ms m x\r\nabc\r\n")
 
 	// Replies of one datagram and just over; two and just over.
@@ -108,6 +117,10 @@ func udpScripted() []udpCase {
 	add("get big a big z", "get big a big z\r\n")
 	add("gets z big", "gets z big\r\n")
 	add("mg big", "mg big v k s\r\n")
+	huge := udpPattern(65000) // near the largest IPv4 datagram
+	add("set huge", "set huge 0 0 65000\r\n"+huge+"\r\n")
+	add("get huge a", "get huge a\r\n")
+	multi("30 requests", strings.Repeat("set r 0 0 1 noreply\r\nr\r\nincr n 1\r\n", 15)+"get r n\r\n")
 
 	// Framing: the header's fields.
 	cs = append(cs, udpCase{name: "3 bytes", pkt: []byte("\x00\x07\x00")},
@@ -152,6 +165,7 @@ func udpScripted() []udpCase {
 	add("binary incr", udpBin(0x05, "bn", "\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00", ""))
 	add("binary unknown", udpBin(0x55, "", "", ""))
 	add("binary short", "\x80\x0a\x00\x00")
+	add("binary, then a text line shorter than a header", udpBin(0x0b, "", "", "")+"get a\r\n")
 	multi("binary getq miss and noop", udpBin(0x09, "zz", "", "")+udpBin(0x0a, "", "", ""))
 	multi("binary getkq hit and noop", udpBin(0x0d, "bk", "", "")+udpBin(0x0a, "", "", ""))
 	add("binary big get", udpBin(0x00, "big", "", ""))
@@ -165,7 +179,7 @@ func udpScripted() []udpCase {
 // only up to its first flush (see TestUDPDifferential), so only the first
 // is several requests.
 func udpQuitCases() []udpCase {
-	cs := []udpCase{udpReq("get then quit", 200, "get z\r\nquit\r\n")}
+	cs := []udpCase{udpReq("get, quit, get", 200, "get z\r\nquit\r\nget a\r\n")}
 	cs[0].multi = true
 	for i, p := range []string{"quit\r\n", "  quit now\r\n", "get z y\r\n", "set q 0 0 1 noreply\r\nq\r\nquit\r\n",
 		udpBin(0x07, "", "", ""), udpBin(0x17, "", "", ""), "get q\r\n"} {
@@ -245,9 +259,15 @@ func (g *udpGen) cases(n int) []udpCase {
 		if g.n(8) == 0 {
 			k = 2 + g.n(2)
 		}
+		// One protocol per datagram: memcached picks it by the first byte,
+		// and the other's bytes would be a protocol error or a long line.
+		request := g.text
+		if g.n(15) == 0 {
+			request = g.binary
+		}
 		var payload strings.Builder
 		for range k {
-			payload.WriteString(g.request())
+			payload.WriteString(request())
 		}
 		c.pkt = append(c.pkt, payload.String()...)
 		c.multi = k > 1
@@ -264,7 +284,8 @@ func (g *udpGen) cases(n int) []udpCase {
 	return cs
 }
 
-func (g *udpGen) request() string {
+// text is a random text-protocol request.
+func (g *udpGen) text() string {
 	switch g.n(14) {
 	case 0, 1:
 		v := g.value()
@@ -313,4 +334,25 @@ func (g *udpGen) request() string {
 		return "ma " + g.numKey() + g.pick("", " q", " v", " N0 J5 v", " MD D2 v") + "\r\n"
 	}
 	return g.pick("mn", "version", "bogus", "get", "verbosity 0", "flush_all 0 noreply") + "\r\n"
+}
+
+// binary is a random binary-protocol request.
+func (g *udpGen) binary() string {
+	key := g.anyKey()
+	switch g.n(8) {
+	case 0, 1:
+		v := g.value()
+		op := []byte{0x01, 0x02, 0x03, 0x11}[g.n(4)] // set, add, replace, setq
+		return udpBin(op, key, "\x00\x00\x00\x03\x00\x00\x00\x00", v)
+	case 2:
+		return udpBin([]byte{0x04, 0x14}[g.n(2)], key, "", "") // delete, deleteq
+	case 3:
+		extras := "\x00\x00\x00\x00\x00\x00\x00\x03" + "\x00\x00\x00\x00\x00\x00\x00\x00" + "\x00\x00\x00\x00"
+		return udpBin([]byte{0x05, 0x06, 0x15}[g.n(3)], g.numKey(), extras, "") // incr, decr, incrq
+	case 4:
+		return udpBin([]byte{0x0a, 0x0b}[g.n(2)], "", "", "") // noop, version
+	case 5:
+		return udpBin(0x1c, key, "\x00\x00\x03\xe8", "") // touch
+	}
+	return udpBin([]byte{0x00, 0x09, 0x0c, 0x0d}[g.n(4)], key, "", "") // get, getq, getk, getkq
 }
