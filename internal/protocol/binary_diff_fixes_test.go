@@ -3,6 +3,8 @@ package protocol
 import (
 	"strings"
 	"testing"
+
+	"github.com/gocached/gocached/internal/store"
 )
 
 // Binary-protocol replies the random binary differential
@@ -48,6 +50,21 @@ var binFixCases = []binFixCase{
 			"81 00 op=02 st=00 ext= key=\"\" val=\"\" opq=00000004 cas=C\n" +
 			"81 00 op=03 st=00 ext= key=\"\" val=\"\" opq=00000005 cas=C\n" +
 			"81 00 op=00 st=00 ext=00000000 key=\"\" val=\"" + strings.Repeat("v", 1048516) + "\" opq=00000006 cas=C\n"},
+	{name: "-C ignores a storage request's CAS", flags: []string{"-C"},
+		set: func(e *Env) { e.Settings.CASEnabled, e.Store = false, noCASStore(e) },
+		in: binReq(opSet, "a", setExt(0, 0), "x", 1, 99999999) + binReq(opAddQ, "b", setExt(0, 0), "y", 2, 99999999) +
+			binReq(opReplace, "a", setExt(3, 0), "z", 3, 99999999) + binReq(opAppend, "a", "", "1", 4, 99999999) +
+			binReq(opPrepend, "b", "", "0", 5, 99999999) + binReq(opDelete, "a", "", "", 6, 99999999) +
+			binReq(opIncrement, "b", arithExt(1, 0, 0), "", 7, 99999999) + binReq(opGetK, "a", "", "", 8, 0) +
+			binReq(opGetK, "b", "", "", 9, 0),
+		want: "81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=0\n" +
+			"81 00 op=03 st=00 ext= key=\"\" val=\"\" opq=00000003 cas=0\n" +
+			"81 00 op=0e st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n" +
+			"81 00 op=0f st=00 ext= key=\"\" val=\"\" opq=00000005 cas=0\n" +
+			"81 00 op=04 st=02 ext= key=\"\" val=\"Data exists for key.\" opq=00000006 cas=0\n" +
+			"81 00 op=05 st=02 ext= key=\"\" val=\"Data exists for key.\" opq=00000007 cas=0\n" +
+			"81 00 op=0c st=00 ext=00000003 key=\"a\" val=\"z1\" opq=00000008 cas=0\n" +
+			"81 00 op=0c st=00 ext=00000000 key=\"b\" val=\"0y\" opq=00000009 cas=0\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {
@@ -80,8 +97,21 @@ func TestBinaryFixesAgainstMemcached(t *testing.T) {
 func runBinFix(t *testing.T, c binFixCase) result {
 	t.Helper()
 	env := newStillEnv(t)
+	orig := env.Store
 	if c.set != nil {
 		c.set(env)
 	}
+	if env.Store != orig {
+		t.Cleanup(env.Store.Close)
+	}
 	return drive(t, NewSession(env), []byte(c.in))
+}
+
+// noCASStore is a store like e's started with -C.
+func noCASStore(e *Env) *store.Store {
+	st, err := store.New(store.Config{MemoryLimit: 4 << 20, MaxItemSize: 1 << 20, DisableCAS: true, Now: e.Store.Now})
+	if err != nil {
+		panic(err)
+	}
+	return st
 }

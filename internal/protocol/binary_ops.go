@@ -41,6 +41,11 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		s.env.recordPrefix(key, 's', false)
 	}
 	req := store.SetRequest{Key: key, Value: value, CAS: s.bh.cas}
+	if st := s.env.Settings; st != nil && !st.CASEnabled {
+		// Under -C memcached's items have no CAS field: ITEM_set_cas does
+		// nothing, so the request's CAS is never compared.
+		req.CAS = 0
+	}
 	if len(ext) == 8 {
 		req.Flags = binary.BigEndian.Uint32(ext[0:4])
 		req.Exptime = int64(binary.BigEndian.Uint32(ext[4:8]))
