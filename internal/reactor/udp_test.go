@@ -152,17 +152,35 @@ func FuzzUDPFrames(f *testing.F) {
 	f.Add(frame(1, 0, 1, 0, "get k\r\n"))
 	f.Add(frame(1, 0, 1, 0, "set k 0 0 1\r\nx\r\nget k k k\r\n"))
 	f.Add([]byte("\x00"))
+	f.Add(frame(1, 0, 1, 0, "get a b c\r\n"))
+	f.Add(frame(1, 0, 1, 0, "quit\r\n"))
 	newSession := udpSessionsFuzz(f)
 	f.Fuzz(func(t *testing.T, pkt []byte) {
 		frames, _, err := reactor.UDPFrames(newSession(), pkt, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, d := range frames {
-			if len(d) < 8 || len(d) > 1400 || binary.BigEndian.Uint16(d[2:]) != uint16(i) ||
-				int(binary.BigEndian.Uint16(d[4:])) != len(frames) {
+		// Messages back to back: datagrams numbered from 0 with the
+		// message's count, or a lone bare header with a count of 0.
+		for i, seq, total := 0, 0, 0; i < len(frames); i++ {
+			d := frames[i]
+			if len(d) < 8 || len(d) > 1400 || !bytes.Equal(d[:2], pkt[:2]) || !bytes.Equal(d[6:8], []byte{0, 0}) {
 				t.Fatalf("datagram %d of %d: %x", i, len(frames), d[:min(len(d), 8)])
 			}
+			if seq == total {
+				seq, total = 0, int(binary.BigEndian.Uint16(d[4:]))
+			}
+			if binary.BigEndian.Uint16(d[2:]) != uint16(seq) || int(binary.BigEndian.Uint16(d[4:])) != total ||
+				(total == 0) != (len(d) == 8) || (seq < total-1 && len(d) != 1400) {
+				t.Fatalf("datagram %d of %d: %x, %d bytes", i, len(frames), d[:8], len(d))
+			}
+			seq++
+			if total == 0 {
+				total = 1
+			}
+		}
+		if len(frames) > 0 && binary.BigEndian.Uint16(frames[len(frames)-1][2:])+1 != max(1, binary.BigEndian.Uint16(frames[len(frames)-1][4:])) {
+			t.Fatalf("last message cut short")
 		}
 	})
 }
