@@ -121,7 +121,7 @@ func udpMessages(used []byte, st protocol.Status, reply []byte) []int {
 		}
 		return nil
 	}
-	if eol := bytes.IndexByte(used, '\n'); eol == len(used)-1 && st != protocol.Close {
+	if eol := bytes.IndexByte(used, '\n'); eol == len(used)-1 { // one line: one request
 		if cuts := multigetCuts(used[:eol], reply); cuts != nil {
 			return cuts
 		}

@@ -34,6 +34,7 @@ func TestUDPMessages(t *testing.T) {
 		{"gat", "gat 0 z a\r\n", []string{"", "VALUE a 0 1\r\nx\r\nEND\r\n"}},
 		{"big value", "get big a\r\n", []string{bigValue, "VALUE a 0 1\r\nx\r\nEND\r\n"}},
 		{"then an incomplete line", "get a a\r\nget", []string{"VALUE a 0 1\r\nx\r\n", "VALUE a 0 1\r\nx\r\nEND\r\n"}},
+		{"then junk that closes", "get a z\r\n" + strings.Repeat("j", 3000), []string{"VALUE a 0 1\r\nx\r\n", "END\r\n"}},
 		{"key too long", "get a " + strings.Repeat("k", 251) + "\r\n", []string{"CLIENT_ERROR bad command line format\r\n"}},
 		// Several requests: one message (gocached's deliberate difference).
 		{"two gets", "get a z\r\nget a\r\n", []string{"VALUE a 0 1\r\nx\r\nEND\r\nVALUE a 0 1\r\nx\r\nEND\r\n"}},
