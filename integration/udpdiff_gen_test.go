@@ -94,6 +94,9 @@ func udpScripted() []udpCase {
 	add("ma", "ma n9 MD D3 v\r\n")
 	add("md quiet", "md n9 q\r\n")
 	add("mn", "mn\r\n")
+	add("multiget ending in \\n", "get a z a\n")
+	add("multiget ending in \\r\\r\\n", "get a z a\r\r\n")
+	add("multiget ending in a space", "gets z a \r\n")
 	add("NUL in a multiget", "get a\x00 b\r\n")
 	add("key with a tab", "get t\tab a\r\n")
 	for _, cmd := range []string{"shutdown", "refresh_certs", "slabs automove 1", "lru mode flat", "lru_crawler sleep 100",
@@ -140,6 +143,8 @@ func udpScripted() []udpCase {
 	add("no newline after \\r", "get a\r")
 	add("then an incomplete line", "get a z\r\nget b")
 	add("junk line over 2048, no newline", "delete "+strings.Repeat("k", 3000))
+	add("HTTP request line", "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	add("multiget, then junk over 2048 without a newline", "get a z\r\n"+strings.Repeat("j", 3000))
 	multi("data block too long", "set a 0 0 1\r\nxyz\r\n")
 	multi("data block bad end", "set a 0 0 1\r\nxy\r\n")
 	add("get after bad data", "get a\r\n")
