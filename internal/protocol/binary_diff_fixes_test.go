@@ -65,6 +65,14 @@ var binFixCases = []binFixCase{
 			"81 00 op=05 st=02 ext= key=\"\" val=\"Data exists for key.\" opq=00000007 cas=0\n" +
 			"81 00 op=0c st=00 ext=00000003 key=\"a\" val=\"z1\" opq=00000008 cas=0\n" +
 			"81 00 op=0c st=00 ext=00000000 key=\"b\" val=\"0y\" opq=00000009 cas=0\n"},
+	{name: "stats detail counts a too-large set or append",
+		in: binReq(opStat, "detail on", "", "", 1, 0) + binReq(opSet, "p:a", setExt(0, 0), strings.Repeat("v", 1048576), 2, 0) +
+			binReq(opAppendQ, "p:b", "", strings.Repeat("v", 1048576), 3, 0) + binReq(opStat, "detail dump", "", "", 4, 0),
+		want: "81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=0\n" +
+			"81 00 op=01 st=03 ext= key=\"\" val=\"Too large.\" opq=00000002 cas=0\n" +
+			"81 00 op=19 st=03 ext= key=\"\" val=\"Too large.\" opq=00000003 cas=0\n" +
+			"81 00 op=10 st=00 ext= key=\"detailed\" val=\"PREFIX p get 0 hit 0 set 2 del 0\\r\\nEND\\r\\n\" opq=00000004 cas=0\n" +
+			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {

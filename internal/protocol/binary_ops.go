@@ -22,6 +22,9 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		limit -= 4
 	}
 	if vlen > limit {
+		if s.env.detailEnabled() { // memcached counts the set before it allocates
+			s.env.recordPrefix(key, 's', false)
+		}
 		s.env.counters.storeTooLarge.Add(1)
 		s.binError(&s.bh, statusTooLarge)
 		if op == opSet {
