@@ -277,11 +277,15 @@ func (g *udpGen) cases(n int) []udpCase {
 		c.pkt = append(c.pkt, payload.String()...)
 		c.multi = k > 1
 		c.name = fmt.Sprintf("random %d", g.id)
-		switch g.n(40) { // now and then a header memcached still answers
+		switch g.n(40) { // now and then an odd header
 		case 0:
-			c.pkt[3] = byte(1 + g.n(9)) // sequence number
+			c.pkt[3] = byte(1 + g.n(9)) // sequence number: answered
 		case 1:
-			c.pkt[7] = byte(1 + g.n(9)) // reserved
+			c.pkt[7] = byte(1 + g.n(9)) // reserved: answered
+		case 2:
+			c.pkt[5] = byte(g.n(2) * 2) // a count of 0 or 2: dropped
+		case 3:
+			c.pkt = c.pkt[:g.n(9)] // no whole header, or nothing after it: dropped
 		}
 		cs = append(cs, c)
 		g.id++
