@@ -341,7 +341,7 @@ func (g *binRandGen) misc() {
 		// Unknown opcodes: memcached reads the extras and key, then
 		// swallows as many bytes as the body length says.
 		op := pickOf[byte](g, bVerbosity, 0x1f, 0x25, 0x30, 0x3d, 0x89, 0xff)
-		ext, key := strings.Repeat("e", pickOf(g, 0, 0, 4, 8)), pickOf(g, "", "", "k")
+		ext, key := strings.Repeat("e", pickOf(g, 0, 0, 4, 8, 30)), pickOf(g, "", "", "k", "a:b")
 		body := strings.Repeat("z", pickOf(g, 0, 0, 3))
 		b := frame(op, key, ext, body, g.opaque(), 0)
 		b = append(b, strings.Repeat("y", len(ext)+len(key))...)
@@ -353,7 +353,8 @@ func (g *binRandGen) misc() {
 			g.add("sasl list", frame(bSASLList, "", "", "", g.opaque(), 0))
 		default:
 			op := pickOf[byte](g, bSASLAuth, bSASLStep)
-			g.add(fmt.Sprintf("sasl op=%02x", op), frame(op, "PLAIN", "", "\x00user\x00pass", g.opaque(), 0))
+			mech := pickOf(g, "PLAIN", "PLAIN", strings.Repeat("M", 40))
+			g.add(fmt.Sprintf("sasl op=%02x mech of %d", op, len(mech)), frame(op, mech, "", "\x00user\x00pass", g.opaque(), 0))
 		}
 	default:
 		g.add("version", frame(bVersion, "", "", "", g.opaque(), 0))
@@ -395,12 +396,12 @@ func (g *binRandGen) malformed() {
 		b[0] = pickOf[byte](g, 0x81, 0x00, 'g', 0x7f)
 		g.closing(fmt.Sprintf("magic %#x", b[0]), b)
 	case 1:
-		b := frame(pickOf[byte](g, bGet, bSet, bAppend, 0x50), key, "", "", o, 0)
-		binary.BigEndian.PutUint32(b[8:12], uint32(len(key)-1))
-		g.closing("key longer than body", b)
+		b := frame(pickOf[byte](g, bGet, bSet, bAppend, 0x50), key, pickOf(g, "", "eeeeeeee"), "", o, 0)
+		binary.BigEndian.PutUint32(b[8:12], uint32(len(b)-24-1))
+		g.closing("key and extras longer than body", b)
 	case 2:
 		long := strings.Repeat("L", pickOf(g, 251, 252, 300))
-		op := pickOf[byte](g, bGet, bGetK, bDelete, bStat, 0x50)
+		op := pickOf[byte](g, bGet, bGetK, bDelete, bStat, 0x50, bVerbosity, bSASLAuth)
 		g.closing(fmt.Sprintf("op=%02x key of %d", op, len(long)), frame(op, long, "", "", o, 0))
 	case 3:
 		g.closing("set key of 251", set(strings.Repeat("L", 251), be32s(0)+be32s(0)))

@@ -26,14 +26,15 @@ import (
 // grammar deterministic.
 //
 // GOCACHED_BINRAND_SCRIPTS and GOCACHED_BINRAND_SEED run a longer hunt;
-// GOCACHED_BINRAND_FLAGS gives both servers more flags (e.g. "-F" or "-C").
+// GOCACHED_BINRAND_FLAGS gives both servers more flags (e.g. "-F" or "-C");
+// GOCACHED_BINRAND_TRICKLE=1 writes requests a few bytes at a time.
 // GOCACHED_BINRAND_SHOW=1 lists a failing script's requests. On a mismatch
 // the script is replayed one request at a time (each followed by a marker
 // NOOP) against fresh servers to name the first request whose replies
 // differ.
 func TestRandomBinaryDifferential(t *testing.T) {
 	requireTool(t, "memcached")
-	scripts, seed := 12, uint64(1)
+	scripts, seed := 30, uint64(1)
 	if v, err := strconv.Atoi(os.Getenv("GOCACHED_BINRAND_SCRIPTS")); err == nil && v > 0 {
 		scripts = v
 	}
@@ -97,6 +98,10 @@ func runBinRandPair(t *testing.T, tg target, reqs []binRandReq, each bool) (want
 }
 
 var binRandFlags = strings.Fields(os.Getenv("GOCACHED_BINRAND_FLAGS"))
+
+// binRandTrickle (GOCACHED_BINRAND_TRICKLE=1) writes each step a few bytes
+// at a time, so that headers, extras, keys and values arrive in pieces.
+var binRandTrickle = os.Getenv("GOCACHED_BINRAND_TRICKLE") == "1"
 
 // attributeBinRand replays reqs one request at a time and names the first
 // request whose replies differ.
@@ -206,7 +211,7 @@ func replayBinRand(addr string, reqs []binRandReq, each bool) ([]byte, error) {
 			continue
 		}
 		before := countOpaque(c.replies(), marker)
-		if err := writeRequest(c.TCPConn, pending, false); err != nil {
+		if err := writeRequest(c.TCPConn, pending, binRandTrickle); err != nil {
 			break // the server may have closed
 		}
 		pending = pending[:0]
