@@ -180,14 +180,15 @@ func udpScripted() []udpCase {
 	return cs
 }
 
-// udpQuitCases run last on a pair: after quit memcached answers a datagram
-// only up to its first flush (see TestUDPDifferential), so only the first
-// is several requests.
+// udpQuitCases run last on a pair: after quit (or a binary protocol error,
+// such as a key over 250 bytes) memcached answers a datagram only up to its
+// first flush (see TestUDPDifferential), so only the first is several
+// requests.
 func udpQuitCases() []udpCase {
 	cs := []udpCase{udpReq("get, quit, get", 200, "get z\r\nquit\r\nget a\r\n")}
 	cs[0].multi = true
 	for i, p := range []string{"quit\r\n", "  quit now\r\n", "get z y\r\n", "set q 0 0 1 noreply\r\nq\r\nquit\r\n",
-		udpBin(0x07, "", "", ""), udpBin(0x17, "", "", ""), "get q\r\n"} {
+		udpBin(0x07, "", "", ""), udpBin(0x17, "", "", ""), udpBin(0x00, strings.Repeat("L", 251), "", ""), "get q\r\n"} {
 		cs = append(cs, udpReq(fmt.Sprintf("after quit %d", i), uint16(201+i), p))
 	}
 	return cs
@@ -216,8 +217,9 @@ func udpTerminalCases() []udpTerminalCase {
 // incremented value space-padded or not, which append would show);
 // TTLs are 0, -1 or long, never ones that could run out mid-run.
 type udpGen struct {
-	r  *rand.Rand
-	id uint16
+	r    *rand.Rand
+	id   uint16
+	lone bool // the datagram holds one text request
 }
 
 func newUDPGen(seed uint64) *udpGen {
@@ -236,7 +238,24 @@ var (
 
 func (g *udpGen) textKey() string { return udpTextKeys[g.n(len(udpTextKeys))] }
 func (g *udpGen) numKey() string  { return udpNumKeys[g.n(len(udpNumKeys))] }
+
+// anyKey is any key; in a lone text request now and then one of 250
+// bytes or one too long. A too-long key in a multiget makes memcached drop
+// the replies of the datagram's earlier requests it has not sent yet (a
+// protocol-level difference, see TestUDPDifferential); in a binary request
+// it is a protocol error, after which memcached answers every datagram
+// only up to its first flush (as after quit).
 func (g *udpGen) anyKey() string {
+	switch g.n(60) {
+	case 0:
+		return strings.Repeat("K", 250)
+	case 1:
+		if g.lone {
+			return strings.Repeat("L", 251)
+		}
+	case 2:
+		return "c\x01\x7f" // only ' ' ends a key
+	}
 	if g.n(4) == 0 {
 		return g.numKey()
 	}
@@ -270,6 +289,7 @@ func (g *udpGen) cases(n int) []udpCase {
 		if g.n(15) == 0 {
 			request = g.binary
 		}
+		g.lone = k == 1
 		var payload strings.Builder
 		for range k {
 			payload.WriteString(request())
@@ -347,6 +367,7 @@ func (g *udpGen) text() string {
 
 // binary is a random binary-protocol request.
 func (g *udpGen) binary() string {
+	g.lone = false
 	key := g.anyKey()
 	switch g.n(8) {
 	case 0, 1:

@@ -43,8 +43,9 @@ import (
 //     and holds the replies to the datagram's earlier requests until then.
 //     Only the datagram's first reply (when it comes before the storage
 //     command) is checked, with such a datagram sent last to a pair.
-//   - anything after `quit` but single requests: memcached never clears
-//     the worker's close-after-write flag, so from then on a datagram is
+//   - anything after `quit` (or a binary protocol error, such as a binary
+//     key over 250 bytes) but single requests: memcached never clears the
+//     worker's close-after-write flag, so from then on a datagram is
 //     answered only up to its first flush.
 //   - watch and lru_crawler metadump: memcached hands the worker's UDP
 //     connection to its logger or crawler thread, which cannot write to
@@ -63,6 +64,10 @@ import (
 //     yet (everything since the datagram's last get, mn, noop or binary
 //     error), so "set ..\r\nx\r\n" then 3000 bytes without a newline
 //     answers nothing; gocached sends the replies so far (STORED).
+//   - a key over 250 bytes in a multiget after other requests in the same
+//     datagram: memcached culls the replies it has not sent yet, so
+//     "delete c\r\nget c <251 bytes>\r\n" answers only CLIENT_ERROR bad
+//     command line format; gocached answers DELETED first.
 //
 // Left out as a command-line difference (cmd/gocached builds the UDP
 // Sessions): memcached picks the protocol of every UDP datagram by its
