@@ -386,7 +386,7 @@ func (g *binRandGen) malformed() {
 	o := g.opaque()
 	key := g.key()
 	set := func(key, ext string) []byte { return frame(bSet, key, ext, "v", o, 0) }
-	switch g.n(16) {
+	switch g.n(17) {
 	case 0:
 		// memcached closes on a wrong magic without sending the replies
 		// it holds (it sends them when its read buffer runs dry), which
@@ -428,8 +428,13 @@ func (g *binRandGen) malformed() {
 		g.closing("quit", frame(pickOf[byte](g, bQuit, bQuitQ), "", "", "", o, 0))
 	case 14:
 		g.closing("sasl with extras", frame(pickOf[byte](g, bSASLAuth, bSASLStep), "PLAIN", "ee", "", o, 0))
-	default:
+	case 15:
 		g.closing("get with a long body", frame(bGet, key, "", "x", o, 0))
+	default:
+		// A header, extras and key over memcached's 16 KB read buffer.
+		n := pickOf(g, 16361, 20000, 65535)
+		b := frame(pickOf[byte](g, bGet, bSet, 0x50), strings.Repeat("K", n), "", "", o, 0)
+		g.closing(fmt.Sprintf("key of %d", n), b[:min(len(b), 24+16384+g.n(100))])
 	}
 }
 

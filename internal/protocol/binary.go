@@ -27,6 +27,17 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 	h := parseBinHeader(in)
 	s.bh = h
 	head := binaryHeaderLen + int(h.extLen) + int(h.keyLen)
+	if head > binaryReadBuffer {
+		// memcached reads a binary request's header, extras and key into
+		// its fixed 16 KB read buffer: one that does not fit never
+		// completes, and once the buffer is full its read of 0 bytes is
+		// taken for the client closing. No reply.
+		if len(in) < binaryReadBuffer {
+			return -binaryReadBuffer, NeedMore
+		}
+		slog.Info("binary protocol: request header over the read buffer, closing connection", "keylen", h.keyLen)
+		return 0, Close
+	}
 	if len(in) < head {
 		return -head, NeedMore
 	}

@@ -73,6 +73,13 @@ var binFixCases = []binFixCase{
 			"81 00 op=19 st=03 ext= key=\"\" val=\"Too large.\" opq=00000003 cas=0\n" +
 			"81 00 op=10 st=00 ext= key=\"detailed\" val=\"PREFIX p get 0 hit 0 set 2 del 0\\r\\nEND\\r\\n\" opq=00000004 cas=0\n" +
 			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n"},
+	{name: "a key that overflows the read buffer closes without a reply",
+		in:   binReq(opNoop, "", "", "", 1, 0) + binReq(opGet, strings.Repeat("k", 16361), "", "", 2, 0),
+		want: "81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000001 cas=0\nclosed\n"},
+	{name: "a key that just fits the read buffer is refused as too long",
+		in: binReq(opNoop, "", "", "", 1, 0) + binReq(0x50, strings.Repeat("k", 16360), "", "", 2, 0),
+		want: "81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000001 cas=0\n" +
+			"81 00 op=50 st=04 ext= key=\"\" val=\"Invalid arguments\" opq=00000002 cas=0\nclosed\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {

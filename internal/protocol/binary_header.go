@@ -9,6 +9,9 @@ const (
 	binaryMagicRequest  = 0x80
 	binaryMagicResponse = 0x81
 	binaryHeaderLen     = 24
+	// binaryReadBuffer is memcached's READ_BUFFER_SIZE, which a binary
+	// connection's read buffer never grows beyond.
+	binaryReadBuffer = 16384
 )
 
 // Opcodes memcached 1.6.18 implements.
