@@ -56,7 +56,7 @@ type ConnLine struct {
 	ListenAddr string // clients only: the local address the client reached
 	State      ConnState
 	IdleSecs   int64 // seconds since the last request (listeners: since they opened, as memcached)
-	UDP        bool  // a UDP socket: memcached prints "N:UDP UDP" and no listen_addr
+	UDP        bool  // a UDP socket: memcached prints "N:UDP UDP", and no listen_addr while idle
 }
 
 // WriteConns renders `stats conns` as memcached does: every socket by
@@ -73,7 +73,7 @@ func WriteConns(lines []ConnLine, more func(now int64) []ConnLine, now int64, ad
 			add(p+"UDP", "UDP")
 		}
 		add(p+"addr", l.Addr)
-		if l.State != StateListening && !l.UDP {
+		if l.State != StateListening && !(l.UDP && l.State == StateWaiting) {
 			add(p+"listen_addr", l.ListenAddr)
 		}
 		add(p+"state", l.State.String())

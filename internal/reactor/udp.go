@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
@@ -235,9 +237,19 @@ func textTokens(line []byte) [][]byte {
 type UDPServer struct {
 	started    int64 // unix seconds, for stats conns
 	socks      []*net.UDPConn
+	state      []udpSockState // per socket, for stats conns
 	newSession func() Session
 	wg         sync.WaitGroup
 	closeOnce  sync.Once
+}
+
+// udpSockState is what `stats conns` shows of a socket, as memcached shows
+// its UDP connection: the client of the request it is handling, if any
+// (memcached's request_addr, shown in conn_parse_cmd), and when it last
+// took a request.
+type udpSockState struct {
+	peer    atomic.Pointer[netip.AddrPort] // set while a request is handled
+	lastCmd atomic.Int64                   // unix seconds
 }
 
 // ListenUDP binds the UDP sockets: the addresses -l would bind for TCP,
@@ -270,6 +282,10 @@ func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, 
 		}
 		u.socks = append(u.socks, pc.(*net.UDPConn))
 	}
+	u.state = make([]udpSockState, len(u.socks))
+	for i := range u.state {
+		u.state[i].lastCmd.Store(u.started)
+	}
 	return u, nil
 }
 
@@ -287,7 +303,10 @@ func (u *UDPServer) LocalAddrs() []net.Addr {
 }
 
 // ConnLines are the sockets as `stats conns` lists them: memcached shows a
-// UDP socket as a connection in conn_read.
+// UDP socket as a connection in conn_read, with its bound address and the
+// seconds since it last took a request; the one handling a request (the
+// `stats conns` itself, over UDP) in conn_parse_cmd, with the client's
+// address and its own as listen_addr.
 func (u *UDPServer) ConnLines(now int64) []ConnLine {
 	fds := u.Descriptors()
 	lines := make([]ConnLine, 0, len(fds))
@@ -299,9 +318,22 @@ func (u *UDPServer) ConnLines(now int64) []ConnLine {
 				addr = "udp6:" + ua.String()
 			}
 		}
-		lines = append(lines, ConnLine{FD: fd, Addr: addr, State: StateWaiting, UDP: true, IdleSecs: now - u.started})
+		st := &u.state[i]
+		line := ConnLine{FD: fd, Addr: addr, State: StateWaiting, UDP: true, IdleSecs: now - st.lastCmd.Load()}
+		if peer := st.peer.Load(); peer != nil {
+			line.ListenAddr, line.Addr, line.State = addr, udpPeerString(*peer), StateParsing
+		}
+		lines = append(lines, line)
 	}
 	return lines
+}
+
+// udpPeerString formats a client's address as memcached's stats conns does.
+func udpPeerString(p netip.AddrPort) string {
+	if p.Addr().Is4() {
+		return "udp:" + p.String()
+	}
+	return "udp6:" + p.String()
 }
 
 // Descriptors are the sockets' file descriptors, as memcached's -vv names
@@ -318,17 +350,17 @@ func (u *UDPServer) Descriptors() []int {
 
 // Serve answers datagrams until Close.
 func (u *UDPServer) Serve() {
-	for _, c := range u.socks {
+	for i, c := range u.socks {
 		u.wg.Add(1)
 		go func() {
 			defer u.wg.Done()
-			u.serve(c)
+			u.serve(c, &u.state[i])
 		}()
 	}
 	u.wg.Wait()
 }
 
-func (u *UDPServer) serve(c *net.UDPConn) {
+func (u *UDPServer) serve(c *net.UDPConn, st *udpSockState) {
 	sess := u.newSession()
 	pkt := make([]byte, udpMaxRequest)
 	var scratch []byte
@@ -340,8 +372,13 @@ func (u *UDPServer) serve(c *net.UDPConn) {
 			}
 			continue // e.g. an ICMP error surfaced on the socket
 		}
+		if n > udpHeaderLen && pkt[4] == 0 && pkt[5] == 1 { // a request memcached reads
+			st.lastCmd.Store(time.Now().Unix())
+			st.peer.Store(&from)
+		}
 		var frames [][]byte
 		frames, scratch, err = UDPFrames(sess, pkt[:n], scratch)
+		st.peer.Store(nil)
 		if err != nil {
 			slog.Error("udp: session panicked; request dropped", "from", from, "err", err)
 			sess = u.newSession()

@@ -2,7 +2,10 @@ package reactor
 
 import (
 	"fmt"
+	"net/netip"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
 )
@@ -59,5 +62,37 @@ func TestUDPEmptyReply(t *testing.T) {
 		if got := udpMessages([]byte(tc.used), tc.st, nil) != nil; got != tc.want {
 			t.Errorf("%q (%v): bare header %v, want %v", tc.used, tc.st, got, tc.want)
 		}
+	}
+}
+
+// TestUDPConnLines: stats conns shows an idle UDP socket with its own
+// address, and the one handling a request with the client's address, its
+// own as listen_addr and conn_parse_cmd, as memcached shows its UDP conns.
+func TestUDPConnLines(t *testing.T) {
+	u, err := ListenUDP("127.0.0.1", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	now := time.Now().Unix()
+	u.state[0].lastCmd.Store(now - 7)
+	fd, self := u.Descriptors()[0], "udp:"+u.Addr().String()
+	render := func() string {
+		var b strings.Builder
+		WriteConns(nil, u.ConnLines, now, func(name, value string) { fmt.Fprintf(&b, "%s %s\n", name, value) })
+		return b.String()
+	}
+	want := fmt.Sprintf("%[1]d:UDP UDP\n%[1]d:addr %[2]s\n%[1]d:state conn_read\n%[1]d:secs_since_last_cmd 7\n", fd, self)
+	if got := render(); got != want {
+		t.Errorf("idle:\n%s\nwant\n%s", got, want)
+	}
+	peer := netip.MustParseAddrPort("127.0.0.1:5555")
+	u.state[0].peer.Store(&peer)
+	want = fmt.Sprintf("%[1]d:UDP UDP\n%[1]d:addr udp:127.0.0.1:5555\n%[1]d:listen_addr %[2]s\n%[1]d:state conn_parse_cmd\n%[1]d:secs_since_last_cmd 7\n", fd, self)
+	if got := render(); got != want {
+		t.Errorf("handling a request:\n%s\nwant\n%s", got, want)
+	}
+	if got := udpPeerString(netip.MustParseAddrPort("[::1]:5")); got != "udp6:[::1]:5" {
+		t.Errorf("IPv6 peer: %s", got)
 	}
 }
