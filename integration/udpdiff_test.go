@@ -393,7 +393,11 @@ func udpRawEqual(a, b [][]byte) bool {
 	return true
 }
 
-var udpPortStat = regexp.MustCompile(`(?m)^STAT (udpport|tcpport) \d+\r$`)
+var (
+	udpPortStat   = regexp.MustCompile(`(?m)^STAT (udpport|tcpport) \d+\r$`)
+	udpConnsStat  = regexp.MustCompile(`^STAT \d+:([A-Za-z_]+) (.*)\r\n$`)
+	udpPortSuffix = regexp.MustCompile(`:\d+$`)
+)
 
 // udpNormalise normalises one message's payload: binary responses by
 // udpNormaliseBinary, stats blocks by normalise (keep as there), the rest
@@ -402,6 +406,23 @@ func udpNormalise(m []byte, stats bool, keep map[string]bool) []byte {
 	switch {
 	case len(m) > 0 && m[0] == 0x81:
 		return udpNormaliseBinary(m)
+	case stats && bytes.Contains(m, []byte(":addr ")):
+		// stats conns: descriptor numbers, ports and idle seconds vary.
+		var out bytes.Buffer
+		for _, l := range strings.SplitAfter(string(m), "\n") {
+			if sm := udpConnsStat.FindStringSubmatch(l); sm != nil {
+				v := sm[2]
+				switch sm[1] {
+				case "addr", "listen_addr":
+					v = udpPortSuffix.ReplaceAllString(v, ":<port>")
+				case "secs_since_last_cmd":
+					v = "<secs>"
+				}
+				l = "STAT <fd>:" + sm[1] + " " + v + "\r\n"
+			}
+			out.WriteString(l)
+		}
+		return out.Bytes()
 	case stats:
 		m = udpPortStat.ReplaceAll(m, []byte("STAT $1 <port>\r"))
 		return normalise(m, keep)
