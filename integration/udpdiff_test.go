@@ -75,7 +75,9 @@ import (
 // GOCACHED_UDPDIFF_FLAGS="-B ascii" the binary cases fail.
 //
 // GOCACHED_UDPDIFF_N and GOCACHED_UDPDIFF_SEED run a longer hunt and
-// GOCACHED_UDPDIFF_FLAGS gives both servers more flags;
+// GOCACHED_UDPDIFF_FLAGS gives both servers more flags (not -C: flush_all
+// then goes by whole seconds in both, and the random flush_all races the
+// clock);
 // GOCACHED_UDPDIFF_SHOW=<text> logs both replies to every case whose name
 // holds text (random cases are named "random <request ID>").
 func TestUDPDifferential(t *testing.T) {
