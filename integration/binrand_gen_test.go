@@ -83,7 +83,7 @@ func pickOf[T any](g *binRandGen, s ...T) T { return s[g.r.IntN(len(s))] }
 // binKeyPool: binary keys are byte strings; k:7 and x:y:z have the ':'
 // prefix delimiter of stats detail.
 var binKeyPool = []string{"a", "b", "c", "n1", "n2", "n3", "foo", "k:7", "x:y:z", "sp ace", "cr\r\nlf", "nul\x00",
-	"\xff\xfe", "Q", strings.Repeat("k", 250)}
+	"\xff\xfe", "Q", strings.Repeat("k", 250), "a b:c", ":lead", "n\x00:x"}
 
 func (g *binRandGen) key() string { return binKeyPool[g.n(len(binKeyPool))] }
 
@@ -431,7 +431,10 @@ func (g *binRandGen) malformed() {
 	case 15:
 		g.closing("get with a long body", frame(bGet, key, "", "x", o, 0))
 	default:
-		// A header, extras and key over memcached's 16 KB read buffer.
+		// A header, extras and key over memcached's 16 KB read buffer,
+		// after a sync: memcached closes with the rest unread (a reset),
+		// and replies it has not sent by then may be lost.
+		g.sync(key)
 		n := pickOf(g, 16361, 20000, 65535)
 		b := frame(pickOf[byte](g, bGet, bSet, 0x50), strings.Repeat("K", n), "", "", o, 0)
 		g.closing(fmt.Sprintf("key of %d", n), b[:min(len(b), 24+16384+g.n(100))])

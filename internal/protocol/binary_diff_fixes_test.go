@@ -80,6 +80,14 @@ var binFixCases = []binFixCase{
 		in: binReq(opNoop, "", "", "", 1, 0) + binReq(0x50, strings.Repeat("k", 16360), "", "", 2, 0),
 		want: "81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000001 cas=0\n" +
 			"81 00 op=50 st=04 ext= key=\"\" val=\"Invalid arguments\" opq=00000002 cas=0\nclosed\n"},
+	{name: "stats detail finds no prefix past a NUL",
+		in: binReq(opStat, "detail on", "", "", 1, 0) + binReq(opGet, "n\x00:x", "", "", 2, 0) +
+			binReq(opSet, "m:\x00", setExt(0, 0), "v", 3, 0) + binReq(opStat, "detail dump", "", "", 4, 0),
+		want: "81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=0\n" +
+			"81 00 op=00 st=01 ext= key=\"\" val=\"Not found\" opq=00000002 cas=0\n" +
+			"81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000003 cas=C\n" +
+			"81 00 op=10 st=00 ext= key=\"detailed\" val=\"PREFIX m get 0 hit 0 set 1 del 0\\r\\nEND\\r\\n\" opq=00000004 cas=0\n" +
+			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {

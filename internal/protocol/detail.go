@@ -56,6 +56,9 @@ func (e *Env) recordPrefix(key []byte, op byte, hit bool) {
 	delim := e.delimiter()
 	n := -1
 	for i, c := range key {
+		if c == 0 {
+			break // memcached's stats_prefix_find stops at a NUL: no prefix
+		}
 		if c == delim {
 			n = i
 			break
