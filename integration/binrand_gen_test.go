@@ -11,8 +11,8 @@ import (
 // protocol, every opcode 1.6.18 knows and some it does not, with random
 // opaques, CAS values (live ones read back by a sync request, stale ones,
 // ones no item has, 0), extras of the right and wrong lengths, keys of 0 to
-// 300 bytes (any byte values: binary keys may hold spaces and newlines),
-// nonzero data types and vbucket ids (memcached ignores both).
+// 65535 bytes (any byte values: binary keys may hold spaces, newlines and
+// NULs), nonzero data types and vbucket ids (memcached ignores both).
 //
 // A request that makes memcached close the connection (proto_bin.c:
 // a wrong magic, a key longer than the body, a key over 250 bytes, extras,
@@ -28,12 +28,20 @@ import (
 //   - counters in [2^63, 2^64): safe_strtoull's strchr for a minus sign
 //     runs past the item's data (see numericValues), so incr deltas stay
 //     small and the 2^64-1 wrap is only applied to two-digit counters;
-//   - a too-large value that is never sent: memcached holds its "Too
-//     large." until it has swallowed the value (gocached answers at once),
-//     so only values that are sent whole are compared;
 //   - append or prepend to a counter an incr may have rewritten in place
 //     (space-padded) or as a new item, which memcached decides by whether an
-//     unsent get reply still holds the item (see randGen's counted).
+//     unsent get reply still holds the item (see randGen's counted);
+//   - replies queued when memcached closes on a wrong magic or a key over
+//     its read buffer (they may be lost): a sync comes first;
+//   - stats items and slabs (see misc).
+//
+// And differences gocached keeps:
+//   - a too-large value that is never sent: memcached holds its "Too
+//     large." until it has swallowed the value, gocached answers at once,
+//     so values are always sent whole;
+//   - append or prepend near the largest item size (see big);
+//   - incr on a value of over 512 KB, which memcached refuses as
+//     non-numeric (a chunked item): no such numbers are generated.
 
 const (
 	binSyncTag = 0x5e       // top byte of a sync request's opaque
