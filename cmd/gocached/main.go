@@ -95,5 +95,5 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if opts.proc.daemon && !inDaemonChild() {
 		return daemonize(args, opts.verbosity > 0, stderr)
 	}
-	return serve(opts, newLogger(stderr, opts.verbosity))
+	return serve(opts, newLogger(stderr, opts.verbosity), stderr)
 }

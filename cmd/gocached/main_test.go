@@ -257,7 +257,9 @@ func TestSignalsShutDownCleanly(t *testing.T) {
 	}
 }
 
-func TestListenFailureExits1(t *testing.T) {
+// A listener that cannot be set up exits 71 with memcached's line, then
+// gocached's own naming the address and port.
+func TestListenFailureExits71(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +267,9 @@ func TestListenFailureExits1(t *testing.T) {
 	defer ln.Close()
 	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	_, stderr, code := runBinary(t, "--engine=go", "-l", "127.0.0.1", "-p", port)
-	if code != 1 || !strings.Contains(stderr, "127.0.0.1:"+port) {
-		t.Errorf("exit %d stderr %q, want 1 and a message naming the address", code, stderr)
+	first, rest, _ := strings.Cut(stderr, "\n")
+	if code != 71 || first != "failed to listen on one of interface(s) 127.0.0.1: Address already in use" ||
+		!strings.Contains(rest, "127.0.0.1:"+port) {
+		t.Errorf("exit %d stderr %q, want 71, memcached's line and a message naming the address", code, stderr)
 	}
 }

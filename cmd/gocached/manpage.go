@@ -45,7 +45,8 @@ func manPage(fs *pflag.FlagSet) string {
 		"the user:password file \\fB\\-S\\fR checks binary clients against.\n")
 	b.WriteString(".SH EXIT STATUS\n0 after a clean stop; for a bad command line memcached's status " +
 		"(1, or 64 for the checks made once every flag is read); 67 for an unknown \\fB\\-u\\fR user; " +
-		"71 when the open files limit cannot be raised to \\fB\\-c\\fR; 1 when serving fails.\n")
+		"71 when a listener cannot be set up or the open files limit cannot be raised to \\fB\\-c\\fR; " +
+		"1 when serving fails.\n")
 	b.WriteString(".SH SEE ALSO\n.BR memcached (1)\n")
 	return b.String()
 }

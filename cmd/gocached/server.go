@@ -40,7 +40,7 @@ func newLogger(w io.Writer, verbosity int) *slog.Logger {
 }
 
 // serve runs the server until SIGINT or SIGTERM and returns the exit status.
-func serve(o *options, log *slog.Logger) (status int) {
+func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	slog.SetDefault(log)
 	o.proc.prepare(log)
 	logExtOptions(o.ext, log)
@@ -141,6 +141,9 @@ func serve(o *options, log *slog.Logger) (status int) {
 	cfg.NewSession = func() reactor.Session { return protocol.NewSession(env) }
 	eng, err := engines[o.engine](cfg)
 	if err != nil {
+		if reportListenFailure(stderr, log, o, err) {
+			return listenFailureStatus
+		}
 		log.Error("cannot start", "err", err)
 		return 1
 	}
@@ -162,8 +165,11 @@ func serve(o *options, log *slog.Logger) (status int) {
 	defer stopMetrics()
 	udp, err := startUDP(o, cfg.NewSession, log)
 	if err != nil {
-		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
+		if reportListenFailure(stderr, log, o, err) {
+			return listenFailureStatus
+		}
+		log.Error("cannot start", "err", err)
 		return 1
 	}
 	if u, ok := udp.(*reactor.UDPServer); ok {

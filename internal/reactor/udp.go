@@ -257,14 +257,14 @@ type udpSockState struct {
 func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, error) {
 	addrs, err := ParseListen(listen, port)
 	if err != nil {
-		return nil, fmt.Errorf("udp: %w", err)
+		return nil, UDPListenError(fmt.Errorf("udp: %w", err))
 	}
 	for i := range addrs {
 		addrs[i].Port = port // host:port entries set the TCP port only
 	}
 	binds, err := Bindings(addrs, nil)
 	if err != nil {
-		return nil, fmt.Errorf("udp: %w", err)
+		return nil, UDPListenError(fmt.Errorf("udp: %w", err))
 	}
 	u := &UDPServer{newSession: newSession, started: time.Now().Unix()}
 	for _, b := range binds {
@@ -278,7 +278,7 @@ func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, 
 				continue // no IPv6 here: the wildcard is IPv4 only
 			}
 			u.Close()
-			return nil, fmt.Errorf("udp: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(port)), err)
+			return nil, UDPListenError(fmt.Errorf("udp: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(port)), err))
 		}
 		u.socks = append(u.socks, pc.(*net.UDPConn))
 	}

@@ -78,10 +78,10 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	if cfg.UnixSocket == "" && !cfg.NoTCP {
 		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
 		if err != nil {
-			return nil, fmt.Errorf("epoll: %w", err)
+			return nil, reactor.TCPListenError(fmt.Errorf("epoll: %w", err))
 		}
 		if binds, err = reactor.Bindings(addrs, nil); err != nil {
-			return nil, fmt.Errorf("epoll: %w", err)
+			return nil, reactor.TCPListenError(fmt.Errorf("epoll: %w", err))
 		}
 	}
 	e := &engine{
@@ -117,9 +117,9 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	}
 	e.router = reactor.NewRouter(ids)
 	e.warnBusyPoll()
-	listen := func() error { return e.listen(binds) }
+	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
 	if cfg.UnixSocket != "" {
-		listen = e.listenUnix
+		listen = func() error { return reactor.UnixListenError(e.listenUnix()) }
 	}
 	if err := listen(); err != nil {
 		e.closeAll()

@@ -68,9 +68,9 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	var err error
 	switch {
 	case cfg.UnixSocket != "":
-		err = e.listenUnix()
+		err = reactor.UnixListenError(e.listenUnix())
 	case !cfg.NoTCP:
-		err = e.listenTCP()
+		err = reactor.TCPListenError(e.listenTCP())
 	}
 	if err != nil {
 		e.closeListeners()

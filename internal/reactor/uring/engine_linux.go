@@ -50,10 +50,10 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	if cfg.UnixSocket == "" && !cfg.NoTCP {
 		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
 		if err != nil {
-			return nil, fmt.Errorf("uring: %w", err)
+			return nil, reactor.TCPListenError(fmt.Errorf("uring: %w", err))
 		}
 		if binds, err = reactor.Bindings(addrs, nil); err != nil {
-			return nil, fmt.Errorf("uring: %w", err)
+			return nil, reactor.TCPListenError(fmt.Errorf("uring: %w", err))
 		}
 	}
 	e := &engine{cfg: cfg, started: time.Now(), acct: reactor.NewAccounting(cfg.MaxConns)}
@@ -85,9 +85,9 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 		ids[i] = &r.napiID
 	}
 	e.router = reactor.NewRouter(ids)
-	listen := func() error { return e.listen(binds) }
+	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
 	if cfg.UnixSocket != "" {
-		listen = e.listenUnix
+		listen = func() error { return reactor.UnixListenError(e.listenUnix()) }
 	}
 	if err := listen(); err != nil {
 		e.closeAll()

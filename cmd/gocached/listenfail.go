@@ -1,0 +1,32 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/gocached/gocached/internal/reactor"
+)
+
+// listenFailureStatus is memcached's EX_OSERR, its status when a listener
+// cannot be set up.
+const listenFailureStatus = 71
+
+// reportListenFailure writes memcached's line for a listener that could not
+// be set up (a port in use, an -l address not on this host, a -s path in a
+// missing directory), then logs the error itself, which names the address
+// and port, and reports true; other errors are left to the caller.
+func reportListenFailure(w io.Writer, log *slog.Logger, o *options, err error) bool {
+	var le *reactor.ListenError
+	if !errors.As(err, &le) {
+		return false
+	}
+	port := o.reactor.Port
+	if le.Transport == "udp" {
+		port = o.udpPort
+	}
+	fmt.Fprintln(w, le.MemcachedMessage(o.reactor.Listen, port, o.reactor.UnixSocket))
+	log.Error("cannot start", "err", err)
+	return true
+}

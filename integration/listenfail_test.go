@@ -1,0 +1,87 @@
+package integration
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestListenFailuresMatchMemcached starts memcached and every engine where
+// a listener cannot be set up: a TCP or UDP port another socket holds, a
+// list of -l entries one of which is held, an address not on this host, a
+// -s path in a missing directory. memcached exits 71 with "failed to
+// listen on ..."; gocached must too, with that line first. Where
+// memcached's reason is its stale errno (it prints "Invalid argument"
+// after bind() failed with another), only the status and the text before
+// the reason are compared.
+func TestListenFailuresMatchMemcached(t *testing.T) {
+	mc := requireTool(t, "memcached")
+	gc := gocachedBinary(t)
+	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	held := tcp.Addr().(*net.TCPAddr).Port
+	heldUDP := udp.LocalAddr().(*net.UDPAddr).Port
+	missingDir := filepath.Join(t.TempDir(), "no", "such", "dir", "sock")
+	cases := []struct {
+		name     string
+		args     string
+		byPrefix bool
+	}{
+		{"tcp port held", fmt.Sprintf("-p %d -l 127.0.0.1", held), false},
+		{"one of the -l list held", fmt.Sprintf("-p %d -l 127.0.0.1:%d,127.0.0.1", held+1, held), false},
+		{"udp port held", fmt.Sprintf("-p 0 -U %d -l 127.0.0.1", heldUDP), false},
+		{"address not here", fmt.Sprintf("-p %d -l 192.0.2.1", held+2), true},
+		{"unix socket dir missing", "-s " + missingDir, true},
+	}
+	base := []string{}
+	if os.Geteuid() == 0 {
+		base = append(base, "-u", "nobody")
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(strings.Fields(c.args), base...)
+			mStatus, mErr := runCLI(t, mc, args)
+			if mStatus != 71 {
+				t.Fatalf("memcached %q: status %d, stderr %q: not its listen failure", args, mStatus, mErr)
+			}
+			for _, tg := range engineTargets {
+				gStatus, gErr := runCLI(t, gc, append([]string{"--engine=" + tg.engine}, args...))
+				// gocached's first line is memcached's; its own log line,
+				// naming the address and port, follows.
+				gLine, _, _ := strings.Cut(gErr, "\n")
+				want, got := lastLine(mErr), gLine
+				if c.byPrefix {
+					want, got = withoutReason(want), withoutReason(got)
+				}
+				if gStatus != mStatus || got != want {
+					t.Errorf("%s %q:\nmemcached: status %d, stderr %q\ngocached:  status %d, stderr %q", tg.name, args, mStatus, mErr, gStatus, gErr)
+				}
+			}
+		})
+	}
+}
+
+// lastLine is s's last line (memcached may print perror's line before it).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// withoutReason is line up to its last ": ", the reason memcached appends.
+func withoutReason(line string) string {
+	if i := strings.LastIndex(line, ": "); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
