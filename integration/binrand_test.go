@@ -273,13 +273,6 @@ func binFrameLine(f respFrame, cas map[uint64]int) string {
 	switch {
 	case f.op == bVersion && f.status == 0:
 		val = []byte("<version>")
-	case f.op == bStat && string(key) == "detailed":
-		// memcached dumps prefixes in the order of its prefix hash table
-		// (murmur3 of the prefix, modulo 256), gocached in first-seen
-		// order: compare them sorted.
-		lines := bytes.SplitAfter(val, []byte("\r\n"))
-		slices.SortFunc(lines[:max(0, len(lines)-2)], bytes.Compare)
-		val = bytes.Join(lines, nil)
 	case paddedNum.Match(val):
 		val = paddedNum.FindSubmatch(val)[1]
 	}

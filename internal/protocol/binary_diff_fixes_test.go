@@ -88,6 +88,18 @@ var binFixCases = []binFixCase{
 			"81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000003 cas=C\n" +
 			"81 00 op=10 st=00 ext= key=\"detailed\" val=\"PREFIX m get 0 hit 0 set 1 del 0\\r\\nEND\\r\\n\" opq=00000004 cas=0\n" +
 			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n"},
+	{name: "stats detail dump lists prefixes in memcached's table order",
+		in: binReq(opStat, "detail on", "", "", 1, 0) + binReq(opGetQ, "a:1", "", "", 2, 0) + binReq(opGetQ, "b:1", "", "", 3, 0) +
+			binReq(opGetQ, "k:1", "", "", 4, 0) + binReq(opGetQ, "x:1", "", "", 5, 0) + binReq(opGetQ, "zzzz:1", "", "", 6, 0) +
+			binReq(opGetQ, "abcdefg:1", "", "", 7, 0) + binReq(opGetQ, "a b:1", "", "", 8, 0) + binReq(opGetQ, ":1", "", "", 9, 0) +
+			binReq(opGetQ, "p4:1", "", "", 9, 0) + binReq(opGetQ, "p15:1", "", "", 9, 0) + // one bucket
+			binReq(opStat, "detail dump", "", "", 10, 0),
+		want: "81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=0\n" +
+			"81 00 op=10 st=00 ext= key=\"detailed\" val=\"PREFIX  get 1 hit 0 set 0 del 0\\r\\nPREFIX b get 1 hit 0 set 0 del 0\\r\\n" +
+			"PREFIX abcdefg get 1 hit 0 set 0 del 0\\r\\nPREFIX x get 1 hit 0 set 0 del 0\\r\\nPREFIX a b get 1 hit 0 set 0 del 0\\r\\n" +
+			"PREFIX p15 get 1 hit 0 set 0 del 0\\r\\nPREFIX p4 get 1 hit 0 set 0 del 0\\r\\nPREFIX zzzz get 1 hit 0 set 0 del 0\\r\\n" +
+			"PREFIX a get 1 hit 0 set 0 del 0\\r\\nPREFIX k get 1 hit 0 set 0 del 0\\r\\nEND\\r\\n\" opq=0000000a cas=0\n" +
+			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=0000000a cas=0\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {

@@ -1,6 +1,9 @@
 package protocol
 
 import (
+	"cmp"
+	"math/bits"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -96,12 +99,27 @@ func (e *Env) recordPrefix(key []byte, op byte, hit bool) {
 	}
 }
 
-// appendDetailDump writes memcached's `stats detail dump` lines and END.
+// appendDetailDump writes memcached's `stats detail dump` lines and END,
+// in the order of memcached's prefix table: by bucket (the murmur3 hash of
+// the prefix, memcached's default hash_algorithm, modulo 256), newest
+// first within one.
 func (e *Env) appendDetailDump(b []byte) []byte {
 	p := &e.detail
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, name := range p.order {
+	order := make([]int, len(p.order))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		bx, by := murmur3(p.order[x])%prefixBuckets, murmur3(p.order[y])%prefixBuckets
+		if bx != by {
+			return cmp.Compare(bx, by)
+		}
+		return cmp.Compare(y, x)
+	})
+	for _, i := range order {
+		name := p.order[i]
 		c := p.byKey[name]
 		b = append(b, "PREFIX "...)
 		b = append(b, name...)
@@ -116,6 +134,47 @@ func (e *Env) appendDetailDump(b []byte) []byte {
 		b = append(b, crlf...)
 	}
 	return append(b, rEnd...)
+}
+
+// prefixBuckets is memcached's PREFIX_HASH_SIZE.
+const prefixBuckets = 256
+
+// murmur3 is memcached's MurmurHash3_x86_32 (seed 0).
+func murmur3(s string) uint32 {
+	const c1, c2 = 0xcc9e2d51, 0x1b873593
+	var h uint32
+	n := len(s) &^ 3
+	for i := 0; i < n; i += 4 {
+		k := uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+		k *= c1
+		k = bits.RotateLeft32(k, 15)
+		k *= c2
+		h ^= k
+		h = bits.RotateLeft32(h, 13)
+		h = h*5 + 0xe6546b64
+	}
+	var k uint32
+	switch len(s) & 3 {
+	case 3:
+		k ^= uint32(s[n+2]) << 16
+		fallthrough
+	case 2:
+		k ^= uint32(s[n+1]) << 8
+		fallthrough
+	case 1:
+		k ^= uint32(s[n])
+		k *= c1
+		k = bits.RotateLeft32(k, 15)
+		k *= c2
+		h ^= k
+	}
+	h ^= uint32(len(s))
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	return h
 }
 
 // resetDetail forgets every prefix (`stats reset`).
