@@ -81,3 +81,37 @@ func udpRoundTrip(t *testing.T, c net.Conn, id uint16, req string) string {
 	}
 	return string(out)
 }
+
+// TestUDPIgnoresBinding: memcached reads each UDP datagram as text or
+// binary by its first byte whatever -B says, and so must gocached: a
+// binary version request under -B ascii, a text one under -B binary.
+func TestUDPIgnoresBinding(t *testing.T) {
+	binVersion := string([]byte{0x80, 0x0b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0})
+	forEachTarget(t, func(t *testing.T, tg target) {
+		for _, tc := range []struct{ binding, req string }{
+			{"ascii", binVersion},
+			{"binary", "version\r\n"},
+		} {
+			pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := pc.LocalAddr().(*net.UDPAddr).Port
+			pc.Close()
+			startServer(t, tg, "-B", tc.binding, "-U", strconv.Itoa(port))
+			c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			got := udpRoundTrip(t, c, 7, tc.req)
+			ok := strings.HasPrefix(got, "VERSION ")
+			if tc.binding == "ascii" {
+				ok = len(got) > 24 && got[0] == 0x81 && got[1] == 0x0b && got[15] == 7
+			}
+			if !ok {
+				t.Errorf("-B %s: version request over UDP answered %q", tc.binding, got)
+			}
+		}
+	})
+}

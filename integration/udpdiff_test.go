@@ -69,10 +69,9 @@ import (
 //     "delete c\r\nget c <251 bytes>\r\n" answers only CLIENT_ERROR bad
 //     command line format; gocached answers DELETED first.
 //
-// Left out as a command-line difference (cmd/gocached builds the UDP
-// Sessions): memcached picks the protocol of every UDP datagram by its
-// first byte whatever -B says; gocached's UDP Sessions keep to -B, so under
-// GOCACHED_UDPDIFF_FLAGS="-B ascii" the binary cases fail.
+// memcached picks the protocol of every UDP datagram by its first byte
+// whatever -B says, and so does gocached: GOCACHED_UDPDIFF_FLAGS="-B ascii"
+// passes too (TestUDPIgnoresBinding pins it).
 //
 // GOCACHED_UDPDIFF_N and GOCACHED_UDPDIFF_SEED run a longer hunt and
 // GOCACHED_UDPDIFF_FLAGS gives both servers more flags (not -C: flush_all

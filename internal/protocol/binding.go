@@ -70,6 +70,10 @@ func (e *Env) binding() Binding {
 // negotiate fixes the connection's protocol from its first byte and logs
 // the choice at debug level, as memcached does at -vv.
 func (s *Session) negotiate(first byte) {
+	if s.datagramID != 0 {
+		s.proto = datagramProto(first)
+		return
+	}
 	switch s.env.binding() {
 	case BindingASCII:
 		s.proto = protoText

@@ -101,6 +101,9 @@ type Session struct {
 	watch  *watcher // set once the connection became a log stream
 	wakeup func()   // the engine's, see SetWakeup
 	connID int      // the engine's id for the connection (memcached's fd)
+	// datagramID is the UDP socket's id for a Session serving datagrams
+	// (Datagram), which Reset keeps; 0 for a stream connection.
+	datagramID int
 	// peer and transport are the client's address and "tcp"/"local" for
 	// watch connevents lines (OpenedFrom); peer is invalid when unknown.
 	peer      netip.AddrPort
@@ -175,11 +178,12 @@ func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
 
 // Reset prepares the Session for a new connection.
 func (s *Session) Reset() {
-	if s.connID != 0 && s.verboseOn() {
+	stream := s.connID != 0 && s.datagramID == 0
+	if stream && s.verboseOn() {
 		s.vlogf('<', "connection closed.")
 	}
 	s.stopWatch() // before conn_close: a closing watcher is not woken
-	if s.connID != 0 && s.watching()&logConnEvents != 0 {
+	if stream && s.watching()&logConnEvents != 0 {
 		reason := s.closeReason
 		if reason == "" {
 			reason = "normal" // the client closed
@@ -189,7 +193,7 @@ func (s *Session) Reset() {
 	s.peer, s.transport = netip.AddrPort{}, ""
 	s.quit, s.closeReason = false, ""
 	s.dump = nil
-	s.connID = 0
+	s.connID = s.datagramID
 	s.authed = false
 	s.logScratch = nil
 	s.swallow = 0

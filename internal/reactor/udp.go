@@ -361,7 +361,8 @@ func (u *UDPServer) Serve() {
 }
 
 func (u *UDPServer) serve(c *net.UDPConn, st *udpSockState) {
-	sess := u.newSession()
+	fd := socketFD(c)
+	sess := datagramSession(u.newSession(), fd)
 	pkt := make([]byte, udpMaxRequest)
 	var scratch []byte
 	for {
@@ -381,7 +382,7 @@ func (u *UDPServer) serve(c *net.UDPConn, st *udpSockState) {
 		st.peer.Store(nil)
 		if err != nil {
 			slog.Error("udp: session panicked; request dropped", "from", from, "err", err)
-			sess = u.newSession()
+			sess = datagramSession(u.newSession(), fd)
 			continue
 		}
 		for _, f := range frames {
@@ -403,4 +404,23 @@ func (u *UDPServer) Close() error {
 		}
 	})
 	return nil
+}
+
+// datagramSession tells sess, when it can be told (protocol.Session can),
+// that it serves the datagrams of the socket fd: memcached reads each by
+// its first byte whatever -B says, and its -vv lines name the socket.
+func datagramSession(sess Session, fd int) Session {
+	if d, ok := sess.(interface{ Datagram(id int) }); ok {
+		d.Datagram(fd)
+	}
+	return sess
+}
+
+// socketFD is c's descriptor, or -1.
+func socketFD(c *net.UDPConn) int {
+	fd := -1
+	if rc, err := c.SyscallConn(); err == nil {
+		rc.Control(func(s uintptr) { fd = int(s) })
+	}
+	return fd
 }
