@@ -115,3 +115,46 @@ func TestUDPIgnoresBinding(t *testing.T) {
 		}
 	})
 }
+
+// TestUDPTraffic: UDP datagrams count in bytes_read (when longer than the
+// 8-byte header) and bytes_written, header included, as in memcached, and
+// stats reset clears them.
+func TestUDPTraffic(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := pc.LocalAddr().(*net.UDPAddr).Port
+		pc.Close()
+		startServer(t, tg, "-p", "0", "-t", "1", "-U", strconv.Itoa(port))
+		c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		traffic := func(id uint16) string {
+			var got []string
+			for _, line := range strings.Split(udpRoundTrip(t, c, id, "stats\r\n"), "\r\n") {
+				if strings.HasPrefix(line, "STAT bytes_read ") || strings.HasPrefix(line, "STAT bytes_written ") {
+					got = append(got, strings.TrimPrefix(line, "STAT "))
+				}
+			}
+			return strings.Join(got, ", ")
+		}
+		if got := udpRoundTrip(t, c, 1, "set a 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+			t.Fatalf("set: %q", got)
+		}
+		// 24 + 15 read (the stats request counts before its reply is
+		// made), 16 written.
+		if got, want := traffic(2), "bytes_read 39, bytes_written 16"; got != want {
+			t.Errorf("after a set: %s, want %s", got, want)
+		}
+		if got := udpRoundTrip(t, c, 3, "stats reset\r\n"); got != "RESET\r\n" {
+			t.Fatalf("stats reset: %q", got)
+		}
+		if got, want := traffic(4), "bytes_read 15, bytes_written 15"; got != want {
+			t.Errorf("after stats reset: %s, want %s", got, want)
+		}
+	})
+}

@@ -149,7 +149,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	}
 	settings := settingsFor(o, eng)
 	settings.TLS = tlsSettings
-	env = &protocol.Env{Store: st, Settings: settings, Server: eng, StartUnix: started,
+	env = &protocol.Env{Store: st, Settings: settings, Server: withUDPTraffic{eng, &udpConns}, StartUnix: started,
 		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
 		ResumesPending: true} // every engine, and the UDP server, resume pending Sessions
 	if o.verbosity >= 2 {

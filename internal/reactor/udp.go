@@ -241,6 +241,21 @@ type UDPServer struct {
 	newSession func() Session
 	wg         sync.WaitGroup
 	closeOnce  sync.Once
+	// bytesRead and bytesWritten count datagrams whole, header included,
+	// as memcached adds UDP traffic to bytes_read and bytes_written.
+	bytesRead, bytesWritten atomic.Uint64
+}
+
+// Traffic is the bytes received (datagrams over the 8-byte header, as
+// memcached counts them) and sent since the start or ResetTraffic.
+func (u *UDPServer) Traffic() (read, written uint64) {
+	return u.bytesRead.Load(), u.bytesWritten.Load()
+}
+
+// ResetTraffic clears Traffic, for `stats reset`.
+func (u *UDPServer) ResetTraffic() {
+	u.bytesRead.Store(0)
+	u.bytesWritten.Store(0)
 }
 
 // udpSockState is what `stats conns` shows of a socket, as memcached shows
@@ -373,6 +388,9 @@ func (u *UDPServer) serve(c *net.UDPConn, st *udpSockState) {
 			}
 			continue // e.g. an ICMP error surfaced on the socket
 		}
+		if n > udpHeaderLen {
+			u.bytesRead.Add(uint64(n))
+		}
 		if n > udpHeaderLen && pkt[4] == 0 && pkt[5] == 1 { // a request memcached reads
 			st.lastCmd.Store(time.Now().Unix())
 			st.peer.Store(&from)
@@ -386,7 +404,9 @@ func (u *UDPServer) serve(c *net.UDPConn, st *udpSockState) {
 			continue
 		}
 		for _, f := range frames {
-			if _, err := c.WriteToUDPAddrPort(f, from); err != nil {
+			n, err := c.WriteToUDPAddrPort(f, from)
+			u.bytesWritten.Add(uint64(n))
+			if err != nil {
 				break
 			}
 		}
