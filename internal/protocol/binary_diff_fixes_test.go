@@ -100,6 +100,18 @@ var binFixCases = []binFixCase{
 			"PREFIX p15 get 1 hit 0 set 0 del 0\\r\\nPREFIX p4 get 1 hit 0 set 0 del 0\\r\\nPREFIX zzzz get 1 hit 0 set 0 del 0\\r\\n" +
 			"PREFIX a get 1 hit 0 set 0 del 0\\r\\nPREFIX k get 1 hit 0 set 0 del 0\\r\\nEND\\r\\n\" opq=0000000a cas=0\n" +
 			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=0000000a cas=0\n"},
+	{name: "incr refuses an item over slab_chunk_max before comparing its CAS",
+		in: binReq(opSet, "a", setExt(0, 0), "12"+strings.Repeat(" ", 600000), 1, 0) + binReq(opIncrement, "a", arithExt(1, 0, 0), "", 2, 0) +
+			binReq(opDecrement, "a", arithExt(1, 0, 0), "", 3, 99999999) +
+			binReq(opSet, "b", setExt(0, 0), "12"+strings.Repeat(" ", 524226), 4, 0) + binReq(opDecrement, "b", arithExt(1, 0, 0), "", 5, 0) +
+			binReq(opSet, "c", setExt(1, 0), "12"+strings.Repeat(" ", 524223), 6, 0) + binReq(opDecrement, "c", arithExt(1, 0, 0), "", 7, 0),
+		want: "81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=C\n" +
+			"81 00 op=05 st=06 ext= key=\"\" val=\"Non-numeric server-side value for incr or decr\" opq=00000002 cas=0\n" +
+			"81 00 op=06 st=06 ext= key=\"\" val=\"Non-numeric server-side value for incr or decr\" opq=00000003 cas=0\n" +
+			"81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000004 cas=C\n" +
+			"81 00 op=06 st=00 ext= key=\"\" val=\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\v\" opq=00000005 cas=C\n" +
+			"81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000006 cas=C\n" +
+			"81 00 op=06 st=06 ext= key=\"\" val=\"Non-numeric server-side value for incr or decr\" opq=00000007 cas=0\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {

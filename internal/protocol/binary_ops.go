@@ -172,6 +172,10 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	initial := binary.BigEndian.Uint64(ext[8:16])
 	exp := binary.BigEndian.Uint32(ext[16:20])
 	s.binArithExp = int64(exp)
+	if s.binChunked(key) {
+		s.binError(&s.bh, statusDeltaBadValue)
+		return
+	}
 	res := s.env.Store.Arith(key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: s.bh.cas, Vivify: exp != 0xffffffff, Initial: initial,
 	}, s.binArithFn)
@@ -189,6 +193,20 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	default:
 		s.binError(&s.bh, statusKeyNotFound)
 	}
+}
+
+// slabChunkMax is memcached's default slab_chunk_max (half its 1 MB slab
+// page): a larger item is stored in chunks.
+const slabChunkMax = 512 << 10
+
+// binChunked reports whether key's item is one memcached would store in
+// chunks, which its incr/decr refuses as non-numeric before it compares a
+// CAS. The look costs no stats; answering from it is as if the request ran
+// at that instant.
+func (s *Session) binChunked(key []byte) bool {
+	chunked := false
+	s.env.Store.View(key, func(it store.Item) { chunked = it.Size() > slabChunkMax })
+	return chunked
 }
 
 // binArithItem collects the result of an incr/decr under the item's lock;
