@@ -39,9 +39,7 @@ import (
 //   - a too-large value that is never sent: memcached holds its "Too
 //     large." until it has swallowed the value, gocached answers at once,
 //     so values are always sent whole;
-//   - append or prepend near the largest item size (see big);
-//   - incr on a value of over 512 KB, which memcached refuses as
-//     non-numeric (a chunked item): no such numbers are generated.
+//   - append or prepend near the largest item size (see big).
 
 const (
 	binSyncTag = 0x5e       // top byte of a sync request's opaque
@@ -248,10 +246,15 @@ func (g *binRandGen) storage() {
 		// nonzero flags).
 		val = strings.Repeat("v", 1048517-len(key)+g.n(9)-6)
 	}
-	if (op == bAppend || op == bPrepend) && (g.counted[key] || g.big[key] || len(val) > 1000000) {
+	if g.chance(0.005) {
+		// A number padded to around memcached's slab_chunk_max, over
+		// which an item is chunked and incr refuses it.
+		val = "12" + strings.Repeat(" ", 524226-len(key)+g.n(9)-4)
+	}
+	if (op == bAppend || op == bPrepend) && (g.counted[key] || g.big[key] || len(val) > 500000) {
 		op = bSet
 	}
-	if len(val) > 1000000 {
+	if len(val) > 500000 {
 		g.big[key] = true
 	}
 	ext := ""
