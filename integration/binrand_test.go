@@ -26,7 +26,9 @@ import (
 // grammar deterministic.
 //
 // GOCACHED_BINRAND_SCRIPTS and GOCACHED_BINRAND_SEED run a longer hunt;
-// GOCACHED_BINRAND_FLAGS gives both servers more flags (e.g. "-F" or "-C");
+// GOCACHED_BINRAND_FLAGS gives both servers more flags (e.g. "-F" or "-C";
+// under -C a flush also hides items stored later in the same second, so a
+// -C hunt sees memcached's clock tick);
 // GOCACHED_BINRAND_TRICKLE=1 writes requests a few bytes at a time.
 // GOCACHED_BINRAND_SHOW=1 lists a failing script's requests. On a mismatch
 // the script is replayed one request at a time (each followed by a marker
