@@ -65,6 +65,12 @@ type Settings struct {
 	GrowthFactor float64
 	ChunkSize    int
 
+	// SlabChunkMax is memcached's slab_chunk_max (-o slab_chunk_max, or
+	// the 1 MB slab page under no_chunked_items or no_modern): an item
+	// larger than it is chunked, which binary incr/decr refuses as
+	// non-numeric. 0 means memcached's default, 512 KB.
+	SlabChunkMax int
+
 	// HashPowerInit is -o hashpower as given (0 without it), which `stats
 	// settings` prints as hashpower_init; store.Config.HashPower takes the
 	// same value and starts hash_power_level there.

@@ -112,6 +112,11 @@ var binFixCases = []binFixCase{
 			"81 00 op=06 st=00 ext= key=\"\" val=\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\v\" opq=00000005 cas=C\n" +
 			"81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000006 cas=C\n" +
 			"81 00 op=06 st=06 ext= key=\"\" val=\"Non-numeric server-side value for incr or decr\" opq=00000007 cas=0\n"},
+	{name: "no_chunked_items: incr takes a number of 600000 bytes", flags: []string{"-o", "no_chunked_items"},
+		set: func(e *Env) { e.Settings.SlabChunkMax = 1 << 20 },
+		in:  binReq(opSet, "a", setExt(0, 0), "12"+strings.Repeat(" ", 600000), 1, 0) + binReq(opIncrement, "a", arithExt(1, 0, 0), "", 2, 0),
+		want: "81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=C\n" +
+			"81 00 op=05 st=00 ext= key=\"\" val=\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\r\" opq=00000002 cas=C\n"},
 }
 
 func TestBinaryFixes(t *testing.T) {

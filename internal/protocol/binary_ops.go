@@ -204,8 +204,12 @@ const slabChunkMax = 512 << 10
 // CAS. The look costs no stats; answering from it is as if the request ran
 // at that instant.
 func (s *Session) binChunked(key []byte) bool {
+	limit := slabChunkMax
+	if st := s.env.Settings; st != nil && st.SlabChunkMax > 0 {
+		limit = st.SlabChunkMax
+	}
 	chunked := false
-	s.env.Store.View(key, func(it store.Item) { chunked = it.Size() > slabChunkMax })
+	s.env.Store.View(key, func(it store.Item) { chunked = it.Size() > limit })
 	return chunked
 }
 
