@@ -14,24 +14,11 @@ import (
 // message; gocached must too, rather than start and leave clients beyond
 // the limit waiting. With -c 40 both start, and gocached serves.
 func TestFileLimitMatchesMemcached(t *testing.T) {
-	mc := requireTool(t, "memcached")
 	prlimit := requireTool(t, "prlimit")
-	gc := gocachedBinary(t)
 	limit := "--nofile=64:64"
-	args := []string{"-p", "0", "-U", "0", "-c", "1024"}
-	if os.Geteuid() == 0 {
-		args = append(args, "-u", "nobody")
-	}
-	mStatus, mErr := runCLI(t, prlimit, append([]string{limit, mc}, args...))
-	if mStatus != 71 {
-		// With CAP_SYS_RESOURCE the hard limit may be raised, and both
-		// servers start: there is no refusal to compare.
-		t.Skipf("memcached under %s with -c 1024: status %d (%q), not its refusal: this process may raise RLIMIT_NOFILE", limit, mStatus, mErr)
-	}
-	gStatus, gErr := runCLI(t, prlimit, append([]string{limit, gc}, args...))
-	if gStatus != mStatus || gErr != mErr {
-		t.Errorf("-c 1024 under %s:\nmemcached: status %d, stderr %q\ngocached:  status %d, stderr %q", limit, mStatus, mErr, gStatus, gErr)
-	}
+	// With CAP_SYS_RESOURCE the hard limit may be raised, and both servers
+	// start: there is no refusal to compare.
+	compareRefusalUnderLimit(t, limit, "-c", "1024")
 
 	// Under the limit: gocached starts and serves as many clients as -c
 	// allows; the listener is one of the 40.
@@ -65,20 +52,28 @@ func TestFileLimitMatchesMemcached(t *testing.T) {
 // TestCoreLimitMatchesMemcached: -r under a core file limit of 0 that may
 // not be raised fails to start with memcached's message and status 71.
 func TestCoreLimitMatchesMemcached(t *testing.T) {
+	compareRefusalUnderLimit(t, "--core=0:0", "-r")
+}
+
+// compareRefusalUnderLimit runs memcached and gocached with flags under
+// prlimit's limit, where memcached refuses to start with status 71, and
+// requires gocached's status and stderr to be memcached's. The test is
+// skipped where memcached starts: this process may then raise the limit.
+func compareRefusalUnderLimit(t *testing.T, limit string, flags ...string) {
+	t.Helper()
 	mc := requireTool(t, "memcached")
 	prlimit := requireTool(t, "prlimit")
 	gc := gocachedBinary(t)
-	limit := "--core=0:0"
-	args := []string{"-p", "0", "-U", "0", "-r"}
+	args := append([]string{"-p", "0", "-U", "0"}, flags...)
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "nobody")
 	}
 	mStatus, mErr := runCLI(t, prlimit, append([]string{limit, mc}, args...))
 	if mStatus != 71 {
-		t.Skipf("memcached -r under %s: status %d (%q), not its refusal: this process may raise RLIMIT_CORE", limit, mStatus, mErr)
+		t.Skipf("memcached %q under %s: status %d (%q), not its refusal: this process may raise the limit", flags, limit, mStatus, mErr)
 	}
 	gStatus, gErr := runCLI(t, prlimit, append([]string{limit, gc}, args...))
 	if gStatus != mStatus || gErr != mErr {
-		t.Errorf("-r under %s:\nmemcached: status %d, stderr %q\ngocached:  status %d, stderr %q", limit, mStatus, mErr, gStatus, gErr)
+		t.Errorf("%q under %s:\nmemcached: status %d, stderr %q\ngocached:  status %d, stderr %q", flags, limit, mStatus, mErr, gStatus, gErr)
 	}
 }

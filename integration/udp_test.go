@@ -16,18 +16,7 @@ import (
 // the TCP reply.
 func TestUDP(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := pc.LocalAddr().(*net.UDPAddr).Port
-		pc.Close()
-		startServer(t, tg, "-U", strconv.Itoa(port))
-		c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := startUDPServer(t, tg)
 		big := strings.Repeat("y", 4000)
 		for i, tc := range []struct{ req, want string }{
 			{"set k 3 0 5\r\nhello\r\n", "STORED\r\n"},
@@ -43,6 +32,25 @@ func TestUDP(t *testing.T) {
 			}
 		}
 	})
+}
+
+// startUDPServer starts tg with flags and UDP on a free loopback port, and
+// returns a UDP socket connected to it, closed at cleanup.
+func startUDPServer(t *testing.T, tg target, flags ...string) net.Conn {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port)
+	pc.Close()
+	startServer(t, tg, append(flags, "-U", port)...)
+	c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // udpRoundTrip sends one framed request and reassembles the reply by
@@ -92,18 +100,7 @@ func TestUDPIgnoresBinding(t *testing.T) {
 			{"ascii", binVersion},
 			{"binary", "version\r\n"},
 		} {
-			pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			port := pc.LocalAddr().(*net.UDPAddr).Port
-			pc.Close()
-			startServer(t, tg, "-B", tc.binding, "-U", strconv.Itoa(port))
-			c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := startUDPServer(t, tg, "-B", tc.binding)
 			got := udpRoundTrip(t, c, 7, tc.req)
 			ok := strings.HasPrefix(got, "VERSION ")
 			if tc.binding == "ascii" {
@@ -121,18 +118,7 @@ func TestUDPIgnoresBinding(t *testing.T) {
 // stats reset clears them.
 func TestUDPTraffic(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := pc.LocalAddr().(*net.UDPAddr).Port
-		pc.Close()
-		startServer(t, tg, "-p", "0", "-t", "1", "-U", strconv.Itoa(port))
-		c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := startUDPServer(t, tg, "-t", "1")
 		traffic := func(id uint16) string {
 			var got []string
 			for _, line := range strings.Split(udpRoundTrip(t, c, id, "stats\r\n"), "\r\n") {
