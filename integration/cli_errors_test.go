@@ -65,7 +65,7 @@ func TestCommandLineErrorsMatchMemcached(t *testing.T) {
 		"-R abc -t 0 --threads", "-o slab_automove_ratio=2 --memory-limit", "-o ssl_verify_mode=7 --lock-memory=5",
 		"-t abc -I 512 --lis", "-c abc -vj", "-c 0 -V", "-t 100 -f 1", "-c 12abc -f 1", "-c 12abc -o bogus",
 		"stray -c 0", "-o ext_path=/tmp/x:64m -U 5 -c 12abc", "-b 0 -p 70000", "-I 2048x", "-m -5 -I 512",
-		"-t 2x -N 9",
+		"-t 2x -N 9", "-n -1 -o slab_sizes=200-100",
 	}
 	// Every command line starts with no TCP or UDP port, so nothing listens
 	// on a fixed port; as root both need -u (memcached refuses root

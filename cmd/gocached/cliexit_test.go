@@ -84,6 +84,7 @@ func TestBadCommandLines(t *testing.T) {
 		// memcached divides by zero here (SIGFPE).
 		{"-o slab_chunk_max=0", 64, "-I (item_size_max: 1048576) must be evenly divisible by slab_chunk_max (bytes: 0)"},
 		{"-o slab_sizes=40-100", 64, "slab size 40 is out of valid range"},
+		{"-n -1 -o slab_sizes=200-100", 64, "slab size 200 is out of valid range"},
 		{"-o slab_sizes=100-104", 64, "slab size 104 must be at least 8 bytes larger than previous class"},
 		{"-o worker_logbuf_size=16", 64, "slab size 16 is out of valid range"},
 		{"-o hot_lru_pct=50,warm_lru_pct=50", 64, "hot_lru_pct + warm_lru_pct cannot be more than 80% combined"},

@@ -272,8 +272,12 @@ func checkExtAfterLoop(settings []extSetting, itemSize, udpPort, minChunk int) e
 }
 
 // checkSlabSizes is memcached's _parse_slab_sizes: sizes split by '-',
-// each from -n to the largest chunk, growing by more than 8 bytes.
+// each from -n to the largest chunk, growing by more than 8 bytes. The
+// sizes are uint32_t there and the bounds ints, so C compares them as
+// unsigned: a negative -n (which atoi lets through) puts every size out of
+// range.
 func checkSlabSizes(s string, minChunk, chunkMax int64) error {
+	minChunk, chunkMax = int64(uint32(minChunk)), int64(uint32(chunkMax))
 	var last int64
 	n := 0
 	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' }) {
