@@ -31,8 +31,8 @@ import (
 //   - append or prepend to a counter an incr may have rewritten in place
 //     (space-padded) or as a new item, which memcached decides by whether an
 //     unsent get reply still holds the item (see randGen's counted);
-//   - replies queued when memcached closes on a wrong magic or a key over
-//     its read buffer (they may be lost): a sync comes first;
+//   - replies memcached has not sent when it closes (they may be lost,
+//     see closing): a sync comes first;
 //   - stats items and slabs (see misc).
 //
 // And differences gocached keeps:
@@ -122,8 +122,13 @@ func (g *binRandGen) add(note string, b []byte) *binRandReq {
 	return &g.reqs[len(g.reqs)-1]
 }
 
-// closing adds a request after which memcached closes the connection.
+// closing adds a request after which memcached closes the connection,
+// after a sync: memcached closes with the canary unread, which resets the
+// connection and drops what it has not sent yet (a long reply may still
+// be queued) or, on a wrong magic or a key over its read buffer, replies it
+// still holds.
 func (g *binRandGen) closing(note string, b []byte) {
+	g.sync(g.key())
 	g.add(note+" (closes)", b)
 	g.closed = true
 }
@@ -399,10 +404,6 @@ func (g *binRandGen) malformed() {
 	set := func(key, ext string) []byte { return frame(bSet, key, ext, "v", o, 0) }
 	switch g.n(17) {
 	case 0:
-		// memcached closes on a wrong magic without sending the replies
-		// it holds (it sends them when its read buffer runs dry), which
-		// depends on how the bytes arrived: a sync sends them first.
-		g.sync(key)
 		b := frame(bNoop, "", "", "", o, 0)
 		b[0] = pickOf[byte](g, 0x81, 0x00, 'g', 0x7f)
 		g.closing(fmt.Sprintf("magic %#x", b[0]), b)
@@ -442,10 +443,7 @@ func (g *binRandGen) malformed() {
 	case 15:
 		g.closing("get with a long body", frame(bGet, key, "", "x", o, 0))
 	default:
-		// A header, extras and key over memcached's 16 KB read buffer,
-		// after a sync: memcached closes with the rest unread (a reset),
-		// and replies it has not sent by then may be lost.
-		g.sync(key)
+		// A header, extras and key over memcached's 16 KB read buffer.
 		n := pickOf(g, 16361, 20000, 65535)
 		b := frame(pickOf[byte](g, bGet, bSet, 0x50), strings.Repeat("K", n), "", "", o, 0)
 		g.closing(fmt.Sprintf("key of %d", n), b[:min(len(b), 24+16384+g.n(100))])
