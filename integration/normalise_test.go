@@ -39,7 +39,7 @@ var (
 	)
 	comparedSettings = setOf(
 		"maxbytes", "maxconns", "udpport", "evictions",
-		"cas_enabled", "item_size_max", "reqs_per_event",
+		"cas_enabled", "item_size_max", "reqs_per_event", "slab_chunk_max",
 	)
 )
 

@@ -270,6 +270,7 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 		Threads:         eng.Threads(),
 		MaxBytes:        o.memory,
 		ItemSizeMax:     o.itemSize,
+		SlabChunkMax:    int(slabChunkMax(o.ext, o.itemSize)),
 		Evictions:       !o.noEvict,
 		CASEnabled:      !o.noCAS,
 		ReqsPerEvent:    o.reqsPerEvent,

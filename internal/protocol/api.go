@@ -90,6 +90,19 @@ type Settings struct {
 	DetailDelimiter byte
 }
 
+// defaultSlabChunkMax is memcached's slab_chunk_max unless told otherwise:
+// half its 1 MB slab page. A larger item is stored in chunks.
+const defaultSlabChunkMax = 512 << 10
+
+// slabChunkMax is SlabChunkMax, or memcached's default when unset (or no
+// Settings at all).
+func (s *Settings) slabChunkMax() int {
+	if s == nil || s.SlabChunkMax <= 0 {
+		return defaultSlabChunkMax
+	}
+	return s.SlabChunkMax
+}
+
 // TLSSettings are memcached's ssl_* settings as `stats settings` shows them.
 type TLSSettings struct {
 	ChainCert, Key, CACert string // paths; "" prints memcached's (null)/NULL

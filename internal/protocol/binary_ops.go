@@ -195,19 +195,12 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	}
 }
 
-// slabChunkMax is memcached's default slab_chunk_max (half its 1 MB slab
-// page): a larger item is stored in chunks.
-const slabChunkMax = 512 << 10
-
 // binChunked reports whether key's item is one memcached would store in
 // chunks, which its incr/decr refuses as non-numeric before it compares a
 // CAS. The look costs no stats; answering from it is as if the request ran
 // at that instant.
 func (s *Session) binChunked(key []byte) bool {
-	limit := slabChunkMax
-	if st := s.env.Settings; st != nil && st.SlabChunkMax > 0 {
-		limit = st.SlabChunkMax
-	}
+	limit := s.env.Settings.slabChunkMax()
 	chunked := false
 	s.env.Store.View(key, func(it store.Item) { chunked = it.Size() > limit })
 	return chunked

@@ -359,7 +359,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("slab_automove", int64(adm.automove))
 	w.str("slab_automove_ratio", fmt2(adm.automoveRatio))
 	w.int("slab_automove_window", 30)
-	w.int("slab_chunk_max", int64(set.ItemSizeMax/2))
+	w.int("slab_chunk_max", int64(set.slabChunkMax()))
 	w.flag("lru_crawler", adm.crawler)
 	w.int("lru_crawler_sleep", int64(adm.crawlerSleep))
 	w.int("lru_crawler_tocrawl", int64(adm.crawlerToCrawl))
