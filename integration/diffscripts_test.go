@@ -145,6 +145,12 @@ var diffScripts = []diffScript{
 	script("too-large-512k",
 		set("set", "v", 0, 0, strings.Repeat("v", 600<<10)), set("set", "w", 0, 0, strings.Repeat("w", 400<<10)), "get v\r\n",
 		"stats settings\r\n").with("-I", "512k"),
+	// Nonzero flags take 4 bytes of an item's room (memcached's suffix),
+	// for a set and for what an append may add to it.
+	script("too-large-flags",
+		set("set", "k", 1, 0, strings.Repeat("v", 1048512)), set("set", "k", 1, 0, strings.Repeat("v", 1048513)),
+		set("set", "k", 1, 0, strings.Repeat("v", 1048511)), set("append", "k", 0, 0, "x"), set("append", "k", 0, 0, "x"),
+		"get k\r\n"),
 	script("pipelined-200", pipelined(200)),
 	script("stats-counters",
 		set("set", "a", 0, 0, "1"), "get a\r\n", "get a b\r\n", "gets a\r\n", "delete a\r\n", "delete a\r\n",

@@ -186,7 +186,7 @@ func (s *Session) binSASL(in []byte, head int, mech []byte, vlen int) (int, Stat
 		s.swallow = int64(vlen)
 		return head, NeedMore
 	}
-	if vlen > s.env.Store.MaxValueSize(len(mech)) {
+	if vlen > s.env.Store.MaxValueSize(len(mech), 0) {
 		s.binError(&s.bh, statusNoMemory)
 		s.swallow = int64(vlen)
 		return head, NeedMore

@@ -15,13 +15,11 @@ import (
 // as it arrives.
 func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen int) (int, Status) {
 	st := s.env.Store
-	limit := st.MaxValueSize(len(key))
-	if len(ext) == 8 && binary.BigEndian.Uint32(ext[0:4]) != 0 {
-		// memcached's item_size_ok counts nonzero client flags as 4 more
-		// bytes of item (its suffix).
-		limit -= 4
+	var flags uint32
+	if len(ext) == 8 {
+		flags = binary.BigEndian.Uint32(ext[0:4])
 	}
-	if vlen > limit {
+	if vlen > st.MaxValueSize(len(key), flags) {
 		if s.env.detailEnabled() { // memcached counts the set before it allocates
 			s.env.recordPrefix(key, 's', false)
 		}

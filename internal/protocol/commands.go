@@ -200,7 +200,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	}
 	st := s.env.Store
 	total := int(vlen) + 2
-	if int(vlen) > st.MaxValueSize(len(key)) {
+	if int(vlen) > st.MaxValueSize(len(key), flags) {
 		if s.env.detailEnabled() {
 			s.env.recordPrefix(key, 's', false)
 		}

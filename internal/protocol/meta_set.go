@@ -82,7 +82,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	st := s.env.Store
 	key := s.metaKey
 	vlen := total - 2
-	if vlen > st.MaxValueSize(len(key)) {
+	if vlen > st.MaxValueSize(len(key), f.flags) {
 		s.env.counters.storeTooLarge.Add(1)
 		// memcached drops the old value whatever the mode, so that a
 		// failed store never leaves it behind looking current.

@@ -149,7 +149,7 @@ func TestLargeItems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(t, Config{MemoryLimit: tt.memory, MaxItemSize: tt.maxItem})
 			k := []byte("large-key-with-some-length")
-			maxV := s.MaxValueSize(len(k))
+			maxV := s.MaxValueSize(len(k), 0)
 			if maxV < min(tt.maxItem, int(tt.memory/2))-512 {
 				t.Fatalf("MaxValueSize = %d, far below -I %d", maxV, tt.maxItem)
 			}

@@ -121,7 +121,7 @@ func TestCASUniques(t *testing.T) {
 func TestTooLargeSetRemovesOld(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 8 << 20, MaxItemSize: 1024})
 	set(s, "k", "old")
-	big := make([]byte, s.MaxValueSize(1)+1)
+	big := make([]byte, s.MaxValueSize(1, 0)+1)
 	if r := s.Set(ModeSet, []byte("k"), 0, 0, big, 0); r != TooLarge {
 		t.Fatalf("Set too large = %v, want TooLarge", r)
 	}
@@ -139,32 +139,46 @@ func TestTooLargeSetRemovesOld(t *testing.T) {
 }
 
 // The largest value is the one memcached 1.6.18 accepts: -I minus the key
-// and 59 bytes (51 without CAS).
+// and 59 bytes (51 without CAS), 4 bytes less with nonzero flags (its
+// item's suffix). An append is refused (NOT_STORED) past the same room,
+// counted with the item's flags.
 func TestMaxValueSizeMatchesMemcached(t *testing.T) {
 	tests := []struct {
 		disableCAS bool
 		keyLen     int
+		flags      uint32
 		want       int
 	}{
-		{false, 1, 1048516},
-		{false, 100, 1048417},
-		{false, 250, 1048267},
-		{true, 1, 1048524},
+		{false, 1, 0, 1048516},
+		{false, 100, 0, 1048417},
+		{false, 250, 0, 1048267},
+		{true, 1, 0, 1048524},
+		{false, 1, 1, 1048512},
+		{true, 250, 0xffffffff, 1048271},
 	}
 	for _, tt := range tests {
 		s := newTestStore(t, Config{MemoryLimit: 64 << 20, DisableCAS: tt.disableCAS})
-		if got := s.MaxValueSize(tt.keyLen); got != tt.want {
-			t.Errorf("MaxValueSize(%d) with DisableCAS=%v = %d, want %d", tt.keyLen, tt.disableCAS, got, tt.want)
+		if got := s.MaxValueSize(tt.keyLen, tt.flags); got != tt.want {
+			t.Errorf("MaxValueSize(%d, %d) with DisableCAS=%v = %d, want %d", tt.keyLen, tt.flags, tt.disableCAS, got, tt.want)
 		}
 		k := make([]byte, tt.keyLen)
 		for i := range k {
 			k[i] = 'k'
 		}
-		if r := s.Set(ModeSet, k, 0, 0, make([]byte, tt.want), 0); r != Stored {
-			t.Errorf("value of %d bytes = %v, want Stored", tt.want, r)
+		if r := s.Set(ModeSet, k, tt.flags, 0, make([]byte, tt.want), 0); r != Stored {
+			t.Errorf("value of %d bytes, flags %d = %v, want Stored", tt.want, tt.flags, r)
 		}
-		if r := s.Set(ModeSet, k, 0, 0, make([]byte, tt.want+1), 0); r != TooLarge {
-			t.Errorf("value of %d bytes = %v, want TooLarge", tt.want+1, r)
+		if r := s.Set(ModeAppend, k, 0, 0, []byte("x"), 0); r != NotStored {
+			t.Errorf("append past %d bytes, flags %d = %v, want NotStored", tt.want, tt.flags, r)
+		}
+		if r := s.Set(ModeSet, k, tt.flags, 0, make([]byte, tt.want-1), 0); r != Stored {
+			t.Errorf("value of %d bytes, flags %d = %v, want Stored", tt.want-1, tt.flags, r)
+		}
+		if r := s.Set(ModeAppend, k, 0, 0, []byte("x"), 0); r != Stored {
+			t.Errorf("append up to %d bytes, flags %d = %v, want Stored", tt.want, tt.flags, r)
+		}
+		if r := s.Set(ModeSet, k, tt.flags, 0, make([]byte, tt.want+1), 0); r != TooLarge {
+			t.Errorf("value of %d bytes, flags %d = %v, want TooLarge", tt.want+1, tt.flags, r)
 		}
 	}
 }

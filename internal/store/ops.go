@@ -117,7 +117,7 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	now64 := s.Now()
 	now := clampTime(now64)
 
-	if len(key)+len(value) > s.maxValue || len(key) > MaxKeyLen {
+	if len(value) > s.valueRoom(len(key), r.Flags) || len(key) > MaxKeyLen {
 		if mode == ModeSet {
 			// As memcached: a failed set must not leave the old value visible.
 			if slot := sh.find(key, tag); slot >= 0 {
@@ -137,7 +137,7 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	if mode == ModeAppend || mode == ModePrepend {
 		p.flags, p.exp = p.old.flags(), p.old.exptime()
 		vlen += p.old.vlen()
-		if len(key)+vlen > s.maxValue {
+		if vlen > s.valueRoom(len(key), p.flags) {
 			return NotStored, 0 // memcached 1.6.18 answers NOT_STORED and keeps the item
 		}
 		// The allocation below may evict or move the old record: keep its value.

@@ -182,9 +182,25 @@ func (s *Store) Now() int64 {
 	return s.clock.Load()
 }
 
-// MaxValueSize reports the largest value length Set accepts for a key of keyLen bytes.
-func (s *Store) MaxValueSize(keyLen int) int {
-	return max(0, s.maxValue-keyLen)
+// MaxValueSize reports the largest value length Set accepts for a key of
+// keyLen bytes and these client flags.
+func (s *Store) MaxValueSize(keyLen int, flags uint32) int {
+	return max(0, s.valueRoom(keyLen, flags))
+}
+
+// flagsSuffix is what nonzero client flags add to a memcached item (its
+// 4-byte suffix), and so take from the room for the value.
+const flagsSuffix = 4
+
+// valueRoom is the largest value a key of keyLen bytes with flags may have:
+// -I less memcached's item overhead, the key, and 4 bytes for nonzero
+// flags. It may be negative.
+func (s *Store) valueRoom(keyLen int, flags uint32) int {
+	room := s.maxValue - keyLen
+	if flags != 0 {
+		room -= flagsSuffix
+	}
+	return room
 }
 
 func (s *Store) shardFor(key []byte) (*shard, uint32) {
