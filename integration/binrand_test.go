@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,26 +34,7 @@ import (
 // NOOP) against fresh servers to name the first request whose replies
 // differ.
 func TestRandomBinaryDifferential(t *testing.T) {
-	requireTool(t, "memcached")
-	scripts, seed := 30, uint64(1)
-	if v, err := strconv.Atoi(os.Getenv("GOCACHED_BINRAND_SCRIPTS")); err == nil && v > 0 {
-		scripts = v
-	}
-	if v, err := strconv.ParseUint(os.Getenv("GOCACHED_BINRAND_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	forEachTarget(t, func(t *testing.T, tg target) {
-		t.Parallel()
-		deadline := time.Now().Add(90*time.Second + time.Duration(scripts)*time.Second)
-		for i := range scripts {
-			if time.Now().After(deadline) {
-				t.Errorf("out of time after %d scripts", i)
-				break
-			}
-			s := seed + uint64(i)
-			t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) { binRandScript(t, tg, s) })
-		}
-	})
+	seededScripts(t, "GOCACHED_BINRAND", 30, time.Second, binRandScript)
 }
 
 func binRandScript(t *testing.T, tg target, s uint64) {
@@ -84,21 +64,8 @@ func binRandScript(t *testing.T, tg target, s uint64) {
 
 func runBinRandPair(t *testing.T, tg target, reqs []binRandReq, each bool) (want, got []byte, err error) {
 	t.Helper()
-	ref := startDisposable(t, referenceTarget, binRandFlags...)
-	cand := startDisposable(t, tg, binRandFlags...)
-	var refErr, candErr error
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); want, refErr = replayBinRand(ref.Addr(), reqs, each) }()
-	go func() { defer wg.Done(); got, candErr = replayBinRand(cand.Addr(), reqs, each) }()
-	wg.Wait()
-	if refErr != nil {
-		return nil, nil, fmt.Errorf("memcached: %w\nreplies so far:\n%s", refErr, normaliseBin(want))
-	}
-	if candErr != nil {
-		return nil, nil, fmt.Errorf("%s: %w\nreplies so far:\n%s", tg.name, candErr, normaliseBin(got))
-	}
-	return normaliseBin(want), normaliseBin(got), nil
+	replay := func(addr string) ([]byte, error) { return replayBinRand(addr, reqs, each) }
+	return replayPair(t, tg, binRandFlags, replay, normaliseBin)
 }
 
 var binRandFlags = strings.Fields(os.Getenv("GOCACHED_BINRAND_FLAGS"))

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,27 +27,7 @@ import (
 // On a mismatch the script is replayed one request at a time against fresh
 // servers to name the first request whose replies differ.
 func TestRandomDifferential(t *testing.T) {
-	requireTool(t, "memcached")
-	scripts, seed := 40, uint64(1)
-	if v, err := strconv.Atoi(os.Getenv("GOCACHED_RANDDIFF_SCRIPTS")); err == nil && v > 0 {
-		scripts = v
-	}
-	if v, err := strconv.ParseUint(os.Getenv("GOCACHED_RANDDIFF_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	forEachTarget(t, func(t *testing.T, tg target) {
-		t.Parallel()
-		deadline := time.Now().Add(90 * time.Second)
-		for i := range scripts {
-			if time.Now().After(deadline) {
-				t.Errorf("out of time after %d scripts", i)
-				break
-			}
-			s := seed + uint64(i)
-			// A subtest per script, so that its two servers stop with it.
-			t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) { randScript(t, tg, s) })
-		}
-	})
+	seededScripts(t, "GOCACHED_RANDDIFF", 40, 0, randScript)
 }
 
 // randScript generates the script of seed s and compares memcached's and
@@ -83,21 +62,8 @@ func randScript(t *testing.T, tg target, s uint64) {
 // own step followed by a marker, so replies can be told apart.
 func runRandPair(t *testing.T, tg target, reqs []randReq, each bool) (want, got []byte, err error) {
 	t.Helper()
-	ref := startDisposable(t, referenceTarget, randFlags...)
-	cand := startDisposable(t, tg, randFlags...)
-	var refErr, candErr error
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); want, refErr = replayRand(ref.Addr(), reqs, each) }()
-	go func() { defer wg.Done(); got, candErr = replayRand(cand.Addr(), reqs, each) }()
-	wg.Wait()
-	if refErr != nil {
-		return nil, nil, fmt.Errorf("memcached: %w\nreplies so far:\n%s", refErr, quoteLines(want))
-	}
-	if candErr != nil {
-		return nil, nil, fmt.Errorf("%s: %w\nreplies so far:\n%s", tg.name, candErr, quoteLines(got))
-	}
-	return normaliseRand(want), normaliseRand(got), nil
+	replay := func(addr string) ([]byte, error) { return replayRand(addr, reqs, each) }
+	return replayPair(t, tg, randFlags, replay, normaliseRand)
 }
 
 // attributeRand replays reqs one request at a time and names the first

@@ -1,0 +1,61 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// seededScripts runs the seeded random differentials' loop: on every
+// target, in parallel, scripts subtests "seed=N" from seed 1 (each
+// starting and stopping its own servers), within 90 s plus perScript for
+// each. PREFIX_SCRIPTS and PREFIX_SEED in the environment change the
+// count and the first seed, for a longer hunt.
+func seededScripts(t *testing.T, prefix string, scripts int, perScript time.Duration, run func(t *testing.T, tg target, seed uint64)) {
+	requireTool(t, "memcached")
+	seed := uint64(1)
+	if v, err := strconv.Atoi(os.Getenv(prefix + "_SCRIPTS")); err == nil && v > 0 {
+		scripts = v
+	}
+	if v, err := strconv.ParseUint(os.Getenv(prefix+"_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	forEachTarget(t, func(t *testing.T, tg target) {
+		t.Parallel()
+		deadline := time.Now().Add(90*time.Second + time.Duration(scripts)*perScript)
+		for i := range scripts {
+			if time.Now().After(deadline) {
+				t.Errorf("out of time after %d scripts", i)
+				break
+			}
+			s := seed + uint64(i)
+			t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) { run(t, tg, s) })
+		}
+	})
+}
+
+// replayPair starts a fresh memcached and a fresh tg with flags, replays
+// one script against both at once (replay writes it to a server's address
+// and returns the replies) and returns both reply streams normalised. On
+// a replay error it says whose, with the replies so far.
+func replayPair(t *testing.T, tg target, flags []string, replay func(addr string) ([]byte, error), normalise func([]byte) []byte) (want, got []byte, err error) {
+	t.Helper()
+	ref := startDisposable(t, referenceTarget, flags...)
+	cand := startDisposable(t, tg, flags...)
+	var refErr, candErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); want, refErr = replay(ref.Addr()) }()
+	go func() { defer wg.Done(); got, candErr = replay(cand.Addr()) }()
+	wg.Wait()
+	if refErr != nil {
+		return nil, nil, fmt.Errorf("memcached: %w\nreplies so far:\n%s", refErr, normalise(want))
+	}
+	if candErr != nil {
+		return nil, nil, fmt.Errorf("%s: %w\nreplies so far:\n%s", tg.name, candErr, normalise(got))
+	}
+	return normalise(want), normalise(got), nil
+}
