@@ -151,6 +151,11 @@ var diffScripts = []diffScript{
 		set("set", "k", 1, 0, strings.Repeat("v", 1048512)), set("set", "k", 1, 0, strings.Repeat("v", 1048513)),
 		set("set", "k", 1, 0, strings.Repeat("v", 1048511)), set("append", "k", 0, 0, "x"), set("append", "k", 0, 0, "x"),
 		"get k\r\n"),
+	// An item over slab_chunk_max (512 KB) is chunked in memcached, and
+	// incr/decr refuse it as non-numeric, whatever number it starts with.
+	script("incr-chunked",
+		set("set", "a", 0, 0, "12"+strings.Repeat(" ", 600000)), "incr a 1\r\n", "decr a 1\r\n", "ma a\r\n",
+		set("set", "b", 0, 0, "12"+strings.Repeat(" ", 524226)), "incr b 1\r\n", "ma b v\r\n"),
 	script("pipelined-200", pipelined(200)),
 	script("stats-counters",
 		set("set", "a", 0, 0, "1"), "get a\r\n", "get a b\r\n", "gets a\r\n", "delete a\r\n", "delete a\r\n",

@@ -53,6 +53,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		DisableEvictions: o.noEvict,
 		DisableCAS:       o.noCAS,
 		GrowthFactor:     o.gates.factor,
+		SlabChunkMax:     int(slabChunkMax(o.ext, o.itemSize)),
 		MinChunk:         o.gates.minChunk,
 		// Item memory lives outside the Go heap, so the garbage
 		// collector's heap goal does not grow with -m.

@@ -66,9 +66,9 @@ type Settings struct {
 	ChunkSize    int
 
 	// SlabChunkMax is memcached's slab_chunk_max (-o slab_chunk_max, or
-	// the 1 MB slab page under no_chunked_items or no_modern): an item
-	// larger than it is chunked, which binary incr/decr refuses as
-	// non-numeric. 0 means memcached's default, 512 KB.
+	// the 1 MB slab page under no_chunked_items or no_modern), for `stats
+	// settings`; the store's Config.SlabChunkMax applies it. 0 means
+	// memcached's default, 512 KB.
 	SlabChunkMax int
 
 	// HashPowerInit is -o hashpower as given (0 without it), which `stats

@@ -101,6 +101,7 @@ var binFixCases = []binFixCase{
 			"PREFIX a get 1 hit 0 set 0 del 0\\r\\nPREFIX k get 1 hit 0 set 0 del 0\\r\\nEND\\r\\n\" opq=0000000a cas=0\n" +
 			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=0000000a cas=0\n"},
 	{name: "incr refuses an item over slab_chunk_max before comparing its CAS",
+		set: func(e *Env) { e.Store = chunkStore(e, 512<<10) },
 		in: binReq(opSet, "a", setExt(0, 0), "12"+strings.Repeat(" ", 600000), 1, 0) + binReq(opIncrement, "a", arithExt(1, 0, 0), "", 2, 0) +
 			binReq(opDecrement, "a", arithExt(1, 0, 0), "", 3, 99999999) +
 			binReq(opSet, "b", setExt(0, 0), "12"+strings.Repeat(" ", 524226), 4, 0) + binReq(opDecrement, "b", arithExt(1, 0, 0), "", 5, 0) +
@@ -113,7 +114,7 @@ var binFixCases = []binFixCase{
 			"81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000006 cas=C\n" +
 			"81 00 op=06 st=06 ext= key=\"\" val=\"Non-numeric server-side value for incr or decr\" opq=00000007 cas=0\n"},
 	{name: "no_chunked_items: incr takes a number of 600000 bytes", flags: []string{"-o", "no_chunked_items"},
-		set: func(e *Env) { e.Settings.SlabChunkMax = 1 << 20 },
+		set: func(e *Env) { e.Store = chunkStore(e, 1<<20) },
 		in:  binReq(opSet, "a", setExt(0, 0), "12"+strings.Repeat(" ", 600000), 1, 0) + binReq(opIncrement, "a", arithExt(1, 0, 0), "", 2, 0),
 		want: "81 00 op=01 st=00 ext= key=\"\" val=\"\" opq=00000001 cas=C\n" +
 			"81 00 op=05 st=00 ext= key=\"\" val=\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\r\" opq=00000002 cas=C\n"},
@@ -162,6 +163,16 @@ func runBinFix(t *testing.T, c binFixCase) result {
 // noCASStore is a store like e's started with -C.
 func noCASStore(e *Env) *store.Store {
 	st, err := store.New(store.Config{MemoryLimit: 4 << 20, MaxItemSize: 1 << 20, DisableCAS: true, Now: e.Store.Now})
+	if err != nil {
+		panic(err)
+	}
+	return st
+}
+
+// chunkStore is a store like e's whose items over slabChunkMax bytes are
+// chunked in memcached (memcached's -o slab_chunk_max, 512 KB by default).
+func chunkStore(e *Env, slabChunkMax int) *store.Store {
+	st, err := store.New(store.Config{MemoryLimit: 4 << 20, MaxItemSize: 1 << 20, SlabChunkMax: slabChunkMax, Now: e.Store.Now})
 	if err != nil {
 		panic(err)
 	}

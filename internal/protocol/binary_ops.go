@@ -170,10 +170,6 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	initial := binary.BigEndian.Uint64(ext[8:16])
 	exp := binary.BigEndian.Uint32(ext[16:20])
 	s.binArithExp = int64(exp)
-	if s.binChunked(key) {
-		s.binError(&s.bh, statusDeltaBadValue)
-		return
-	}
 	res := s.env.Store.Arith(key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: s.bh.cas, Vivify: exp != 0xffffffff, Initial: initial,
 	}, s.binArithFn)
@@ -191,17 +187,6 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	default:
 		s.binError(&s.bh, statusKeyNotFound)
 	}
-}
-
-// binChunked reports whether key's item is one memcached would store in
-// chunks, which its incr/decr refuses as non-numeric before it compares a
-// CAS. The look costs no stats; answering from it is as if the request ran
-// at that instant.
-func (s *Session) binChunked(key []byte) bool {
-	limit := s.env.Settings.slabChunkMax()
-	chunked := false
-	s.env.Store.View(key, func(it store.Item) { chunked = it.Size() > limit })
-	return chunked
 }
 
 // binArithItem collects the result of an incr/decr under the item's lock;

@@ -14,6 +14,11 @@ type Config struct {
 	// shape memcached's slab classes; 0 means the default.
 	GrowthFactor float64
 	MinChunk     int
+	// SlabChunkMax is memcached's slab_chunk_max: an item larger than it
+	// (its memcached size, Item.Size) is one memcached stores in chunks,
+	// and incr/decr refuses it as non-numeric, before comparing a CAS.
+	// 0 means no item is.
+	SlabChunkMax int
 	// Mmap maps the rings outside the Go heap (anonymous mmap on Linux), so
 	// the garbage collector's heap goal does not grow with MemoryLimit.
 	Mmap bool

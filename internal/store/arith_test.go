@@ -116,3 +116,27 @@ func TestIncrDecrCounters(t *testing.T) {
 		t.Fatalf("total_items %d curr_items %d, want 4 and 3", st.TotalItems, st.CurrItems)
 	}
 }
+
+// An item larger than SlabChunkMax (memcached's size: 48 + key + 1 +
+// value + 2 + 8 for the CAS) is one memcached stores in chunks, and
+// incr/decr refuse it as non-numeric before they compare a CAS; at the
+// limit it is a number.
+func TestArithRefusesChunkedItems(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 8 << 20, SlabChunkMax: 512 << 10})
+	for _, tc := range []struct {
+		vlen int
+		want Result
+	}{{2, Stored}, {524228, Stored}, {524229, NonNumeric}, {600000, NonNumeric}} {
+		v := []byte("12" + strings.Repeat(" ", tc.vlen-2))
+		if r := s.Set(ModeSet, []byte("a"), 0, 0, v, 0); r != Stored {
+			t.Fatalf("set %d bytes: %v", tc.vlen, r)
+		}
+		nop := func(Item, uint64, bool) {}
+		if r := s.Arith([]byte("a"), ArithRequest{Delta: 1, CAS: 12345}, nop); tc.want == NonNumeric && r != NonNumeric {
+			t.Errorf("incr with a wrong CAS on %d bytes: %v, want NonNumeric", tc.vlen, r)
+		}
+		if r := s.Arith([]byte("a"), ArithRequest{Delta: 1}, nop); r != tc.want {
+			t.Errorf("incr on %d bytes: %v, want %v", tc.vlen, r, tc.want)
+		}
+	}
+}
