@@ -167,7 +167,11 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 		}
 		pos := int(ix.loc(int(i))) << 3
 		r := sh.rec(pos)
-		if !r.expired(now) && !sh.flushed(r, now) {
+		// An expired item stored or read in this second is left for a
+		// later pass: one stored already expired must still be found by
+		// the get that follows (get_expired), as memcached's slower
+		// crawler leaves it. Flushed items go at once.
+		if !sh.flushed(r, now) && (!r.expired(now) || r.accessed() >= now) {
 			i++
 			continue
 		}
