@@ -223,3 +223,29 @@ func TestBackgroundReclaimerRuns(t *testing.T) {
 	}
 	t.Fatal("background reclaimer never removed the expired item")
 }
+
+// An item stored already expired (an absolute exptime in 1970) is left by
+// the background reclaimer in the second it was stored, so the get that
+// follows counts get_expired, as in memcached; a second later it goes.
+func TestReclaimerLeavesItemsTouchedThisSecond(t *testing.T) {
+	clk := newFakeClock()
+	clk.t.Store(1_800_000_000)
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	for _, k := range []string{"a", "b"} {
+		if r := s.Set(ModeSet, []byte(k), 0, 2678400, []byte("v"), 0); r != Stored {
+			t.Fatalf("Set %s = %v", k, r)
+		}
+	}
+	s.reclaim(0, 1<<20)
+	if _, _, ok := get(s, "a"); ok {
+		t.Fatal("an expired item was returned")
+	}
+	if st := s.Stats(); st.GetExpired != 1 {
+		t.Errorf("get_expired = %d after the reclaimer ran in the set's second, want 1", st.GetExpired)
+	}
+	clk.t.Add(1)
+	s.reclaim(0, 1<<20)
+	if st := s.Stats(); st.CurrItems != 0 {
+		t.Errorf("curr_items = %d a second later, want 0 (reclaimed)", st.CurrItems)
+	}
+}
