@@ -56,7 +56,8 @@
 // negative already expired) and are kept as absolute unix seconds. Expired
 // items are found lazily on access and by a background reclaimer that sweeps
 // index slots a bounded batch at a time, skipping shards with nothing that can
-// expire. flush_all is lazy, as in memcached: it sets oldest_live (and, with
+// expire and items touched in the current second (so a get right after a set
+// of an already expired item counts get_expired, as in memcached). flush_all is lazy, as in memcached: it sets oldest_live (and, with
 // CAS on, oldest_cas, which makes it exact within a second), and items it
 // invalidates stay in place until a lookup meets them (get_flushed), the
 // ring's tail passes them, or the reclaimer sweeps them a little later
