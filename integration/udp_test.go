@@ -144,3 +144,54 @@ func TestUDPTraffic(t *testing.T) {
 		}
 	})
 }
+
+// TestUDPConnCounts checks that UDP sockets count as connections the way
+// memcached counts them: one per worker thread on each socket, in
+// curr_connections and connection_structures, and in total_connections
+// until `stats reset`.
+func TestUDPConnCounts(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		c := startUDPServer(t, tg, "-t", "3")
+		counts := func(id uint16) map[string]string {
+			got := map[string]string{}
+			for _, line := range strings.Split(udpRoundTrip(t, c, id, "stats\r\n"), "\r\n") {
+				if f := strings.Fields(line); len(f) == 3 && f[0] == "STAT" {
+					got[f[1]] = f[2]
+				}
+			}
+			return got
+		}
+		// One TCP listener and 3 UDP connections; curr is memcached's
+		// count minus one, as for TCP. The harness's readiness probe adds
+		// a structure and a total if the server accepted it before it was
+		// closed, and its close may still be on its way to the server:
+		// wait for that, a bounded time.
+		before := counts(1)
+		for i := 0; i < 40 && before["curr_connections"] != "3"; i++ {
+			time.Sleep(50 * time.Millisecond)
+			before = counts(1)
+		}
+		oneOf := func(when, name, got string, want ...string) {
+			t.Helper()
+			for _, w := range want {
+				if got == w {
+					return
+				}
+			}
+			t.Errorf("%s: %s %s, want one of %v", when, name, got, want)
+		}
+		structs := before["connection_structures"]
+		oneOf("at start", "connection_structures", structs, "4", "5")
+		oneOf("at start", "curr_connections", before["curr_connections"], "3")
+		oneOf("at start", "total_connections", before["total_connections"], structs)
+		if got := udpRoundTrip(t, c, 2, "stats reset\r\n"); got != "RESET\r\n" {
+			t.Fatalf("stats reset: %q", got)
+		}
+		after := counts(3)
+		oneOf("after stats reset", "curr_connections", after["curr_connections"], "3")
+		oneOf("after stats reset", "connection_structures", after["connection_structures"], "4", "5")
+		// The UDP connections leave the total; a probe accepted late
+		// may have come in since.
+		oneOf("after stats reset", "total_connections", after["total_connections"], "0", "1")
+	})
+}

@@ -8,9 +8,10 @@ import (
 )
 
 // withUDPTraffic is the engine as `stats` sees it, with the UDP server's
-// traffic added to bytes_read and bytes_written, as memcached counts its
-// UDP connections' bytes with the rest. The UDP server starts after the
-// engine, so it is found through udp once it exists.
+// traffic added to bytes_read and bytes_written and its sockets to the
+// connection counts, as memcached counts its UDP connections with the
+// rest. The UDP server starts after the engine, so it is found through udp
+// once it exists.
 type withUDPTraffic struct {
 	protocol.Server
 	udp *atomic.Pointer[reactor.UDPServer]
@@ -22,6 +23,10 @@ func (s withUDPTraffic) ServerStats() protocol.ServerStats {
 		read, written := u.Traffic()
 		st.BytesRead += read
 		st.BytesWritten += written
+		open, total := u.ConnCounts(int(st.Threads))
+		st.CurrConnections += open
+		st.ConnStructures += open
+		st.TotalConnections += total
 	}
 	return st
 }
@@ -29,6 +34,6 @@ func (s withUDPTraffic) ServerStats() protocol.ServerStats {
 func (s withUDPTraffic) ResetStats() {
 	s.Server.ResetStats()
 	if u := s.udp.Load(); u != nil {
-		u.ResetTraffic()
+		u.ResetStats()
 	}
 }

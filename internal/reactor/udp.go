@@ -244,6 +244,9 @@ type UDPServer struct {
 	// bytesRead and bytesWritten count datagrams whole, header included,
 	// as memcached adds UDP traffic to bytes_read and bytes_written.
 	bytesRead, bytesWritten atomic.Uint64
+	// statsReset: `stats reset` has run since the sockets opened, so they
+	// no longer count in total_connections.
+	statsReset atomic.Bool
 }
 
 // Traffic is the bytes received (datagrams over the 8-byte header, as
@@ -252,10 +255,25 @@ func (u *UDPServer) Traffic() (read, written uint64) {
 	return u.bytesRead.Load(), u.bytesWritten.Load()
 }
 
-// ResetTraffic clears Traffic, for `stats reset`.
-func (u *UDPServer) ResetTraffic() {
+// ResetStats clears Traffic and takes the sockets out of ConnCounts'
+// total, for `stats reset`.
+func (u *UDPServer) ResetStats() {
 	u.bytesRead.Store(0)
 	u.bytesWritten.Store(0)
+	u.statsReset.Store(true)
+}
+
+// ConnCounts is what the UDP sockets add to curr_connections,
+// connection_structures (open) and total_connections (total). memcached
+// opens one connection per worker thread on each UDP socket, so with
+// threads workers each socket counts threads times; total_connections
+// counts them until the first `stats reset`.
+func (u *UDPServer) ConnCounts(threads int) (open, total uint64) {
+	open = uint64(len(u.socks) * max(threads, 1))
+	if !u.statsReset.Load() {
+		total = open
+	}
+	return open, total
 }
 
 // udpSockState is what `stats conns` shows of a socket, as memcached shows
