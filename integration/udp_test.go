@@ -184,6 +184,11 @@ func TestUDPConnCounts(t *testing.T) {
 		oneOf("at start", "connection_structures", structs, "4", "5")
 		oneOf("at start", "curr_connections", before["curr_connections"], "3")
 		oneOf("at start", "total_connections", before["total_connections"], structs)
+		// memcached lists each per-thread UDP descriptor in stats conns.
+		udpLines := strings.Count(udpRoundTrip(t, c, 4, "stats conns\r\n"), ":UDP UDP\r\n")
+		if udpLines != 3 {
+			t.Errorf("stats conns lists %d UDP connections, want 3", udpLines)
+		}
 		if got := udpRoundTrip(t, c, 2, "stats reset\r\n"); got != "RESET\r\n" {
 			t.Fatalf("stats reset: %q", got)
 		}

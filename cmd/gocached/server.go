@@ -164,7 +164,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	defer stopMetrics()
-	udp, err := startUDP(o, cfg.NewSession, log)
+	udp, err := startUDP(o, eng.Threads(), cfg.NewSession, log)
 	if err != nil {
 		eng.Shutdown(context.Background())
 		if reportListenFailure(stderr, log, o, err) {
@@ -303,13 +303,15 @@ func warnEngineFlags(o *options, log *slog.Logger) {
 	}
 }
 
-// startUDP serves -U on the -l addresses, for every engine alike; -s turns
-// networking off, UDP included, as in memcached. The result is never nil.
-func startUDP(o *options, newSession func() reactor.Session, log *slog.Logger) (io.Closer, error) {
+// startUDP serves -U on the -l addresses, for every engine alike, with a
+// descriptor per thread (the `threads` stat) on each socket as memcached
+// has; -s turns networking off, UDP included, as in memcached. The result
+// is never nil.
+func startUDP(o *options, threads int, newSession func() reactor.Session, log *slog.Logger) (io.Closer, error) {
 	if o.udpPort == 0 || o.reactor.UnixSocket != "" {
 		return io.NopCloser(nil), nil
 	}
-	u, err := reactor.ListenUDP(o.reactor.Listen, max(o.udpPort, 0), newSession) // -1: a free port
+	u, err := reactor.ListenUDP(o.reactor.Listen, max(o.udpPort, 0), threads, newSession) // -1: a free port
 	if err != nil {
 		return nil, err
 	}

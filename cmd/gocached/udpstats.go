@@ -23,7 +23,7 @@ func (s withUDPTraffic) ServerStats() protocol.ServerStats {
 		read, written := u.Traffic()
 		st.BytesRead += read
 		st.BytesWritten += written
-		open, total := u.ConnCounts(int(st.Threads))
+		open, total := u.ConnCounts()
 		st.CurrConnections += open
 		st.ConnStructures += open
 		st.TotalConnections += total

@@ -232,12 +232,17 @@ func textTokens(line []byte) [][]byte {
 	return tokens
 }
 
-// UDPServer serves -U on every address of -l, one goroutine per socket,
-// each with its own Session.
+// UDPServer serves -U on every address of -l. As memcached gives each
+// worker thread its own descriptor of every UDP socket (a dup, so they
+// share one receive queue), each socket here has perSocket descriptors,
+// each read by its own goroutine with its own Session: datagrams are
+// served perSocket at a time, and `stats conns` and the connection counts
+// see perSocket connections per socket, as memcached's do.
 type UDPServer struct {
-	started    int64 // unix seconds, for stats conns
-	socks      []*net.UDPConn
-	state      []udpSockState // per socket, for stats conns
+	started    int64          // unix seconds, for stats conns
+	bound      []*net.UDPConn // one per bound address
+	socks      []*net.UDPConn // every descriptor: each bound socket, then its dups
+	state      []udpSockState // per descriptor, for stats conns
 	newSession func() Session
 	wg         sync.WaitGroup
 	closeOnce  sync.Once
@@ -263,13 +268,12 @@ func (u *UDPServer) ResetStats() {
 	u.statsReset.Store(true)
 }
 
-// ConnCounts is what the UDP sockets add to curr_connections,
-// connection_structures (open) and total_connections (total). memcached
-// opens one connection per worker thread on each UDP socket, so with
-// threads workers each socket counts threads times; total_connections
-// counts them until the first `stats reset`.
-func (u *UDPServer) ConnCounts(threads int) (open, total uint64) {
-	open = uint64(len(u.socks) * max(threads, 1))
+// ConnCounts is what the UDP descriptors add to curr_connections,
+// connection_structures (open) and total_connections (total): memcached
+// counts each of its per-thread UDP connections, and in total_connections
+// until the first `stats reset`.
+func (u *UDPServer) ConnCounts() (open, total uint64) {
+	open = uint64(len(u.socks))
 	if !u.statsReset.Load() {
 		total = open
 	}
@@ -285,9 +289,10 @@ type udpSockState struct {
 	lastCmd atomic.Int64                   // unix seconds
 }
 
-// ListenUDP binds the UDP sockets: the addresses -l would bind for TCP,
-// at port.
-func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, error) {
+// ListenUDP binds the UDP sockets, the addresses -l would bind for TCP at
+// port, each served through perSocket descriptors (memcached: one per
+// worker thread, -t).
+func ListenUDP(listen string, port, perSocket int, newSession func() Session) (*UDPServer, error) {
 	addrs, err := ParseListen(listen, port)
 	if err != nil {
 		return nil, UDPListenError(fmt.Errorf("udp: %w", err))
@@ -313,7 +318,17 @@ func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, 
 			u.Close()
 			return nil, UDPListenError(fmt.Errorf("udp: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(port)), err))
 		}
-		u.socks = append(u.socks, pc.(*net.UDPConn))
+		c := pc.(*net.UDPConn)
+		u.bound = append(u.bound, c)
+		u.socks = append(u.socks, c)
+		for range max(perSocket, 1) - 1 {
+			d, err := dupUDP(c)
+			if err != nil {
+				u.Close()
+				return nil, UDPListenError(fmt.Errorf("udp: a descriptor per thread for %s: %w", c.LocalAddr(), err))
+			}
+			u.socks = append(u.socks, d)
+		}
 	}
 	u.state = make([]udpSockState, len(u.socks))
 	for i := range u.state {
@@ -323,13 +338,13 @@ func ListenUDP(listen string, port int, newSession func() Session) (*UDPServer, 
 }
 
 // Addr is the first socket's address.
-func (u *UDPServer) Addr() net.Addr { return u.socks[0].LocalAddr() }
+func (u *UDPServer) Addr() net.Addr { return u.bound[0].LocalAddr() }
 
 // LocalAddrs are the sockets' bound addresses (the ports the kernel chose
 // for a port of 0).
 func (u *UDPServer) LocalAddrs() []net.Addr {
-	out := make([]net.Addr, len(u.socks))
-	for i, c := range u.socks {
+	out := make([]net.Addr, len(u.bound))
+	for i, c := range u.bound {
 		out[i] = c.LocalAddr()
 	}
 	return out

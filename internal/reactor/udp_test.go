@@ -3,6 +3,7 @@ package reactor_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -107,7 +108,7 @@ func TestUDPFrames(t *testing.T) {
 
 // TestUDPServer round-trips requests over a real loopback socket.
 func TestUDPServer(t *testing.T) {
-	u, err := reactor.ListenUDP("127.0.0.1", 0, udpSessions(t))
+	u, err := reactor.ListenUDP("127.0.0.1", 0, 1, udpSessions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,4 +196,80 @@ func udpSessionsFuzz(f *testing.F) func() reactor.Session {
 		MaxBytes: 1 << 20, ItemSizeMax: 64 << 10, Evictions: true, CASEnabled: true, ReqsPerEvent: 20,
 		Verbosity: new(atomic.Int32)}}
 	return func() reactor.Session { return protocol.NewSession(env) }
+}
+
+// TestUDPServerPerThread: with a descriptor per thread, a socket has that
+// many consecutive descriptors, each listed and counted as a connection,
+// and all of them answer: requests from many clients at once are all
+// served, whichever descriptor takes them.
+func TestUDPServerPerThread(t *testing.T) {
+	const perSocket = 3
+	u, err := reactor.ListenUDP("127.0.0.1", 0, perSocket, udpSessions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { u.Serve(); close(done) }()
+	defer func() {
+		u.Close()
+		<-done
+	}()
+	fds := u.Descriptors()
+	if len(fds) != perSocket {
+		t.Fatalf("descriptors %v, want %d", fds, perSocket)
+	}
+	for i := 1; i < len(fds); i++ {
+		if fds[i] != fds[0]+i {
+			t.Errorf("descriptors %v, want consecutive numbers as memcached's dups", fds)
+		}
+	}
+	if lines := u.ConnLines(time.Now().Unix()); len(lines) != perSocket {
+		t.Errorf("stats conns: %d lines, want %d", len(lines), perSocket)
+	}
+	if open, total := u.ConnCounts(); open != perSocket || total != perSocket {
+		t.Errorf("ConnCounts %d, %d; want %d, %d", open, total, perSocket, perSocket)
+	}
+	if len(u.LocalAddrs()) != 1 {
+		t.Errorf("LocalAddrs %v, want the one bound address", u.LocalAddrs())
+	}
+	u.ResetStats()
+	if open, total := u.ConnCounts(); open != perSocket || total != 0 {
+		t.Errorf("after ResetStats: ConnCounts %d, %d; want %d, 0", open, total, perSocket)
+	}
+
+	const clients, rounds = 8, 20
+	errs := make(chan error, clients)
+	for cl := range clients {
+		go func() {
+			c, err := net.Dial("udp", u.Addr().String())
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 2048)
+			for r := range rounds {
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				if _, err := c.Write(frame(uint16(r), 0, 1, 0, fmt.Sprintf("set c%d 0 0 1\r\nx\r\n", cl))); err != nil {
+					errs <- err
+					return
+				}
+				n, err := c.Read(buf)
+				if err != nil {
+					errs <- fmt.Errorf("client %d round %d: %w", cl, r, err)
+					return
+				}
+				if got := string(buf[8:n]); got != "STORED\r\n" {
+					errs <- fmt.Errorf("client %d round %d: %q", cl, r, got)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
