@@ -10,9 +10,10 @@ import (
 
 // fileLimitHeadroom is how many descriptors beyond -c gocached asks for:
 // its own (stdio, the Go runtime's poller, each reactor's epoll fd, eventfd
-// and io_uring ring, UDP sockets, netlink, the -e file) are not
-// connections, and -c counts only connections. 256 covers 64 reactors.
-const fileLimitHeadroom = 256
+// and io_uring ring, UDP descriptors, netlink, the -e file) are not
+// connections, and -c counts only connections. 384 covers 64 reactors and,
+// with -U on the wildcard, 128 UDP descriptors (one per thread per socket).
+const fileLimitHeadroom = 384
 
 // errFileLimit is memcached's refusal when it cannot have -c open files.
 var errFileLimit = errors.New("failed to set rlimit for open files. Try starting as root or requesting smaller maxconns value.")
