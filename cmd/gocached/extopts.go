@@ -54,7 +54,7 @@ var extOptions = map[string]extOption{
 	"slab_automove_freeratio": {extInternal}, "slab_chunk_max": {extInternal},
 	"modern": {extInternal}, "no_modern": {extApplied},
 	"drop_privileges": {extInternal}, "no_drop_privileges": {extInternal},
-	"meta_response_old": {extMissing}, "track_sizes": {extMissing},
+	"meta_response_old": {extMissing}, "track_sizes": {extApplied},
 	"idle_timeout": {extApplied}, "watcher_logbuf_size": {extApplied},
 	"worker_logbuf_size": {extMissing}, "sock_cookie_id": {extMissing},
 	"ssl_chain_cert": {extApplied}, "ssl_key": {extApplied},

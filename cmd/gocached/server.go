@@ -65,6 +65,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		// as memcached's table would.
 		HashPower:    extHashPower(o.ext),
 		NoHashExpand: extHas(o.ext, "no_hashexpand"),
+		TrackSizes:   extHas(o.ext, "track_sizes"), // `stats sizes` from the start
 		Premalloced:  initialMalloc(log),
 	})
 	if err != nil {

@@ -39,7 +39,12 @@ func (s *Session) binStats(group []byte) {
 	case string(group) == "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case string(group) == "sizes":
-		w.str("sizes_status", "disabled")
+		appendSizes(&w, s.env.Store)
+	case string(group) == "sizes_enable", string(group) == "sizes_disable":
+		w.b = appendSizesSwitch(w.b, s.env.Store, string(group) == "sizes_enable")
+		s.statScratch = w.b
+		s.appendBinStatLines(w.b)
+		return // memcached sends no empty response after these two
 	default:
 		// Groups only an engine knows (gocached's extensions); memcached's
 		// binary protocol has no "conns".
@@ -49,7 +54,14 @@ func (s *Session) binStats(group []byte) {
 		}
 	}
 	s.statScratch = w.b
-	for rest := w.b; len(rest) > 0; {
+	s.appendBinStatLines(w.b)
+	s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, 0, 0, s.bh.opaque, 0)
+}
+
+// appendBinStatLines sends each "STAT name value" line of lines as one
+// binary response (key = name, value = value).
+func (s *Session) appendBinStatLines(lines []byte) {
+	for rest := lines; len(rest) > 0; {
 		nl := bytes.Index(rest, []byte(crlf))
 		if nl < 0 {
 			break
@@ -61,5 +73,4 @@ func (s *Session) binStats(group []byte) {
 		s.out = append(s.out, name...)
 		s.out = append(s.out, value...)
 	}
-	s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, 0, 0, s.bh.opaque, 0)
 }

@@ -86,7 +86,12 @@ func (s *Session) stats(line []byte, n int) {
 	case "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
-		w.str("sizes_status", "disabled")
+		appendSizes(&w, s.env.Store)
+	case "sizes_enable", "sizes_disable":
+		// memcached ends these two with no END line (nor, in the binary
+		// protocol, an empty response).
+		s.out = appendSizesSwitch(w.b, s.env.Store, string(group) == "sizes_enable")
+		return
 	case "detail":
 		s.statsDetail(line, n)
 		return
@@ -383,7 +388,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("watcher_logbuf_size", int64(s.env.watcherLogbufSize()))
 	w.int("worker_logbuf_size", 65536)
 	w.int("read_buf_mem_limit", 0)
-	w.flag("track_sizes", false)
+	w.flag("track_sizes", s.env.Store.SizesTracked())
 	w.flag("inline_ascii_response", false)
 	w.int("ext_item_size", 512)
 	w.int("ext_item_age", 4294967295)

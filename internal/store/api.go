@@ -37,6 +37,9 @@ type Config struct {
 	// -o no_hashexpand: it never grows.
 	HashPower    int
 	NoHashExpand bool
+	// TrackSizes is memcached's -o track_sizes: the item size histogram
+	// of `stats sizes` is on from the start (sizes.go).
+	TrackSizes bool
 	// Premalloced is memcached's test hook T_MEMD_INITIAL_MALLOC: bytes
 	// taken as allocated already. total_malloced starts there and the
 	// rings share only what is left of MemoryLimit, so a test can reach

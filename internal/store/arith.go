@@ -81,7 +81,9 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 		for i := copy(v, num); i < len(v); i++ {
 			v[i] = ' '
 		}
+		sh.sizesRemove(r0) // its CAS decides whether it is counted
 		r0.setCAS(sh.casOrNext(r.NewCAS))
+		sh.sizesAdd(r0)
 		fn(Item{s: s, sh: sh, pos: sh.posOf(slot), now: now}, cur, false)
 		return Stored
 	}

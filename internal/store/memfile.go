@@ -293,4 +293,9 @@ func (s *Store) emptyAll() {
 			sh.cls[c] = classCounters{}
 		}
 	}
+	if h := s.sizes.Load(); h != nil {
+		for b := range h.counts {
+			h.counts[b].Store(0)
+		}
+	}
 }

@@ -123,7 +123,9 @@ func (s *Store) DeleteItem(key []byte, r DeleteRequest) Result {
 		}
 		rc.setBits(recStale)
 		rc.clearBits(recTokenSent)
+		sh.sizesRemove(rc) // its CAS decides whether it is counted
 		rc.setCAS(sh.casOrNext(r.NewCAS))
+		sh.sizesAdd(rc)
 		return Stored
 	}
 	sh.cls[rc.class()].deleteHits++

@@ -44,9 +44,11 @@ type shard struct {
 	flushLive     uint32
 	flushPending  uint32
 	flushCAS      uint64
-	flushSweepAt  uint32 // when the reclaimer sweeps the last flush's records; 0 = no sweep due
-	flushSweeping bool   // that sweep has started (at slot 0)
-	noCAS         bool   // -C: memcached's item sizes have no CAS field
+	flushSweepAt  uint32    // when the reclaimer sweeps the last flush's records; 0 = no sweep due
+	flushSweeping bool      // that sweep has started (at slot 0)
+	noCAS         bool      // -C: memcached's item sizes have no CAS field
+	sizes         *sizeHist // `stats sizes` while on (sizes.go)
+	sizesCASMin   uint64    // items with an older CAS are not in sizes
 	cursor        uint32
 
 	st      Stats
@@ -142,6 +144,7 @@ func (sh *shard) unlink(slot int) {
 	if r.exptime() != 0 {
 		sh.expiring--
 	}
+	sh.sizesRemove(r)
 	sh.idx.remove(slot)
 }
 
@@ -165,6 +168,7 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	if r.exptime() != 0 {
 		sh.expiring++
 	}
+	sh.sizesAdd(r)
 	if slot < 0 {
 		sh.idx.insert(tag, uint32(pos>>3))
 		return
@@ -183,6 +187,7 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	if old.exptime() != 0 {
 		sh.expiring--
 	}
+	sh.sizesRemove(old)
 	sh.idx.setLoc(slot, uint32(pos>>3))
 }
 

@@ -49,6 +49,9 @@ type Store struct {
 	resizeMu  sync.Mutex // one SetMemoryLimit at a time
 	cmdFlush  atomic.Uint64
 
+	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
+	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
+
 	memfile     *memFile // -e's mapping; nil without one
 	restoreNote string   // what the memory file gave at start (RestoreReport)
 
@@ -136,6 +139,9 @@ func New(cfg Config) (*Store, error) {
 		sh.buf = buf
 		sh.idx = newIndex(0)
 		sh.cls = make([]classCounters, len(s.classes.sizes))
+	}
+	if cfg.TrackSizes {
+		s.enableSizes(true) // before a memory file's items are linked
 	}
 	s.initHashPower()
 	if s.memfile != nil {
