@@ -25,9 +25,6 @@ const (
 	// extMissing names a behaviour gocached does not implement yet: accepted
 	// with a warning, so the operator knows it has no effect.
 	extMissing
-	// extSame is gocached's behaviour already (maxconns_fast: clients over
-	// -c are refused at once).
-	extSame
 	// extApplied is implemented: cmd reads its value (idle_timeout).
 	extApplied
 )
@@ -39,7 +36,7 @@ type extOption struct {
 }
 
 var extOptions = map[string]extOption{
-	"maxconns_fast": {extSame}, "no_maxconns_fast": {extMissing},
+	"maxconns_fast": {extApplied}, "no_maxconns_fast": {extApplied},
 	"hashpower": {extApplied}, "no_hashexpand": {extApplied},
 	"tail_repair_time": {extInternal}, "hash_algorithm": {extInternal},
 	"lru_crawler": {extApplied}, "no_lru_crawler": {extApplied},
@@ -56,7 +53,7 @@ var extOptions = map[string]extOption{
 	"drop_privileges": {extInternal}, "no_drop_privileges": {extInternal},
 	"meta_response_old": {extMissing}, "track_sizes": {extApplied},
 	"idle_timeout": {extApplied}, "watcher_logbuf_size": {extApplied},
-	"worker_logbuf_size": {extMissing}, "sock_cookie_id": {extMissing},
+	"worker_logbuf_size": {extInternal}, "sock_cookie_id": {extMissing},
 	"ssl_chain_cert": {extApplied}, "ssl_key": {extApplied},
 	"ssl_keyformat": {extApplied}, "ssl_verify_mode": {extApplied},
 	"ssl_ciphers": {extApplied}, "ssl_ca_cert": {extApplied},
@@ -170,8 +167,6 @@ func logExtOptions(settings []extSetting, log *slog.Logger) {
 			log.Info(fmt.Sprintf("-o %s tunes a memcached internal gocached does not have; accepted, no effect", item))
 		case extMissing:
 			log.Warn(fmt.Sprintf("-o %s is not implemented by gocached yet; accepted, no effect", item))
-		case extSame:
-			log.Debug(fmt.Sprintf("-o %s is gocached's behaviour already", item))
 		case extApplied:
 			log.Debug(fmt.Sprintf("-o %s applied", item))
 		}
@@ -213,4 +208,6 @@ func applyExtSettings(settings []extSetting, s *protocol.Settings) {
 		}
 	}
 	s.HashPowerInit = extHashPower(settings)
+	tu := extTuning(settings)
+	s.Tuning = &tu
 }

@@ -4,6 +4,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,4 +55,58 @@ func ensureFileLimit(maxConns int) error {
 	// Between -c and -c plus the headroom: memcached would run, and so
 	// does gocached, with what the hard limit allows.
 	return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: lim.Max, Max: lim.Max})
+}
+
+// limitDescriptorsToClients is -o no_maxconns_fast's bound, memcached's
+// own: with clients never refused, the open files limit is what stops
+// accepting (each engine then pauses its listeners and retries, counting
+// listen_disabled_num), and a client beyond it waits in the listen backlog
+// until another leaves. memcached's limit is -c descriptors in all; here
+// it is -c beyond the descriptors gocached holds once it serves, so that
+// -c keeps meaning clients. Call it once every listener is open.
+func limitDescriptorsToClients(maxConns int) error {
+	dir, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	names, err := dir.Readdirnames(-1)
+	self := int(dir.Fd())
+	dir.Close()
+	if err != nil {
+		return err
+	}
+	var open []int
+	for _, name := range names {
+		if fd, err := strconv.Atoi(name); err == nil && fd != self {
+			open = append(open, fd)
+		}
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	want := uint64(descriptorLimitFor(open, maxConns))
+	if want > lim.Max {
+		want = lim.Max
+	}
+	return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: lim.Max})
+}
+
+// descriptorLimitFor is the smallest limit below which exactly maxConns
+// descriptor numbers are free, given the open ones: a new descriptor takes
+// the lowest free number, so clients fill the holes first.
+func descriptorLimitFor(open []int, maxConns int) int {
+	limit := maxConns
+	for {
+		below := 0
+		for _, fd := range open {
+			if fd < limit {
+				below++
+			}
+		}
+		if limit-below >= maxConns {
+			return limit
+		}
+		limit = maxConns + below
+	}
 }

@@ -43,5 +43,11 @@ func notifyDaemonParent() {}
 // ensureFileLimit is memcached's RLIMIT_NOFILE rule, which needs Unix.
 func ensureFileLimit(int) error { return nil }
 
+// limitDescriptorsToClients is -o no_maxconns_fast's bound, which needs
+// Unix's open files limit: without it clients beyond -c are served.
+func limitDescriptorsToClients(int) error {
+	return errors.New("no open files limit to set on this system")
+}
+
 // ensureCoreDumps is memcached's -r, which needs Unix (prepare warns).
 func ensureCoreDumps() error { return nil }

@@ -141,6 +141,12 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	}
 	var env *protocol.Env
 	cfg.NewSession = func() reactor.Session { return protocol.NewSession(env) }
+	// -o no_maxconns_fast: clients beyond -c are not refused; they wait, as
+	// in memcached, until the descriptor limit set below lets them in.
+	fast := extTuning(o.ext).MaxConnsFast
+	if !fast {
+		cfg.MaxConns = 0
+	}
 	eng, err := engines[o.engine](cfg)
 	if err != nil {
 		if reportListenFailure(stderr, log, o, err) {
@@ -183,6 +189,11 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	}
 	if err := writePortFile(os.Getenv(portFileEnv), eng, udp); err != nil {
 		log.Warn("could not write the port file", "env", portFileEnv, "err", err)
+	}
+	if !fast {
+		if err := limitDescriptorsToClients(o.reactor.MaxConns); err != nil {
+			log.Warn("-o no_maxconns_fast: cannot bound descriptors to -c; clients beyond it are served", "err", err)
+		}
 	}
 	// Listeners are bound and knobs set: root is no longer needed.
 	if err := o.proc.dropPrivileges(log, ns); err != nil {

@@ -61,12 +61,11 @@ func (a *adminState) defaults(st *Settings) {
 	}
 	a.set = true
 	a.crawlerOff = st != nil && st.LRUCrawlerDisabled
-	// memcached 1.6.18's defaults.
-	a.crawlerSleep = 100
-	a.automove = 1
-	a.automoveRatio = 0.8
-	a.hotPct, a.warmPct = 20, 40
-	a.hotFactor, a.warmFactor = 0.2, 2.0
+	tu := st.tuning() // memcached's defaults and what -o changed
+	a.crawlerSleep, a.crawlerToCrawl = tu.CrawlerSleep, tu.CrawlerToCrawl
+	a.automove, a.automoveRatio = tu.SlabAutomove, tu.AutomoveRatio
+	a.hotPct, a.warmPct = tu.HotPct, tu.WarmPct
+	a.hotFactor, a.warmFactor = tu.HotFactor, tu.WarmFactor
 }
 
 type adminSnapshot struct {

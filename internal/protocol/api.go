@@ -81,6 +81,10 @@ type Settings struct {
 	// builds of memcached.
 	DebugTime bool
 
+	// Tuning is what -o set of memcached's internal knobs (tuning.go); nil
+	// means memcached's defaults.
+	Tuning *Tuning
+
 	// TLS describes -Z's setup for `stats settings`; nil without -Z.
 	TLS *TLSSettings
 

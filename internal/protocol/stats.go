@@ -163,7 +163,10 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.int("max_connections", int64(set.MaxConns))
 	w.uint("curr_connections", srv.CurrConnections)
 	w.uint("total_connections", srv.TotalConnections)
-	w.uint("rejected_connections", srv.RejectedConnections)
+	tu := set.tuning()
+	if tu.MaxConnsFast { // memcached counts refusals only when it refuses
+		w.uint("rejected_connections", srv.RejectedConnections)
+	}
 	w.uint("connection_structures", srv.ConnStructures)
 	for _, name := range [...]string{"response_obj_oom", "response_obj_count", "response_obj_bytes",
 		"read_buf_count", "read_buf_bytes", "read_buf_bytes_free", "read_buf_oom", "reserved_fds"} {
@@ -214,7 +217,9 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	for _, name := range [...]string{"slab_reassign_rescues", "slab_reassign_chunk_rescues",
 		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim", "slab_reassign_busy_items",
 		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved"} {
-		w.uint(name, 0)
+		if tu.SlabReassign { // memcached shows the mover's counters only with it on
+			w.uint(name, 0)
+		}
 	}
 	// As memcached, the crawler's and the LRU maintainer's counters are
 	// shown only while each runs (stats.t counts the fields with both off).
@@ -358,17 +363,18 @@ func (s *Session) appendSettings(w *statWriter) {
 		w.flag("auth_enabled_ascii", false)
 	}
 	w.int("item_size_max", int64(set.ItemSizeMax))
-	w.flag("maxconns_fast", true)
+	tu := s.env.Settings.tuning()
+	w.flag("maxconns_fast", tu.MaxConnsFast)
 	w.int("hashpower_init", int64(set.HashPowerInit))
-	w.flag("slab_reassign", true)
+	w.flag("slab_reassign", tu.SlabReassign)
 	w.int("slab_automove", int64(adm.automove))
 	w.str("slab_automove_ratio", fmt2(adm.automoveRatio))
-	w.int("slab_automove_window", 30)
+	w.int("slab_automove_window", int64(tu.AutomoveWindow))
 	w.int("slab_chunk_max", int64(set.slabChunkMax()))
 	w.flag("lru_crawler", adm.crawler)
 	w.int("lru_crawler_sleep", int64(adm.crawlerSleep))
 	w.int("lru_crawler_tocrawl", int64(adm.crawlerToCrawl))
-	w.int("tail_repair_time", 0)
+	w.int("tail_repair_time", int64(tu.TailRepairTime))
 	w.flag("flush_enabled", !set.FlushDisabled)
 	w.flag("dump_enabled", !set.DumpDisabled)
 	w.str("hash_algorithm", "xxhash")
@@ -386,8 +392,8 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("temporary_ttl", tempTTL)
 	w.int("idle_timeout", int64(set.IdleTimeout))
 	w.int("watcher_logbuf_size", int64(s.env.watcherLogbufSize()))
-	w.int("worker_logbuf_size", 65536)
-	w.int("read_buf_mem_limit", 0)
+	w.uint("worker_logbuf_size", tu.WorkerLogbufSize)
+	w.uint("read_buf_mem_limit", tu.ReadBufMemLimit)
 	w.flag("track_sizes", s.env.Store.SizesTracked())
 	w.flag("inline_ascii_response", false)
 	w.int("ext_item_size", 512)
@@ -399,7 +405,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("ext_drop_under", 0)
 	w.int("ext_max_sleep", 1000000)
 	w.str("ext_max_frag", "0.80")
-	w.str("slab_automove_freeratio", "0.010")
+	w.str("slab_automove_freeratio", strconv.FormatFloat(tu.AutomoveFreeRatio, 'f', 3, 64))
 	w.flag("ext_drop_unread", false)
 	tlsSet := set.TLS
 	if tlsSet == nil {

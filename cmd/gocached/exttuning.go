@@ -1,0 +1,72 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/gocached/gocached/internal/protocol"
+)
+
+// extTuning reads the -o knobs of memcached internals gocached does not
+// have into what `stats settings` reports, in command-line order and with
+// memcached's readings (atoi, atof, strtoul; KB and MB where memcached
+// multiplies): a later option overrides an earlier one, and no_modern
+// switches off the slab mover, the automover and maxconns_fast as
+// memcached's does. extChecks has refused the values memcached refuses.
+func extTuning(settings []extSetting) protocol.Tuning {
+	tu := protocol.DefaultTuning()
+	for _, e := range settings {
+		v := e.value
+		switch e.name {
+		case "slab_reassign":
+			tu.SlabReassign = true
+		case "no_slab_reassign":
+			tu.SlabReassign = false
+		case "slab_automove":
+			tu.SlabAutomove = 1
+			if v != "" {
+				tu.SlabAutomove = uint32(cAtoi(v))
+			}
+		case "no_slab_automove":
+			tu.SlabAutomove = 0
+		case "slab_automove_ratio":
+			tu.AutomoveRatio = cAtof(v)
+		case "slab_automove_window":
+			tu.AutomoveWindow = uint32(cAtoi(v))
+		case "slab_automove_freeratio":
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				tu.AutomoveFreeRatio = f
+			}
+		case "tail_repair_time":
+			tu.TailRepairTime = cAtoi(v)
+		case "lru_crawler_sleep":
+			tu.CrawlerSleep = uint32(cAtoi(v))
+		case "lru_crawler_tocrawl":
+			if n, ok := cStrtoul(v); ok {
+				tu.CrawlerToCrawl = uint32(n)
+			}
+		case "hot_lru_pct":
+			tu.HotPct = uint32(cAtoi(v))
+		case "warm_lru_pct":
+			tu.WarmPct = uint32(cAtoi(v))
+		case "hot_max_factor":
+			tu.HotFactor = cAtof(v)
+		case "warm_max_factor":
+			tu.WarmFactor = cAtof(v)
+		case "worker_logbuf_size":
+			if n, ok := cStrtoul(v); ok {
+				tu.WorkerLogbufSize = n << 10
+			}
+		case "read_buf_mem_limit":
+			if n, ok := cStrtoul(v); ok {
+				tu.ReadBufMemLimit = uint64(uint32(n << 20)) // memcached's field is 32 bits
+			}
+		case "maxconns_fast":
+			tu.MaxConnsFast = true
+		case "no_maxconns_fast":
+			tu.MaxConnsFast = false
+		case "no_modern":
+			tu.SlabReassign, tu.SlabAutomove, tu.MaxConnsFast = false, 0, false
+		}
+	}
+	return tu
+}

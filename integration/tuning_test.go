@@ -1,0 +1,55 @@
+package integration
+
+import (
+	"testing"
+)
+
+// tunedSettings are the `stats settings` fields of memcached internals
+// gocached does not have, which it reports as -o set them.
+var tunedSettings = []string{
+	"maxconns_fast", "slab_reassign", "slab_automove", "slab_automove_ratio",
+	"slab_automove_window", "slab_automove_freeratio", "tail_repair_time",
+	"lru_crawler", "lru_crawler_sleep", "lru_crawler_tocrawl", "lru_maintainer_thread",
+	"hot_lru_pct", "warm_lru_pct", "hot_max_factor", "warm_max_factor",
+	"worker_logbuf_size", "read_buf_mem_limit", "track_sizes", "temp_lru",
+	"temporary_ttl", "idle_timeout", "watcher_logbuf_size", "slab_chunk_max",
+}
+
+// TestTunedSettings: every engine reports the -o knobs in `stats settings`
+// with the values memcached reports for the same command line, and leaves
+// out of `stats` what memcached leaves out with the mover or maxconns_fast
+// off.
+func TestTunedSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    string
+	}{
+		{"defaults", "modern"},
+		{"values", "slab_automove=2,slab_automove_ratio=0.5,slab_automove_window=10,slab_automove_freeratio=0.02," +
+			"hot_lru_pct=10,warm_lru_pct=50,hot_max_factor=0.5,warm_max_factor=3.0,tail_repair_time=100," +
+			"lru_crawler_sleep=50,lru_crawler_tocrawl=10,read_buf_mem_limit=8,worker_logbuf_size=64,track_sizes"},
+		{"no_modern", "no_modern"},
+		{"no_modern then back", "no_modern,slab_reassign,slab_automove,maxconns_fast,lru_crawler"},
+		{"switches off", "no_slab_reassign,no_slab_automove,no_maxconns_fast"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := dialRaw(t, startServer(t, referenceTarget, "-o", tc.o).Addr())
+			wantSet, wantStats := ref.stats("settings"), ref.stats("")
+			runTargets(t, engineTargets, func(t *testing.T, tg target) {
+				c := dialRaw(t, startServer(t, tg, "-o", tc.o).Addr())
+				set, stats := c.stats("settings"), c.stats("")
+				for _, name := range tunedSettings {
+					if set[name] != wantSet[name] {
+						t.Errorf("stats settings %s: %q, memcached %q", name, set[name], wantSet[name])
+					}
+				}
+				for _, name := range []string{"rejected_connections", "slab_reassign_rescues", "slabs_moved"} {
+					_, got := stats[name]
+					if _, want := wantStats[name]; got != want {
+						t.Errorf("stats has %s: %v, memcached: %v", name, got, want)
+					}
+				}
+			})
+		})
+	}
+}
