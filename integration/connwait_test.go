@@ -10,7 +10,7 @@ import (
 // TestConnLimitWaits: with -o no_maxconns_fast a client beyond -c is not
 // refused, as in memcached: it is not served while -c clients are, then is
 // served once one leaves; `stats` has no rejected_connections and counts
-// the pauses in listen_disabled_num. memcached counts its own descriptors
+// the pauses in listen_disabled_num and time_in_listen_disabled_us. memcached counts its own descriptors
 // against -c, so only gocached's engines are held to the exact number.
 func TestConnLimitWaits(t *testing.T) {
 	const limit = 6
@@ -42,6 +42,12 @@ func TestConnLimitWaits(t *testing.T) {
 			if got := c.roundTrip("version\r\n"); !strings.HasPrefix(got, "VERSION ") {
 				t.Fatalf("connection %d afterwards: %q", i+2, got)
 			}
+		}
+		// The pauses before the waiting client was let in are time spent
+		// with accepting off (at least the 500 ms it waited, in pauses that
+		// have ended).
+		if us, _ := strconv.Atoi(conns[1].stats("")["time_in_listen_disabled_us"]); us < 100_000 {
+			t.Errorf("time_in_listen_disabled_us %d after a client waited 500 ms", us)
 		}
 	})
 }

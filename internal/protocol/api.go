@@ -132,6 +132,7 @@ type ServerStats struct {
 	RejectedConnections uint64
 	ConnStructures      uint64
 	ListenDisabledNum   uint64
+	ListenDisabledUs    uint64 // time_in_listen_disabled_us
 	AcceptingConns      bool
 	BytesRead           uint64
 	BytesWritten        uint64

@@ -208,7 +208,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("limit_maxbytes", limit)
 	w.uint("accepting_conns", boolNum(srv.AcceptingConns))
 	w.uint("listen_disabled_num", srv.ListenDisabledNum)
-	w.uint("time_in_listen_disabled_us", 0)
+	w.uint("time_in_listen_disabled_us", srv.ListenDisabledUs)
 	w.uint("threads", threads)
 	w.uint("conn_yields", srv.ConnYields)
 	w.uint("hash_power_level", st.HashPowerLevel)

@@ -1,7 +1,9 @@
 package reactor
 
 import (
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
 )
@@ -27,6 +29,14 @@ type Accounting struct {
 	idleKicks          atomic.Uint64
 	tlsHandshakeErrors atomic.Uint64
 	accepting          atomic.Bool
+
+	// Listen pauses, for time_in_listen_disabled_us: memcached's accepting
+	// is one switch; here each reactor pauses on its own, and the time
+	// counted is while at least one is paused.
+	pauseMu       sync.Mutex
+	paused        int       // reactors (or listeners) paused now
+	pausedSince   time.Time // when paused went from 0 to 1
+	pausedTotalUs uint64    // closed pauses, microseconds
 }
 
 // NewAccounting starts the counts for an engine limited to maxConns
@@ -69,8 +79,36 @@ func (a *Accounting) Release() { a.clients.Add(-1) }
 func (a *Accounting) Clients() int { return int(max(a.clients.Load(), 0)) }
 
 // ListenDisabled counts one pause of accepting for lack of descriptors
-// (memcached's listen_disabled_num).
-func (a *Accounting) ListenDisabled() { a.listenDisabled.Add(1) }
+// (memcached's listen_disabled_num); ListenResumed must follow it.
+func (a *Accounting) ListenDisabled() {
+	a.listenDisabled.Add(1)
+	a.pauseMu.Lock()
+	if a.paused == 0 {
+		a.pausedSince = time.Now()
+	}
+	a.paused++
+	a.pauseMu.Unlock()
+}
+
+// ListenResumed ends a pause ListenDisabled began.
+func (a *Accounting) ListenResumed() {
+	a.pauseMu.Lock()
+	if a.paused > 0 {
+		a.paused--
+		if a.paused == 0 {
+			a.pausedTotalUs += uint64(time.Since(a.pausedSince).Microseconds())
+		}
+	}
+	a.pauseMu.Unlock()
+}
+
+// listenDisabledUs is the time accepting was paused, in the pauses that
+// ended (memcached adds a pause when it ends).
+func (a *Accounting) listenDisabledUs() uint64 {
+	a.pauseMu.Lock()
+	defer a.pauseMu.Unlock()
+	return a.pausedTotalUs
+}
 
 // IdleKick counts one client closed by -o idle_timeout (idle_kicks).
 func (a *Accounting) IdleKick() { a.idleKicks.Add(1) }
@@ -88,6 +126,9 @@ func (a *Accounting) Reset() {
 	a.rejected.Store(0)
 	a.listenDisabled.Store(0)
 	a.idleKicks.Store(0)
+	a.pauseMu.Lock()
+	a.pausedTotalUs = 0
+	a.pauseMu.Unlock()
 }
 
 // Fill writes the connection counts into s; the engine adds its byte,
@@ -99,6 +140,7 @@ func (a *Accounting) Fill(s *protocol.ServerStats) {
 	s.RejectedConnections = a.rejected.Load()
 	s.ConnStructures = uint64(a.listeners.Load() + max(a.peak.Load(), 0))
 	s.ListenDisabledNum = a.listenDisabled.Load()
+	s.ListenDisabledUs = a.listenDisabledUs()
 	s.IdleKicks = a.idleKicks.Load()
 	s.SSLHandshakeErrors = a.tlsHandshakeErrors.Load()
 	s.AcceptingConns = a.accepting.Load()

@@ -141,6 +141,7 @@ func (r *loop) resumeAcceptDue() int {
 		return int((left + time.Millisecond - 1) / time.Millisecond)
 	}
 	r.acceptPausedUntil = time.Time{}
+	r.eng.acct.ListenResumed()
 	if !r.draining {
 		r.setListenEvents(unix.EPOLLIN)
 	}

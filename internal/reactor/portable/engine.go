@@ -215,6 +215,7 @@ func (e *engine) acceptLoop(l *listener) error {
 			case <-time.After(backoff):
 			case <-e.closedCh:
 			}
+			e.acct.ListenResumed()
 			continue
 		}
 		backoff = 0

@@ -72,6 +72,7 @@ func (r *loop) resumeAccept() {
 		return
 	}
 	r.acceptPausedUntil = time.Time{}
+	r.eng.acct.ListenResumed()
 	if r.draining {
 		return
 	}
