@@ -32,6 +32,8 @@ func TestCommandLineErrorsMatchMemcached(t *testing.T) {
 		"-c 0", "-c abc", "-c -1", "-t 0", "-t abc", "-t -2", "-f 1", "-f abc", "-f 0.5",
 		"-n 0", "-n abc", "-R 0", "-R abc", "-N 0", "-N -1", "-N abc", "-D ''",
 		"-o bogus", "-o bogus=1", "-o ext_bogus=1", "-o maxconns_fast,bogus",
+		// Names of other memcached versions 1.6.18 does not know.
+		"-o lru_segmented", "-o no_lru_segmented", "-o meta_response_old",
 		"-o hashpower", "-o hashpower=", "-o hashpower=abc", "-o hashpower=11", "-o hashpower=40",
 		"-o hash_algorithm=foo", "-o hash_algorithm",
 		"-o tail_repair_time=1", "-o tail_repair_time=abc", "-o tail_repair_time",
