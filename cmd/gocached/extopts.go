@@ -52,7 +52,7 @@ var extOptions = map[string]extOption{
 	"drop_privileges": {extInternal}, "no_drop_privileges": {extInternal},
 	"track_sizes":  {extApplied},
 	"idle_timeout": {extApplied}, "watcher_logbuf_size": {extApplied},
-	"worker_logbuf_size": {extInternal}, "sock_cookie_id": {extMissing},
+	"worker_logbuf_size": {extInternal}, "sock_cookie_id": {extApplied},
 	"ssl_chain_cert": {extApplied}, "ssl_key": {extApplied},
 	"ssl_keyformat": {extApplied}, "ssl_verify_mode": {extApplied},
 	"ssl_ciphers": {extApplied}, "ssl_ca_cert": {extApplied},

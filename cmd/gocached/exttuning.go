@@ -70,3 +70,16 @@ func extTuning(settings []extSetting) protocol.Tuning {
 	}
 	return tu
 }
+
+// extSocketMark is -o sock_cookie_id as memcached reads it (safe_strtoul
+// into 32 bits; a value it cannot read leaves the sockets unmarked).
+func extSocketMark(settings []extSetting) uint32 {
+	v, given := extLast(settings, "sock_cookie_id")
+	if !given {
+		return 0
+	}
+	if n, ok := cStrtoul(v); ok && n <= 1<<32-1 {
+		return uint32(n)
+	}
+	return 0
+}

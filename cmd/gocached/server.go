@@ -127,6 +127,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 
 	// The engine's config is complete here and never written again; the
 	// Sessions' Env is built once the engine has said what it chose.
+	o.reactor.SocketMark = extSocketMark(o.ext) // TCP listeners here, UDP in startUDP
 	cfg := o.reactor
 	cfg.Epoll.NAPIKnobs = ns.knobReader()
 	cfg.TLS = tlsConfig
@@ -323,7 +324,7 @@ func startUDP(o *options, threads int, newSession func() reactor.Session, log *s
 	if o.udpPort == 0 || o.reactor.UnixSocket != "" {
 		return io.NopCloser(nil), nil
 	}
-	u, err := reactor.ListenUDP(o.reactor.Listen, max(o.udpPort, 0), threads, newSession) // -1: a free port
+	u, err := reactor.ListenUDP(o.reactor.Listen, max(o.udpPort, 0), threads, o.reactor.SocketMark, newSession) // -1: a free port
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	Listen   string // -l: host(s); "" = all interfaces
 	Port     int    // -p: 0 picks a free port (cmd/gocached maps memcached's -p -1 here)
 	MaxConns int    // -c: across the whole engine
+	// SocketMark is memcached's -o sock_cookie_id: SO_MARK on the TCP
+	// listeners (and so on their connections); 0 leaves them unmarked.
+	SocketMark uint32
 	Threads  int    // -t: 0 = the engine's automatic choice
 	Backlog  int    // -b
 

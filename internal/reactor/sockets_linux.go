@@ -4,9 +4,11 @@ package reactor
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,12 +29,14 @@ func CheckPortFree(ip net.IP, port int) error {
 	return nil
 }
 
-// OpenListener makes one non-blocking SO_REUSEPORT listening socket.
-func OpenListener(ip net.IP, port, backlog int) (int, net.TCPAddr, error) {
+// OpenListener makes one non-blocking SO_REUSEPORT listening socket,
+// marked with mark (-o sock_cookie_id) unless it is 0.
+func OpenListener(ip net.IP, port, backlog int, mark uint32) (int, net.TCPAddr, error) {
 	fd, where, err := OpenSocket(ip, port, true)
 	if err != nil {
 		return -1, net.TCPAddr{}, err
 	}
+	MarkSocket(fd, mark)
 	if err := unix.Listen(fd, backlog); err != nil {
 		unix.Close(fd)
 		return -1, net.TCPAddr{}, fmt.Errorf("listen %s: %w", where, err)
@@ -135,5 +139,25 @@ func PeerOf(fd int) (transport string, peer netip.AddrPort) {
 		return "tcp", netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
 	default:
 		return "local", netip.AddrPort{}
+	}
+}
+
+// MarkSocket sets memcached's -o sock_cookie_id on a listening socket:
+// SO_MARK, which the connections it accepts inherit, for firewall and
+// routing rules. As in memcached a failure (it needs CAP_NET_ADMIN) is
+// reported and the socket used unmarked; 0 leaves it alone.
+func MarkSocket(fd int, mark uint32) {
+	if mark == 0 {
+		return
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_MARK, int(mark)); err != nil {
+		slog.Warn("setsockopt SO_MARK for -o sock_cookie_id failed; socket left unmarked", "fd", fd, "err", err)
+	}
+}
+
+// MarkControl is MarkSocket for the net package's ListenConfig.Control.
+func MarkControl(mark uint32) func(network, address string, c syscall.RawConn) error {
+	return func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { MarkSocket(int(fd), mark) })
 	}
 }

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -291,8 +292,8 @@ type udpSockState struct {
 
 // ListenUDP binds the UDP sockets, the addresses -l would bind for TCP at
 // port, each served through perSocket descriptors (memcached: one per
-// worker thread, -t).
-func ListenUDP(listen string, port, perSocket int, newSession func() Session) (*UDPServer, error) {
+// worker thread, -t) and marked with mark (-o sock_cookie_id; 0: not).
+func ListenUDP(listen string, port, perSocket int, mark uint32, newSession func() Session) (*UDPServer, error) {
 	addrs, err := ParseListen(listen, port)
 	if err != nil {
 		return nil, UDPListenError(fmt.Errorf("udp: %w", err))
@@ -310,7 +311,8 @@ func ListenUDP(listen string, port, perSocket int, newSession func() Session) (*
 		if b.V6() {
 			network = "udp6"
 		}
-		pc, err := net.ListenPacket(network, net.JoinHostPort(b.IP.String(), strconv.Itoa(port)))
+		lc := net.ListenConfig{Control: MarkControl(mark)}
+		pc, err := lc.ListenPacket(context.Background(), network, net.JoinHostPort(b.IP.String(), strconv.Itoa(port)))
 		if err != nil {
 			if b.Wildcard() && b.V6() {
 				continue // no IPv6 here: the wildcard is IPv4 only

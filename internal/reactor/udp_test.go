@@ -108,7 +108,7 @@ func TestUDPFrames(t *testing.T) {
 
 // TestUDPServer round-trips requests over a real loopback socket.
 func TestUDPServer(t *testing.T) {
-	u, err := reactor.ListenUDP("127.0.0.1", 0, 1, udpSessions(t))
+	u, err := reactor.ListenUDP("127.0.0.1", 0, 1, 0, udpSessions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func udpSessionsFuzz(f *testing.F) func() reactor.Session {
 // served, whichever descriptor takes them.
 func TestUDPServerPerThread(t *testing.T) {
 	const perSocket = 3
-	u, err := reactor.ListenUDP("127.0.0.1", 0, perSocket, udpSessions(t))
+	u, err := reactor.ListenUDP("127.0.0.1", 0, perSocket, 0, udpSessions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

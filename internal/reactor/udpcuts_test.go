@@ -69,7 +69,7 @@ func TestUDPEmptyReply(t *testing.T) {
 // address, and the one handling a request with the client's address, its
 // own as listen_addr and conn_parse_cmd, as memcached shows its UDP conns.
 func TestUDPConnLines(t *testing.T) {
-	u, err := ListenUDP("127.0.0.1", 0, 1, nil)
+	u, err := ListenUDP("127.0.0.1", 0, 1, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

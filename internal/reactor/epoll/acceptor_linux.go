@@ -35,7 +35,7 @@ func (g *listenGroup) netAddr() net.Addr {
 // the port and the others join it. onDevice says b's address belongs to one
 // non-loopback device with RX queues, so every SYN carries a real queue
 // number (see reuseportSteering).
-func openListenGroup(b reactor.Binding, n, backlog int, onDevice bool) (*listenGroup, error) {
+func openListenGroup(b reactor.Binding, n, backlog int, mark uint32, onDevice bool) (*listenGroup, error) {
 	if b.Port != 0 {
 		if err := reactor.CheckPortFree(b.IP, b.Port); err != nil {
 			return nil, err
@@ -44,7 +44,7 @@ func openListenGroup(b reactor.Binding, n, backlog int, onDevice bool) (*listenG
 	g := &listenGroup{}
 	port := b.Port
 	for i := 0; i < n; i++ {
-		fd, addr, err := reactor.OpenListener(b.IP, port, backlog)
+		fd, addr, err := reactor.OpenListener(b.IP, port, backlog, mark)
 		if err != nil {
 			g.close()
 			return nil, err

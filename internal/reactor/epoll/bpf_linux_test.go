@@ -79,7 +79,7 @@ func TestReuseportSteeringAssembles(t *testing.T) {
 }
 
 func TestAttachReuseportSteering(t *testing.T) {
-	g, err := openListenGroup(reactor.Binding{IP: net.IPv4(127, 0, 0, 1).To4()}, 3, 16, false)
+	g, err := openListenGroup(reactor.Binding{IP: net.IPv4(127, 0, 0, 1).To4()}, 3, 16, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

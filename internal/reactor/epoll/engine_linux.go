@@ -147,7 +147,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 			b.Port = p
 		}
 		ifi, q := reactor.ListenDevice(b.IP)
-		g, err := openListenGroup(b, len(e.reactors), e.cfg.Backlog, ifi != nil && q > 0)
+		g, err := openListenGroup(b, len(e.reactors), e.cfg.Backlog, e.cfg.SocketMark, ifi != nil && q > 0)
 		if err != nil {
 			if b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
 				slog.Debug("epoll: no IPv6 wildcard listener", "err", err)

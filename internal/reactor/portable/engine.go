@@ -123,7 +123,7 @@ func (e *engine) listenTCP() error {
 		if p, ok := ports[b.Entry]; ok {
 			port = p
 		}
-		ln, err := listen(b, port)
+		ln, err := listen(b, port, cfg.SocketMark)
 		if err != nil {
 			if b.Wildcard() && b.V6() {
 				// No IPv6 on this host: the wildcard is IPv4 only, as
@@ -148,12 +148,13 @@ func (e *engine) listenTCP() error {
 
 // listen binds one socket. "tcp6" makes the net package set IPV6_V6ONLY, so
 // the IPv6 wildcard leaves IPv4 to its own socket as in memcached.
-func listen(b reactor.Binding, port int) (net.Listener, error) {
+func listen(b reactor.Binding, port int, mark uint32) (net.Listener, error) {
 	network := "tcp4"
 	if b.V6() {
 		network = "tcp6"
 	}
-	return net.Listen(network, net.JoinHostPort(b.IP.String(), strconv.Itoa(port)))
+	lc := net.ListenConfig{Control: reactor.MarkControl(mark)}
+	return lc.Listen(context.Background(), network, net.JoinHostPort(b.IP.String(), strconv.Itoa(port)))
 }
 
 func (e *engine) Addr() net.Addr {

@@ -47,7 +47,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 		port := b.Port
 		group := len(e.bound)
 		for i, r := range e.reactors {
-			fd, addr, err := reactor.OpenListener(b.IP, port, e.cfg.Backlog)
+			fd, addr, err := reactor.OpenListener(b.IP, port, e.cfg.Backlog, e.cfg.SocketMark)
 			if err != nil {
 				if i == 0 && b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
 					slog.Debug("uring: no IPv6 wildcard listener", "err", err)
