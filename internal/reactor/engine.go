@@ -46,8 +46,8 @@ type Config struct {
 	// SocketMark is memcached's -o sock_cookie_id: SO_MARK on the TCP
 	// listeners (and so on their connections); 0 leaves them unmarked.
 	SocketMark uint32
-	Threads  int    // -t: 0 = the engine's automatic choice
-	Backlog  int    // -b
+	Threads    int // -t: 0 = the engine's automatic choice
+	Backlog    int // -b
 
 	// NoTCP is memcached's -p 0: no TCP listener at all; the engine serves
 	// nothing unless another transport (UDP, run beside it) does.
