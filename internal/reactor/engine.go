@@ -43,11 +43,12 @@ type Config struct {
 	Listen   string // -l: host(s); "" = all interfaces
 	Port     int    // -p: 0 picks a free port (cmd/gocached maps memcached's -p -1 here)
 	MaxConns int    // -c: across the whole engine
+	Threads  int    // -t: 0 = the engine's automatic choice
+	Backlog  int    // -b
+
 	// SocketMark is memcached's -o sock_cookie_id: SO_MARK on the TCP
 	// listeners (and so on their connections); 0 leaves them unmarked.
 	SocketMark uint32
-	Threads    int // -t: 0 = the engine's automatic choice
-	Backlog    int // -b
 
 	// NoTCP is memcached's -p 0: no TCP listener at all; the engine serves
 	// nothing unless another transport (UDP, run beside it) does.
