@@ -10,21 +10,15 @@ import (
 // TestConnLimitWaits: with -o no_maxconns_fast a client beyond -c is not
 // refused, as in memcached: it is not served while -c clients are, then is
 // served once one leaves; `stats` has no rejected_connections and counts
-// the pauses in listen_disabled_num and time_in_listen_disabled_us. memcached counts its own descriptors
-// against -c, so only gocached's engines are held to the exact number.
+// the pauses in listen_disabled_num and time_in_listen_disabled_us.
+// memcached counts its own descriptors against -c, so only gocached's
+// engines are held to the exact number.
 func TestConnLimitWaits(t *testing.T) {
 	const limit = 6
 	forEachEngine(t, func(t *testing.T, tg target) {
 		t.Parallel()
 		srv := startServer(t, tg, "-c", strconv.Itoa(limit), "-o", "no_maxconns_fast")
-		var conns []*rawConn
-		for i := range limit {
-			c := dialRaw(t, srv.Addr())
-			if got := c.roundTrip("version\r\n"); !strings.HasPrefix(got, "VERSION ") {
-				t.Fatalf("connection %d of %d: %q, want VERSION", i+1, limit, got)
-			}
-			conns = append(conns, c)
-		}
+		conns := fillConns(t, srv.Addr(), limit)
 		waiting := dialRaw(t, srv.Addr()) // the kernel completes the handshake
 		waiting.send("version\r\n")
 		if got, err := waiting.readUntil("\r\n", 500*time.Millisecond); err == nil || got != "" {

@@ -22,14 +22,7 @@ func TestConnLimit(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, tg target) {
 		t.Parallel()
 		srv := startServer(t, tg, "-c", strconv.Itoa(limit))
-		var conns []*rawConn
-		for i := range limit {
-			c := dialRaw(t, srv.Addr())
-			if got := c.roundTrip("version\r\n"); !strings.HasPrefix(got, "VERSION ") {
-				t.Fatalf("connection %d of %d: %q, want VERSION", i+1, limit, got)
-			}
-			conns = append(conns, c)
-		}
+		conns := fillConns(t, srv.Addr(), limit)
 		over := dialRaw(t, srv.Addr())
 		over.expectClosed("ERROR Too many open connections\r\n")
 
@@ -55,6 +48,20 @@ func TestConnLimit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// fillConns opens n clients to addr, each served (a version round trip).
+func fillConns(t *testing.T, addr string, n int) []*rawConn {
+	t.Helper()
+	var conns []*rawConn
+	for i := range n {
+		c := dialRaw(t, addr)
+		if got := c.roundTrip("version\r\n"); !strings.HasPrefix(got, "VERSION ") {
+			t.Fatalf("connection %d of %d: %q, want VERSION", i+1, n, got)
+		}
+		conns = append(conns, c)
+	}
+	return conns
 }
 
 // TestMaxItemSize: -I raises and lowers the largest storable value, and a

@@ -108,20 +108,7 @@ func TestUDPFrames(t *testing.T) {
 
 // TestUDPServer round-trips requests over a real loopback socket.
 func TestUDPServer(t *testing.T) {
-	u, err := reactor.ListenUDP("127.0.0.1", 0, 1, 0, udpSessions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { u.Serve(); close(done) }()
-	defer func() {
-		u.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Error("Serve did not return after Close")
-		}
-	}()
+	u := serveUDP(t, 1)
 	c, err := net.Dial("udp", u.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -204,16 +191,7 @@ func udpSessionsFuzz(f *testing.F) func() reactor.Session {
 // served, whichever descriptor takes them.
 func TestUDPServerPerThread(t *testing.T) {
 	const perSocket = 3
-	u, err := reactor.ListenUDP("127.0.0.1", 0, perSocket, 0, udpSessions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { u.Serve(); close(done) }()
-	defer func() {
-		u.Close()
-		<-done
-	}()
+	u := serveUDP(t, perSocket)
 	fds := u.Descriptors()
 	if len(fds) != perSocket {
 		t.Fatalf("descriptors %v, want %d", fds, perSocket)
@@ -272,4 +250,25 @@ func TestUDPServerPerThread(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// serveUDP serves UDP on a loopback port with perSocket descriptors until
+// the test ends, and checks that Serve returns after Close.
+func serveUDP(t *testing.T, perSocket int) *reactor.UDPServer {
+	t.Helper()
+	u, err := reactor.ListenUDP("127.0.0.1", 0, perSocket, 0, udpSessions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { u.Serve(); close(done) }()
+	t.Cleanup(func() {
+		u.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("Serve did not return after Close")
+		}
+	})
+	return u
 }
