@@ -41,7 +41,7 @@ type LoopGroup struct {
 	errMu     sync.Mutex
 	err       error // first fatal loop error
 
-	lastAcceptLog atomic.Int64
+	acceptLog EverySecond
 }
 
 type groupState uint8
@@ -176,8 +176,7 @@ func (g *LoopGroup) closeAll() {
 
 // LogAcceptError logs accept failures at most once a second.
 func (g *LoopGroup) LogAcceptError(err error) {
-	now := time.Now().Unix()
-	if last := g.lastAcceptLog.Load(); now != last && g.lastAcceptLog.CompareAndSwap(last, now) {
+	if g.acceptLog.Allow() {
 		slog.Warn(g.name+": accept failed", "err", err)
 	}
 }

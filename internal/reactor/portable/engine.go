@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
@@ -28,6 +29,7 @@ type engine struct {
 	sessions  sync.Pool
 	started   time.Time
 	acct      *reactor.Accounting
+	acceptLog reactor.EverySecond // accept failures are logged at most once a second
 	threads   int
 
 	serving atomic.Bool
@@ -196,6 +198,10 @@ func (e *engine) Serve() error {
 	return first
 }
 
+// acceptPause is how long a listener waits after accept failed for lack of
+// descriptors (memcached's listen_disabled, re-checked every 10 ms).
+const acceptPause = 10 * time.Millisecond
+
 func (e *engine) acceptLoop(l *listener) error {
 	var backoff time.Duration
 	for {
@@ -209,9 +215,17 @@ func (e *engine) acceptLoop(l *listener) error {
 			}
 			// Out of descriptors and the like: pause this listener and
 			// retry, as net/http does, instead of spinning or giving up.
+			// Out of descriptors retries every 10 ms, as the other engines
+			// and memcached do: a client leaving frees one at any moment
+			// (-o no_maxconns_fast waits for exactly that).
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				backoff = acceptPause
+			}
 			e.acct.ListenDisabled()
-			e.log.Warn("accept failed; retrying", "addr", l.ln.Addr(), "err", err, "retry_in", backoff)
+			if e.acceptLog.Allow() {
+				e.log.Warn("accept failed; retrying", "addr", l.ln.Addr(), "err", err, "retry_in", backoff)
+			}
 			select {
 			case <-time.After(backoff):
 			case <-e.closedCh:
