@@ -11,15 +11,19 @@ import (
 
 // dupUDP is another descriptor of c's socket, sharing its receive queue.
 // net.FilePacketConn takes the lowest free descriptor for its own dup, so
-// the one handed to it is put out of the way first (at dupParkFD or
-// above, where the limit allows): the descriptors of a socket then come
-// out consecutive, as memcached's dups do, and a client connected next
-// gets a higher number than all of them (memcached's watcher_connid.t
-// reads a client's id as the highest descriptor in `stats conns`).
+// the one handed to it is first parked out of the way, at the top of the
+// open files limit: the descriptors of a socket then come out
+// consecutive, as memcached's dups do, and a client connected next gets a
+// higher number than all of them (memcached's watcher_connid.t reads a
+// client's id as the highest descriptor in `stats conns`).
 func dupUDP(c *net.UDPConn) (*net.UDPConn, error) {
 	fd := socketFD(c)
-	parked, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, dupParkFD)
-	if err != nil { // EINVAL: the open files limit is below dupParkFD
+	parked, err := -1, error(nil)
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur > 1 && lim.Cur < 1<<31 {
+		parked, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, int(lim.Cur-1))
+	}
+	if parked < 0 { // the top is taken: anywhere
 		parked, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	}
 	if err != nil {
@@ -33,6 +37,3 @@ func dupUDP(c *net.UDPConn) (*net.UDPConn, error) {
 	}
 	return pc.(*net.UDPConn), nil
 }
-
-// dupParkFD is where dupUDP parks its transient descriptor.
-const dupParkFD = 512
