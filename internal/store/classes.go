@@ -14,11 +14,15 @@ const (
 	maxClasses = 63
 )
 
-// sizeClasses returns the chunk size of each class id (index 0 is unused):
-// memcached's header plus minChunk, 8-byte aligned, growing by factor, at
-// most maxClasses of them; the last class holds the largest record an item
-// of maxRecord bytes needs.
-func sizeClasses(maxRecord, minChunk int, factor float64) []int {
+// sizeClasses returns the chunk size of each class id (index 0 is unused),
+// as memcached's slabs_init builds them: memcached's header plus minChunk,
+// growing by factor (the product truncated to whole bytes, then 8-byte
+// aligned, so a factor too small to grow the size repeats it), until the
+// unaligned size reaches chunkMax/factor or maxClasses-1 classes exist; the
+// last class is chunkMax itself (memcached's slab_chunk_max), which an item
+// too large for every class is counted in, as memcached counts a chunked
+// item in its largest class.
+func sizeClasses(chunkMax, minChunk int, factor float64) []int {
 	if minChunk <= 0 {
 		minChunk = defaultMinChunk
 	}
@@ -26,16 +30,13 @@ func sizeClasses(maxRecord, minChunk int, factor float64) []int {
 		factor = defaultFactor
 	}
 	sizes := []int{0}
-	size := (memcachedHeader + minChunk + 7) &^ 7
-	for size < maxRecord && len(sizes) < maxClasses {
-		sizes = append(sizes, size)
-		next := (int(float64(size)*factor) + 7) &^ 7
-		if next == size {
-			next += 8
-		}
-		size = next
+	size := uint32(memcachedHeader + minChunk)
+	for len(sizes) < maxClasses && float64(size) < float64(chunkMax)/factor {
+		size = (size + 7) &^ 7
+		sizes = append(sizes, int(size))
+		size = uint32(float64(size) * factor)
 	}
-	return append(sizes, (maxRecord+7)&^7)
+	return append(sizes, chunkMax)
 }
 
 // classTable maps record sizes to class ids: small sizes by a direct lookup
@@ -47,8 +48,8 @@ type classTable struct {
 
 const smallSizes = 16 << 10
 
-func newClassTable(maxRecord, minChunk int, factor float64) classTable {
-	ct := classTable{sizes: sizeClasses(maxRecord, minChunk, factor)}
+func newClassTable(chunkMax, minChunk int, factor float64) classTable {
+	ct := classTable{sizes: sizeClasses(chunkMax, minChunk, factor)}
 	ct.small = make([]uint8, smallSizes/8+1)
 	for i := range ct.small {
 		ct.small[i] = uint8(ct.search(i * 8))

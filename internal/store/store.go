@@ -120,7 +120,12 @@ func New(cfg Config) (*Store, error) {
 			return nil, err
 		}
 	}
-	s.classes = newClassTable(recSize(MaxKeyLen, s.maxValue), cfg.MinChunk, cfg.GrowthFactor)
+	chunkMax := cfg.SlabChunkMax
+	if chunkMax <= 0 {
+		// No item is chunked: the largest class holds the largest record.
+		chunkMax = (recSize(MaxKeyLen, s.maxValue) + 7) &^ 7
+	}
+	s.classes = newClassTable(chunkMax, cfg.MinChunk, cfg.GrowthFactor)
 	idBits := uint(bits.Len(uint(n - 1)))
 	for i := range s.shards {
 		sh := &s.shards[i]
