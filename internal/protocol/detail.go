@@ -100,10 +100,14 @@ func (e *Env) recordPrefix(key []byte, op byte, hit bool) {
 }
 
 // appendDetailDump writes memcached's `stats detail dump` lines and END,
-// in the order of memcached's prefix table: by bucket (the murmur3 hash of
-// the prefix, memcached's default hash_algorithm, modulo 256), newest
-// first within one.
+// in the order of memcached's prefix table: by bucket (the prefix's hash
+// by hash_algorithm, murmur3 unless -o said jenkins or no_modern, modulo
+// 256), newest first within one.
 func (e *Env) appendDetailDump(b []byte) []byte {
+	hash := murmur3
+	if e.Settings.tuning().HashAlgorithm == "jenkins" {
+		hash = jenkins
+	}
 	p := &e.detail
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -112,7 +116,7 @@ func (e *Env) appendDetailDump(b []byte) []byte {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(x, y int) int {
-		bx, by := murmur3(p.order[x])%prefixBuckets, murmur3(p.order[y])%prefixBuckets
+		bx, by := hash(p.order[x])%prefixBuckets, hash(p.order[y])%prefixBuckets
 		if bx != by {
 			return cmp.Compare(bx, by)
 		}

@@ -24,6 +24,11 @@ type Tuning struct {
 	// is refused at once with an error line. Off, memcached leaves it to
 	// wait until a client leaves, and `stats` has no rejected_connections.
 	MaxConnsFast bool
+	// HashAlgorithm is hash_algorithm: "murmur3" (memcached's default),
+	// "jenkins" (also what no_modern sets) or "xxh3". memcached hashes
+	// `stats detail` prefixes with it, so it orders `stats detail dump`
+	// (only jenkins and murmur3 are modelled; xxh3 orders as murmur3).
+	HashAlgorithm string
 }
 
 // DefaultTuning is memcached 1.6.18's defaults.
@@ -32,6 +37,7 @@ func DefaultTuning() Tuning {
 		SlabReassign: true, SlabAutomove: 1, AutomoveRatio: 0.8, AutomoveWindow: 30,
 		AutomoveFreeRatio: 0.01, CrawlerSleep: 100, HotPct: 20, WarmPct: 40,
 		HotFactor: 0.2, WarmFactor: 2.0, WorkerLogbufSize: 64 << 10, MaxConnsFast: true,
+		HashAlgorithm: "murmur3",
 	}
 }
 
