@@ -19,6 +19,10 @@ type Config struct {
 	// and incr/decr refuses it as non-numeric, before comparing a CAS.
 	// 0 means no item is.
 	SlabChunkMax int
+	// SlabSizes is -o slab_sizes, parsed (memcached has checked it): the
+	// chunk sizes of the classes before the last (SlabChunkMax), in place
+	// of the ones GrowthFactor and MinChunk make. Empty means none given.
+	SlabSizes []int
 	// Mmap maps the rings outside the Go heap (anonymous mmap on Linux), so
 	// the garbage collector's heap goal does not grow with MemoryLimit.
 	Mmap bool

@@ -21,8 +21,9 @@ const (
 // unaligned size reaches chunkMax/factor or maxClasses-1 classes exist; the
 // last class is chunkMax itself (memcached's slab_chunk_max), which an item
 // too large for every class is counted in, as memcached counts a chunked
-// item in its largest class.
-func sizeClasses(chunkMax, minChunk int, factor float64) []int {
+// item in its largest class. Given slabSizes (-o slab_sizes), the classes
+// before the last are those sizes, 8-byte aligned, instead.
+func sizeClasses(chunkMax, minChunk int, factor float64, slabSizes []int) []int {
 	if minChunk <= 0 {
 		minChunk = defaultMinChunk
 	}
@@ -30,6 +31,15 @@ func sizeClasses(chunkMax, minChunk int, factor float64) []int {
 		factor = defaultFactor
 	}
 	sizes := []int{0}
+	if len(slabSizes) > 0 {
+		for _, size := range slabSizes[:min(len(slabSizes), maxClasses-1)] {
+			if size <= 0 {
+				break
+			}
+			sizes = append(sizes, (size+7)&^7)
+		}
+		return append(sizes, chunkMax)
+	}
 	size := uint32(memcachedHeader + minChunk)
 	for len(sizes) < maxClasses && float64(size) < float64(chunkMax)/factor {
 		size = (size + 7) &^ 7
@@ -48,8 +58,8 @@ type classTable struct {
 
 const smallSizes = 16 << 10
 
-func newClassTable(chunkMax, minChunk int, factor float64) classTable {
-	ct := classTable{sizes: sizeClasses(chunkMax, minChunk, factor)}
+func newClassTable(chunkMax, minChunk int, factor float64, slabSizes []int) classTable {
+	ct := classTable{sizes: sizeClasses(chunkMax, minChunk, factor, slabSizes)}
 	ct.small = make([]uint8, smallSizes/8+1)
 	for i := range ct.small {
 		ct.small[i] = uint8(ct.search(i * 8))

@@ -123,7 +123,7 @@ func TestSizeClassesFollowFactorAndMin(t *testing.T) {
 		{48, 2, []int{0, 96, 192, 384, 768}},
 		{100, 1.25, []int{0, 152, 192, 240}},
 	} {
-		got := sizeClasses(1<<20, tc.min, tc.factor)
+		got := sizeClasses(1<<20, tc.min, tc.factor, nil)
 		for i, w := range tc.want {
 			if got[i] != w {
 				t.Fatalf("-n %d -f %v: classes %v, want prefix %v", tc.min, tc.factor, got[:len(tc.want)], tc.want)
@@ -133,7 +133,7 @@ func TestSizeClassesFollowFactorAndMin(t *testing.T) {
 			t.Fatalf("-n %d -f %v: %d classes ending at %d", tc.min, tc.factor, len(got), got[len(got)-1])
 		}
 	}
-	if n := len(sizeClasses(1<<20, 48, 1.01)); n != maxClasses+1 {
+	if n := len(sizeClasses(1<<20, 48, 1.01, nil)); n != maxClasses+1 {
 		t.Fatalf("-f 1.01: %d class ids, want memcached's cap %d", n-1, maxClasses)
 	}
 }

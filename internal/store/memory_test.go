@@ -210,7 +210,7 @@ func TestClasses(t *testing.T) {
 
 func TestClassTable(t *testing.T) {
 	for _, maxRecord := range []int{1 << 10, 1 << 20, 64 << 20} {
-		ct := newClassTable(maxRecord, 0, 0)
+		ct := newClassTable(maxRecord, 0, 0, nil)
 		if len(ct.sizes) > 255 {
 			t.Fatalf("%d classes do not fit the uint8 table", len(ct.sizes))
 		}

@@ -125,7 +125,7 @@ func New(cfg Config) (*Store, error) {
 		// No item is chunked: the largest class holds the largest record.
 		chunkMax = (recSize(MaxKeyLen, s.maxValue) + 7) &^ 7
 	}
-	s.classes = newClassTable(chunkMax, cfg.MinChunk, cfg.GrowthFactor)
+	s.classes = newClassTable(chunkMax, cfg.MinChunk, cfg.GrowthFactor, cfg.SlabSizes)
 	idBits := uint(bits.Len(uint(n - 1)))
 	for i := range s.shards {
 		sh := &s.shards[i]
