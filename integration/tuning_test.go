@@ -2,6 +2,7 @@ package integration
 
 import (
 	"testing"
+	"time"
 )
 
 // tunedSettings are the `stats settings` fields of memcached internals
@@ -48,6 +49,34 @@ func TestTunedSettings(t *testing.T) {
 					if _, want := wantStats[name]; got != want {
 						t.Errorf("stats has %s: %v, memcached: %v", name, got, want)
 					}
+				}
+			})
+		})
+	}
+}
+
+// TestDetailDumpOrderFollowsHash: memcached lists `stats detail dump`
+// prefixes in the order of its hash table, so -o hash_algorithm (and
+// no_modern, which picks jenkins) change it; every engine lists them as
+// memcached does.
+func TestDetailDumpOrderFollowsHash(t *testing.T) {
+	for _, o := range []string{"modern", "no_modern", "hash_algorithm=jenkins", "no_modern,hash_algorithm=murmur3"} {
+		t.Run(o, func(t *testing.T) {
+			dump := func(tg target) string {
+				c := dialRaw(t, startServer(t, tg, "-o", o).Addr())
+				c.expect("stats detail on\r\n", "OK\r\n")
+				c.expect("get a:1 b:1 c:1 x:1 k:1 foo:1 bar:2 zz:3\r\n", "END\r\n")
+				c.send("stats detail dump\r\n")
+				got, err := c.readUntil("END\r\n", 5*time.Second)
+				if err != nil {
+					t.Fatalf("stats detail dump: %v (%q)", err, got)
+				}
+				return got
+			}
+			want := dump(referenceTarget)
+			runTargets(t, engineTargets, func(t *testing.T, tg target) {
+				if got := dump(tg); got != want {
+					t.Errorf("stats detail dump:\n%s\nmemcached:\n%s", got, want)
 				}
 			})
 		})

@@ -235,14 +235,7 @@ func checkExtAfterLoop(settings []extSetting, itemSize, udpPort, minChunk int) e
 			return mcUsage("Cannot use UDP with extstore enabled (-U 0 to disable)")
 		}
 	}
-	var sizes string
-	for _, s := range settings {
-		// memcached's worker_logbuf_size falls through to slab_sizes.
-		if s.name == "slab_sizes" || s.name == "worker_logbuf_size" {
-			sizes = s.value
-		}
-	}
-	if sizes != "" {
+	if sizes := extSlabSizesSpec(settings); sizes != "" {
 		if err := checkSlabSizes(sizes, int64(minChunk), slabChunkMax(settings, itemSize)); err != nil {
 			return err
 		}
@@ -269,6 +262,30 @@ func checkExtAfterLoop(settings []extSetting, itemSize, udpPort, minChunk int) e
 		return mcUsage("temporary_ttl requires lru_maintainer to be enabled")
 	}
 	return nil
+}
+
+// extSlabSizesSpec is the -o slab_sizes list in force: the last given,
+// where memcached's worker_logbuf_size, falling through to slab_sizes in
+// its option switch, counts as one too ("" for none).
+func extSlabSizesSpec(settings []extSetting) string {
+	var sizes string
+	for _, s := range settings {
+		if s.name == "slab_sizes" || s.name == "worker_logbuf_size" {
+			sizes = s.value
+		}
+	}
+	return sizes
+}
+
+// extSlabSizes is that list read as memcached's _parse_slab_sizes reads it
+// (checkSlabSizes has refused what it refuses), for store.Config.SlabSizes.
+func extSlabSizes(settings []extSetting) []int {
+	var sizes []int
+	for _, p := range strings.FieldsFunc(extSlabSizesSpec(settings), func(r rune) bool { return r == '-' }) {
+		u, _ := cStrtoul(p)
+		sizes = append(sizes, int(uint32(u)))
+	}
+	return sizes
 }
 
 // checkSlabSizes is memcached's _parse_slab_sizes: sizes split by '-',

@@ -10,8 +10,8 @@ import (
 // have into what `stats settings` reports, in command-line order and with
 // memcached's readings (atoi, atof, strtoul; KB and MB where memcached
 // multiplies): a later option overrides an earlier one, and no_modern
-// switches off the slab mover, the automover and maxconns_fast as
-// memcached's does. extChecks has refused the values memcached refuses.
+// switches off the slab mover, the automover and maxconns_fast and picks
+// the jenkins hash, as memcached's does. extChecks has refused the values memcached refuses.
 func extTuning(settings []extSetting) protocol.Tuning {
 	tu := protocol.DefaultTuning()
 	for _, e := range settings {
@@ -64,8 +64,11 @@ func extTuning(settings []extSetting) protocol.Tuning {
 			tu.MaxConnsFast = true
 		case "no_maxconns_fast":
 			tu.MaxConnsFast = false
+		case "hash_algorithm":
+			tu.HashAlgorithm = v // checked: jenkins, murmur3 or xxh3
 		case "no_modern":
 			tu.SlabReassign, tu.SlabAutomove, tu.MaxConnsFast = false, 0, false
+			tu.HashAlgorithm = "jenkins"
 		}
 	}
 	return tu

@@ -54,6 +54,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		DisableCAS:       o.noCAS,
 		GrowthFactor:     o.gates.factor,
 		SlabChunkMax:     int(slabChunkMax(o.ext, o.itemSize)),
+		SlabSizes:        extSlabSizes(o.ext), // -o slab_sizes: the classes `stats slabs` shows
 		MinChunk:         o.gates.minChunk,
 		// Item memory lives outside the Go heap, so the garbage
 		// collector's heap goal does not grow with -m.

@@ -94,14 +94,14 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
-		sh.cls[s.classes.classOf(size)].outOfMemory++
+		sh.cls[s.ItemClass(len(key), len(num), flags)].outOfMemory++
 		return res
 	}
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
 	nr := sh.rec(pos)
-	nr.writeHeader(len(key), len(num), s.classes.classOf(size), flags, exp, sh.casOrNext(r.NewCAS), now)
+	nr.writeHeader(len(key), len(num), s.ItemClass(len(key), len(num), flags), flags, exp, sh.casOrNext(r.NewCAS), now)
 	copy(nr[recHeader:], key)
 	copy(nr[recHeader+len(key):], num)
 	sh.link(slot, tag, pos)

@@ -66,10 +66,10 @@ func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
-		sh.cls[s.classes.classOf(size)].outOfMemory++
+		sh.cls[s.ItemClass(len(key), len(value), 0)].outOfMemory++
 		return 0, false
 	}
-	class := s.classes.classOf(size)
+	class := s.ItemClass(len(key), len(value), 0)
 	r := sh.rec(pos)
 	r.writeHeader(len(key), len(value), class, 0, 0, sh.casOrNext(cas), now)
 	copy(r[recHeader:], key)

@@ -100,9 +100,9 @@ func (s *Store) plan(sh *shard, tag uint32, r *SetRequest, now64 int64, now uint
 
 // noMemory counts a store refused for lack of memory; a failed set must
 // not leave the old value visible, as in memcached.
-func (s *Store) noMemory(sh *shard, tag uint32, mode Mode, key []byte, size int) {
+func (s *Store) noMemory(sh *shard, tag uint32, mode Mode, key []byte, class int) {
 	sh.st.OutOfMemory++
-	sh.cls[s.classes.classOf(size)].outOfMemory++
+	sh.cls[class].outOfMemory++
 	if mode == ModeSet {
 		if slot := sh.find(key, tag); slot >= 0 {
 			sh.unlink(slot)
@@ -149,14 +149,14 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	epoch := sh.idx.epoch
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
-		s.noMemory(sh, tag, mode, key, size)
+		s.noMemory(sh, tag, mode, key, s.ItemClass(len(key), vlen, p.flags))
 		return res, 0
 	}
 	slot := p.slot
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
-	class := s.classes.classOf(size)
+	class := s.ItemClass(len(key), vlen, p.flags)
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(key), vlen, class, p.flags, p.exp, cas, now)

@@ -51,7 +51,7 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 		return Reservation{}
 	}
 	r := sh.rec(pos)
-	r.writeHeader(len(key), vlen, s.classes.classOf(size), 0, 0, 0, now)
+	r.writeHeader(len(key), vlen, s.ItemClass(len(key), vlen, 0), 0, 0, 0, now)
 	r.setBits(recDead)
 	copy(r[recHeader:], key)
 	return Reservation{ref: sh.refOf(pos, r), ok: true}
@@ -105,7 +105,7 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 		string(sh.rec(ref.pos).key()) != string(r.Key) {
 		rv.ok = false
 		sh.st.CmdSet++
-		s.noMemory(sh, tag, r.Mode, r.Key, recSize(len(r.Key), int(ref.vlen)))
+		s.noMemory(sh, tag, r.Mode, r.Key, s.ItemClass(len(r.Key), int(ref.vlen), r.Flags))
 		return OutOfMemory, 0
 	}
 	rv.ok = false
@@ -127,13 +127,13 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	size := recSize(len(r.Key), vlen)
 	epoch := sh.idx.epoch
 	if sh.noEvict && sh.noEvictFull(size, now) {
-		s.noMemory(sh, tag, r.Mode, r.Key, size)
+		s.noMemory(sh, tag, r.Mode, r.Key, s.ItemClass(len(r.Key), vlen, p.flags))
 		return OutOfMemory, 0
 	}
 	if sh.idx.epoch != epoch {
 		p.slot = sh.find(r.Key, tag)
 	}
-	class := s.classes.classOf(size)
+	class := s.ItemClass(len(r.Key), vlen, p.flags)
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(r.Key), vlen, class, p.flags, p.exp, cas, now)
