@@ -60,7 +60,7 @@ func TestTunedSettings(t *testing.T) {
 // no_modern, which picks jenkins) change it; every engine lists them as
 // memcached does.
 func TestDetailDumpOrderFollowsHash(t *testing.T) {
-	for _, o := range []string{"modern", "no_modern", "hash_algorithm=jenkins", "no_modern,hash_algorithm=murmur3"} {
+	for _, o := range []string{"modern", "no_modern", "hash_algorithm=jenkins", "no_modern,hash_algorithm=murmur3", "hash_algorithm=xxh3"} {
 		t.Run(o, func(t *testing.T) {
 			dump := func(tg target) string {
 				c := dialRaw(t, startServer(t, tg, "-o", o).Addr())

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Per-prefix statistics, memcached's `stats detail on|off|dump` and -D.
@@ -101,12 +103,15 @@ func (e *Env) recordPrefix(key []byte, op byte, hit bool) {
 
 // appendDetailDump writes memcached's `stats detail dump` lines and END,
 // in the order of memcached's prefix table: by bucket (the prefix's hash
-// by hash_algorithm, murmur3 unless -o said jenkins or no_modern, modulo
-// 256), newest first within one.
+// by hash_algorithm: murmur3 unless -o said jenkins, xxh3 or no_modern;
+// modulo 256), newest first within one.
 func (e *Env) appendDetailDump(b []byte) []byte {
 	hash := murmur3
-	if e.Settings.tuning().HashAlgorithm == "jenkins" {
+	switch e.Settings.tuning().HashAlgorithm {
+	case "jenkins":
 		hash = jenkins
+	case "xxh3":
+		hash = xxh3Low
 	}
 	p := &e.detail
 	p.mu.Lock()
@@ -144,6 +149,9 @@ func (e *Env) appendDetailDump(b []byte) []byte {
 const prefixBuckets = 256
 
 // murmur3 is memcached's MurmurHash3_x86_32 (seed 0).
+// xxh3Low is memcached's XXH3_hash: XXH3's 64-bit hash truncated to 32.
+func xxh3Low(s string) uint32 { return uint32(xxh3.HashString(s)) }
+
 func murmur3(s string) uint32 {
 	const c1, c2 = 0xcc9e2d51, 0x1b873593
 	var h uint32

@@ -26,8 +26,7 @@ type Tuning struct {
 	MaxConnsFast bool
 	// HashAlgorithm is hash_algorithm: "murmur3" (memcached's default),
 	// "jenkins" (also what no_modern sets) or "xxh3". memcached hashes
-	// `stats detail` prefixes with it, so it orders `stats detail dump`
-	// (only jenkins and murmur3 are modelled; xxh3 orders as murmur3).
+	// `stats detail` prefixes with it, so it orders `stats detail dump`.
 	HashAlgorithm string
 }
 
