@@ -102,7 +102,6 @@ func (it Item) Bump() {
 // which meta debug reports.
 func (it Item) Size() int { return it.rec().mcSize(it.s.cfg.DisableCAS) }
 
-// Class returns the slab class memcached would keep the item in.
-func (it Item) Class() int {
-	return it.s.classes.classOf((it.Size() + 7) &^ 7)
-}
+// Class returns the slab class memcached would keep the item in: the one
+// its record was written with (Store.ItemClass of its sizes and flags).
+func (it Item) Class() int { return it.rec().class() }
