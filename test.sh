@@ -25,7 +25,7 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
 	ruby ruby-dalli python3-pylibmc php-cli php-memcached nutcracker sasl2-bin
 	php-memcache libcache-memcached-fast-perl git scons libevent-dev gengetopt g++
-	gcc perl xz-utils)
+	gcc perl xz-utils libio-socket-ssl-perl)
 
 declare -a RESULTS=()
 FAILED=0
@@ -66,7 +66,8 @@ have_pkg_tools() {
 		perl -MCache::Memcached::Fast -e 1 2>/dev/null &&
 		command -v git >/dev/null && command -v scons >/dev/null && command -v gengetopt >/dev/null &&
 		command -v g++ >/dev/null && [ -e /usr/include/event2/event.h ] &&
-		command -v gcc >/dev/null && command -v xz >/dev/null && perl -MTest::More -e 1 2>/dev/null
+		command -v gcc >/dev/null && command -v xz >/dev/null && perl -MTest::More -e 1 2>/dev/null &&
+		perl -MIO::Socket::SSL -e 1 2>/dev/null
 }
 
 stop_memcached_service() {
@@ -122,10 +123,11 @@ gofmt_check() {
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
 step "go test -race" go test -race -count=1 -timeout "$TEST_TIMEOUT" -skip '^TestMemcachedTSuite$' ./...
-# memcached's own t/ suite against each engine (about 2.5 min per engine):
+# memcached's own t/ suite against each engine (about 2.5 min per engine),
+# and once more in its TLS mode (SSL_TEST=1: every TCP client over TLS):
 # its own step, so its minutes do not count against the package timeout
 # above and its time shows in the summary.
-step "memcached t/ suite" env GOCACHED_TSUITE_ENGINES="${GOCACHED_TSUITE_ENGINES:-default,go,uring}" \
+step "memcached t/ suite" env GOCACHED_TSUITE_ENGINES="${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}" \
 	go test -race -count=1 -timeout 25m -run '^TestMemcachedTSuite$' ./integration
 
 # --- fuzz targets, discovered so new ones are picked up ---------------------

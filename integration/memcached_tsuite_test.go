@@ -75,20 +75,30 @@ func TestMemcachedTSuite(t *testing.T) {
 			if !wantTarget(eng.name) {
 				t.Skipf("target %s not in GOCACHED_IT_TARGETS", eng.name)
 			}
+			if len(eng.env) > 0 {
+				requireTLSMode(t)
+			}
 			dir := tsuiteBuildDir(t, tree, bin, eng.engine)
 			start := time.Now()
-			results := runTAPFiles(ctx, dir, append([]string(nil), files...), 2, 2*time.Minute)
+			results := runTAPFiles(ctx, dir, append([]string(nil), files...), eng.env, 2, 2*time.Minute)
 			t.Logf("memcached %s t/ suite against gocached %s: %d files in %v", tsuiteVersion, eng.name, len(files), time.Since(start).Round(time.Second))
 			checkTSuite(t, eng.name, files, results)
 		})
 	}
 }
 
-type tsuiteEngine struct{ name, engine string }
+// tsuiteEngine is one run of the suite: the engine gocached is started
+// with ("" = its default) and the suite's mode switches (SSL_TEST=1: its
+// TLS mode, every TCP client over TLS against -Z).
+type tsuiteEngine struct {
+	name, engine string
+	env          []string
+}
 
-// tsuiteEngines is the engines the suite runs against: the default engine
-// (no --engine flag, as a user would start it) always; GOCACHED_TSUITE_ENGINES
-// (comma-separated: go, uring, epoll) replaces the list.
+// tsuiteEngines is the runs: the default engine (no --engine flag, as a
+// user would start it) always; GOCACHED_TSUITE_ENGINES (comma-separated:
+// default, go, uring, epoll, and tls for the TLS mode, which -Z serves on
+// the go engine) replaces the list.
 func tsuiteEngines() []tsuiteEngine {
 	sel := os.Getenv("GOCACHED_TSUITE_ENGINES")
 	if sel == "" {
@@ -98,13 +108,24 @@ func tsuiteEngines() []tsuiteEngine {
 	for _, s := range strings.Split(sel, ",") {
 		switch s = strings.TrimSpace(s); s {
 		case "default":
-			out = append(out, tsuiteEngine{"default", ""})
+			out = append(out, tsuiteEngine{name: "default"})
+		case "tls":
+			out = append(out, tsuiteEngine{name: "tls", env: []string{"SSL_TEST=1"}})
 		case "":
 		default:
-			out = append(out, tsuiteEngine{s, s})
+			out = append(out, tsuiteEngine{name: s, engine: s})
 		}
 	}
 	return out
+}
+
+// requireTLSMode checks what the suite's TLS mode needs besides the suite:
+// perl's IO::Socket::SSL, which MemcachedTest.pm croaks without.
+func requireTLSMode(t *testing.T) {
+	t.Helper()
+	if err := exec.Command("perl", "-MIO::Socket::SSL", "-e", "1").Run(); err != nil {
+		missing(t, "perl's IO::Socket::SSL is missing (Debian package: libio-socket-ssl-perl); the t/ suite's TLS mode needs it")
+	}
 }
 
 // tsuiteBuildDir makes a memcached build directory as MemcachedTest.pm

@@ -112,7 +112,7 @@ func parseTAP(r *tapResult, out []byte) {
 // kills the whole group when it ends: a test that dies (a SIGPIPE, a croak)
 // skips its handles' destructors, and the servers it started would otherwise
 // live on under timedrun for its full 600 s.
-func runTAPFile(ctx context.Context, builddir, file string, timeout time.Duration) *tapResult {
+func runTAPFile(ctx context.Context, builddir, file string, env []string, timeout time.Duration) *tapResult {
 	r := &tapResult{file: file}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -122,7 +122,7 @@ func runTAPFile(ctx context.Context, builddir, file string, timeout time.Duratio
 	// one that blocks until the timeout.
 	cmd := exec.Command("perl", "-MPOSIX", "-e", tsuiteLauncher, filepath.Join("t", file))
 	cmd.Dir = builddir
-	cmd.Env = tsuiteEnv()
+	cmd.Env = append(tsuiteEnv(), env...)
 	// Output goes to files, not pipes: the servers a file starts inherit its
 	// stdout and stderr, and a pipe would keep Wait waiting for them.
 	stdout, err := os.CreateTemp("", "tsuite-out-")
@@ -182,7 +182,8 @@ const tsuiteLauncher = `sigprocmask(SIG_UNBLOCK, POSIX::SigSet->new(SIGPIPE)); $
 	`exec { $^X } $^X, @ARGV or die "exec: $!"`
 
 // tsuiteEnv is the environment of a test file: none of MemcachedTest's
-// switches (an external daemon, TLS mode, valgrind) leak in from the caller.
+// switches (an external daemon, TLS mode, valgrind) leak in from the
+// caller; a run adds its own (the TLS mode's SSL_TEST).
 func tsuiteEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -196,8 +197,9 @@ func tsuiteEnv() []string {
 	return env
 }
 
-// runTAPFiles runs files with jobs at a time, longest expected first.
-func runTAPFiles(ctx context.Context, builddir string, files []string, jobs int, timeout time.Duration) map[string]*tapResult {
+// runTAPFiles runs files with jobs at a time, longest expected first, each
+// with env added to tsuiteEnv.
+func runTAPFiles(ctx context.Context, builddir string, files []string, env []string, jobs int, timeout time.Duration) map[string]*tapResult {
 	sort.SliceStable(files, func(i, j int) bool { return tsuiteWeight(files[i]) > tsuiteWeight(files[j]) })
 	results := make(map[string]*tapResult)
 	var mu sync.Mutex
@@ -212,7 +214,7 @@ func runTAPFiles(ctx context.Context, builddir string, files []string, jobs int,
 				if d, ok := tsuiteTimeouts[f]; ok {
 					tmo = d
 				}
-				r := runTAPFile(ctx, builddir, f, tmo)
+				r := runTAPFile(ctx, builddir, f, env, tmo)
 				mu.Lock()
 				results[f] = r
 				mu.Unlock()

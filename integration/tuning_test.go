@@ -13,7 +13,7 @@ var tunedSettings = []string{
 	"lru_crawler", "lru_crawler_sleep", "lru_crawler_tocrawl", "lru_maintainer_thread",
 	"hot_lru_pct", "warm_lru_pct", "hot_max_factor", "warm_max_factor",
 	"worker_logbuf_size", "read_buf_mem_limit", "track_sizes", "temp_lru",
-	"temporary_ttl", "idle_timeout", "watcher_logbuf_size", "slab_chunk_max",
+	"temporary_ttl", "idle_timeout", "watcher_logbuf_size", "slab_chunk_max", "ssl_wbuf_size",
 }
 
 // TestTunedSettings: every engine reports the -o knobs in `stats settings`
@@ -28,7 +28,7 @@ func TestTunedSettings(t *testing.T) {
 		{"defaults", "modern"},
 		{"values", "slab_automove=2,slab_automove_ratio=0.5,slab_automove_window=10,slab_automove_freeratio=0.02," +
 			"hot_lru_pct=10,warm_lru_pct=50,hot_max_factor=0.5,warm_max_factor=3.0,tail_repair_time=100," +
-			"lru_crawler_sleep=50,lru_crawler_tocrawl=10,read_buf_mem_limit=8,worker_logbuf_size=64,track_sizes"},
+			"lru_crawler_sleep=50,lru_crawler_tocrawl=10,read_buf_mem_limit=8,worker_logbuf_size=64,track_sizes,ssl_wbuf_size=64"},
 		{"no_modern", "no_modern"},
 		{"no_modern then back", "no_modern,slab_reassign,slab_automove,maxconns_fast,lru_crawler"},
 		{"switches off", "no_slab_reassign,no_slab_automove,no_maxconns_fast"},

@@ -60,6 +60,10 @@ func extTuning(settings []extSetting) protocol.Tuning {
 			if n, ok := cStrtoul(v); ok {
 				tu.ReadBufMemLimit = uint64(uint32(n << 20)) // memcached's field is 32 bits
 			}
+		case "ssl_wbuf_size":
+			if n, ok := cStrtoul(v); ok {
+				tu.SSLWbufSize = uint64(uint32(n << 10)) // memcached's field is 32 bits
+			}
 		case "maxconns_fast":
 			tu.MaxConnsFast = true
 		case "no_maxconns_fast":

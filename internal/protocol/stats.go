@@ -424,7 +424,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("ssl_keyformat", 1)
 	w.str("ssl_ciphers", orNull(tlsSet.Ciphers, "NULL"))
 	w.str("ssl_ca_cert", orNull(tlsSet.CACert, "NULL"))
-	w.int("ssl_wbuf_size", 16384)
+	w.uint("ssl_wbuf_size", tu.SSLWbufSize)
 	w.flag("ssl_session_cache", tlsSet.SessionCache)
 	w.flag("ssl_kernel_tls", false)
 	w.str("ssl_min_version", orNull(tlsSet.MinVersion, "tlsv1.2"))

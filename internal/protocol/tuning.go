@@ -20,6 +20,7 @@ type Tuning struct {
 	WarmFactor        float64 // warm_max_factor
 	WorkerLogbufSize  uint64  // worker_logbuf_size, in bytes (KB on the command line)
 	ReadBufMemLimit   uint64  // read_buf_mem_limit, in bytes (MB on the command line)
+	SSLWbufSize       uint64  // ssl_wbuf_size, in bytes (KB on the command line); crypto/tls buffers its own records
 	// MaxConnsFast (no_maxconns_fast, no_modern: off): a client beyond -c
 	// is refused at once with an error line. Off, memcached leaves it to
 	// wait until a client leaves, and `stats` has no rejected_connections.
@@ -35,7 +36,7 @@ func DefaultTuning() Tuning {
 	return Tuning{
 		SlabReassign: true, SlabAutomove: 1, AutomoveRatio: 0.8, AutomoveWindow: 30,
 		AutomoveFreeRatio: 0.01, CrawlerSleep: 100, HotPct: 20, WarmPct: 40,
-		HotFactor: 0.2, WarmFactor: 2.0, WorkerLogbufSize: 64 << 10, MaxConnsFast: true,
+		HotFactor: 0.2, WarmFactor: 2.0, WorkerLogbufSize: 64 << 10, SSLWbufSize: 16 << 10, MaxConnsFast: true,
 		HashAlgorithm: "murmur3",
 	}
 }

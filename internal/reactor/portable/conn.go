@@ -43,8 +43,15 @@ func (c *conn) setState(s reactor.ConnState) { c.state.Store(int32(s)) }
 func (c *conn) serve() {
 	defer c.e.release(c)
 	c.rw = c.nc
-	if c.tls && !c.handshake() {
-		return
+	if c.tls {
+		if !c.handshake() {
+			return
+		}
+		// An orderly TLS end: the close_notify alert before the FIN, as
+		// memcached's SSL_shutdown sends. A client that finds the stream
+		// cut without it (an idle kick, a quit) treats the connection as
+		// broken and may write to it again, into a reset.
+		defer c.rw.Close()
 	}
 	c.sess = c.e.sessions.Get().(reactor.Session)
 	c.wake = make(chan struct{}, 1)
