@@ -157,8 +157,8 @@ func runCLIBounded(t *testing.T, bin string, args []string, bound time.Duration)
 
 // startFailure reports whether memcached's stderr is a failure to start
 // after it took its command line, not a refusal of the command line: its
-// SASL library has no configuration here (gocached wants
-// $MEMCACHED_SASL_PWDB, and says so in its own words), -L's preallocation
+// SASL library has no configuration here (gocached prints the same line,
+// then says what it looked for in its own words), -L's preallocation
 // needs more than -m, and -k's mlockall fails under a small
 // RLIMIT_MEMLOCK (memcached warns and goes on, before some of its checks
 // after the loop).

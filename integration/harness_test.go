@@ -54,6 +54,8 @@ func debianPackage(tool string) string {
 		return "memcached"
 	case strings.HasPrefix(tool, "memc"):
 		return "libmemcached-tools"
+	case tool == "saslpasswd2":
+		return "sasl2-bin"
 	}
 	return tool
 }

@@ -75,8 +75,10 @@ func TestMemcachedTSuite(t *testing.T) {
 			if !wantTarget(eng.name) {
 				t.Skipf("target %s not in GOCACHED_IT_TARGETS", eng.name)
 			}
-			if len(eng.env) > 0 {
+			if eng.name == "tls" {
 				requireTLSMode(t)
+			} else {
+				requireTool(t, "saslpasswd2") // binary-sasl.t
 			}
 			dir := tsuiteBuildDir(t, tree, bin, eng.engine)
 			start := time.Now()
@@ -88,17 +90,26 @@ func TestMemcachedTSuite(t *testing.T) {
 }
 
 // tsuiteEngine is one run of the suite: the engine gocached is started
-// with ("" = its default) and the suite's mode switches (SSL_TEST=1: its
-// TLS mode, every TCP client over TLS against -Z).
+// with ("" = its default) and the suite's switches for it.
 type tsuiteEngine struct {
 	name, engine string
 	env          []string
 }
 
+// Plain runs set RUN_SASL_TESTS, without which binary-sasl.t skips itself:
+// it builds a sasldb with saslpasswd2 and points SASL_CONF_PATH at t/sasl,
+// Cyrus SASL's setup. The TLS mode (SSL_TEST=1: every TCP client over TLS
+// against -Z, which gocached serves on the go engine) leaves it out, as
+// memcached's own TLS run does: that file calls send() on its socket,
+// which IO::Socket::SSL does not have.
+var (
+	tsuitePlainEnv = []string{"RUN_SASL_TESTS=1"}
+	tsuiteTLSEnv   = []string{"SSL_TEST=1"}
+)
+
 // tsuiteEngines is the runs: the default engine (no --engine flag, as a
 // user would start it) always; GOCACHED_TSUITE_ENGINES (comma-separated:
-// default, go, uring, epoll, and tls for the TLS mode, which -Z serves on
-// the go engine) replaces the list.
+// default, go, uring, epoll, and tls for the TLS mode) replaces the list.
 func tsuiteEngines() []tsuiteEngine {
 	sel := os.Getenv("GOCACHED_TSUITE_ENGINES")
 	if sel == "" {
@@ -108,12 +119,12 @@ func tsuiteEngines() []tsuiteEngine {
 	for _, s := range strings.Split(sel, ",") {
 		switch s = strings.TrimSpace(s); s {
 		case "default":
-			out = append(out, tsuiteEngine{name: "default"})
+			out = append(out, tsuiteEngine{name: "default", env: tsuitePlainEnv})
 		case "tls":
-			out = append(out, tsuiteEngine{name: "tls", env: []string{"SSL_TEST=1"}})
+			out = append(out, tsuiteEngine{name: "tls", env: tsuiteTLSEnv})
 		case "":
 		default:
-			out = append(out, tsuiteEngine{name: s, engine: s})
+			out = append(out, tsuiteEngine{name: s, engine: s, env: tsuitePlainEnv})
 		}
 	}
 	return out
@@ -258,7 +269,7 @@ var tsuiteSeconds = map[string]float64{
 	"binary.t": 24, "restart.t": 23, "00-startup.t": 23, "lru-maintainer.t": 19,
 	"issue_67.t": 15, "lru-crawler.t": 12, "item_size_max.t": 12, "idle-timeout.t": 12,
 	"chunked-items.t": 11, "shutdown.t": 9, "flush-all.t": 8, "getset.t": 6,
-	"watcher.t": 14,
+	"watcher.t": 14, "binary-sasl.t": 10,
 }
 
 // tsuiteTimeouts bounds files known to hang (a test blocked on a reply that

@@ -14,7 +14,6 @@ var tsuiteExcluded = map[string]string{
 	"proxy.t":                  "memcached's built-in proxy (-o proxy_config, lua): gocached has none",
 	"misbehave.t":              "seccomp sandbox (-o drop_privileges): gocached has none",
 	"whitespace.t":             "checks the formatting of memcached's own sources in a git checkout, not the server",
-	"binary-sasl.t":            "needs a Cyrus SASL build and sasldb (RUN_SASL_TESTS); gocached's SASL PLAIN is covered by binary_clients_test.go",
 	"conn-limits.t":            "-o read_buf_mem_limit's out-of-memory on response buffers: gocached has no such pool (the option is accepted, no effect)",
 	"slabs-reassign2.t":        "the slab page mover (slab_reassign, automove, global page pool, total_malloced): gocached has no slab pages",
 	"slabs-reassign-chunked.t": "the slab page mover with chunked items: gocached has no slab pages",

@@ -183,7 +183,7 @@ const tsuiteLauncher = `sigprocmask(SIG_UNBLOCK, POSIX::SigSet->new(SIGPIPE)); $
 
 // tsuiteEnv is the environment of a test file: none of MemcachedTest's
 // switches (an external daemon, TLS mode, valgrind) leak in from the
-// caller; a run adds its own (the TLS mode's SSL_TEST).
+// caller; a run adds its own (tsuiteEngine.env).
 func tsuiteEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {

@@ -41,8 +41,10 @@ func manPage(fs *pflag.FlagSet) string {
 	b.WriteString(".SH SIGNALS\n" +
 		"SIGINT, SIGTERM and SIGUSR1 stop accepting, let in-flight replies finish, restore any NAPI " +
 		"knobs gocached changed, and exit 0. SIGHUP and SIGPIPE are ignored.\n")
-	b.WriteString(".SH ENVIRONMENT\n.TP\n.B MEMCACHED_SASL_PWDB\n" +
-		"the user:password file \\fB\\-S\\fR checks binary clients against.\n")
+	b.WriteString(".SH ENVIRONMENT\n.TP\n.B SASL_CONF_PATH\n" +
+		"the directory holding memcached.conf, Cyrus SASL's configuration for \\fB\\-S\\fR (mech_list, sasldb_path); " +
+		"without it /etc/sasl and /etc/sasl2 are searched, as memcached does.\n.TP\n.B MEMCACHED_SASL_PWDB\n" +
+		"a user:password file \\fB\\-S\\fR checks PLAIN clients against instead.\n")
 	b.WriteString(".SH EXIT STATUS\n0 after a clean stop; for a bad command line memcached's status " +
 		"(1, or 64 for the checks made once every flag is read); 67 for an unknown \\fB\\-u\\fR user; " +
 		"71 when a listener cannot be set up or the open files limit cannot be raised to \\fB\\-c\\fR; " +

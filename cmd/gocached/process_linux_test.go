@@ -190,27 +190,63 @@ func freeTCPPort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// TestSASLNeedsPasswordFile: -S without memcached's MEMCACHED_SASL_PWDB
-// cannot check anyone, so the server refuses to start and says why; with
-// it, the server starts (integration tests authenticate real clients).
-func TestSASLNeedsPasswordFile(t *testing.T) {
-	cmd := exec.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-S")
-	cmd.Env = append(os.Environ(), saslPasswordEnv+"=")
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), saslPasswordEnv) {
-		t.Fatalf("-S without a password file: %v, %s; want exit 1 naming %s", err, out, saslPasswordEnv)
+// TestSASLSetup: -S reads memcached's MEMCACHED_SASL_PWDB file when that is
+// set, else Cyrus SASL's configuration (SASL_CONF_PATH, /etc/sasl,
+// /etc/sasl2). With neither, the server cannot check anyone: like
+// memcached it prints "Error initializing sasl." first and exits 1, then
+// says what it looked for; so does a Cyrus setup gocached cannot serve.
+func TestSASLSetup(t *testing.T) {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SASL_CONF_PATH=") && !strings.HasPrefix(kv, saslPasswordEnv+"=") {
+			env = append(env, kv)
+		}
 	}
-	pw := filepath.Join(t.TempDir(), "pwdb")
+	refuse := func(name string, extra ...string) {
+		t.Helper()
+		cmd := exec.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-S")
+		cmd.Env = append(append([]string(nil), env...), extra...)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), saslInitFailed+"\n") {
+			t.Errorf("%s: %v, %s; want exit 1, %q first", name, err, out, saslInitFailed)
+		}
+	}
+	start := func(name string, extra ...string) {
+		t.Helper()
+		cmd := exec.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-v", "-S")
+		cmd.Env = append(append([]string(nil), env...), extra...)
+		s := startProcess(t, cmd)
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		if code := s.wait(t); code != 0 {
+			t.Errorf("%s: exit %d; stderr:\n%s", name, code, s.stderr)
+		}
+	}
+	systemConf := false
+	for _, p := range []string{"/etc/sasl/memcached.conf", "/etc/sasl2/memcached.conf"} {
+		if _, err := os.Stat(p); err == nil {
+			systemConf = true
+		}
+	}
+	if !systemConf {
+		refuse("no configuration at all")
+	}
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pwdb")
 	if err := os.WriteFile(pw, []byte("alice:secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd = exec.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-v", "-S")
-	cmd.Env = append(os.Environ(), saslPasswordEnv+"="+pw)
-	s := startProcess(t, cmd)
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	if code := s.wait(t); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, s.stderr)
+	start("MEMCACHED_SASL_PWDB", saslPasswordEnv+"="+pw)
+	conf := func(body string) string {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "memcached.conf"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "SASL_CONF_PATH=" + d
 	}
+	start("Cyrus, mech_list", conf("mech_list: plain cram-md5\nsasldb_path: "+filepath.Join(dir, "sasldb2")+"\n"))
+	start("Cyrus, a path without memcached.conf (libsasl2's defaults)", "SASL_CONF_PATH="+filepath.Join(dir, "none"))
+	refuse("Cyrus, saslauthd", conf("pwcheck_method: saslauthd\n"))
+	refuse("Cyrus, no mechanism gocached has", conf("mech_list: scram-sha-256 digest-md5\n"))
 }
 
 // TestUnixSocket: -s serves on an AF_UNIX path with -a's mode, and

@@ -83,7 +83,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Info(rep)
 	}
 	started := time.Now().Unix()
-	sasl, err := saslConfig(o)
+	sasl, err := saslConfig(o, log, stderr)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -332,23 +332,6 @@ func startUDP(o *options, threads int, newSession func() reactor.Session, log *s
 	go u.Serve()
 	log.Info("serving UDP", "addr", u.Addr().String())
 	return u, nil
-}
-
-// saslPasswordEnv names the password file -S checks, as in memcached.
-const saslPasswordEnv = "MEMCACHED_SASL_PWDB"
-
-// saslConfig is -S: nil without it; with it, the password file must be
-// named and readable. memcached falls back to Cyrus SASL's own
-// configuration, which gocached does not have.
-func saslConfig(o *options) (*protocol.SASL, error) {
-	if !o.sasl {
-		return nil, nil
-	}
-	path := os.Getenv(saslPasswordEnv)
-	if path == "" {
-		return nil, fmt.Errorf("-S needs %s=FILE naming a file of user:password lines", saslPasswordEnv)
-	}
-	return protocol.NewSASL(path)
 }
 
 // boundPort is the port the engine listens on: the one -p -1 picked (0 with -p 0: no TCP).

@@ -126,7 +126,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 			return head, NeedMore
 		}
 		s.authenticated = false
-		s.binReply(&s.bh, nil, nil, []byte(SASLMechanisms), 0)
+		s.binReply(&s.bh, nil, nil, s.env.SASL.mechList, 0)
 	case opSASLAuth, opSASLStep:
 		if h.extLen != 0 || h.keyLen == 0 {
 			return head, s.binProtocolError()

@@ -23,6 +23,7 @@ func FuzzBinary(f *testing.F) {
 			e := newTinyStillEnv(t)
 			if sasl {
 				e.SASL = &SASL{PasswordFile: "/nonexistent"}
+				e.SASL.offer([]string{saslPlain})
 			}
 			return e
 		}

@@ -3,52 +3,107 @@ package protocol
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
+	"time"
 )
 
-// SASL authentication for binary-protocol clients, as memcached does it with
-// -S and a MEMCACHED_SASL_PWDB file: one mechanism, PLAIN, checked against
-// "user:password" lines. The file is read at every attempt, like memcached's
-// password check, so that editing it takes effect without a restart.
-
-// SASLMechanisms is the SASL_LIST_MECHS reply.
-const SASLMechanisms = "PLAIN"
+// SASL authentication for binary-protocol clients, as memcached does it
+// with -S, in one of two setups:
+//
+//   - Cyrus SASL's own (what Debian's memcached, built without a password
+//     file option, always uses): the mechanisms of mech_list, of which
+//     gocached has PLAIN and CRAM-MD5, with each user's password looked up
+//     by Secret (cmd/gocached reads saslpasswd2's sasldb2 through
+//     internal/sasldb). A user named without "@realm" is in the server's
+//     hostname realm, as libsasl2 puts it.
+//   - memcached's MEMCACHED_SASL_PWDB file of "user:password" lines, for
+//     PLAIN only, read at every attempt like memcached's password check so
+//     that editing it takes effect without a restart.
 
 const (
 	saslMaxMechLen = 32  // memcached's MAX_SASL_MECH_LEN
 	saslMaxEntry   = 256 // memcached reads password lines in buffers this long
 	saslAuthOK     = "Authenticated"
+	saslPlain      = "PLAIN"
+	saslCRAMMD5    = "CRAM-MD5"
 )
 
 // SASLPasswordEnv is the environment variable memcached reads the password
 // file's path from.
 const SASLPasswordEnv = "MEMCACHED_SASL_PWDB"
 
-// SASLFromEnvironment is NewSASL with the path memcached would use, from
-// $MEMCACHED_SASL_PWDB: what -S turns on.
-func SASLFromEnvironment() (*SASL, error) {
-	path := os.Getenv(SASLPasswordEnv)
-	if path == "" {
-		return nil, fmt.Errorf("-S needs a password file: set %s to its path (lines of user:password)", SASLPasswordEnv)
-	}
-	return NewSASL(path)
-}
-
-// SASL is the -S configuration: where the password file is.
+// SASL is the -S configuration.
 type SASL struct {
+	// PasswordFile is memcached's MEMCACHED_SASL_PWDB file; "" in the
+	// Cyrus setup.
 	PasswordFile string
+	// Secret returns a user's password in a realm (the Cyrus setup).
+	Secret func(user, realm string) ([]byte, error)
+	// Hostname is the server's realm and CRAM-MD5's challenge domain.
+	Hostname string
+
+	mechs    []string // offered, in order
+	mechList []byte   // the SASL_LIST_MECHS reply
 }
 
 // NewSASL checks that the password file can be read and returns the
-// configuration to put in Env.SASL.
+// MEMCACHED_SASL_PWDB configuration to put in Env.SASL: PLAIN only.
 func NewSASL(passwordFile string) (*SASL, error) {
 	f, err := os.Open(passwordFile)
 	if err != nil {
 		return nil, fmt.Errorf("sasl password file: %w", err)
 	}
 	f.Close()
-	return &SASL{PasswordFile: passwordFile}, nil
+	c := &SASL{PasswordFile: passwordFile}
+	c.offer([]string{saslPlain})
+	return c, nil
+}
+
+// NewCyrusSASL is the Cyrus setup: mechs is mech_list (nil: every
+// mechanism gocached has, strongest first, as libsasl2 lists them);
+// names gocached does not have are left out, and none left is an error.
+func NewCyrusSASL(mechs []string, hostname string, secret func(user, realm string) ([]byte, error)) (*SASL, error) {
+	if mechs == nil {
+		mechs = []string{saslCRAMMD5, saslPlain}
+	}
+	var have []string
+	for _, m := range mechs {
+		if m = strings.ToUpper(m); (m == saslPlain || m == saslCRAMMD5) && !slices.Contains(have, m) {
+			have = append(have, m)
+		}
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("mech_list %q names no mechanism gocached has (%s, %s)", strings.Join(mechs, " "), saslPlain, saslCRAMMD5)
+	}
+	c := &SASL{Secret: secret, Hostname: hostname}
+	c.offer(have)
+	return c, nil
+}
+
+func (c *SASL) offer(mechs []string) {
+	c.mechs = mechs
+	c.mechList = []byte(strings.Join(mechs, " "))
+}
+
+// Mechanisms is the SASL_LIST_MECHS reply.
+func (c *SASL) Mechanisms() string { return string(c.mechList) }
+
+// mechanism returns the offered mechanism mech names (case aside), or "".
+func (c *SASL) mechanism(mech []byte) string {
+	for _, m := range c.mechs {
+		if strings.EqualFold(m, string(mech)) {
+			return m
+		}
+	}
+	return ""
 }
 
 // checkPassword reports whether user and pass match a line of the file:
@@ -89,35 +144,130 @@ func (c *SASL) checkPlain(msg []byte) bool {
 		return false
 	}
 	authz, user, pass := parts[0], parts[1], parts[2]
-	if len(authz) > 0 && !bytes.Equal(authz, user) {
+	if c.Secret == nil {
+		if len(authz) > 0 && !bytes.Equal(authz, user) {
+			return false
+		}
+		return c.checkPassword(user, pass)
+	}
+	if len(authz) > 0 && c.canonical(authz) != c.canonical(user) {
 		return false
 	}
-	return c.checkPassword(user, pass)
+	secret, ok := c.secret(user)
+	return ok && subtle.ConstantTimeCompare(secret, pass) == 1
 }
+
+// canonical is libsasl2's form of a user name: user@realm, the realm being
+// the server's hostname when the name has none.
+func (c *SASL) canonical(user []byte) string {
+	if bytes.IndexByte(user, '@') >= 0 {
+		return string(user)
+	}
+	return string(user) + "@" + c.Hostname
+}
+
+// secret looks up the password of a user named "user" or "user@realm"
+// (libsasl2 splits at the first '@').
+func (c *SASL) secret(name []byte) ([]byte, bool) {
+	if len(name) == 0 {
+		return nil, false
+	}
+	user, realm, found := strings.Cut(string(name), "@")
+	if !found {
+		realm = c.Hostname
+	}
+	if user == "" {
+		return nil, false
+	}
+	pw, err := c.Secret(user, realm)
+	return pw, err == nil
+}
+
+// cramChallenge appends a fresh CRAM-MD5 challenge to dst in libsasl2's
+// form, <random.time@hostname>.
+func (c *SASL) cramChallenge(dst []byte) []byte {
+	return fmt.Appendf(dst, "<%d.%d@%s>", rand.Uint32(), time.Now().Unix(), c.Hostname)
+}
+
+// checkCRAM verifies a CRAM-MD5 response to challenge: the user name, a
+// space, and HMAC-MD5 of the challenge keyed with the password in lower
+// hex (libsasl2 takes the last space as the separator and compares the
+// digest as its own lower-case hex).
+func (c *SASL) checkCRAM(challenge, resp []byte) bool {
+	sp := bytes.LastIndexByte(resp, ' ')
+	if sp < 0 || len(resp)-sp-1 != 2*md5.Size {
+		return false
+	}
+	secret, ok := c.secret(resp[:sp])
+	if !ok {
+		return false
+	}
+	mac := hmac.New(md5.New, secret)
+	mac.Write(challenge)
+	var want [2 * md5.Size]byte
+	hex.Encode(want[:], mac.Sum(nil))
+	return subtle.ConstantTimeCompare(want[:], resp[sp+1:]) == 1
+}
+
+// saslExchange is a connection's SASL progress: libsasl2 keeps one
+// exchange per connection, restarted by every SASL_AUTH.
+type saslExchange struct {
+	state     uint8 // saslIdle, ...
+	challenge []byte
+}
+
+const (
+	saslIdle      = iota // no exchange, or a finished one: a step fails
+	saslWantPlain        // PLAIN started without its message
+	saslWantCRAM         // CRAM-MD5 challenge sent
+)
 
 // saslAuth runs SASL_AUTH and SASL_STEP once their data has arrived.
 func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 	// memcached starts every exchange unauthenticated.
 	s.authenticated = false
+	c, x := s.env.SASL, &s.sasl
 	var ok, cont bool
 	switch {
-	case step && !s.saslStarted:
-		// A step with no exchange under way fails.
 	case step:
-		s.saslStarted = false
-		ok = s.env.SASL.checkPlain(data)
-	case string(mech) != SASLMechanisms:
-		s.saslStarted = false
-	case len(data) == 0:
-		// PLAIN without an initial response: ask for it.
-		s.saslStarted, cont = true, true
+		state := x.state
+		x.state = saslIdle
+		switch state {
+		case saslWantPlain:
+			// libsasl2's PLAIN stays at its step after a wrong message,
+			// so a later step may still succeed; CRAM-MD5 is then done.
+			if ok = c.checkPlain(data); !ok {
+				x.state = saslWantPlain
+			}
+		case saslWantCRAM:
+			ok = c.checkCRAM(x.challenge, data)
+		}
 	default:
-		ok = s.env.SASL.checkPlain(data)
-		s.saslStarted = ok
+		x.state = saslIdle
+		switch c.mechanism(mech) {
+		case saslPlain:
+			if len(data) == 0 { // no initial response: ask for it
+				x.state, cont = saslWantPlain, true
+			} else {
+				ok = c.checkPlain(data)
+			}
+		case saslCRAMMD5:
+			// The server speaks first; an initial response is a
+			// protocol error to libsasl2.
+			if len(data) == 0 {
+				x.challenge = c.cramChallenge(x.challenge[:0])
+				x.state, cont = saslWantCRAM, true
+			}
+		}
 	}
 	switch {
 	case cont:
-		s.out = appendBinHeader(s.out, h.opcode, statusAuthContinue, 0, 0, 0, h.opaque, 0)
+		body := x.challenge
+		if x.state != saslWantCRAM {
+			body = nil
+		}
+		s.out = appendBinHeader(s.out, h.opcode, statusAuthContinue, 0, 0, uint32(len(body)), h.opaque, 0)
+		s.out = append(s.out, body...)
 	case ok:
 		s.authenticated = true
 		s.env.counters.authCmds.Add(1)

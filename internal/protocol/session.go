@@ -82,7 +82,7 @@ type Session struct {
 	// the request being answered with the callbacks that need it.
 	proto         connProto
 	authenticated bool
-	saslStarted   bool
+	sasl          saslExchange
 	bh            binHeader
 	binQuiet      bool
 	binKey        []byte
@@ -199,7 +199,7 @@ func (s *Session) Reset() {
 	s.swallow = 0
 	s.proto = protoUndecided
 	s.authenticated = false
-	s.saslStarted = false
+	s.sasl.state = saslIdle
 	s.want = 0
 	s.scanned = 0
 	s.mget = multigetState{}

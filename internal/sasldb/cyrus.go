@@ -1,0 +1,150 @@
+// Package sasldb is the part of Cyrus SASL that memcached's -S relies on
+// when built against libsasl2 without its own password file: where the
+// server's memcached.conf is looked for, what it says (mech_list,
+// sasldb_path, pwcheck_method, auxprop_plugin), and the userPassword
+// secrets saslpasswd2 keeps in the sasldb2 Berkeley DB file.
+package sasldb
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultDBPath is libsasl2's sasldb_path when the configuration names none.
+const DefaultDBPath = "/etc/sasldb2"
+
+// confName is the configuration file: the SASL application name memcached
+// gives sasl_server_init, plus ".conf".
+const confName = "memcached.conf"
+
+// searchPaths are memcached's fallbacks when $SASL_CONF_PATH is unset, each
+// a (file, directory) pair: a memcached.conf directory holding a
+// memcached.conf is used as the directory itself, else a memcached.conf
+// file in /etc/sasl or /etc/sasl2 makes that the directory.
+var searchPaths = []struct{ nested, file, dir string }{
+	{"/etc/sasl/memcached.conf/memcached.conf", "/etc/sasl/memcached.conf", "/etc/sasl"},
+	{"/etc/sasl2/memcached.conf/memcached.conf", "/etc/sasl2/memcached.conf", "/etc/sasl2"},
+}
+
+// Locate returns the configuration path memcached hands libsasl2: the
+// value of $SASL_CONF_PATH when set (even to a directory that does not
+// exist: libsasl2 then uses its defaults), else the first of searchPaths
+// that exists. ok is false when there is none: memcached then fails to
+// initialise SASL and exits.
+func Locate(getenv func(string) (string, bool), exists func(string) bool) (path string, ok bool) {
+	if v, set := getenv("SASL_CONF_PATH"); set {
+		return v, true
+	}
+	for _, s := range searchPaths {
+		if exists(s.nested) {
+			return s.file, true
+		}
+		if exists(s.file) {
+			return s.dir, true
+		}
+	}
+	return "", false
+}
+
+// Config is the server's SASL configuration as libsasl2 reads it.
+type Config struct {
+	// File is the memcached.conf read; "" when the path had none.
+	File string
+	// Mechanisms is mech_list, upper-cased, in its order; nil when unset
+	// (libsasl2 then offers every mechanism it has).
+	Mechanisms []string
+	// DBPath is sasldb_path (DefaultDBPath when unset).
+	DBPath string
+	// PwcheckMethod and AuxpropPlugin are as given ("" when unset: auxprop
+	// with the sasldb plugin, the only setup read here).
+	PwcheckMethod, AuxpropPlugin string
+}
+
+// Load reads memcached.conf from the first directory of path (a
+// colon-separated list, as libsasl2 takes it) that has one; with none the
+// defaults apply.
+func Load(path string) (*Config, error) {
+	c := &Config{DBPath: DefaultDBPath}
+	for _, dir := range strings.Split(path, ":") {
+		file := filepath.Join(dir, confName)
+		data, err := os.ReadFile(file)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.File = file
+		if err := c.parse(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		break
+	}
+	return c, nil
+}
+
+// parse reads libsasl2's "option: value" lines; blank lines and lines
+// starting with '#' are skipped.
+func (c *Config) parse(data []byte) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		key, value, found := strings.Cut(line, ":")
+		if !found {
+			return fmt.Errorf("line %d: no ':' after the option name", n)
+		}
+		value = strings.TrimSpace(value)
+		switch strings.TrimSpace(key) {
+		case "mech_list":
+			c.Mechanisms = []string{}
+			for _, m := range strings.FieldsFunc(value, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' }) {
+				c.Mechanisms = append(c.Mechanisms, strings.ToUpper(m))
+			}
+		case "sasldb_path":
+			c.DBPath = value
+		case "pwcheck_method":
+			c.PwcheckMethod = value
+		case "auxprop_plugin":
+			c.AuxpropPlugin = value
+		}
+	}
+	return sc.Err()
+}
+
+// Supported says why the configuration needs something beyond auxprop
+// with sasldb, or nil.
+func (c *Config) Supported() error {
+	if m := c.PwcheckMethod; m != "" && m != "auxprop" {
+		return fmt.Errorf("pwcheck_method %q: only auxprop (the sasldb2 file) is supported", m)
+	}
+	if p := c.AuxpropPlugin; p != "" && p != "sasldb" {
+		return fmt.Errorf("auxprop_plugin %q: only sasldb is supported", p)
+	}
+	return nil
+}
+
+// Password returns user's userPassword in realm from the sasldb file, read
+// at each call as libsasl2 opens it at each lookup, so that saslpasswd2's
+// changes apply to the next authentication.
+func (c *Config) Password(user, realm string) ([]byte, error) {
+	entries, err := readHash(c.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	pw, ok := entries[user+"\x00"+realm+"\x00userPassword"]
+	if !ok {
+		return nil, ErrNoUser
+	}
+	return pw, nil
+}
+
+// ErrNoUser is Password's error for a user the database does not have.
+var ErrNoUser = errors.New("no such user")
