@@ -15,9 +15,10 @@ import (
 // TestSASLCyrusClients: -S with Cyrus SASL's setup, as a Debian admin
 // configures memcached (SASL_CONF_PATH with a memcached.conf naming the
 // mechanisms and the sasldb2 that saslpasswd2 fills). libmemcached through
-// pylibmc authenticates with CRAM-MD5 and Dalli with PLAIN; both are
-// refused a wrong password. Every engine and Debian's memcached run the
-// same clients against the same files.
+// pylibmc authenticates with the strongest mechanism listed (CRAM-MD5,
+// then SCRAM-SHA-256) and Dalli with PLAIN; both are refused a wrong
+// password. Every engine and Debian's memcached run the same clients
+// against the same files.
 func TestSASLCyrusClients(t *testing.T) {
 	tool := requireTool(t, "saslpasswd2")
 	py := interpreterWith(t, "/usr/bin/python3", []string{"-c", "import pylibmc"}, "python3-pylibmc")
@@ -33,21 +34,30 @@ func TestSASLCyrusClients(t *testing.T) {
 		t.Fatalf("saslpasswd2: %v\n%s", err, out)
 	}
 	os.Chmod(db, 0o644)
-	conf := "mech_list: cram-md5 plain\nsasldb_path: " + db + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "memcached.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	forEachTarget(t, func(t *testing.T, tg target) {
-		sp := spec(t, tg, "-l", "127.0.0.1", "-U", "0", "-S")
-		sp.Wrap = []string{"env", "SASL_CONF_PATH=" + dir}
-		srv := startSpec(t, sp, false)
-		addr := "127.0.0.1:" + strconv.Itoa(srv.Port())
-		if got := saslMechanisms(t, addr); got != "CRAM-MD5 PLAIN" {
-			t.Errorf("SASL_LIST_MECHS: %q, want mech_list's order, CRAM-MD5 PLAIN", got)
+	for _, mc := range []struct{ mechList, listed string }{
+		{"cram-md5 plain", "CRAM-MD5 PLAIN"},
+		{"scram-sha-256 scram-sha-1 plain", "SCRAM-SHA-256 SCRAM-SHA-1 PLAIN"},
+	} {
+		confDir := filepath.Join(dir, strings.ReplaceAll(mc.mechList, " ", "_"))
+		os.Mkdir(confDir, 0o755)
+		conf := "mech_list: " + mc.mechList + "\nsasldb_path: " + db + "\n"
+		if err := os.WriteFile(filepath.Join(confDir, "memcached.conf"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		t.Log(clientScript(t, py, "pylibmc_sasl.py", addr, "testuser@memcached.realm", "testpass"))
-		t.Log(clientScript(t, ruby, "dalli_sasl.rb", addr, "testuser@memcached.realm", "testpass"))
-	})
+		t.Run(mc.listed, func(t *testing.T) {
+			forEachTarget(t, func(t *testing.T, tg target) {
+				sp := spec(t, tg, "-l", "127.0.0.1", "-U", "0", "-S")
+				sp.Wrap = []string{"env", "SASL_CONF_PATH=" + confDir}
+				srv := startSpec(t, sp, false)
+				addr := "127.0.0.1:" + strconv.Itoa(srv.Port())
+				if got := saslMechanisms(t, addr); got != mc.listed {
+					t.Errorf("SASL_LIST_MECHS: %q, want mech_list's order, %s", got, mc.listed)
+				}
+				t.Log(clientScript(t, py, "pylibmc_sasl.py", addr, "testuser@memcached.realm", "testpass"))
+				t.Log(clientScript(t, ruby, "dalli_sasl.rb", addr, "testuser@memcached.realm", "testpass"))
+			})
+		})
+	}
 }
 
 // saslMechanisms asks addr for its SASL mechanisms over the binary protocol.

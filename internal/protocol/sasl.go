@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/xdg-go/scram"
 )
 
 // SASL authentication for binary-protocol clients, as memcached does it
@@ -20,7 +22,8 @@ import (
 //
 //   - Cyrus SASL's own (what Debian's memcached, built without a password
 //     file option, always uses): the mechanisms of mech_list, of which
-//     gocached has PLAIN and CRAM-MD5, with each user's password looked up
+//     gocached has the SCRAMs (sasl_scram.go), CRAM-MD5 and PLAIN, with each
+//     user's password looked up
 //     by Secret (cmd/gocached reads saslpasswd2's sasldb2 through
 //     internal/sasldb). A user named without "@realm" is in the server's
 //     hostname realm, as libsasl2 puts it.
@@ -68,20 +71,26 @@ func NewSASL(passwordFile string) (*SASL, error) {
 }
 
 // NewCyrusSASL is the Cyrus setup: mechs is mech_list (nil: every
-// mechanism gocached has, strongest first, as libsasl2 lists them);
-// names gocached does not have are left out, and none left is an error.
+// mechanism gocached has, strongest first, as libsasl2 lists them: the
+// SCRAMs, CRAM-MD5, PLAIN); names gocached does not have are left out,
+// and none left is an error.
 func NewCyrusSASL(mechs []string, hostname string, secret func(user, realm string) ([]byte, error)) (*SASL, error) {
+	known := []string{}
+	for _, h := range scramHashes {
+		known = append(known, h.name)
+	}
+	known = append(known, saslCRAMMD5, saslPlain)
 	if mechs == nil {
-		mechs = []string{saslCRAMMD5, saslPlain}
+		mechs = known
 	}
 	var have []string
 	for _, m := range mechs {
-		if m = strings.ToUpper(m); (m == saslPlain || m == saslCRAMMD5) && !slices.Contains(have, m) {
+		if m = strings.ToUpper(m); slices.Contains(known, m) && !slices.Contains(have, m) {
 			have = append(have, m)
 		}
 	}
 	if len(have) == 0 {
-		return nil, fmt.Errorf("mech_list %q names no mechanism gocached has (%s, %s)", strings.Join(mechs, " "), saslPlain, saslCRAMMD5)
+		return nil, fmt.Errorf("mech_list %q names no mechanism gocached has (%s)", strings.Join(mechs, " "), strings.Join(known, " "))
 	}
 	c := &SASL{Secret: secret, Hostname: hostname}
 	c.offer(have)
@@ -214,12 +223,15 @@ func (c *SASL) checkCRAM(challenge, resp []byte) bool {
 type saslExchange struct {
 	state     uint8 // saslIdle, ...
 	challenge []byte
+	scram     *scram.ServerConversation
 }
 
 const (
-	saslIdle      = iota // no exchange, or a finished one: a step fails
-	saslWantPlain        // PLAIN started without its message
-	saslWantCRAM         // CRAM-MD5 challenge sent
+	saslIdle       = iota // no exchange, or a finished one: a step fails
+	saslWantPlain         // PLAIN started without its message
+	saslWantCRAM          // CRAM-MD5 challenge sent
+	saslWantSCRAM         // SCRAM: the conversation awaits the client's next message
+	saslSCRAMFinal        // SCRAM: server-final sent; an empty step ends it
 )
 
 // saslAuth runs SASL_AUTH and SASL_STEP once their data has arrived.
@@ -241,9 +253,16 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 			}
 		case saslWantCRAM:
 			ok = c.checkCRAM(x.challenge, data)
+		case saslWantSCRAM:
+			cont = s.scramContinue(data)
+		case saslSCRAMFinal:
+			ok = len(data) == 0
+		}
+		if state >= saslWantSCRAM && x.state == saslIdle {
+			x.scram = nil
 		}
 	default:
-		x.state = saslIdle
+		x.state, x.scram = saslIdle, nil
 		switch c.mechanism(mech) {
 		case saslPlain:
 			if len(data) == 0 { // no initial response: ask for it
@@ -258,13 +277,26 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 				x.challenge = c.cramChallenge(x.challenge[:0])
 				x.state, cont = saslWantCRAM, true
 			}
+		case "":
+		default: // a SCRAM
+			conv, err := c.startSCRAM(c.mechanism(mech))
+			if err != nil {
+				break
+			}
+			x.scram, x.state = conv, saslWantSCRAM
+			x.challenge = x.challenge[:0]
+			if len(data) > 0 { // client-first as the initial response
+				cont = s.scramContinue(data)
+			} else {
+				cont = true
+			}
 		}
 	}
 	switch {
 	case cont:
-		body := x.challenge
-		if x.state != saslWantCRAM {
-			body = nil
+		var body []byte
+		if x.state == saslWantCRAM || x.state >= saslWantSCRAM {
+			body = x.challenge
 		}
 		s.out = appendBinHeader(s.out, h.opcode, statusAuthContinue, 0, 0, uint32(len(body)), h.opaque, 0)
 		s.out = append(s.out, body...)
@@ -277,6 +309,25 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		s.env.counters.authErrors.Add(1)
 		s.binError(h, statusAuthError)
 	}
+}
+
+// scramContinue feeds data to the SCRAM conversation under way and keeps
+// its reply in the exchange's challenge; it reports whether the exchange
+// goes on (false: a failure, the exchange is over).
+func (s *Session) scramContinue(data []byte) bool {
+	x := &s.sasl
+	resp, err := s.env.SASL.scramStep(x.scram, data)
+	if err != nil {
+		x.state, x.scram = saslIdle, nil
+		return false
+	}
+	x.challenge = append(x.challenge[:0], resp...)
+	if x.scram.Done() {
+		x.state = saslSCRAMFinal
+	} else {
+		x.state = saslWantSCRAM
+	}
+	return true
 }
 
 // saslAllowed reports whether opcode may run before authentication.

@@ -61,10 +61,10 @@ func TestNewCyrusSASL(t *testing.T) {
 		mechs []string
 		want  string
 	}{
-		{nil, "CRAM-MD5 PLAIN"},
+		{nil, "SCRAM-SHA-512 SCRAM-SHA-384 SCRAM-SHA-256 SCRAM-SHA-224 SCRAM-SHA-1 CRAM-MD5 PLAIN"},
 		{[]string{"PLAIN"}, "PLAIN"},
 		{[]string{"plain", "cram-md5"}, "PLAIN CRAM-MD5"},
-		{[]string{"SCRAM-SHA-256", "CRAM-MD5", "PLAIN", "cram-md5"}, "CRAM-MD5 PLAIN"},
+		{[]string{"DIGEST-MD5", "scram-sha-256", "CRAM-MD5", "PLAIN", "cram-md5"}, "SCRAM-SHA-256 CRAM-MD5 PLAIN"},
 	} {
 		c, err := NewCyrusSASL(tc.mechs, "h", cyrusSecret)
 		if err != nil || c.Mechanisms() != tc.want {
@@ -75,7 +75,7 @@ func TestNewCyrusSASL(t *testing.T) {
 		t.Error("an empty mech_list was accepted")
 	}
 	if _, err := NewCyrusSASL([]string{"DIGEST-MD5", "NTLM"}, "h", cyrusSecret); err == nil {
-		t.Error("a mech_list without PLAIN or CRAM-MD5 was accepted")
+		t.Error("a mech_list of mechanisms gocached does not have was accepted")
 	}
 }
 

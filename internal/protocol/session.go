@@ -199,7 +199,7 @@ func (s *Session) Reset() {
 	s.swallow = 0
 	s.proto = protoUndecided
 	s.authenticated = false
-	s.sasl.state = saslIdle
+	s.sasl = saslExchange{challenge: s.sasl.challenge[:0]}
 	s.want = 0
 	s.scanned = 0
 	s.mget = multigetState{}
