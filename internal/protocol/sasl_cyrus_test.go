@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -177,27 +175,11 @@ func TestCyrusCRAMMD5(t *testing.T) {
 // reading a sasldb2 that saslpasswd2 wrote, the way TestSASLAgainstMemcached
 // sets memcached up.
 func TestCyrusScriptsFromSasldb(t *testing.T) {
-	tool, err := exec.LookPath("saslpasswd2")
-	if err != nil {
-		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
-			t.Fatalf("saslpasswd2 (sasl2-bin) not installed and GOCACHED_REQUIRE_TESTBED=1")
-		}
-		t.Skip("saslpasswd2 (Debian's sasl2-bin) not installed")
-	}
+	dir := cyrusSetup(t)
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	db := filepath.Join(dir, "sasldb2")
-	for _, u := range saslUsers {
-		cmd := exec.Command(tool, "-p", "-c", "-a", "memcached", "-f", db, u[0]) // realm: the hostname
-		cmd.Stdin = stringsReader(u[1])
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("saslpasswd2: %v %s", err, out)
-		}
-	}
-	os.WriteFile(filepath.Join(dir, "memcached.conf"), []byte("mech_list: plain\nsasldb_path: "+db+"\n"), 0o644)
 	cfg, err := sasldb.Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -112,30 +112,7 @@ func TestSASLAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	tool, err := exec.LookPath("saslpasswd2")
-	if err != nil {
-		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
-			t.Fatalf("saslpasswd2 (sasl2-bin) not installed and GOCACHED_REQUIRE_TESTBED=1")
-		}
-		t.Skip("saslpasswd2 (Debian's sasl2-bin) not installed: SASL replies not re-checked against memcached")
-	}
-	// memcached drops to user nobody, which must reach the config and db.
-	dir := t.TempDir()
-	os.Chmod(filepath.Dir(dir), 0o755)
-	os.Chmod(dir, 0o755)
-	db := filepath.Join(dir, "sasldb2")
-	for _, u := range saslUsers {
-		cmd := exec.Command(tool, "-p", "-c", "-a", "memcached", "-f", db, u[0])
-		cmd.Stdin = stringsReader(u[1])
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("saslpasswd2: %v %s", err, out)
-		}
-	}
-	os.Chmod(db, 0o644)
-	conf := "mech_list: plain\nsasldb_path: " + db + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "memcached.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := cyrusSetup(t)
 	addr := startMemcachedWith(t, []string{"SASL_CONF_PATH=" + dir}, "-S")
 	for i, sc := range saslScripts {
 		t.Run(strconv.Itoa(i)+" "+sc.name, func(t *testing.T) {
@@ -147,7 +124,38 @@ func TestSASLAgainstMemcached(t *testing.T) {
 	}
 }
 
-func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+// cyrusSetup writes Cyrus SASL's setup for saslUsers into a fresh
+// directory, as an admin does for memcached: a sasldb2 filled by
+// saslpasswd2 (Debian's sasl2-bin; the users in the hostname's realm) and
+// a memcached.conf offering PLAIN. Both are readable to user nobody,
+// whom memcached runs as.
+func cyrusSetup(t *testing.T) (dir string) {
+	t.Helper()
+	tool, err := exec.LookPath("saslpasswd2")
+	if err != nil {
+		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+			t.Fatalf("saslpasswd2 (sasl2-bin) not installed and GOCACHED_REQUIRE_TESTBED=1")
+		}
+		t.Skip("saslpasswd2 (Debian's sasl2-bin) not installed")
+	}
+	dir = t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o755)
+	db := filepath.Join(dir, "sasldb2")
+	for _, u := range saslUsers {
+		cmd := exec.Command(tool, "-p", "-c", "-a", "memcached", "-f", db, u[0])
+		cmd.Stdin = strings.NewReader(u[1])
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("saslpasswd2: %v %s", err, out)
+		}
+	}
+	os.Chmod(db, 0o644)
+	conf := "mech_list: plain\nsasldb_path: " + db + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "memcached.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
 // FuzzSASLPlain: a PLAIN message and a password file of any shape never
 // panic the check, and a user listed as "user:pass" gets in with exactly
