@@ -48,6 +48,10 @@ func TestLinearizability(t *testing.T) {
 				res, info := porcupine.CheckOperationsVerbose(linModel, h, linCheckTimeout)
 				switch res {
 				case porcupine.Illegal:
+					if race, ok := casRewriteRace(h); ok && tg.isReference() {
+						t.Logf("memcached's history is not linearizable, by its known race: %s (%s)", race, visualize(t, info))
+						return
+					}
 					t.Errorf("history of %d operations is not linearizable; %s", len(h), visualize(t, info))
 				case porcupine.Unknown:
 					t.Logf("porcupine found no violation in %v but did not finish the search", linCheckTimeout)
@@ -57,6 +61,33 @@ func TestLinearizability(t *testing.T) {
 			})
 		}
 	})
+}
+
+// casRewriteRace finds memcached's one known departure from
+// linearizability in this workload: an incr that cannot change an item in
+// place (a concurrent get holds it) links a new item and then writes the
+// new item's CAS into the old one (memcached.c do_add_delta), and a gets
+// that holds the old item and builds its reply after that reports the old
+// value with the new unique. The signature is two gets of a key with the
+// same unique and different values, which no linearizable server shows.
+func casRewriteRace(h []porcupine.Operation) (string, bool) {
+	type version struct {
+		key    int
+		unique uint64
+	}
+	seen := map[version]uint64{}
+	for _, op := range h {
+		in, out := op.Input.(linInput), op.Output.(linOutput)
+		if in.kind != linGets || !out.found {
+			continue
+		}
+		v := version{in.key, out.unique}
+		if prev, ok := seen[v]; ok && prev != out.val {
+			return fmt.Sprintf("gets(k%d) returned u%d with %d and with %d", in.key, out.unique, prev, out.val), true
+		}
+		seen[v] = out.val
+	}
+	return "", false
 }
 
 // TestLinearizabilityCatchesBrokenCAS shows that the test fails on a server

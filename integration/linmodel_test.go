@@ -272,3 +272,24 @@ func TestLinModel(t *testing.T) {
 		})
 	}
 }
+
+// TestCASRewriteRace: the signature of memcached's incr race is two gets
+// of one key with one unique and different values, and nothing else.
+func TestCASRewriteRace(t *testing.T) {
+	gets := func(k int) linInput { return linInput{kind: linGets, key: k} }
+	hit := func(v, u uint64) linOutput { return linOutput{found: true, val: v, unique: u} }
+	race := []porcupine.Operation{op(0, 0, 9, gets(3), hit(671, 98)), op(1, 5, 7, gets(3), hit(676, 98))}
+	if _, ok := casRewriteRace(race); !ok {
+		t.Error("one unique with two values not recognised")
+	}
+	for name, h := range map[string][]porcupine.Operation{
+		"same version twice":     {op(0, 0, 1, gets(3), hit(671, 98)), op(1, 2, 3, gets(3), hit(671, 98))},
+		"one unique on two keys": {op(0, 0, 1, gets(1), hit(5, 98)), op(1, 2, 3, gets(2), hit(6, 98))},
+		"get without unique":     {op(0, 0, 1, linInput{kind: linGet, key: 3}, hit(1, 0)), op(1, 2, 3, linInput{kind: linGet, key: 3}, hit(2, 0))},
+		"different uniques":      {op(0, 0, 1, gets(3), hit(671, 97)), op(1, 2, 3, gets(3), hit(676, 98))},
+	} {
+		if why, ok := casRewriteRace(h); ok {
+			t.Errorf("%s: taken for the race (%s)", name, why)
+		}
+	}
+}
