@@ -5,14 +5,14 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/md5"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/xdg-go/scram"
 )
@@ -55,6 +55,17 @@ type SASL struct {
 
 	mechs    []string // offered, in order
 	mechList []byte   // the SASL_LIST_MECHS reply
+	// random fills challenges, nonces and salts; nil is crypto/rand (tests
+	// make it repeatable, so that replies can be compared).
+	random func([]byte)
+}
+
+func (c *SASL) fillRandom(b []byte) {
+	if c.random != nil {
+		c.random(b)
+		return
+	}
+	rand.Read(b)
 }
 
 // NewSASL checks that the password file can be read and returns the
@@ -166,22 +177,25 @@ func (c *SASL) checkPlain(msg []byte) bool {
 	return ok && subtle.ConstantTimeCompare(secret, pass) == 1
 }
 
-// canonical is libsasl2's form of a user name: user@realm, the realm being
-// the server's hostname when the name has none.
+// canonical is libsasl2's form of a user name: surrounding whitespace
+// trimmed, then user@realm, the realm being the server's hostname when the
+// name has none.
 func (c *SASL) canonical(user []byte) string {
-	if bytes.IndexByte(user, '@') >= 0 {
-		return string(user)
+	u := cTrimSpace(user)
+	if bytes.IndexByte(u, '@') >= 0 {
+		return string(u)
 	}
-	return string(user) + "@" + c.Hostname
+	return string(u) + "@" + c.Hostname
 }
 
+// cTrimSpace trims what C's isspace calls whitespace, as libsasl2's
+// canonicalisation does.
+func cTrimSpace(b []byte) []byte { return bytes.Trim(b, " \t\n\v\f\r") }
+
 // secret looks up the password of a user named "user" or "user@realm"
-// (libsasl2 splits at the first '@').
+// (libsasl2 trims the name and splits it at the first '@').
 func (c *SASL) secret(name []byte) ([]byte, bool) {
-	if len(name) == 0 {
-		return nil, false
-	}
-	user, realm, found := strings.Cut(string(name), "@")
+	user, realm, found := strings.Cut(string(cTrimSpace(name)), "@")
 	if !found {
 		realm = c.Hostname
 	}
@@ -193,21 +207,29 @@ func (c *SASL) secret(name []byte) ([]byte, bool) {
 }
 
 // cramChallenge appends a fresh CRAM-MD5 challenge to dst in libsasl2's
-// form, <random.time@hostname>.
-func (c *SASL) cramChallenge(dst []byte) []byte {
-	return fmt.Appendf(dst, "<%d.%d@%s>", rand.Uint32(), time.Now().Unix(), c.Hostname)
+// form, <random.time@hostname>, the random part from crypto/rand: a
+// predictable challenge would let a recorded response be replayed.
+func (c *SASL) cramChallenge(dst []byte, now int64) []byte {
+	var r [4]byte
+	c.fillRandom(r[:])
+	return fmt.Appendf(dst, "<%d.%d@%s>", binary.BigEndian.Uint32(r[:]), now, c.Hostname)
 }
 
 // checkCRAM verifies a CRAM-MD5 response to challenge: the user name, a
 // space, and HMAC-MD5 of the challenge keyed with the password in lower
-// hex (libsasl2 takes the last space as the separator and compares the
-// digest as its own lower-case hex).
+// hex. As libsasl2 reads it: the last space separates them, the name ends
+// at a NUL (a C string), and the 32 digest characters are compared with
+// its own lower-case hex, whatever follows them.
 func (c *SASL) checkCRAM(challenge, resp []byte) bool {
 	sp := bytes.LastIndexByte(resp, ' ')
-	if sp < 0 || len(resp)-sp-1 != 2*md5.Size {
+	if sp < 0 || len(resp)-sp-1 < 2*md5.Size {
 		return false
 	}
-	secret, ok := c.secret(resp[:sp])
+	name := resp[:sp]
+	if nul := bytes.IndexByte(name, 0); nul >= 0 {
+		name = name[:nul]
+	}
+	secret, ok := c.secret(name)
 	if !ok {
 		return false
 	}
@@ -215,7 +237,7 @@ func (c *SASL) checkCRAM(challenge, resp []byte) bool {
 	mac.Write(challenge)
 	var want [2 * md5.Size]byte
 	hex.Encode(want[:], mac.Sum(nil))
-	return subtle.ConstantTimeCompare(want[:], resp[sp+1:]) == 1
+	return subtle.ConstantTimeCompare(want[:], resp[sp+1:sp+1+2*md5.Size]) == 1
 }
 
 // saslExchange is a connection's SASL progress: libsasl2 keeps one
@@ -256,7 +278,8 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		case saslWantSCRAM:
 			cont = s.scramContinue(data)
 		case saslSCRAMFinal:
-			ok = len(data) == 0
+			// libsasl2 ends the exchange on this step whatever it carries.
+			ok = x.scram.Valid()
 		}
 		if state >= saslWantSCRAM && x.state == saslIdle {
 			x.scram = nil
@@ -274,7 +297,7 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 			// The server speaks first; an initial response is a
 			// protocol error to libsasl2.
 			if len(data) == 0 {
-				x.challenge = c.cramChallenge(x.challenge[:0])
+				x.challenge = c.cramChallenge(x.challenge[:0], s.env.Store.Now())
 				x.state, cont = saslWantCRAM, true
 			}
 		case "":

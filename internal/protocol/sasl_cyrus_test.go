@@ -94,6 +94,9 @@ func TestCyrusPlain(t *testing.T) {
 		{plain("", "testuser@memcached.realm", "testpass"), true},
 		{plain("", "testuser", "testpass"), false},
 		{plain("", "testuser@memcached.realm@x", "testpass"), false},
+		{plain("", " alice\t", "secret"), true}, // libsasl2 trims names
+		{plain(" alice", "alice ", "secret"), true},
+		{plain("", "alice", " secret"), false},
 		{plain("", "alice", "secre"), false},
 		{plain("", "alice", "secrets"), false},
 		{plain("", "", "secret"), false},
@@ -111,25 +114,31 @@ func TestCyrusPlain(t *testing.T) {
 func TestCyrusCRAMMD5(t *testing.T) {
 	env := newCyrusEnv(t, "CRAM-MD5", "PLAIN")
 	challengeForm := regexp.MustCompile(`^<[0-9]+\.[0-9]+@vm\.example>$`)
-	respond := func(user, pass, challenge string, upper bool) string {
+	respond := func(user, pass, challenge string, upper bool, after string) string {
 		mac := hmac.New(md5.New, []byte(pass))
 		mac.Write([]byte(challenge))
 		d := hex.EncodeToString(mac.Sum(nil))
 		if upper {
 			d = strings.ToUpper(d)
 		}
-		return user + " " + d
+		return user + " " + d + after
 	}
 	for _, tc := range []struct {
 		name, user, pass string
 		upper            bool
+		after            string
 		ok               bool
 	}{
-		{"right", "alice", "secret", false, true},
-		{"with realm", "testuser@memcached.realm", "testpass", false, true},
-		{"wrong password", "alice", "nope", false, false},
-		{"upper-case digest", "alice", "secret", true, false},
-		{"unknown user", "carol", "secret", false, false},
+		{"right", "alice", "secret", false, "", true},
+		{"with realm", "testuser@memcached.realm", "testpass", false, "", true},
+		{"wrong password", "alice", "nope", false, "", false},
+		{"upper-case digest", "alice", "secret", true, "", false},
+		{"unknown user", "carol", "secret", false, "", false},
+		// As libsasl2 reads the response: a trimmed name, a name ending at
+		// a NUL, the digest's 32 characters whatever follows.
+		{"name with spaces", " alice\t", "secret", false, "", true},
+		{"NUL in the name", "alice\x00junk", "secret", false, "", true},
+		{"bytes after the digest", "alice", "secret", false, "x\x00zz", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewSession(env)
@@ -138,7 +147,7 @@ func TestCyrusCRAMMD5(t *testing.T) {
 			if len(ps) != 2 || ps[0] != [2]string{"0000", "CRAM-MD5 PLAIN"} || ps[1][0] != "0021" || !challengeForm.MatchString(ps[1][1]) {
 				t.Fatalf("list and start: %q", ps)
 			}
-			got = drive(t, s, []byte(binReq(opSASLStep, "CRAM-MD5", "", respond(tc.user, tc.pass, ps[1][1], tc.upper), 3, 0)+
+			got = drive(t, s, []byte(binReq(opSASLStep, "CRAM-MD5", "", respond(tc.user, tc.pass, ps[1][1], tc.upper, tc.after), 3, 0)+
 				binReq(opNoop, "", "", "", 4, 0)))
 			ps = packets(t, got.out)
 			want := [][2]string{{"0000", "Authenticated"}, {"0000", ""}}
@@ -158,7 +167,7 @@ func TestCyrusCRAMMD5(t *testing.T) {
 	if a[0][1] == b[0][1] {
 		t.Errorf("the same challenge twice: %q", a[0][1])
 	}
-	c := packets(t, drive(t, NewSession(env), []byte(binReq(opSASLAuth, "CRAM-MD5", "", respond("alice", "secret", b[0][1], false), 1, 0))).out)
+	c := packets(t, drive(t, NewSession(env), []byte(binReq(opSASLAuth, "CRAM-MD5", "", respond("alice", "secret", b[0][1], false, ""), 1, 0))).out)
 	if c[0][0] != "0020" {
 		t.Errorf("CRAM-MD5 with an initial response: %q", c)
 	}

@@ -1,9 +1,9 @@
 package protocol
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
+	"encoding/base64"
 	"errors"
 	"hash"
 
@@ -62,12 +62,17 @@ func (c *SASL) startSCRAM(mech string) (*scram.ServerConversation, error) {
 			return scram.StoredCredentials{}, err
 		}
 		salt := make([]byte, scramSaltBytes)
-		rand.Read(salt)
+		c.fillRandom(salt)
 		return client.GetStoredCredentialsWithError(scram.KeyFactors{Salt: string(salt), Iters: scramIterations})
 	})
 	if err != nil {
 		return nil, err
 	}
+	srv.WithNonceGenerator(func() string {
+		var n [24]byte // the library's own default length
+		c.fillRandom(n[:])
+		return base64.StdEncoding.EncodeToString(n[:])
+	})
 	return srv.NewConversation(), nil
 }
 

@@ -23,7 +23,9 @@ const (
 	pHashUnsort  = 2  // P_HASH_UNSORTED, older writers
 	pOverflow    = 7  // P_OVERFLOW
 	hKeyData     = 1  // H_KEYDATA
+	hDuplicate   = 2  // H_DUPLICATE
 	hOffPage     = 3  // H_OFFPAGE
+	hOffDup      = 4  // H_OFFDUP
 	maxFileBytes = 64 << 20
 )
 
@@ -59,7 +61,8 @@ func parseHash(data []byte) (map[string][]byte, error) {
 	}
 	db := hashFile{data: data, psize: psize, bo: bo}
 	out := make(map[string][]byte)
-	for p := 1; (p+1)*psize <= len(data); p++ {
+	pages := len(data) / psize
+	for p := 1; p < pages; p++ {
 		page := db.page(p)
 		if t := page[25]; t != pHash && t != pHashUnsort {
 			continue
@@ -77,7 +80,9 @@ func parseHash(data []byte) (map[string][]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("page %d: %w", p, err)
 			}
-			out[string(k)] = v
+			if k != nil && v != nil {
+				out[string(k)] = v
+			}
 		}
 	}
 	return out, nil
@@ -93,7 +98,8 @@ func (db hashFile) page(p int) []byte { return db.data[p*db.psize : (p+1)*db.psi
 
 // item returns the bytes of the page's i-th item: items are packed from the
 // page's end downwards, so an inline item ends where the one before it
-// (or the page) begins.
+// (or the page) begins. Sets of duplicates (H_DUPLICATE, H_OFFDUP), which
+// sasldb never writes, give nil: the pair is skipped.
 func (db hashFile) item(page []byte, i, n int) ([]byte, error) {
 	off := int(db.bo.Uint16(page[pageHeader+2*i:]))
 	end := db.psize
@@ -110,7 +116,9 @@ func (db hashFile) item(page []byte, i, n int) ([]byte, error) {
 		if off+12 > end {
 			return nil, fmt.Errorf("item %d: short overflow reference", i)
 		}
-		return db.overflow(int(db.bo.Uint32(page[off+4:])), int(db.bo.Uint32(page[off+8:])))
+		return db.overflow(db.bo.Uint32(page[off+4:]), db.bo.Uint32(page[off+8:]))
+	case hDuplicate, hOffDup:
+		return nil, nil
 	default:
 		return nil, fmt.Errorf("item %d: type %d not supported", i, page[off])
 	}
@@ -118,23 +126,29 @@ func (db hashFile) item(page []byte, i, n int) ([]byte, error) {
 
 // overflow gathers a value of total bytes from the overflow chain starting
 // at page p; each page holds its share after the header, its length in
-// the header's free-offset field.
-func (db hashFile) overflow(p, total int) ([]byte, error) {
-	out := make([]byte, 0, min(total, len(db.data)))
-	for seen := 0; len(out) < total; seen++ {
-		if p <= 0 || (p+1)*db.psize > len(db.data) || seen > len(db.data)/db.psize {
+// the header's free-offset field. Lengths and page numbers are checked
+// against the file before any arithmetic, so no value from the file can
+// overflow an int, even a 32-bit one.
+func (db hashFile) overflow(p, total uint32) ([]byte, error) {
+	pages := uint32(len(db.data) / db.psize)
+	if uint64(total) > uint64(len(db.data)) {
+		return nil, fmt.Errorf("overflow value of %d bytes in a %d-byte file: corrupt", total, len(db.data))
+	}
+	out := make([]byte, 0, total)
+	for seen := uint32(0); len(out) < int(total); seen++ {
+		if p == 0 || p >= pages || seen >= pages {
 			return nil, fmt.Errorf("overflow chain at page %d: corrupt", p)
 		}
-		page := db.page(p)
+		page := db.page(int(p))
 		if page[25] != pOverflow {
 			return nil, fmt.Errorf("page %d: type %d, want overflow", p, page[25])
 		}
 		n := int(db.bo.Uint16(page[22:]))
-		if pageHeader+n > db.psize || len(out)+n > total {
+		if pageHeader+n > db.psize || len(out)+n > int(total) {
 			return nil, fmt.Errorf("overflow page %d: length %d: corrupt", p, n)
 		}
 		out = append(out, page[pageHeader:pageHeader+n]...)
-		p = int(db.bo.Uint32(page[16:]))
+		p = db.bo.Uint32(page[16:])
 	}
 	return out, nil
 }

@@ -13,6 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
 
 // DefaultDBPath is libsasl2's sasldb_path when the configuration names none.
@@ -63,18 +66,21 @@ type Config struct {
 	// PwcheckMethod and AuxpropPlugin are as given ("" when unset: auxprop
 	// with the sasldb plugin, the only setup read here).
 	PwcheckMethod, AuxpropPlugin string
+
+	db dbCache
 }
 
 // Load reads memcached.conf from the first directory of path (a
 // colon-separated list, as libsasl2 takes it) that has one; with none the
-// defaults apply.
+// defaults apply. A memcached.conf that exists but cannot be read is an
+// error: the server would otherwise run without the setup it was given.
 func Load(path string) (*Config, error) {
 	c := &Config{DBPath: DefaultDBPath}
 	for _, dir := range strings.Split(path, ":") {
 		file := filepath.Join(dir, confName)
 		data, err := os.ReadFile(file)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue // libsasl2 goes on past a path it cannot use (a file given as the directory, say)
 		}
 		if err != nil {
 			return nil, err
@@ -105,7 +111,7 @@ func (c *Config) parse(data []byte) error {
 		switch strings.TrimSpace(key) {
 		case "mech_list":
 			c.Mechanisms = []string{}
-			for _, m := range strings.FieldsFunc(value, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' }) {
+			for _, m := range strings.Fields(value) { // libsasl2 splits on whitespace only
 				c.Mechanisms = append(c.Mechanisms, strings.ToUpper(m))
 			}
 		case "sasldb_path":
@@ -131,11 +137,13 @@ func (c *Config) Supported() error {
 	return nil
 }
 
-// Password returns user's userPassword in realm from the sasldb file, read
-// at each call as libsasl2 opens it at each lookup, so that saslpasswd2's
-// changes apply to the next authentication.
+// Password returns user's userPassword in realm from the sasldb file. As
+// libsasl2 opens the database at each lookup, saslpasswd2's changes apply
+// to the next authentication: the file is parsed again when its identity,
+// size or modification time changes, and otherwise answered from the last
+// parse, so a login costs a stat and a map lookup, not a read of the file.
 func (c *Config) Password(user, realm string) ([]byte, error) {
-	entries, err := readHash(c.DBPath)
+	entries, err := c.db.load(c.DBPath)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +152,44 @@ func (c *Config) Password(user, realm string) ([]byte, error) {
 		return nil, ErrNoUser
 	}
 	return pw, nil
+}
+
+// dbCache is the last parse of the sasldb file and what identified the
+// file then.
+type dbCache struct {
+	mu      sync.Mutex
+	path    string
+	dev     uint64
+	ino     uint64
+	size    int64
+	mtime   time.Time
+	ctime   syscall.Timespec
+	entries map[string][]byte
+	parses  int // how many times the file was read (tests)
+}
+
+func (d *dbCache) load(path string) (map[string][]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.entries != nil && st != nil && d.path == path && d.dev == uint64(st.Dev) && d.ino == st.Ino &&
+		d.size == fi.Size() && d.mtime.Equal(fi.ModTime()) && d.ctime == st.Ctim {
+		return d.entries, nil
+	}
+	entries, err := readHash(path)
+	if err != nil {
+		return nil, err
+	}
+	d.parses++
+	d.entries, d.path, d.size, d.mtime = entries, path, fi.Size(), fi.ModTime()
+	if st != nil {
+		d.dev, d.ino, d.ctime = uint64(st.Dev), st.Ino, st.Ctim
+	}
+	return entries, nil
 }
 
 // ErrNoUser is Password's error for a user the database does not have.

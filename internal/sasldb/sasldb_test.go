@@ -60,6 +60,15 @@ func TestPasswordFromSaslpasswd2(t *testing.T) {
 			t.Errorf("Password(%q, %q) = %.20q, %v; want %.20q, %v", tc.user, tc.realm, pw, err, tc.want, tc.err)
 		}
 	}
+	// Answered from one parse while the file stays as it is; saslpasswd2's
+	// change is seen at the next lookup.
+	if c.db.parses != 1 {
+		t.Errorf("%d parses for one unchanged file", c.db.parses)
+	}
+	saslpasswd2(t, db, "testuser", "memcached.realm", "newpass")
+	if pw, err := c.Password("testuser", "memcached.realm"); string(pw) != "newpass" || err != nil || c.db.parses != 2 {
+		t.Errorf("after saslpasswd2 changed it: %q, %v (%d parses)", pw, err, c.db.parses)
+	}
 	if _, err := (&Config{DBPath: filepath.Join(t.TempDir(), "none")}).Password("a", "b"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing database: %v", err)
 	}
@@ -130,22 +139,76 @@ func TestLoad(t *testing.T) {
 	if _, err := Load(d); err == nil {
 		t.Error("a line without ':' was accepted")
 	}
+	// libsasl2 splits mech_list on whitespace only, and goes past a path
+	// that is a file rather than a directory.
+	os.WriteFile(filepath.Join(d, "memcached.conf"), []byte("mech_list: plain,cram-md5 scram-sha-1\n"), 0o644)
+	if c, err := Load(d); err != nil || strings.Join(c.Mechanisms, " ") != "PLAIN,CRAM-MD5 SCRAM-SHA-1" {
+		t.Errorf("commas: %q, %v", c.Mechanisms, err)
+	}
+	if c, err := Load(filepath.Join(d, "memcached.conf")); err != nil || c.File != "" || c.Mechanisms != nil {
+		t.Errorf("a file as the path: %+v, %v", c, err)
+	}
+}
+
+// TestParseHashCorrupt: a length or page number from the file that points
+// outside it is an error, never an allocation or a read out of bounds (a
+// 2 GB overflow length once made a 32-bit build panic), and a set of
+// duplicates is skipped rather than failing every lookup.
+func TestParseHashCorrupt(t *testing.T) {
+	base := hashFixture()
+	if m, err := parseHash(base); err != nil || len(m) != 1 {
+		t.Fatalf("fixture: %v, %v", m, err)
+	}
+	le := func(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+	for name, mutate := range map[string]func(b []byte){
+		"2 GB overflow length":  func(b []byte) { b[512+480] = hOffPage; le(b[512+484:], 2); le(b[512+488:], 0x80000000) },
+		"overflow page outside": func(b []byte) { b[512+480] = hOffPage; le(b[512+484:], 0xfffffff0); le(b[512+488:], 10) },
+		"overflow loop": func(b []byte) {
+			b[512+480] = hOffPage
+			le(b[512+484:], 2)
+			le(b[512+488:], 1000)
+			b[1024+25] = pOverflow
+			b[1024+22] = 1
+			le(b[1024+16:], 2)
+		},
+		"entry offset in header": func(b []byte) { b[512+26], b[512+27] = 3, 0 },
+		"odd entry count":        func(b []byte) { b[512+20] = 3 },
+	} {
+		b := append([]byte(nil), base...)
+		mutate(b)
+		if _, err := parseHash(b); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	b := append([]byte(nil), base...)
+	b[512+480] = hDuplicate
+	if m, err := parseHash(b); err != nil || len(m) != 0 {
+		t.Errorf("a duplicate set: %v, %v; want it skipped", m, err)
+	}
+}
+
+// hashFixture is a three-page little-endian hash file of 512-byte pages:
+// the metadata page, a hash page holding one key/data pair, a free page.
+func hashFixture() []byte {
+	b := make([]byte, 512*3)
+	le := func(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+	le(b[12:], hashMagic)
+	le(b[20:], 512)
+	p := b[512:]
+	p[25], p[20] = pHash, 2
+	p[26], p[27] = 0xf0, 0x01 // key at 496
+	p[28], p[29] = 0xe0, 0x01 // data at 480
+	p[496], p[480] = hKeyData, hKeyData
+	return b
 }
 
 // FuzzParseHash: no input crashes the reader or makes it read outside
 // the file.
 func FuzzParseHash(f *testing.F) {
-	page := make([]byte, 512*3)
-	le := func(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
-	le(page[12:], hashMagic)
-	le(page[20:], 512)
-	p := page[512:]
-	p[25], p[20] = pHash, 2
-	p[26], p[27] = 0xf0, 0x01 // key at 496
-	p[28], p[29] = 0xe0, 0x01 // data at 480
-	p[496], p[480] = hKeyData, hKeyData
+	page := hashFixture()
 	f.Add(page)
 	o := append([]byte(nil), page...)
+	le := func(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
 	o[512+480] = hOffPage
 	le(o[512+484:], 2)
 	le(o[512+488:], 10)
