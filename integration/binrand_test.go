@@ -182,7 +182,7 @@ func replayBinRand(addr string, reqs []binRandReq, each bool) ([]byte, error) {
 			continue
 		}
 		before := countOpaque(c.replies(), marker)
-		if err := writeRequest(c.TCPConn, pending, binRandTrickle); err != nil {
+		if err := writeRequest(c, pending, binRandTrickle); err != nil {
 			break // the server may have closed
 		}
 		pending = pending[:0]

@@ -3,7 +3,7 @@ package integration
 import (
 	"bytes"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -89,7 +89,7 @@ func replay(addr string, sc diffScript, trickle bool) ([]byte, error) {
 		if err != nil {
 			return snapshot(), fmt.Errorf("step %d: %v", i, err)
 		}
-		if err := writeRequest(c.TCPConn, req, trickle); err != nil {
+		if err := writeRequest(c, req, trickle); err != nil {
 			// The server may legitimately close mid-script (quit, line too long).
 			break
 		}
@@ -108,7 +108,7 @@ func replay(addr string, sc diffScript, trickle bool) ([]byte, error) {
 
 // writeRequest writes req whole, or trickled in writes of 1 to 7 bytes (in
 // 1000-byte writes past the first 8 KiB, to keep big values quick).
-func writeRequest(c *net.TCPConn, req []byte, trickle bool) error {
+func writeRequest(c io.Writer, req []byte, trickle bool) error {
 	if !trickle {
 		_, err := c.Write(req)
 		return err

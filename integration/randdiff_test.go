@@ -162,7 +162,7 @@ func replayRand(addr string, reqs []randReq, each bool) ([]byte, error) {
 			continue
 		}
 		start := len(snapshot())
-		if err := writeRequest(c.TCPConn, []byte(pending.String()), randTrickle); err != nil {
+		if err := writeRequest(c, []byte(pending.String()), randTrickle); err != nil {
 			break // the server may close (quit, line too long)
 		}
 		pending.Reset()

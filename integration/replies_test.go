@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -9,12 +10,23 @@ import (
 	"time"
 )
 
+// halfCloser is a stream a script can end with a half-close: TCP's FIN,
+// or TLS's close_notify.
+type halfCloser interface {
+	net.Conn
+	CloseWrite() error
+}
+
+// tlsDiffAddrs holds the addresses of servers replayPair started with -Z
+// (GOCACHED_DIFF_TLS=1): dialScript speaks TLS to them.
+var tlsDiffAddrs sync.Map
+
 // scriptConn is a client connection for replaying a script: a goroutine
 // gathers every byte the server sends until it closes, so the writer can
 // look at the replies so far (to expand CAS values or wait for a marker)
 // without blocking on them.
 type scriptConn struct {
-	*net.TCPConn
+	halfCloser
 	deadline time.Time
 
 	mu   sync.Mutex
@@ -29,8 +41,12 @@ func dialScript(addr string, limit time.Duration) (*scriptConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &scriptConn{TCPConn: conn.(*net.TCPConn), deadline: time.Now().Add(limit), done: make(chan error, 1)}
-	c.SetNoDelay(true)
+	conn.(*net.TCPConn).SetNoDelay(true)
+	var hc halfCloser = conn.(*net.TCPConn)
+	if _, ok := tlsDiffAddrs.Load(addr); ok {
+		hc = tls.Client(conn, &tls.Config{InsecureSkipVerify: true}) // the test's own throwaway certificate
+	}
+	c := &scriptConn{halfCloser: hc, deadline: time.Now().Add(limit), done: make(chan error, 1)}
 	c.SetDeadline(c.deadline)
 	go c.gather()
 	return c, nil

@@ -37,14 +37,31 @@ func seededScripts(t *testing.T, prefix string, scripts int, perScript time.Dura
 	})
 }
 
+// diffTLS (GOCACHED_DIFF_TLS=1) runs the seeded differentials over TLS:
+// both servers get -Z with a throwaway certificate and every script is
+// replayed through a TLS client (the go engine only: -Z runs it).
+var diffTLS = os.Getenv("GOCACHED_DIFF_TLS") == "1"
+
 // replayPair starts a fresh memcached and a fresh tg with flags, replays
 // one script against both at once (replay writes it to a server's address
 // and returns the replies) and returns both reply streams normalised. On
 // a replay error it says whose, with the replies so far.
 func replayPair(t *testing.T, tg target, flags []string, replay func(addr string) ([]byte, error), normalise func([]byte) []byte) (want, got []byte, err error) {
 	t.Helper()
+	if diffTLS {
+		if !tg.isReference() && tg.engine != "go" {
+			t.Skipf("GOCACHED_DIFF_TLS: TLS is served by the go engine only")
+		}
+		cert, key, _ := writeTestCert(t)
+		flags = append(append([]string(nil), flags...), "-Z", "-o", "ssl_chain_cert="+cert+",ssl_key="+key)
+	}
 	ref := startDisposable(t, referenceTarget, flags...)
 	cand := startDisposable(t, tg, flags...)
+	if diffTLS {
+		tlsDiffAddrs.Store(ref.Addr(), true)
+		tlsDiffAddrs.Store(cand.Addr(), true)
+		t.Cleanup(func() { tlsDiffAddrs.Delete(ref.Addr()); tlsDiffAddrs.Delete(cand.Addr()) })
+	}
 	var refErr, candErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
