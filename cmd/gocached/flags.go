@@ -83,7 +83,7 @@ func parseFlags(args []string) (*options, error) {
 	reqs := newCInt(&o.reqsPerEvent, 20)
 	fs.VarP(reqs, "max-reqs-per-event", "R", "max requests handled per connection per event, for fairness")
 	fs.StringVarP(&o.protocol, "protocol", "B", "auto", "protocol: ascii, binary, or auto (by the first byte a client sends)")
-	fs.BoolVarP(&o.sasl, "enable-sasl", "S", false, "binary clients must authenticate: Cyrus SASL's memcached.conf and sasldb2 (SCRAM-SHA-*, CRAM-MD5, PLAIN), or the user:password file named by $MEMCACHED_SASL_PWDB; implies -B binary")
+	fs.BoolVarP(&o.sasl, "enable-sasl", "S", false, "binary clients must authenticate: Cyrus SASL's memcached.conf and sasldb2 (SCRAM-SHA-*, CRAM-MD5, PLAIN, LOGIN), or the user:password file named by $MEMCACHED_SASL_PWDB; implies -B binary")
 	fs.IntVarP(&rc.Backlog, "listen-backlog", "b", 1024, "listen backlog")
 	napiIDs := newCInt(&o.napiIDs, 0)
 	fs.VarP(napiIDs, "napi-ids", "N", "memcached's NAPI ID count; accepted for compatibility (the epoll engine routes by NAPI ID on its own)")

@@ -37,6 +37,7 @@ const (
 	saslAuthOK     = "Authenticated"
 	saslPlain      = "PLAIN"
 	saslCRAMMD5    = "CRAM-MD5"
+	saslLogin      = "LOGIN"
 )
 
 // SASLPasswordEnv is the environment variable memcached reads the password
@@ -83,14 +84,14 @@ func NewSASL(passwordFile string) (*SASL, error) {
 
 // NewCyrusSASL is the Cyrus setup: mechs is mech_list (nil: every
 // mechanism gocached has, strongest first, as libsasl2 lists them: the
-// SCRAMs, CRAM-MD5, PLAIN); names gocached does not have are left out,
-// and none left is an error.
+// SCRAMs, CRAM-MD5, PLAIN, LOGIN); names gocached does not have are left
+// out, and none left is an error.
 func NewCyrusSASL(mechs []string, hostname string, secret func(user, realm string) ([]byte, error)) (*SASL, error) {
 	known := []string{}
 	for _, h := range scramHashes {
 		known = append(known, h.name)
 	}
-	known = append(known, saslCRAMMD5, saslPlain)
+	known = append(known, saslCRAMMD5, saslPlain, saslLogin)
 	if mechs == nil {
 		mechs = known
 	}
@@ -243,17 +244,20 @@ func (c *SASL) checkCRAM(challenge, resp []byte) bool {
 // saslExchange is a connection's SASL progress: libsasl2 keeps one
 // exchange per connection, restarted by every SASL_AUTH.
 type saslExchange struct {
-	state     uint8 // saslIdle, ...
-	challenge []byte
+	state     uint8  // saslIdle, ...
+	challenge []byte // what the last continue sent
+	user      []byte // LOGIN's user name, between its two steps
 	scram     *scram.ServerConversation
 }
 
 const (
-	saslIdle       = iota // no exchange, or a finished one: a step fails
-	saslWantPlain         // PLAIN started without its message
-	saslWantCRAM          // CRAM-MD5 challenge sent
-	saslWantSCRAM         // SCRAM: the conversation awaits the client's next message
-	saslSCRAMFinal        // SCRAM: server-final sent; an empty step ends it
+	saslIdle          = iota // no exchange, or a finished one: a step fails
+	saslWantPlain            // PLAIN started without its message
+	saslWantCRAM             // CRAM-MD5 challenge sent
+	saslWantSCRAM            // SCRAM: the conversation awaits the client's next message
+	saslSCRAMFinal           // SCRAM: server-final sent; an empty step ends it
+	saslWantLoginUser        // LOGIN: "Username:" sent
+	saslWantLoginPass        // LOGIN: "Password:" sent
 )
 
 // saslAuth runs SASL_AUTH and SASL_STEP once their data has arrived.
@@ -280,6 +284,11 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		case saslSCRAMFinal:
 			// libsasl2 ends the exchange on this step whatever it carries.
 			ok = x.scram.Valid()
+		case saslWantLoginUser:
+			cont = x.loginPrompt(data)
+		case saslWantLoginPass:
+			pw, found := c.secret(x.user)
+			ok = found && subtle.ConstantTimeCompare(pw, data) == 1
 		}
 		if state >= saslWantSCRAM && x.state == saslIdle {
 			x.scram = nil
@@ -289,9 +298,17 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		switch c.mechanism(mech) {
 		case saslPlain:
 			if len(data) == 0 { // no initial response: ask for it
+				x.challenge = x.challenge[:0]
 				x.state, cont = saslWantPlain, true
 			} else {
 				ok = c.checkPlain(data)
+			}
+		case saslLogin: // the user name may come as the initial response
+			if len(data) == 0 {
+				x.challenge = append(x.challenge[:0], "Username:"...)
+				x.state, cont = saslWantLoginUser, true
+			} else {
+				cont = x.loginPrompt(data)
 			}
 		case saslCRAMMD5:
 			// The server speaks first; an initial response is a
@@ -317,10 +334,7 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 	}
 	switch {
 	case cont:
-		var body []byte
-		if x.state == saslWantCRAM || x.state >= saslWantSCRAM {
-			body = x.challenge
-		}
+		body := x.challenge
 		s.out = appendBinHeader(s.out, h.opcode, statusAuthContinue, 0, 0, uint32(len(body)), h.opaque, 0)
 		s.out = append(s.out, body...)
 	case ok:
@@ -332,6 +346,14 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		s.env.counters.authErrors.Add(1)
 		s.binError(h, statusAuthError)
 	}
+}
+
+// loginPrompt keeps LOGIN's user name and asks for the password.
+func (x *saslExchange) loginPrompt(user []byte) bool {
+	x.user = append(x.user[:0], user...)
+	x.challenge = append(x.challenge[:0], "Password:"...)
+	x.state = saslWantLoginPass
+	return true
 }
 
 // scramContinue feeds data to the SCRAM conversation under way and keeps

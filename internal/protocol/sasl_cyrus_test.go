@@ -59,7 +59,8 @@ func TestNewCyrusSASL(t *testing.T) {
 		mechs []string
 		want  string
 	}{
-		{nil, "SCRAM-SHA-512 SCRAM-SHA-384 SCRAM-SHA-256 SCRAM-SHA-224 SCRAM-SHA-1 CRAM-MD5 PLAIN"},
+		{nil, "SCRAM-SHA-512 SCRAM-SHA-384 SCRAM-SHA-256 SCRAM-SHA-224 SCRAM-SHA-1 CRAM-MD5 PLAIN LOGIN"},
+		{[]string{"login", "plain"}, "LOGIN PLAIN"},
 		{[]string{"PLAIN"}, "PLAIN"},
 		{[]string{"plain", "cram-md5"}, "PLAIN CRAM-MD5"},
 		{[]string{"DIGEST-MD5", "scram-sha-256", "CRAM-MD5", "PLAIN", "cram-md5"}, "SCRAM-SHA-256 CRAM-MD5 PLAIN"},
@@ -176,6 +177,43 @@ func TestCyrusCRAMMD5(t *testing.T) {
 	d := packets(t, drive(t, s, []byte(binReq(opSASLStep, "PLAIN", "", plain("", "alice", "secret"), 2, 0))).out)
 	if d[0][0] != "0020" {
 		t.Errorf("a step after a finished exchange: %q", d)
+	}
+}
+
+// TestCyrusLogin: libsasl2's LOGIN, as memcached 1.6.18 relays it (replies
+// recorded from it with mech_list "login plain"): "Username:" and
+// "Password:" prompts, the user name possibly as the initial response, and
+// a wrong password ending the exchange.
+func TestCyrusLogin(t *testing.T) {
+	env := newCyrusEnv(t, "LOGIN", "PLAIN")
+	user := "testuser@memcached.realm"
+	for _, tc := range []struct {
+		name string
+		in   string
+		want [][2]string
+	}{
+		{"prompted", binReq(opSASLAuth, "LOGIN", "", "", 1, 0) + binReq(opSASLStep, "LOGIN", "", user, 2, 0) +
+			binReq(opSASLStep, "LOGIN", "", "testpass", 3, 0) + binReq(opNoop, "", "", "", 4, 0),
+			[][2]string{{"0021", "Username:"}, {"0021", "Password:"}, {"0000", "Authenticated"}, {"0000", ""}}},
+		{"user as initial response", binReq(opSASLAuth, "login", "", user, 1, 0) + binReq(opSASLStep, "LOGIN", "", "testpass", 2, 0) +
+			binReq(opNoop, "", "", "", 3, 0),
+			[][2]string{{"0021", "Password:"}, {"0000", "Authenticated"}, {"0000", ""}}},
+		{"wrong password", binReq(opSASLAuth, "LOGIN", "", user, 1, 0) + binReq(opSASLStep, "LOGIN", "", "wrong", 2, 0) +
+			binReq(opSASLStep, "LOGIN", "", "testpass", 3, 0) + binReq(opNoop, "", "", "", 4, 0),
+			[][2]string{{"0021", "Password:"}, {"0020", "Auth failure."}, {"0020", "Auth failure."}, {"0020", "Auth failure."}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := drive(t, NewSession(env), []byte(tc.in))
+			ps := packets(t, got.out)
+			if len(ps) != len(tc.want) {
+				t.Fatalf("%q, want %q", ps, tc.want)
+			}
+			for i := range ps {
+				if ps[i] != tc.want[i] {
+					t.Fatalf("%q, want %q", ps, tc.want)
+				}
+			}
+		})
 	}
 }
 
