@@ -12,8 +12,10 @@
 // The binary protocol (binary*.go) is chosen per connection by Env.Protocol
 // (-B; by default the first byte decides, 0x80 meaning binary) and covers
 // every opcode memcached 1.6.18 implements, with its status codes, texts
-// and framing errors; Env.SASL (-S) adds PLAIN authentication against a
-// MEMCACHED_SASL_PWDB-style password file (sasl.go). All three protocols
+// and framing errors; Env.SASL (-S) adds authentication as memcached's
+// libsasl2 runs it: the SCRAMs, CRAM-MD5, PLAIN and LOGIN against a
+// password lookup (Cyrus SASL's sasldb), or PLAIN against a
+// MEMCACHED_SASL_PWDB-style file (sasl.go, sasl_scram.go). All three protocols
 // share one store and one set of stats counters.
 //
 // Replies match memcached 1.6.18 byte for byte, quirks included (number
