@@ -255,7 +255,7 @@ const (
 	saslWantPlain            // PLAIN started without its message
 	saslWantCRAM             // CRAM-MD5 challenge sent
 	saslWantSCRAM            // SCRAM: the conversation awaits the client's next message
-	saslSCRAMFinal           // SCRAM: server-final sent; an empty step ends it
+	saslSCRAMFinal           // SCRAM: server-final sent; the next step ends it
 	saslWantLoginUser        // LOGIN: "Username:" sent
 	saslWantLoginPass        // LOGIN: "Password:" sent
 )
