@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // DefaultDBPath is libsasl2's sasldb_path when the configuration names none.
@@ -139,8 +138,8 @@ func (c *Config) Supported() error {
 
 // Password returns user's userPassword in realm from the sasldb file. As
 // libsasl2 opens the database at each lookup, saslpasswd2's changes apply
-// to the next authentication: the file is parsed again when its identity,
-// size or modification time changes, and otherwise answered from the last
+// to the next authentication: the file is parsed again when its identity
+// (os.SameFile), size or modification time changes, and otherwise answered from the last
 // parse, so a login costs a stat and a map lookup, not a read of the file.
 func (c *Config) Password(user, realm string) ([]byte, error) {
 	entries, err := c.db.load(c.DBPath)
@@ -154,16 +153,13 @@ func (c *Config) Password(user, realm string) ([]byte, error) {
 	return pw, nil
 }
 
-// dbCache is the last parse of the sasldb file and what identified the
-// file then.
+// dbCache is the last parse of the sasldb file and the file's FileInfo
+// then, which says whether it is still the same file with the same size
+// and modification time.
 type dbCache struct {
 	mu      sync.Mutex
 	path    string
-	dev     uint64
-	ino     uint64
-	size    int64
-	mtime   time.Time
-	ctime   syscall.Timespec
+	info    os.FileInfo
 	entries map[string][]byte
 	parses  int // how many times the file was read (tests)
 }
@@ -173,11 +169,10 @@ func (d *dbCache) load(path string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.entries != nil && st != nil && d.path == path && d.dev == uint64(st.Dev) && d.ino == st.Ino &&
-		d.size == fi.Size() && d.mtime.Equal(fi.ModTime()) && d.ctime == st.Ctim {
+	if d.entries != nil && d.path == path && os.SameFile(d.info, fi) &&
+		d.info.Size() == fi.Size() && d.info.ModTime().Equal(fi.ModTime()) {
 		return d.entries, nil
 	}
 	entries, err := readHash(path)
@@ -185,10 +180,7 @@ func (d *dbCache) load(path string) (map[string][]byte, error) {
 		return nil, err
 	}
 	d.parses++
-	d.entries, d.path, d.size, d.mtime = entries, path, fi.Size(), fi.ModTime()
-	if st != nil {
-		d.dev, d.ino, d.ctime = uint64(st.Dev), st.Ino, st.Ctim
-	}
+	d.entries, d.path, d.info = entries, path, fi
 	return entries, nil
 }
 
