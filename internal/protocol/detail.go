@@ -148,10 +148,10 @@ func (e *Env) appendDetailDump(b []byte) []byte {
 // prefixBuckets is memcached's PREFIX_HASH_SIZE.
 const prefixBuckets = 256
 
-// murmur3 is memcached's MurmurHash3_x86_32 (seed 0).
 // xxh3Low is memcached's XXH3_hash: XXH3's 64-bit hash truncated to 32.
 func xxh3Low(s string) uint32 { return uint32(xxh3.HashString(s)) }
 
+// murmur3 is memcached's MurmurHash3_x86_32 (seed 0).
 func murmur3(s string) uint32 {
 	const c1, c2 = 0xcc9e2d51, 0x1b873593
 	var h uint32
