@@ -31,13 +31,24 @@ func saslConfig(o *options, log *slog.Logger, stderr io.Writer) (*protocol.SASL,
 	if path := os.Getenv(saslPasswordEnv); path != "" {
 		return protocol.NewSASL(path)
 	}
+	sasl, dir, cfg, err := cyrusSASL()
+	if err != nil {
+		fmt.Fprintln(stderr, saslInitFailed)
+		return nil, err
+	}
+	log.Info("SASL: Cyrus configuration", "path", dir, "file", cfg.File, "sasldb", cfg.DBPath, "mechanisms", sasl.Mechanisms())
+	return sasl, nil
+}
+
+// cyrusSASL sets -S up from Cyrus SASL's configuration, as memcached's
+// libsasl2 finds and reads it.
+func cyrusSASL() (*protocol.SASL, string, *sasldb.Config, error) {
 	dir, ok := sasldb.Locate(os.LookupEnv, func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
 	})
 	if !ok {
-		fmt.Fprintln(stderr, saslInitFailed)
-		return nil, errors.New("-S: no SASL configuration: set SASL_CONF_PATH to a directory holding memcached.conf, " +
+		return nil, "", nil, errors.New("-S: no SASL configuration: set SASL_CONF_PATH to a directory holding memcached.conf, " +
 			"create /etc/sasl2/memcached.conf (mech_list, sasldb_path; users from saslpasswd2 -a memcached), " +
 			"or set " + saslPasswordEnv + " to a file of user:password lines")
 	}
@@ -46,15 +57,12 @@ func saslConfig(o *options, log *slog.Logger, stderr io.Writer) (*protocol.SASL,
 		err = cfg.Supported()
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, saslInitFailed)
-		return nil, fmt.Errorf("-S: %w", err)
+		return nil, "", nil, fmt.Errorf("-S: %w", err)
 	}
 	host, _ := os.Hostname() // memcached's realm is "" when gethostname fails
 	sasl, err := protocol.NewCyrusSASL(cfg.Mechanisms, host, cfg.Password)
 	if err != nil {
-		fmt.Fprintln(stderr, saslInitFailed)
-		return nil, fmt.Errorf("-S: %w", err)
+		return nil, "", nil, fmt.Errorf("-S: %w", err)
 	}
-	log.Info("SASL: Cyrus configuration", "path", dir, "file", cfg.File, "sasldb", cfg.DBPath, "mechanisms", sasl.Mechanisms())
-	return sasl, nil
+	return sasl, dir, cfg, nil
 }
