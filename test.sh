@@ -13,7 +13,7 @@
 #   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
 #   TEST_TIMEOUT    go test -timeout (default 6m)
 #   GOCACHED_TSUITE_ENGINES  engines memcached's t/ suite runs against
-#                   (default: default,go,uring)
+#                   (default: default,go,uring,tls)
 #   GOCACHED_REQUIRE_TESTBED=1  missing tools/root fail tests instead of skipping
 set -uo pipefail
 
@@ -122,9 +122,16 @@ gofmt_check() {
 }
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
-# The server builds for macOS too (the portable engine); a Linux-only
-# field in a shared file breaks that without any test noticing.
-step "darwin build" env GOOS=darwin CGO_ENABLED=0 go build -o /dev/null ./cmd/gocached
+# The server builds for macOS and FreeBSD too (the portable engine); a
+# Linux-only field or type in a shared file breaks that without any test
+# noticing (FreeBSD's rlimit fields are int64, Linux's uint64).
+cross_builds() {
+	local os
+	for os in darwin freebsd; do
+		env GOOS=$os CGO_ENABLED=0 go build -o /dev/null ./cmd/gocached || return 1
+	done
+}
+step "darwin and freebsd builds" cross_builds
 step "go test -race" go test -race -count=1 -timeout "$TEST_TIMEOUT" -skip '^TestMemcachedTSuite$' ./...
 # memcached's own t/ suite against each engine (about 2.5 min per engine),
 # and once more in its TLS mode (SSL_TEST=1: every TCP client over TLS):

@@ -35,26 +35,26 @@ func ensureFileLimit(maxConns int) error {
 	if maxConns <= 0 {
 		return nil
 	}
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+	cur, max, err := getFileLimit()
+	if err != nil {
 		return errors.New("failed to getrlimit number of files")
 	}
 	want := uint64(maxConns) + fileLimitHeadroom
-	if lim.Cur >= want {
+	if cur >= want {
 		return nil
 	}
-	if lim.Max >= want {
-		return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: lim.Max})
+	if max >= want {
+		return setFileLimit(want, max)
 	}
-	if unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: want}) == nil {
+	if setFileLimit(want, want) == nil {
 		return nil
 	}
-	if lim.Max < uint64(maxConns) {
+	if max < uint64(maxConns) {
 		return errFileLimit
 	}
 	// Between -c and -c plus the headroom: memcached would run, and so
 	// does gocached, with what the hard limit allows.
-	return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: lim.Max, Max: lim.Max})
+	return setFileLimit(max, max)
 }
 
 // limitDescriptorsToClients is -o no_maxconns_fast's bound, memcached's
@@ -81,16 +81,36 @@ func limitDescriptorsToClients(maxConns int) error {
 			open = append(open, fd)
 		}
 	}
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+	_, max, err := getFileLimit()
+	if err != nil {
 		return err
 	}
-	want := uint64(descriptorLimitFor(open, maxConns))
-	if want > lim.Max {
-		want = lim.Max
-	}
-	return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: lim.Max})
+	want := min(uint64(descriptorLimitFor(open, maxConns)), max)
+	return setFileLimit(want, max)
 }
+
+// getFileLimit and setFileLimit read and set RLIMIT_NOFILE as uint64s:
+// the rlimit fields are uint64 on Linux and the Darwin family but int64 on
+// FreeBSD and DragonFly, where RLIM_INFINITY is the largest int64 and so
+// survives the round trip.
+func getFileLimit() (cur, max uint64, err error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, 0, err
+	}
+	return uint64(lim.Cur), uint64(lim.Max), nil
+}
+
+func setFileLimit(cur, max uint64) error {
+	var lim unix.Rlimit
+	lim.Cur = rlimitField(lim.Cur, cur)
+	lim.Max = rlimitField(lim.Max, max)
+	return unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+}
+
+// rlimitField converts v to the platform's field type, named by its first
+// argument's type.
+func rlimitField[T int64 | uint64](_ T, v uint64) T { return T(v) }
 
 // descriptorLimitFor is the smallest limit below which exactly maxConns
 // descriptor numbers are free, given the open ones: a new descriptor takes
