@@ -145,6 +145,14 @@ func udpScripted() []udpCase {
 	add("junk line over 2048, no newline", "delete "+strings.Repeat("k", 3000))
 	add("HTTP request line", "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	add("multiget, then junk over 2048 without a newline", "get a z\r\n"+strings.Repeat("j", 3000))
+	// Lines over 2048 bytes with their newline: memcached meets the newline
+	// in the same read and serves them, whatever the command.
+	add("delete with a key over 2048", "delete "+strings.Repeat("k", 3000)+"\r\n")
+	add("version with 3000 bytes of junk", "version "+strings.Repeat("x", 3000)+"\r\n")
+	add("mn with 3000 bytes of junk", "mn "+strings.Repeat("x", 3000)+"\r\n")
+	add("mg with 1500 flags", "mg a"+strings.Repeat(" v", 1500)+"\r\n")
+	add("unknown command over 2048", strings.Repeat("x", 3000)+"\r\n")
+	multi("set with a key over 2048, then its data", "set "+strings.Repeat("a", 3000)+" 0 0 1\r\nx\r\n")
 	multi("data block too long", "set a 0 0 1\r\nxyz\r\n")
 	multi("data block bad end", "set a 0 0 1\r\nxy\r\n")
 	add("get after bad data", "get a\r\n")

@@ -54,10 +54,6 @@ import (
 //
 // Left out as protocol differences (internal/protocol decides, not the
 // UDP transport), which random datagrams avoid by keeping to one protocol:
-//   - a command line over 2048 bytes that is no get, gets, gat or gats.
-//     memcached always has its newline in the same read over UDP and
-//     answers it; gocached drops the rest of the datagram as it closes a
-//     TCP connection.
 //   - a request that makes memcached close the connection (a binary
 //     request with a bad magic byte, a long line without a newline, an
 //     HTTP request line): memcached drops the replies it has not flushed

@@ -35,3 +35,33 @@ func TestDatagramIgnoresBinding(t *testing.T) {
 		}
 	}
 }
+
+// TestDatagramLongLines: memcached reads a datagram whole, so a command line
+// over MaxLineLen always has its newline in the same read and is served,
+// whatever the command; on a stream the same line closes the connection.
+// A datagram whose long line has no newline is dropped, as before.
+func TestDatagramLongLines(t *testing.T) {
+	long := func(n int) string { return string(bytes.Repeat([]byte("k"), n)) }
+	for _, tc := range []struct {
+		name, in, want string
+		closed         bool
+	}{
+		{"delete, key too long", "delete " + long(3000) + "\r\n", "CLIENT_ERROR bad command line format\r\n", false},
+		{"unknown command", long(3000) + "\r\n", "ERROR\r\n", false},
+		{"mn with junk", "mn " + long(3000) + "\r\nmn\r\n", "MN\r\nMN\r\n", false},
+		{"set, key too long, then its data", "set " + long(3000) + " 0 0 1\r\nx\r\n", "CLIENT_ERROR bad command line format\r\nERROR\r\n", false},
+		{"no newline", "delete " + long(3000), "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSession(newStillEnv(t))
+			s.Datagram(7)
+			if got := drive(t, s, []byte(tc.in)); got.out != tc.want || got.closed != tc.closed {
+				t.Errorf("datagram got %q closed=%v, want %q closed=%v", got.out, got.closed, tc.want, tc.closed)
+			}
+			stream := NewSession(newStillEnv(t))
+			if got := drive(t, stream, []byte(tc.in)); got.out != "" || !got.closed {
+				t.Errorf("stream got %q closed=%v, want a silent close", got.out, got.closed)
+			}
+		})
+	}
+}

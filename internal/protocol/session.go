@@ -415,6 +415,14 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 	if len(avail) <= MaxLineLen {
 		return -1, NeedMore
 	}
+	if s.datagramID != 0 {
+		// A datagram arrives whole and memcached reads it in one go, so it
+		// always meets a long line's newline and serves the line whatever
+		// its length; only a datagram without one is dropped.
+		if i := indexNewline(avail, max(from, MaxLineLen+1), len(avail)); i >= 0 {
+			return i, NeedMore
+		}
+	}
 	if !isMultiget(avail) {
 		// memcached closes silently: nothing sane can follow such a line.
 		return -1, Close
