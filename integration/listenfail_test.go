@@ -1,12 +1,18 @@
 package integration
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestListenFailuresMatchMemcached starts memcached and every engine where
@@ -84,4 +90,68 @@ func withoutReason(line string) string {
 		return line[:i]
 	}
 	return line
+}
+
+// TestWildcardServesIPv6WhenIPv4PortTaken: with no -l, memcached binds the
+// wildcard as an IPv4 and an IPv6-only socket and skips the one whose port
+// another program holds (EADDRINUSE), so it starts and serves IPv6 alone,
+// TCP and UDP. Every engine must start and serve the same.
+func TestWildcardServesIPv6WhenIPv4PortTaken(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		tcp, err := net.Listen("tcp4", "0.0.0.0:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tcp.Close()
+		udp, err := net.ListenPacket("udp4", "0.0.0.0:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer udp.Close()
+		port := tcp.Addr().(*net.TCPAddr).Port
+		udpPort := udp.LocalAddr().(*net.UDPAddr).Port
+		if probe, err := net.Listen("tcp6", net.JoinHostPort("::1", strconv.Itoa(port))); err != nil {
+			missing(t, "no IPv6 loopback to serve on: %v", err)
+		} else {
+			probe.Close()
+		}
+		sp := spec(t, tg, "-p", strconv.Itoa(port), "-U", strconv.Itoa(udpPort))
+		sp.Addr = net.JoinHostPort("::1", strconv.Itoa(port))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		p, err := testproc.Start(ctx, sp)
+		if err != nil {
+			t.Fatalf("%s did not start with IPv4's port held: %v", tg.name, err)
+		}
+		defer p.Stop(0)
+
+		c, err := net.DialTimeout("tcp6", sp.Addr, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte("version\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "VERSION ") {
+			t.Errorf("TCP over IPv6: %q, %v", line, err)
+		}
+
+		u, err := net.Dial("udp6", net.JoinHostPort("::1", strconv.Itoa(udpPort)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer u.Close()
+		u.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := u.Write(append([]byte{0, 7, 0, 0, 0, 1, 0, 0}, "version\r\n"...)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 512)
+		n, err := u.Read(buf)
+		if err != nil || n < 8 || !strings.HasPrefix(string(buf[8:n]), "VERSION ") {
+			t.Errorf("UDP over IPv6: %q, %v", buf[:max(n, 0)], err)
+		}
+	})
 }

@@ -306,19 +306,16 @@ func ListenUDP(listen string, port, perSocket int, mark uint32, newSession func(
 		return nil, UDPListenError(fmt.Errorf("udp: %w", err))
 	}
 	u := &UDPServer{newSession: newSession, started: time.Now().Unix()}
-	for _, b := range binds {
+	err = BindEach(binds, func(b Binding) (int, error) {
 		network := "udp4"
 		if b.V6() {
 			network = "udp6"
 		}
+		where := net.JoinHostPort(b.IP.String(), strconv.Itoa(b.Port))
 		lc := net.ListenConfig{Control: MarkControl(mark)}
-		pc, err := lc.ListenPacket(context.Background(), network, net.JoinHostPort(b.IP.String(), strconv.Itoa(port)))
+		pc, err := lc.ListenPacket(context.Background(), network, where)
 		if err != nil {
-			if b.Wildcard() && b.V6() {
-				continue // no IPv6 here: the wildcard is IPv4 only
-			}
-			u.Close()
-			return nil, UDPListenError(fmt.Errorf("udp: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(port)), err))
+			return 0, fmt.Errorf("udp: listen on %s: %w", where, err)
 		}
 		c := pc.(*net.UDPConn)
 		u.bound = append(u.bound, c)
@@ -326,11 +323,15 @@ func ListenUDP(listen string, port, perSocket int, mark uint32, newSession func(
 		for range max(perSocket, 1) - 1 {
 			d, err := dupUDP(c)
 			if err != nil {
-				u.Close()
-				return nil, UDPListenError(fmt.Errorf("udp: a descriptor per thread for %s: %w", c.LocalAddr(), err))
+				return 0, fmt.Errorf("udp: a descriptor per thread for %s: %v", c.LocalAddr(), err)
 			}
 			u.socks = append(u.socks, d)
 		}
+		return c.LocalAddr().(*net.UDPAddr).Port, nil
+	})
+	if err != nil {
+		u.Close()
+		return nil, UDPListenError(err)
 	}
 	u.state = make([]udpSockState, len(u.socks))
 	for i := range u.state {

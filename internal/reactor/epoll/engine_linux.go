@@ -138,30 +138,21 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 }
 
 // listen opens one SO_REUSEPORT group per binding and gives listener i of
-// each group to reactor i. Bindings of one -l entry share the port the first
-// one got (-p 0). A host without IPv6 just has no IPv6 wildcard listener.
+// each group to reactor i, under memcached's rules for the addresses of one
+// -l entry (reactor.BindEach).
 func (e *engine) listen(binds []reactor.Binding) error {
-	ports := make(map[int]int)
-	for _, b := range binds {
-		if p, ok := ports[b.Entry]; ok {
-			b.Port = p
-		}
+	return reactor.BindEach(binds, func(b reactor.Binding) (int, error) {
 		ifi, q := reactor.ListenDevice(b.IP)
 		g, err := openListenGroup(b, len(e.reactors), e.cfg.Backlog, e.cfg.SocketMark, ifi != nil && q > 0)
 		if err != nil {
-			if b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
-				slog.Debug("epoll: no IPv6 wildcard listener", "err", err)
-				continue
-			}
-			return fmt.Errorf("epoll: %w", err)
+			return 0, fmt.Errorf("epoll: %w", err)
 		}
-		ports[b.Entry] = g.addr.Port
 		e.groups = append(e.groups, g)
 		if err := e.adopt(g); err != nil {
-			return err
+			return 0, err
 		}
-	}
-	return nil
+		return g.addr.Port, nil
+	})
 }
 
 // adopt gives listener i of group g (just appended to e.groups) to reactor i.

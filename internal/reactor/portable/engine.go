@@ -119,23 +119,11 @@ func (e *engine) listenTCP() error {
 		return fmt.Errorf("portable: %w", err)
 	}
 	cfg := e.cfg
-	ports := make(map[int]int) // -l entry -> the port its first socket got
-	for _, b := range binds {
-		port := b.Port
-		if p, ok := ports[b.Entry]; ok {
-			port = p
-		}
-		ln, err := listen(b, port, cfg.SocketMark)
+	return reactor.BindEach(binds, func(b reactor.Binding) (int, error) {
+		ln, err := listen(b, b.Port, cfg.SocketMark)
 		if err != nil {
-			if b.Wildcard() && b.V6() {
-				// No IPv6 on this host: the wildcard is IPv4 only, as
-				// memcached's getaddrinfo would return.
-				e.log.Debug("no IPv6 wildcard listener", "err", err)
-				continue
-			}
-			return fmt.Errorf("portable: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(port)), err)
+			return 0, fmt.Errorf("portable: listen on %s: %w", net.JoinHostPort(b.IP.String(), strconv.Itoa(b.Port)), err)
 		}
-		ports[b.Entry] = ln.Addr().(*net.TCPAddr).Port
 		if err := setBacklog(ln, cfg.Backlog); err != nil {
 			e.log.Warn("cannot set listen backlog", "addr", ln.Addr(), "backlog", cfg.Backlog, "err", err)
 		}
@@ -144,8 +132,8 @@ func (e *engine) listenTCP() error {
 			l.tls = true
 		}
 		e.listeners = append(e.listeners, l)
-	}
-	return nil
+		return ln.Addr().(*net.TCPAddr).Port, nil
+	})
 }
 
 // listen binds one socket. "tcp6" makes the net package set IPV6_V6ONLY, so

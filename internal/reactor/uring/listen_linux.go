@@ -3,9 +3,7 @@
 package uring
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 
 	"github.com/gocached/gocached/internal/reactor"
@@ -19,51 +17,40 @@ type boundAddr struct {
 }
 
 // listen opens, for every binding, one SO_REUSEPORT listener per reactor
-// (each reactor runs a multishot accept on its own). Bindings of one -l
-// entry share the port the first one got (-p 0). A host without IPv6 just
-// has no IPv6 wildcard listener.
+// (each reactor runs a multishot accept on its own), under memcached's
+// rules for the addresses of one -l entry (reactor.BindEach).
 //
 // Unlike the epoll engine no classic-BPF program steers SYNs by RX queue:
 // the kernel hashes them over the group and the acceptor hands each
 // connection to the reactor of its NAPI ID after accept.
 func (e *engine) listen(binds []reactor.Binding) error {
-	ports := make(map[int]int)
-	for _, b := range binds {
-		if p, ok := ports[b.Entry]; ok {
-			b.Port = p
-		}
+	return reactor.BindEach(binds, func(b reactor.Binding) (int, error) {
 		if b.Port != 0 {
 			// Without this check our listeners would silently join the
 			// SO_REUSEPORT group of another server on the same port.
-			fd, _, err := reactor.OpenSocket(b.IP, b.Port, false)
-			if err != nil {
-				if b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
-					continue
-				}
-				return err
+			if err := reactor.CheckPortFree(b.IP, b.Port); err != nil {
+				return 0, err
 			}
-			unix.Close(fd)
 		}
 		port := b.Port
 		group := len(e.bound)
 		for i, r := range e.reactors {
 			fd, addr, err := reactor.OpenListener(b.IP, port, e.cfg.Backlog, e.cfg.SocketMark)
+			if err != nil && i == 0 {
+				return 0, err
+			}
 			if err != nil {
-				if i == 0 && b.Wildcard() && b.V6() && errors.Is(err, unix.EAFNOSUPPORT) {
-					slog.Debug("uring: no IPv6 wildcard listener", "err", err)
-					break
-				}
-				return err
+				// Not one to skip: the group's first listener holds the port.
+				return 0, fmt.Errorf("%v", err)
 			}
 			if i == 0 {
 				e.bound = append(e.bound, boundAddr{addr: &addr, label: reactor.AddrString(&addr)})
 				port = addr.Port
-				ports[b.Entry] = port
 			}
 			r.addListener(fd, group)
 		}
-	}
-	return nil
+		return port, nil
+	})
 }
 
 // listenUnix binds -s, memcached's AF_UNIX listener (then nothing else
