@@ -150,6 +150,8 @@ func TestBadCommandLines(t *testing.T) {
 		// gocached's own flags and limits: 64, gocached's wording.
 		{"--engine rocket", 64, `gocached: unknown --engine "rocket" (want epoll, uring or go)`},
 		{"--max-events 0", 64, "gocached: --max-events must be greater than 0 (got 0)"},
+		{"--poll-auto-interval 0", 64, "gocached: --poll-auto-interval must be greater than 0 (got 0s)"},
+		{"--poll-auto-interval -1s", 64, "gocached: --poll-auto-interval must be greater than 0 (got -1s)"},
 		{"--busy-poll-budget 70000", 64, `gocached: invalid argument "70000" for "--busy-poll-budget" flag: must be a non-negative integer`},
 		{"--pin-cpus 0-2,1", 64, `gocached: invalid --pin-cpus "0-2,1": cpu list "0-2,1": CPU 1 listed twice`},
 		{"--poll-mode turbo", 64, `gocached: --poll-mode: unknown poll mode "turbo" (want one of base, deferX, napibusy, fullbusy, suspend0, suspendX, auto, X in µs)`},

@@ -112,6 +112,9 @@ func (f *napiFlags) resolve(fs *pflag.FlagSet, o *options) error {
 	case !no.knobs.Empty():
 		rc.Epoll.PollMode = pollModeCustom
 	}
+	if no.autoEvery <= 0 {
+		return usagef("--poll-auto-interval must be greater than 0 (got %v)", no.autoEvery)
+	}
 	if fs.Changed("interface") && no.iface == "" {
 		return usagef("--interface needs an interface name")
 	}
