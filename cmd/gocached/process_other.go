@@ -30,6 +30,13 @@ func (p *processOptions) dropPrivileges(*slog.Logger, *napiSession) error {
 	return nil
 }
 
+// errMemoryFileOpen: see userfiles.go; without -u there is nothing to prepare.
+const errMemoryFileOpen = "failed to open file for mmap"
+
+func (p *processOptions) prepareMemoryFile(string) error { return nil }
+
+func (p *processOptions) handOver(...string) error { return nil }
+
 func (p *processOptions) writePidFile(log *slog.Logger) func() { return func() {} }
 
 func daemonize(_ []string, _ bool, stderr io.Writer) int {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -112,8 +113,11 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 			return fmt.Errorf("hand the NAPI state file to %s: %w", p.user, err)
 		}
 	}
-	// Go applies these to every thread of the process.
-	if err := unix.Setgroups([]int{gid}); err != nil {
+	// syscall's Setgroups, Setgid and Setuid change every thread of the
+	// process (x/sys's Setgroups only the calling one's, which would leave
+	// root's groups on the others). As memcached does, no supplementary
+	// group is kept.
+	if err := syscall.Setgroups(nil); err != nil {
 		return fmt.Errorf("failed to drop supplementary groups: %w", err)
 	}
 	if err := unix.Setgid(gid); err != nil {

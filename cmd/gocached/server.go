@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -46,6 +47,13 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	logExtOptions(o.ext, log)
 	if o.napiIDs > 0 {
 		log.Info("-N is accepted for memcached compatibility; the epoll engine finds NAPI IDs itself", "napi_ids", o.napiIDs)
+	}
+	if err := o.proc.prepareMemoryFile(o.memoryFile); err != nil {
+		if strings.HasPrefix(err.Error(), errMemoryFileOpen) {
+			fmt.Fprintln(stderr, err) // memcached's line, first
+		}
+		log.Error("cannot start", "err", err)
+		return 1
 	}
 	st, err := store.New(store.Config{
 		MemoryLimit:      o.memory,
@@ -197,8 +205,13 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 			log.Warn("-o no_maxconns_fast: cannot bound descriptors to -c; clients beyond it are served", "err", err)
 		}
 	}
-	// Listeners are bound and knobs set: root is no longer needed.
-	if err := o.proc.dropPrivileges(log, ns); err != nil {
+	// Listeners are bound and knobs set: root is no longer needed. What
+	// memcached, already the -u user, would have created is the user's.
+	err = o.proc.handOver(o.reactor.UnixSocket, os.Getenv(portFileEnv))
+	if err == nil {
+		err = o.proc.dropPrivileges(log, ns)
+	}
+	if err != nil {
 		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
 		if errors.Is(err, errNoUser) {

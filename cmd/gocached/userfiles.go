@@ -1,0 +1,109 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// memcached drops root (-u) before it creates anything: its -s socket, its
+// -e memory file and its port file belong to the -u user, and opening them
+// is checked as that user. gocached keeps root until the listeners are
+// bound and the NAPI knobs set, so it creates these files as the user
+// where it can (the memory file, before the store maps it) and hands the
+// others to the user before the drop (handOver).
+
+// identity is -u's uid and gid when the process will drop to it: running
+// as root with -u given. ok is false otherwise, and for an unknown user
+// (dropPrivileges refuses that one with memcached's message).
+func (p *processOptions) identity() (uid, gid int, ok bool) {
+	if os.Geteuid() != 0 || p.user == "" {
+		return 0, 0, false
+	}
+	u, err := user.Lookup(p.user)
+	if err != nil {
+		return 0, 0, false
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return uid, gid, true
+}
+
+// errMemoryFileOpen is memcached's perror prefix when -e's file cannot be
+// opened (memcached then aborts).
+const errMemoryFileOpen = "failed to open file for mmap"
+
+// prepareMemoryFile opens -e's file as the -u user would, creating it with
+// memcached's mode (0700) and owner, so that a file the user may not write
+// fails the start as it fails memcached's. Its directory must also let the
+// user create the metadata file that a graceful stop writes beside it:
+// memcached starts without that and loses the cache at its stop, gocached
+// refuses at once instead.
+func (p *processOptions) prepareMemoryFile(path string) error {
+	uid, gid, ok := p.identity()
+	if path == "" || !ok {
+		return nil
+	}
+	err := asUserFiles(uid, gid, func() error {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o700)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("%s: %s", errMemoryFileOpen, errnoText(err))
+		}
+		f.Close()
+		dir := filepath.Dir(path)
+		if err := canCreateIn(dir); err != nil {
+			return fmt.Errorf("-e %s: user %s cannot create files in %s (%v), so a graceful stop could not save the cache", path, p.user, dir, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return p.handOver(path) // where asUserFiles could not create it as the user
+}
+
+// handOver gives the files gocached created as root (the -s socket, the
+// port file) to the -u user, as memcached, already that user, would have
+// created them.
+func (p *processOptions) handOver(paths ...string) error {
+	uid, gid, ok := p.identity()
+	if !ok {
+		return nil
+	}
+	for _, path := range paths {
+		if path == "" {
+			continue
+		}
+		if err := os.Lchown(path, uid, gid); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("hand %s to %s: %w", path, p.user, err)
+		}
+	}
+	return nil
+}
+
+// errnoText is strerror's wording of err ("Permission denied"), as
+// memcached's perror prints it.
+func errnoText(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		s := errno.Error()
+		if s != "" {
+			return string(s[0]-'a'+'A') + s[1:]
+		}
+	}
+	return err.Error()
+}
