@@ -131,7 +131,7 @@ func TestMemoryFileBelongsToUser(t *testing.T) {
 // fails the start with memcached's line first (memcached then aborts,
 // gocached exits 1).
 func TestMemoryFileNotWritableByUser(t *testing.T) {
-	userDir(t) // root, or skip
+	userDir(t)         // root, or skip
 	dir := t.TempDir() // root's, 0700
 	mc := requireTool(t, "memcached")
 	args := []string{"-p", "0", "-U", "0", "-l", "127.0.0.1", "-m", "8", "-e", filepath.Join(dir, "mem"), "-u", "nobody"}
