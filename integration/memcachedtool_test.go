@@ -384,9 +384,9 @@ func checkToolSettings(t *testing.T, env *toolEnv, r toolRun) {
 }
 
 // settingsDiffer are settings that legitimately differ: the port, thread
-// counts (the machine), the hash, and memcached internals gocached does not
-// have (LRU maintainer, segmented LRU, slab rebalancing).
-var settingsDiffer = setOf("tcpport", "num_threads", "num_threads_per_udp", "hash_algorithm",
+// counts (the machine), and memcached internals gocached does not have (LRU
+// maintainer, segmented LRU, slab rebalancing).
+var settingsDiffer = setOf("tcpport", "num_threads", "num_threads_per_udp",
 	"lru_maintainer_thread", "lru_segmented", "slab_automove", "slab_reassign")
 
 func normaliseToolSettings(env *toolEnv, r toolRun) string {

@@ -14,6 +14,7 @@ var tunedSettings = []string{
 	"hot_lru_pct", "warm_lru_pct", "hot_max_factor", "warm_max_factor",
 	"worker_logbuf_size", "read_buf_mem_limit", "track_sizes", "temp_lru",
 	"temporary_ttl", "idle_timeout", "watcher_logbuf_size", "slab_chunk_max", "ssl_wbuf_size",
+	"hash_algorithm",
 }
 
 // TestTunedSettings: every engine reports the -o knobs in `stats settings`
@@ -32,6 +33,9 @@ func TestTunedSettings(t *testing.T) {
 		{"no_modern", "no_modern"},
 		{"no_modern then back", "no_modern,slab_reassign,slab_automove,maxconns_fast,lru_crawler"},
 		{"switches off", "no_slab_reassign,no_slab_automove,no_maxconns_fast"},
+		{"jenkins", "hash_algorithm=jenkins"},
+		{"xxh3", "hash_algorithm=xxh3"},
+		{"no_modern, then murmur3", "no_modern,hash_algorithm=murmur3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := dialRaw(t, startServer(t, referenceTarget, "-o", tc.o).Addr())

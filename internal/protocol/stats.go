@@ -377,7 +377,10 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("tail_repair_time", int64(tu.TailRepairTime))
 	w.flag("flush_enabled", !set.FlushDisabled)
 	w.flag("dump_enabled", !set.DumpDisabled)
-	w.str("hash_algorithm", "xxhash")
+	// memcached's name for the hash -o chose (murmur3 unless jenkins, xxh3
+	// or no_modern): the one `stats detail dump` orders prefixes by. The
+	// store spreads keys over its shards by xxhash whatever it says.
+	w.str("hash_algorithm", tu.HashAlgorithm)
 	// The store's background sweep does the maintainer's job (reclaiming
 	// what expired or was flushed); -o no_lru_maintainer turns the flag
 	// off with the counters, as memcached does.
