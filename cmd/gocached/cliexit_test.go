@@ -21,6 +21,10 @@ func TestBadCommandLines(t *testing.T) {
 		// getopt's errors.
 		{"--bogus", 1, "gocached: unrecognized option '--bogus'" + illegal},
 		{"--bogus=1", 1, "gocached: unrecognized option '--bogus=1'" + illegal},
+		// memcached's -h prints --napi_ids, but its getopt_long knows only
+		// the dashed names.
+		{"--napi_ids=2", 1, "gocached: unrecognized option '--napi_ids=2'" + illegal},
+		{"--conn_limit 5", 1, "gocached: unrecognized option '--conn_limit'" + illegal},
 		{"-j", 1, "gocached: invalid option -- 'j'" + illegal},
 		{"-vj", 1, "gocached: invalid option -- 'j'" + illegal},
 		{"-e", 1, "gocached: option requires an argument -- 'e'" + illegal},

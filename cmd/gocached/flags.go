@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -55,11 +54,9 @@ func parseFlags(args []string) (*options, error) {
 	fs := pflag.NewFlagSet("gocached", pflag.ContinueOnError)
 	fs.SetOutput(discard{})
 	fs.SortFlags = false
-	// memcached spells some long names with underscores (--napi_ids):
-	// accept both spellings for every flag.
-	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
-	})
+	// Long names are spelled with dashes only: memcached's -h prints
+	// --napi_ids, but its getopt_long knows --napi-ids and refuses the
+	// underscore spelling as an unrecognized option, and so does gocached.
 
 	o := &options{}
 	rc := &o.reactor

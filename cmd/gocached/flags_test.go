@@ -70,7 +70,7 @@ func TestParseFlagsValues(t *testing.T) {
 		{"binary protocol", []string{"-B", "binary"}, func(o *options) bool { return o.binding == protocol.BindingBinary }},
 		{"auto protocol", []string{"-B", "auto"}, func(o *options) bool { return o.binding == protocol.BindingAuto }},
 		{"sasl", []string{"-S"}, func(o *options) bool { return o.sasl }},
-		{"napi ids memcached spelling", []string{"--napi_ids", "4"}, func(o *options) bool { return o.napiIDs == 4 }},
+		{"napi ids", []string{"--napi-ids", "4"}, func(o *options) bool { return o.napiIDs == 4 }},
 		{"napi ids short", []string{"-N", "2"}, func(o *options) bool { return o.napiIDs == 2 }},
 		{"engine go", []string{"--engine=go"}, func(o *options) bool { return o.engine == "go" }},
 		{"epoll knobs", []string{"--busy-poll-usecs", "50", "--busy-poll-budget", "16", "--prefer-busy-poll",

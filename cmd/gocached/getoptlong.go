@@ -85,7 +85,7 @@ func expandLongOptions(fs *pflag.FlagSet, args []string) ([]string, error) {
 // abbreviates. arg is the whole argument, which getopt quotes when the
 // abbreviation is ambiguous. An unknown name comes back as it is.
 func resolveLongOption(fs *pflag.FlagSet, name, arg string) (string, error) {
-	norm := strings.ReplaceAll(name, "_", "-") // as parseFlags' normalizer
+	norm := name
 	if name == "" || fs.Lookup(norm) != nil {
 		return norm, nil
 	}
