@@ -80,6 +80,10 @@ func (a *ASCIIAuth) Check(user, pass []byte) bool {
 	return ok
 }
 
+// asciiAuthMax bounds a login's data block with its "\r\n": memcached's
+// read buffer (READ_BUFFER_SIZE), which must hold all of it.
+const asciiAuthMax = 16384
+
 // asciiAuth handles the front of in for an unauthenticated text connection.
 // It returns how many bytes it consumed, or minus the length it needs.
 func (s *Session) asciiAuth(in []byte) (int, Status) {
@@ -109,11 +113,11 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 		return nl + 1, NeedMore
 	}
 	total := nl + 1 + int(size) + 2
-	if int(size) > s.multigetLimit() {
-		// Beyond memcached, which would wait for any size: drop it.
-		s.swallow = int64(size) + 2
-		s.authFailed()
-		return nl + 1, NeedMore
+	if int(size)+2 > asciiAuthMax {
+		// memcached holds the data (after the line) in its 16 KiB read
+		// buffer and closes a connection whose data cannot fit: a client
+		// that has not logged in may not make the server hold more.
+		return 0, Close
 	}
 	if len(in) < total {
 		return -total, NeedMore

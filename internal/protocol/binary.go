@@ -191,6 +191,15 @@ func (s *Session) binSASL(in []byte, head int, mech []byte, vlen int) (int, Stat
 		s.swallow = int64(vlen)
 		return head, NeedMore
 	}
+	if vlen > saslMaxData {
+		// No mechanism's message is this long; memcached would hold it in
+		// an item (inside -m), gocached would hold it in the connection's
+		// read buffer, outside -m, for a client not yet logged in. It is
+		// swallowed as it comes and fails the exchange, as such data would.
+		s.saslRefuse(&s.bh)
+		s.swallow = int64(vlen)
+		return head, NeedMore
+	}
 	if len(in) < head+vlen {
 		return -(head + vlen), NeedMore
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,59 @@ func TestSizeClassFlags(t *testing.T) {
 	addr := startMemcachedWith(t, nil, "-f", "2", "-n", "100")
 	if got := keepLines(exchange(t, addr, in, 1<<20).out, keep); got != want {
 		t.Fatalf("memcached: got %q, want %q", got, want)
+	}
+}
+
+// TestASCIIAuthSizeBound: memcached holds a login's data block (after its
+// line) in its 16 KiB read buffer and closes a connection whose data
+// cannot fit, so a client that has not logged in cannot make it hold more;
+// gocached draws the line at the same byte, against memcached too.
+func TestASCIIAuthSizeBound(t *testing.T) {
+	dir := t.TempDir()
+	authFile := filepath.Join(dir, "auth")
+	if err := os.WriteFile(authFile, []byte("user:pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	auth, err := LoadASCIIAuth(authFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := func(size int) string {
+		return "set a 0 0 " + strconv.Itoa(size) + "\r\nuser " + strings.Repeat("p", size-5) + "\r\n"
+	}
+	cases := []struct {
+		size   int
+		want   string
+		closed bool
+	}{
+		{16382, "CLIENT_ERROR authentication failure\r\n", false}, // with its \r\n, 16384
+		{16383, "", true},
+		{1 << 20, "", true},
+	}
+	for _, c := range cases {
+		env := newSmallEnv(t)
+		env.ASCIIAuth = auth
+		if got := drive(t, NewSession(env), []byte(login(c.size))); got.out != c.want || got.closed != c.closed {
+			t.Errorf("%d bytes: got %q closed %v, want %q closed %v", c.size, got.out, got.closed, c.want, c.closed)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	dir2, err := os.MkdirTemp("", "gocached-auth-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir2)
+	os.Chmod(dir2, 0o755)
+	mcAuth := filepath.Join(dir2, "auth")
+	if err := os.WriteFile(mcAuth, []byte("user:pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := startMemcachedWith(t, nil, "-Y", mcAuth)
+	for _, c := range cases {
+		if got := exchange(t, addr, login(c.size), len(c.want)); got.out != c.want || got.closed != c.closed {
+			t.Errorf("memcached, %d bytes: got %q closed %v, want %q closed %v", c.size, got.out, got.closed, c.want, c.closed)
+		}
 	}
 }

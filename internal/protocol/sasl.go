@@ -32,12 +32,15 @@ import (
 //     that editing it takes effect without a restart.
 
 const (
-	saslMaxMechLen = 32  // memcached's MAX_SASL_MECH_LEN
-	saslMaxEntry   = 256 // memcached reads password lines in buffers this long
-	saslAuthOK     = "Authenticated"
-	saslPlain      = "PLAIN"
-	saslCRAMMD5    = "CRAM-MD5"
-	saslLogin      = "LOGIN"
+	saslMaxMechLen = 32 // memcached's MAX_SASL_MECH_LEN
+	// saslMaxData bounds the data of one SASL message: PLAIN's three
+	// fields, a SCRAM message or a CRAM-MD5 digest take well under 2 KiB.
+	saslMaxData  = 16 << 10
+	saslMaxEntry = 256 // memcached reads password lines in buffers this long
+	saslAuthOK   = "Authenticated"
+	saslPlain    = "PLAIN"
+	saslCRAMMD5  = "CRAM-MD5"
+	saslLogin    = "LOGIN"
 )
 
 // SASLPasswordEnv is the environment variable memcached reads the password
@@ -346,6 +349,16 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		s.env.counters.authErrors.Add(1)
 		s.binError(h, statusAuthError)
 	}
+}
+
+// saslRefuse ends the exchange under way as failed, for a message that
+// could not be part of any.
+func (s *Session) saslRefuse(h *binHeader) {
+	s.authenticated = false
+	s.sasl.state, s.sasl.scram = saslIdle, nil
+	s.env.counters.authCmds.Add(1)
+	s.env.counters.authErrors.Add(1)
+	s.binError(h, statusAuthError)
 }
 
 // loginPrompt keeps LOGIN's user name and asks for the password.

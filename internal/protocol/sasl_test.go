@@ -58,6 +58,7 @@ var saslScripts = []binScript{
 	{name: "list resets auth", in: binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 1, 0) + binReq(opSASLList, "", "", "", 2, 0) +
 		binReq(opNoop, "", "", "", 3, 0)},
 	{name: "mechanism too long", in: binReq(opSASLAuth, "PLAINPLAINPLAINPLAINPLAINPLAINPLA", "", "xyz", 1, 0) + binReq(opVersion, "", "", "", 2, 0)},
+	{name: "oversized message", in: binReq(opSASLAuth, "PLAIN", "", plain("", "alice", strings.Repeat("s", 20000)), 1, 0) + binReq(opNoop, "", "", "", 2, 0)},
 	{name: "text is not spoken", in: "version\r\n" + "x"},
 	{name: "text long enough to be a header", in: "get a b c d e f g h i j k l m\r\n"},
 }
@@ -82,6 +83,7 @@ var saslWants = map[string]string{
 	"unknown mechanism":                "81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000001 cas=0\n81 00 op=0b st=00 ext= key=\"\" val=\"1.6.18\" opq=00000002 cas=0\n",
 	"list resets auth":                 "81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000001 cas=0\n81 00 op=20 st=00 ext= key=\"\" val=\"PLAIN\" opq=00000002 cas=0\n81 00 op=0a st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000003 cas=0\nclosed\n",
 	"mechanism too long":               "81 00 op=21 st=04 ext= key=\"\" val=\"Invalid arguments\" opq=00000001 cas=0\n81 00 op=0b st=00 ext= key=\"\" val=\"1.6.18\" opq=00000002 cas=0\n",
+	"oversized message":                "81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000001 cas=0\n81 00 op=0a st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000002 cas=0\nclosed\n",
 	"text is not spoken":               "",
 	"text long enough to be a header":  "closed\n",
 }
@@ -94,6 +96,24 @@ func TestSASLScripts(t *testing.T) {
 				t.Errorf("got:\n%swant:\n%s", g, saslWants[sc.name])
 			}
 		})
+	}
+}
+
+// TestSASLOversizedMessageNotHeld: a SASL message longer than any
+// mechanism's is answered as soon as its header is in and its data is
+// swallowed as it arrives: a client that has not logged in cannot make the
+// connection hold up to -I of it (memcached, which would fail it too,
+// holds it in an item inside -m).
+func TestSASLOversizedMessageNotHeld(t *testing.T) {
+	req := binReq(opSASLAuth, "PLAIN", "", plain("", "alice", strings.Repeat("s", 1<<19)), 1, 0)
+	env := newSASLEnv(t)
+	s := NewSession(env)
+	got := drive(t, s, []byte(req[:4096]))
+	if g := describePackets(got.out, got.closed); g != "81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000001 cas=0\n" {
+		t.Fatalf("after 4 KiB of a 512 KiB message: %q", g)
+	}
+	if a, e := env.counters.authCmds.Load(), env.counters.authErrors.Load(); a != 1 || e != 1 {
+		t.Errorf("auth_cmds %d auth_errors %d, want 1 and 1", a, e)
 	}
 }
 
