@@ -7,6 +7,7 @@ package integration
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -250,4 +251,56 @@ func checkMemcdump(t *testing.T, env *toolEnv, r toolRun) {
 	if !slices.Equal(got, want) {
 		t.Errorf("memcdump listed %q, want %q", got, want)
 	}
+}
+
+// TestMetadumpBusy: memcached runs one metadump at a time (its single LRU
+// crawler): while one client's dump is stuck on a client that does not
+// read, another client's metadump and crawl answer BUSY; once the stuck
+// client has gone, the crawler is free again. Every engine as memcached.
+func TestMetadumpBusy(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		p := startServer(t, tg)
+		load := dialRaw(t, p.Addr())
+		var sets strings.Builder
+		// A dump of some 12 MB: more than the socket buffers between the
+		// server and a client that does not read can absorb.
+		for i := range 120000 {
+			fmt.Fprintf(&sets, "set busykey%06d 0 0 10 noreply\r\n0123456789\r\n", i)
+		}
+		load.send(sets.String())
+		if v := load.roundTrip("version\r\n"); !strings.HasPrefix(v, "VERSION ") {
+			t.Fatalf("after the load: %q", v)
+		}
+
+		stuck := dialRaw(t, p.Addr())
+		stuck.conn.(*net.TCPConn).SetReadBuffer(4096)
+		stuck.send("lru_crawler metadump all\r\n") // never read
+		other := dialRaw(t, p.Addr())
+		busy := "BUSY currently processing crawler request\r\n"
+		var got string
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			// The stuck dump may need a moment to start (memcached's
+			// crawler thread) and to fill the socket buffers.
+			if got = other.roundTrip("lru_crawler crawl all\r\n"); got == busy || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got != busy {
+			t.Fatalf("crawl during a stuck dump: %q, want %q", got, busy)
+		}
+		if got := other.roundTrip("lru_crawler metadump all\r\n"); got != busy {
+			t.Errorf("metadump during a stuck dump: %q, want %q", got, busy)
+		}
+		stuck.conn.Close()
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if got = other.roundTrip("lru_crawler crawl all\r\n"); got == "OK\r\n" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if got != "OK\r\n" {
+			t.Errorf("crawl after the stuck client left: %q, want OK", got)
+		}
+	})
 }

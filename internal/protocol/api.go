@@ -206,6 +206,9 @@ type Env struct {
 	detail prefixStats
 	// logs feeds `watch` connections (watch.go).
 	logs watchHub
+	// crawlerBusy is memcached's one LRU crawler: held by a metadump from
+	// its start until its END or its connection's end (crawler.go).
+	crawlerBusy atomic.Bool
 }
 
 // protoCounters are shared by every Session of one Env.

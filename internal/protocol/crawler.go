@@ -16,6 +16,7 @@ const (
 	rCrawlerOff  = "CLIENT_ERROR lru crawler disabled\r\n"
 	rBadClass    = "BADCLASS invalid class id\r\n"
 	rNotStarted  = "NOTSTARTED no items to crawl\r\n"
+	rCrawlerBusy = "BUSY currently processing crawler request\r\n"
 	dumpSlotStep = 4096 // index slots one dump step examines
 )
 
@@ -61,6 +62,9 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		}
 		var d dumpState
 		r := parseCrawlClasses(arg, &d)
+		if r == rOK && s.env.crawlerBusy.Load() {
+			r = rCrawlerBusy
+		}
 		if r == rOK {
 			s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
 			// In the background, as memcached's crawler thread: a sweep of
@@ -141,6 +145,13 @@ func (s *Session) metadump(arg []byte) {
 		s.reply(r)
 		return
 	}
+	// One at a time, as memcached's single crawler thread: a dump holds
+	// up to a turn of output per connection, and any number of clients
+	// could otherwise start one each.
+	if !s.env.crawlerBusy.CompareAndSwap(false, true) {
+		s.reply(rCrawlerBusy)
+		return
+	}
 	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
 	s.dump = d
 	s.continueDump()
@@ -155,13 +166,21 @@ func (s *Session) continueDump() {
 		done := s.env.Store.Dump(&d.cursor, dumpSlotStep, s.dumpFn)
 		if done {
 			s.out = append(s.out, rEnd...)
-			s.dump = nil
+			s.endDump()
 			s.flushMark = len(s.out) // memcached's crawler wrote it directly
 			return
 		}
 		if bounded && len(s.out)-s.outStart >= OutputBudget {
 			return
 		}
+	}
+}
+
+// endDump ends this Session's metadump, if any, freeing the crawler.
+func (s *Session) endDump() {
+	if s.dump != nil {
+		s.dump = nil
+		s.env.crawlerBusy.Store(false)
 	}
 }
 

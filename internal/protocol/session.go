@@ -192,7 +192,7 @@ func (s *Session) Reset() {
 	}
 	s.peer, s.transport = netip.AddrPort{}, ""
 	s.quit, s.closeReason = false, ""
-	s.dump = nil
+	s.endDump() // a client gone mid-dump frees the crawler
 	s.connID = s.datagramID
 	s.authed = false
 	s.logScratch = nil
