@@ -43,7 +43,7 @@ func TestContribWrapperReadsConfLikeDebian(t *testing.T) {
 	}
 	ours := filepath.Join(root, "contrib/systemd/gocached-wrapper")
 	for name, conf := range map[string]string{
-		"stock": serviceConf,
+		"stock":                     serviceConf,
 		"several options on a line": "-m 64 -c 2048\n-p 11211 -U 0\n",
 		"-d and -h lines":           "-d\n-dv\n-h\n-hv\n-v\n",
 		"comments and blanks":       "# c\n\n   -m 64   # trailing\n-vv#tight\n\t-t 2\t\n",
