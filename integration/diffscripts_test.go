@@ -30,6 +30,14 @@ func script(name string, reqs ...string) diffScript {
 func (d diffScript) with(flags ...string) diffScript { d.flags = flags; return d }
 
 // set is a set request with a value.
+// rejectedLine is a storage line memcached rejects after reading its
+// length (format: the line with %d for the length) and rejectedData as its
+// data block: gocached swallows the block, memcached runs it as a command
+// (README), one that answers nothing and changes nothing.
+func rejectedLine(format string) string {
+	return fmt.Sprintf(format, len(rejectedData)) + "\r\n" + rejectedData + "\r\n"
+}
+
 func set(cmd, key string, flags, exp int, value string) string {
 	return fmt.Sprintf("%s %s %d %d %d\r\n%s\r\n", cmd, key, flags, exp, len(value), value)
 }
@@ -75,7 +83,7 @@ var diffScripts = []diffScript{
 	{name: "cas", steps: []diffStep{
 		{send: set("set", "c", 3, 0, "one") + "gets c\r\n", await: "END\r\n"},
 		{send: "cas c 0 0 3 {cas:c}\r\ntwo\r\ncas c 0 0 5 {cas:c}\r\nthree\r\ngets c\r\n", await: "END\r\n"},
-		{send: "cas c 0 0 4 {cas:c} noreply\r\nfour\r\nget c\r\ncas missing 0 0 1 1\r\nx\r\ncas c 0 0 1\r\nx\r\ncas c 0 0 1 abc\r\nx\r\n"},
+		{send: "cas c 0 0 4 {cas:c} noreply\r\nfour\r\nget c\r\ncas missing 0 0 1 1\r\nx\r\ncas c 0 0 1\r\nx\r\n" + rejectedLine("cas c 0 0 %d abc")},
 	}},
 	{name: "cas-disabled", flags: []string{"-C"}, steps: []diffStep{
 		{send: set("set", "c", 0, 0, "one") + "gets c\r\n", await: "END\r\n"},
@@ -120,7 +128,7 @@ var diffScripts = []diffScript{
 	script("unknown-and-empty",
 		"bogus\r\n", "\r\n", "GET a\r\n", "sets a 0 0 1\r\n", "get\r\n", "gets\r\n", "version\r\n"),
 	script("bad-command-lines",
-		"set a 0 0\r\n", "set a x 0 1\r\n1\r\n", "set a 0 x 1\r\n1\r\n", "set a 0 0 x\r\n",
+		"set a 0 0\r\n", rejectedLine("set a x 0 %d"), rejectedLine("set a 0 x %d"), "set a 0 0 x\r\n",
 		"set a 0 0 -1\r\n", "set a 4294967296 0 1\r\n1\r\n", "set a 0 0 1 2 3 4\r\n", "get a\r\n", "version\r\n"),
 	script("bad-data-chunk",
 		"set a 0 0 3\r\nabcd\r\n", "get a\r\n", "set b 0 0 3\r\nab\r\n\r\n", "get b\r\n",
@@ -131,7 +139,7 @@ var diffScripts = []diffScript{
 		"delete "+key251+"\r\n", "incr "+key251+" 1\r\n", "touch "+key251+" 1\r\n", "version\r\n"),
 	// Whether memcached swallows the data block after a rejected key depends
 	// on whether it has arrived yet, so this one is sent whole only.
-	{name: "set-long-key", wholeOnly: true, steps: []diffStep{{send: set("set", key251, 0, 0, "too") + "get " + key250 + "\r\nversion\r\n"}}},
+	{name: "set-long-key", wholeOnly: true, steps: []diffStep{{send: set("set", key251, 0, 0, rejectedData) + "get " + key250 + "\r\nversion\r\n"}}},
 	script("multiget-long-key", "get a "+key251+"\r\n", "version\r\n"),
 	script("lf-line-endings",
 		"set a 0 0 1\n1\r\n", "get a\n", "version\n", "delete a\n", "get a\r\n"),

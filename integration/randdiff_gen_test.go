@@ -16,8 +16,11 @@ import (
 // Left out on purpose, each a documented or timing-dependent difference:
 //   - mg/ms/md/ma flag E: gocached takes it as memcached 1.6.21 does, 1.6.18
 //     answers "CLIENT_ERROR invalid flag" (README, "plus E from 1.6.21");
-//   - ms with a key over 250 bytes or a malformed length: memcached runs its
-//     data block as commands, gocached swallows it (README);
+//   - ms with a key over 250 bytes or a malformed length, and a text
+//     storage line rejected after its length (a key over 250 bytes, a bad
+//     flags, exptime or CAS token) with a data block memcached would answer:
+//     memcached runs the data block as commands, gocached swallows it
+//     (README; such a line here carries rejectedData);
 //   - lines over 2048 bytes (README), flush_all with a delay, TTLs between 1
 //     and 999 s, stats (numbers differ by design).
 
@@ -240,8 +243,18 @@ func (g *randGen) storage() {
 		exp = g.pick("x", "1.5")
 		wellFormed = false
 	}
+	// A line memcached rejects after reading its length (a key over 250
+	// bytes, a bad flags, exptime or CAS token): gocached swallows the data
+	// block, memcached runs it as the next command (README). The block is
+	// then one that memcached runs silently and to no effect, so that both
+	// reply alike.
+	rejected := !wellFormed || len(key) > 250 || casArg == " abc" || casArg == " -1"
+	if rejected {
+		val = rejectedData
+		wellFormed = false
+	}
 	length := strconv.Itoa(len(val))
-	if g.chance(0.04) {
+	if !rejected && g.chance(0.04) {
 		// A wrong length: memcached answers "CLIENT_ERROR bad data chunk"
 		// and reads on from where the declared length ended.
 		val = strings.Repeat("x", 1+g.n(20))
@@ -259,6 +272,10 @@ func (g *randGen) storage() {
 		delete(g.counted, plainKey(key)) // a new item, unpadded
 	}
 }
+
+// rejectedData is the data block of a rejected storage line: a command
+// memcached runs without a reply or an effect (no request uses its key).
+const rejectedData = "delete rejected-data-block noreply"
 
 // eatenNext makes the next request a short line (its first bytes are read
 // as the previous data block).

@@ -170,28 +170,51 @@ func (s *Session) version() string {
 }
 
 // storage runs set, add, replace, append, prepend and cas.
+//
+// The data block is client data and is not run as a command where its
+// length is known: a line of the command's exact shape (its tokens, then
+// at most "noreply") whose length token parses but which is rejected (a
+// key over 250 bytes, a bad flags, exptime or CAS token) swallows the
+// block after memcached's reply, where memcached would go on to execute
+// the data as the next command line. Where the shape is off (too few or
+// too many tokens: perhaps a key with a space, perhaps junk after the
+// length) or the length is malformed, there is no telling where the block
+// ends, and what follows is read as memcached reads it. (meta_set.go
+// does the same for ms, whose length is always its third token.)
 func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Status) {
 	want := storageMinTokens
 	if mode == store.ModeCAS {
 		want++
 	}
+	total := -1 // the data block's length with its "\r\n", once known
+	if n == want || n == want+1 && string(s.token(line, want)) == "noreply" {
+		if v, ok := parseInt32(s.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
+			total = int(v) + 2
+		}
+	}
+	rejected := func() (int, Status) {
+		if total >= 0 {
+			s.swallow = int64(total)
+		}
+		return 0, NeedMore
+	}
 	key, ok := s.keyedCommand(line, n, want)
 	if !ok {
-		return 0, NeedMore
+		return rejected()
 	}
 	flags, ok1 := parseUint32(s.token(line, 2))
 	exptime, ok2 := parseInt32(s.token(line, 3))
 	vlen, ok3 := parseInt32(s.token(line, 4))
 	if !ok1 || !ok2 || !ok3 {
 		s.reply(rBadFormat)
-		return 0, NeedMore
+		return rejected()
 	}
 	var cas uint64
 	if mode == store.ModeCAS {
 		var ok bool
 		if cas, ok = parseUint64(s.token(line, 5)); !ok {
 			s.reply(rBadFormat)
-			return 0, NeedMore
+			return rejected()
 		}
 	}
 	if vlen < 0 || vlen > math.MaxInt32-2 {
@@ -199,7 +222,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		return 0, NeedMore
 	}
 	st := s.env.Store
-	total := int(vlen) + 2
+	total = int(vlen) + 2
 	if int(vlen) > st.MaxValueSize(len(key), flags) {
 		if s.env.detailEnabled() {
 			s.env.recordPrefix(key, 's', false)
