@@ -133,7 +133,7 @@ func parseFlags(args []string) (*options, error) {
 	if err == nil {
 		err = expandErr
 	}
-	o.usage = fs.FlagUsages()
+	o.usage = flagUsages(fs)
 	o.flags = fs
 	o.changed = make(map[string]bool)
 	fs.Visit(func(f *pflag.Flag) { o.changed[f.Name] = true })

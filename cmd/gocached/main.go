@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case opts.help:
 		fmt.Fprintf(stdout, "gocached %s: a memcached-compatible cache server\n\n", version)
-		fmt.Fprintf(stdout, "Usage: gocached [flags]\n       gocached napi|doctor [args]\n\nFlags:\n%s", opts.usage)
+		fmt.Fprintf(stdout, "Usage: gocached [flags]\n       gocached napi|doctor|ping [args]\n       gocached man\n\nFlags:\n%s", opts.usage)
 		return 0
 	case opts.version:
 		fmt.Fprintln(stdout, versionLine())

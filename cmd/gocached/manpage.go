@@ -28,8 +28,8 @@ func manPage(fs *pflag.FlagSet) string {
 			fmt.Fprintf(&b, "\\fB\\-%s\\fR, ", roff(f.Shorthand))
 		}
 		fmt.Fprintf(&b, "\\fB\\-\\-%s\\fR", roff(f.Name))
-		name, usage := pflag.UnquoteUsage(f)
-		if name != "" {
+		_, usage := pflag.UnquoteUsage(f)
+		if name := argName(f); name != "" {
 			fmt.Fprintf(&b, " \\fI%s\\fR", roff(name))
 		}
 		b.WriteString("\n" + roff(usage))

@@ -68,7 +68,7 @@ const napiHelp = `napi show    [--interface NAME] [--json]      list NAPIs, thei
 napi set     --id N [--defer-hard-irqs N] [--gro-flush-timeout NS] [--irq-suspend-timeout NS]
 napi apply   --interface NAME --poll-mode M [--state FILE]   set a preset on every NAPI, saving the old values
 napi restore --interface NAME [--state FILE]  put back the values saved by apply or the server
-doctor       [--interface NAME] [--poll-mode M] [--pin-cpus LIST]`
+doctor       [--interface NAME] [--poll-mode M] [--pin-cpus LIST] [--threads N|auto]`
 
 // env carries a command's output streams.
 type env struct {

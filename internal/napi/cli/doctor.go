@@ -55,7 +55,7 @@ type irqAffinity struct {
 func (e *env) doctor(args []string) int {
 	fs := e.flags("doctor")
 	iface := fs.StringP("interface", "i", "", "the listen interface to check (default: summarize all)")
-	mode := fs.String("poll-mode", "", "the --poll-mode to check: base, deferX, napibusy, fullbusy, suspend0, suspendX")
+	mode := fs.String("poll-mode", "", "the --poll-mode to check: base, deferX, napibusy, fullbusy, suspend0, suspendX or auto")
 	pin := fs.String("pin-cpus", "", "the reactors' --pin-cpus list, e.g. 0-3 or 1,3")
 	threads := fs.StringP("threads", "t", "auto", "the server's -t: a number of reactors, or auto (one per NAPI)")
 	if code, stop := e.parse(fs, args); stop {
