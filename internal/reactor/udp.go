@@ -31,7 +31,17 @@ const (
 	udpMaxRequest = 65535
 	// udpBinaryMagic starts a binary-protocol request.
 	udpBinaryMagic = 0x80
+	// UDPReplyMax bounds the reply to one datagram, which is gathered whole
+	// before it is framed (a datagram count goes in every header): a 64 KiB
+	// request of "get big big ..." would otherwise make up to 91 MB (what
+	// the 16-bit sequence numbers carry; memcached, which sends from its
+	// items, has no bound at all) on every UDP descriptor at once. A larger
+	// reply is replaced by memcached's out-of-memory line.
+	UDPReplyMax = 8 << 20
 )
+
+// udpReplyTooLarge stands for a reply past UDPReplyMax.
+const udpReplyTooLarge = "SERVER_ERROR out of memory writing get response\r\n"
 
 // UDPFrames turns one request datagram into its reply datagrams, running
 // the request through sess. Like memcached it ignores datagrams shorter
@@ -50,6 +60,7 @@ func UDPFrames(sess Session, pkt, buf []byte) (frames [][]byte, scratch []byte, 
 	in := payload
 	out := buf[:0]
 	var st protocol.Status
+	tooLarge := false
 	for len(in) > 0 || sess.Pending() {
 		before := len(out)
 		var n int
@@ -59,20 +70,25 @@ func UDPFrames(sess Session, pkt, buf []byte) (frames [][]byte, scratch []byte, 
 			return nil, out, err
 		}
 		out, in = reply, in[n:]
-		// A reply in chunks (Pending) is gathered whole: a datagram
-		// reply cannot wait for the client. Past what the sequence
-		// numbers can carry, the rest would be cut anyway.
-		resume := st != protocol.Close && Resume(sess.Pending(), n, len(out)-before) &&
-			len(out) < 0xffff*udpMaxPayload
+		// A reply in chunks (Pending) is gathered whole, up to
+		// UDPReplyMax: a datagram reply cannot wait for the client.
+		if len(out) > UDPReplyMax || len(out) == UDPReplyMax && (sess.Pending() || len(in) > 0) {
+			tooLarge = true
+			break
+		}
+		resume := st != protocol.Close && Resume(sess.Pending(), n, len(out)-before)
 		if !resume && (st != protocol.Yield || n == 0) {
 			break // NeedMore: the rest is an incomplete request; Close: nothing more
 		}
 	}
 	sess.Reset() // each datagram stands alone
-	if len(out) > 0xffff*udpMaxPayload {
-		out = out[:0xffff*udpMaxPayload]
+	var cuts []int
+	if tooLarge {
+		out = append(out[:0], udpReplyTooLarge...)
+		cuts = []int{len(out)}
+	} else {
+		cuts = udpMessages(payload[:len(payload)-len(in)], st, out)
 	}
-	cuts := udpMessages(payload[:len(payload)-len(in)], st, out)
 	if len(cuts) == 0 {
 		return nil, out, nil
 	}

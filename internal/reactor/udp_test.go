@@ -272,3 +272,39 @@ func serveUDP(t *testing.T, perSocket int) *reactor.UDPServer {
 	})
 	return u
 }
+
+// TestUDPReplyBound: the reply to one datagram is gathered whole before it
+// is framed, so it is bounded: up to UDPReplyMax it goes out in full (the
+// datagrams reassemble to it), past it the datagram gets memcached's
+// out-of-memory line instead, in one datagram.
+func TestUDPReplyBound(t *testing.T) {
+	sess := udpSessions(t)()
+	value := strings.Repeat("v", 1<<20)
+	if f, _, err := reactor.UDPFrames(sess, frame(1, 0, 1, 0, fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(value), value)), nil); err != nil || len(f) != 1 {
+		t.Fatalf("set: %d datagrams, %v", len(f), err)
+	}
+	fits := reactor.UDPReplyMax/(len(value)+64) - 1
+	for _, tc := range []struct {
+		keys int
+		ok   bool
+	}{{1, true}, {fits, true}, {fits + 3, false}, {60, false}} {
+		req := "get" + strings.Repeat(" big", tc.keys) + "\r\n"
+		// A lone multiget is cut per key; a second request makes the reply
+		// one message.
+		frames, _, err := reactor.UDPFrames(sess, frame(7, 0, 1, 0, req+"mn\r\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body []byte
+		for _, f := range frames {
+			body = append(body, f[8:]...)
+		}
+		want := strings.Repeat("VALUE big 0 1048576\r\n"+value+"\r\n", tc.keys) + "END\r\nMN\r\n"
+		if !tc.ok {
+			want = "SERVER_ERROR out of memory writing get response\r\n"
+		}
+		if string(body) != want {
+			t.Errorf("%d keys: a reply of %d bytes in %d datagrams, want %d bytes", tc.keys, len(body), len(frames), len(want))
+		}
+	}
+}
