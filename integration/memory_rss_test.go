@@ -13,10 +13,12 @@ import (
 	"time"
 )
 
-// -m is a real bound: the peak resident memory of the server process
-// (VmHWM) stays within 1.05 × -m + 32 MB + the index, whatever clients do:
-// flood it with sets, pipeline gets of huge values without reading the
-// replies, or leave hundreds of large sets half sent. The index (a table of
+// -m is a real bound on item memory: the peak resident memory of the
+// server process (VmHWM) stays within 1.05 × -m + 32 MB + the index when
+// clients flood it with sets, pipeline gets of huge values without reading
+// the replies, or leave hundreds of large sets half sent. (Connection
+// buffers, each bounded, come on top with many clients: README,
+// Architecture.) The index (a table of
 // 8-byte slots per shard) lives outside -m, as memcached's hash table does;
 // its size is read from `stats` hash_bytes after the run and counted twice,
 // because a table that grows holds its old and new slots for a moment.
