@@ -155,3 +155,46 @@ func TestWildcardServesIPv6WhenIPv4PortTaken(t *testing.T) {
 		}
 	})
 }
+
+// TestAuthFileFailuresMatchMemcached: an -Y file memcached cannot use
+// fails the start with its line first and status 1: missing, malformed,
+// or not readable by the -u user (memcached reads it after dropping root;
+// so does gocached, with the user's rights). An unknown -u user, as root,
+// is memcached's 67 with its line first.
+func TestAuthFileFailuresMatchMemcached(t *testing.T) {
+	mc := requireTool(t, "memcached")
+	gc := gocachedBinary(t)
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "malformed")
+	if err := os.WriteFile(malformed, []byte("user:pass\nnocolon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{"missing": filepath.Join(dir, "missing"), "malformed": malformed}
+	if os.Geteuid() == 0 {
+		private := filepath.Join(userDir(t), "private")
+		if err := os.WriteFile(private, []byte("user:pass\n"), 0o600); err != nil { // root's
+			t.Fatal(err)
+		}
+		cases["unreadable by the user"] = private
+		cases["unknown -u user"] = "no-such-user-here" // memcached's 67, its line first
+	}
+	for name, file := range cases {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"-p", "0", "-U", "0", "-Y", file, "-u", "nobody"}
+			if name == "unknown -u user" {
+				args = []string{"-p", "0", "-U", "0", "-u", file}
+			}
+			mStatus, mErr := runCLI(t, mc, args)
+			if mStatus != 1 && mStatus != 67 {
+				t.Fatalf("memcached: status %d, stderr %q", mStatus, mErr)
+			}
+			want, _, _ := strings.Cut(mErr, "\n")
+			for _, tg := range engineTargets {
+				status, stderr := runCLI(t, gc, append([]string{"--engine=" + tg.engine}, args...))
+				if got, _, _ := strings.Cut(stderr, "\n"); status != mStatus || got != want {
+					t.Errorf("%s: status %d, first line %q; memcached: %d, %q", tg.name, status, got, mStatus, want)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"syscall"
@@ -42,13 +44,26 @@ func (g *gateOptions) apply(s *protocol.Settings) {
 	s.DetailDelimiter = g.delimiter
 }
 
-// asciiAuth loads -Y's file, as memcached does at start.
-func (g *gateOptions) asciiAuth() (*protocol.ASCIIAuth, error) {
+// asciiAuth loads -Y's file, as memcached does at start: read as the -u
+// user (memcached reads it after dropping root), its failures reported
+// first with memcached's lines on stderr.
+func (g *gateOptions) asciiAuth(p *processOptions, stderr io.Writer) (*protocol.ASCIIAuth, error) {
 	if g.authFile == "" {
 		return nil, nil
 	}
-	a, err := protocol.LoadASCIIAuth(g.authFile)
+	data, err := p.readAsUser(g.authFile)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		reason := errnoText(err)
+		fmt.Fprintf(stderr, "Could not open authfile [%s] for reading, error %s: %s\n", g.authFile, reason, reason)
+		return nil, fmt.Errorf("-Y %s: %w", g.authFile, err)
+	}
+	a, err := protocol.NewASCIIAuth(g.authFile, data)
+	if err != nil {
+		fmt.Fprintf(stderr, "Authfile [%s] has a malformed entry. Should be 'user:password'\n", g.authFile)
 		return nil, fmt.Errorf("-Y %s: %w", g.authFile, err)
 	}
 	return a, nil

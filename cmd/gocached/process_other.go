@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 )
 
 // processOptions are memcached's process-level flags; off Unix only -P works.
@@ -36,6 +37,8 @@ const errMemoryFileOpen = "failed to open file for mmap"
 func (p *processOptions) prepareMemoryFile(string) error { return nil }
 
 func (p *processOptions) handOver(...string) error { return nil }
+
+func (p *processOptions) readAsUser(path string) ([]byte, error) { return os.ReadFile(path) }
 
 func (p *processOptions) writePidFile(log *slog.Logger) func() { return func() {} }
 

@@ -101,7 +101,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	asciiAuth, err := o.gates.asciiAuth()
+	asciiAuth, err := o.gates.asciiAuth(&o.proc, stderr)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -212,6 +212,9 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		err = o.proc.dropPrivileges(log, ns)
 	}
 	if err != nil {
+		if errors.Is(err, errNoUser) {
+			fmt.Fprintf(stderr, "can't find the user %s to switch to\n", o.proc.user) // memcached's line, first
+		}
 		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
 		if errors.Is(err, errNoUser) {

@@ -9,8 +9,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // memcached drops root (-u) before it creates anything: its -s socket, its
@@ -76,6 +74,22 @@ func (p *processOptions) prepareMemoryFile(path string) error {
 	return p.handOver(path) // where asUserFiles could not create it as the user
 }
 
+// readAsUser reads path with the -u user's rights, as memcached, already
+// that user, reads its -Y file.
+func (p *processOptions) readAsUser(path string) ([]byte, error) {
+	uid, gid, ok := p.identity()
+	if !ok {
+		return os.ReadFile(path)
+	}
+	var data []byte
+	err := asUserFiles(uid, gid, func() error {
+		var err error
+		data, err = os.ReadFile(path)
+		return err
+	})
+	return data, err
+}
+
 // handOver gives the files gocached created as root (the -s socket, the
 // port file) to the -u user, as memcached, already that user, would have
 // created them.
@@ -93,17 +107,4 @@ func (p *processOptions) handOver(paths ...string) error {
 		}
 	}
 	return nil
-}
-
-// errnoText is strerror's wording of err ("Permission denied"), as
-// memcached's perror prints it.
-func errnoText(err error) string {
-	var errno unix.Errno
-	if errors.As(err, &errno) {
-		s := errno.Error()
-		if s != "" {
-			return string(s[0]-'a'+'A') + s[1:]
-		}
-	}
-	return err.Error()
 }

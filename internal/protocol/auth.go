@@ -34,12 +34,22 @@ func LoadASCIIAuth(path string) (*ASCIIAuth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("could not open auth file %s: %w", path, err)
 	}
+	return NewASCIIAuth(path, data)
+}
+
+// NewASCIIAuth is LoadASCIIAuth for the file's contents, read by the
+// caller (as the -u user, as memcached reads it); it fails with
+// ErrAuthFileMalformed for a line without a colon.
+func NewASCIIAuth(path string, data []byte) (*ASCIIAuth, error) {
 	a, err := parseASCIIAuth(data)
 	if a != nil {
 		a.Path = path
 	}
 	return a, err
 }
+
+// ErrAuthFileMalformed is an -Y file with a line that is no user:password.
+var ErrAuthFileMalformed = errors.New("auth file is malformed")
 
 func parseASCIIAuth(data []byte) (*ASCIIAuth, error) {
 	a := &ASCIIAuth{}
@@ -55,7 +65,7 @@ func parseASCIIAuth(data []byte) (*ASCIIAuth, error) {
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon < 0 {
-			return nil, errors.New("auth file is malformed")
+			return nil, ErrAuthFileMalformed
 		}
 		pass := line[colon+1:]
 		if r := bytes.IndexByte(pass, '\r'); r >= 0 {

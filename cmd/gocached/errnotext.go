@@ -1,0 +1,20 @@
+package main
+
+import (
+	"errors"
+	"syscall"
+)
+
+// errnoText is strerror's wording of err ("Permission denied"), as
+// memcached's perror prints it.
+func errnoText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		s := errno.Error()
+		if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+			return string(s[0]-'a'+'A') + s[1:]
+		}
+		return s
+	}
+	return err.Error()
+}
