@@ -20,9 +20,10 @@ const daemonReadyEnv = "GOCACHED_DAEMON_READY_FD"
 const daemonStartLimit = 60 * time.Second
 
 // daemonize runs this program again in the background, in a session of its
-// own with standard input and output on /dev/null (standard error too unless
-// -v, as memcached keeps it when verbose), and returns the parent's exit
-// status once the child listens: 0, or 1 with the reason when it failed.
+// own with standard input and output on /dev/null (standard error too once
+// it listens, unless -v, as memcached keeps it when verbose), and returns
+// the parent's exit status once the child listens: 0, or 1 with the
+// child's own output (its reason) when it failed to start.
 func daemonize(args []string, verbose bool, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
@@ -44,9 +45,20 @@ func daemonize(args []string, verbose bool, stderr io.Writer) int {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), daemonReadyEnv+"=3")
 	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
-	if verbose {
-		cmd.Stderr = os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, os.Stderr
+	var startErr *daemonStderr
+	if !verbose {
+		// Until it listens the child writes to us, so that a failed
+		// start shows its reason; then it points standard error at
+		// /dev/null itself (notifyDaemonParent).
+		if startErr, err = newDaemonStderr(); err != nil {
+			w.Close()
+			fmt.Fprintf(stderr, "gocached: -d: %v\n", err)
+			return 1
+		}
+		defer startErr.close()
+		cmd.Stderr = startErr.w
+		cmd.Env = append(cmd.Env, daemonQuietEnv+"=1")
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -55,6 +67,9 @@ func daemonize(args []string, verbose bool, stderr io.Writer) int {
 		return 1
 	}
 	w.Close()
+	if startErr != nil {
+		startErr.started()
+	}
 	got := make(chan string, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(r, 64))
@@ -66,7 +81,10 @@ func daemonize(args []string, verbose bool, stderr io.Writer) int {
 			return 0
 		}
 		state, _ := cmd.Process.Wait()
-		fmt.Fprintf(stderr, "gocached: -d: the server did not start (%v); run without -d to see why\n", state)
+		if startErr != nil {
+			stderr.Write(startErr.output())
+		}
+		fmt.Fprintf(stderr, "gocached: -d: the server did not start (%v)\n", state)
 		return 1
 	case <-time.After(daemonStartLimit):
 		fmt.Fprintf(stderr, "gocached: -d: the server did not listen within %v (pid %d left running)\n", daemonStartLimit, cmd.Process.Pid)
@@ -84,8 +102,68 @@ func notifyDaemonParent() {
 	if err != nil || fd < 3 {
 		return
 	}
+	if os.Getenv(daemonQuietEnv) != "" {
+		// The parent is about to exit: from now on, as memcached's
+		// daemon(3) without -v, standard error is /dev/null.
+		if devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+			syscall.Dup2(int(devnull.Fd()), 2)
+			devnull.Close()
+		}
+		os.Unsetenv(daemonQuietEnv)
+	}
 	f := os.NewFile(uintptr(fd), "daemon-ready")
 	f.WriteString("ready\n")
 	f.Close()
 	os.Unsetenv(daemonReadyEnv)
 }
+
+// daemonQuietEnv tells the child of -d without -v that its standard error
+// goes to the waiting parent only until it listens.
+const daemonQuietEnv = "GOCACHED_DAEMON_QUIET"
+
+// daemonStderr collects what the child of -d writes to standard error
+// before it listens, at most daemonStderrMax bytes.
+type daemonStderr struct {
+	r, w *os.File
+	done chan struct{}
+	buf  []byte
+}
+
+const daemonStderrMax = 64 << 10
+
+func newDaemonStderr() (*daemonStderr, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	return &daemonStderr{r: r, w: w, done: make(chan struct{})}, nil
+}
+
+// started closes the parent's copy of the write end and starts reading.
+func (d *daemonStderr) started() {
+	d.w.Close()
+	go func() {
+		defer close(d.done)
+		chunk := make([]byte, 4096)
+		for {
+			n, err := d.r.Read(chunk)
+			if len(d.buf) < daemonStderrMax {
+				d.buf = append(d.buf, chunk[:min(n, daemonStderrMax-len(d.buf))]...)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// output is what the child wrote, once it has exited (its end closed).
+func (d *daemonStderr) output() []byte {
+	select {
+	case <-d.done:
+	case <-time.After(2 * time.Second):
+	}
+	return d.buf
+}
+
+func (d *daemonStderr) close() { d.r.Close() }

@@ -95,5 +95,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if opts.proc.daemon && !inDaemonChild() {
 		return daemonize(args, opts.verbosity > 0, stderr)
 	}
+	if inDaemonChild() && !opts.proc.coreDumps {
+		// memcached's daemon(3) call: the working directory becomes /
+		// (kept with -r, for the core file), before any path of the
+		// command line (-P, -s, -e, -Y) is used.
+		if err := os.Chdir("/"); err != nil {
+			fmt.Fprintf(stderr, "gocached: -d: %v\n", err)
+			return 1
+		}
+	}
 	return serve(opts, newLogger(stderr, opts.verbosity), stderr)
 }
