@@ -51,30 +51,39 @@ logfile /var/log/memcached.log
 // gocached where the script expects /usr/bin/memcached: the swap
 // contrib/README.md describes.
 func TestDebianServiceWrapper(t *testing.T) {
+	bin := gocachedBinary(t)
+	dir := userDir(t) // the services run as root and drop to -u's user
+	path := debianWrapper(t, dir, bin)
+	runService(t, exec.Command("perl", path, writeConf(t, dir, "memcache")), dir, "memcache")
+}
+
+// debianWrapper is Debian's own systemd-memcached-wrapper (from the
+// memcached package), written into dir with bin where it names
+// /usr/bin/memcached. It needs perl.
+func debianWrapper(t *testing.T, dir, bin string) string {
+	t.Helper()
 	const wrapper = "/usr/share/memcached/scripts/systemd-memcached-wrapper"
 	script, err := os.ReadFile(wrapper)
 	if err != nil {
 		missing(t, "Debian's %s not found (Debian package: memcached): %v", wrapper, err)
 	}
 	requireTool(t, "perl")
-	bin := gocachedBinary(t)
-	dir := serviceDir(t)
 	patched := strings.Replace(string(script), `"/usr/bin/memcached"`, strconv.Quote(bin), 1)
 	if patched == string(script) {
 		t.Fatalf("%s no longer names /usr/bin/memcached; update this test", wrapper)
 	}
-	path := filepath.Join(dir, "wrapper")
+	path := filepath.Join(dir, "debian-wrapper")
 	if err := os.WriteFile(path, []byte(patched), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runService(t, exec.Command("perl", path, writeConf(t, dir, "memcache")), dir, "memcache")
+	return path
 }
 
 // TestContribServiceWrapper runs contrib/systemd/gocached-wrapper, the
 // wrapper of gocached's own unit, on the same file.
 func TestContribServiceWrapper(t *testing.T) {
 	bin := gocachedBinary(t)
-	dir := serviceDir(t)
+	dir := userDir(t)
 	root, err := testproc.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -82,26 +91,6 @@ func TestContribServiceWrapper(t *testing.T) {
 	cmd := exec.Command("sh", filepath.Join(root, "contrib/systemd/gocached-wrapper"), writeConf(t, dir, "nobody"))
 	cmd.Env = append(os.Environ(), "GOCACHED="+bin)
 	runService(t, cmd, dir, "nobody")
-}
-
-// serviceDir is a directory the dropped-privilege server may write its pid
-// file in. The tests need root, as the services do.
-func serviceDir(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		missing(t, "the service wrappers run as root and drop to -u's user")
-	}
-	// Not t.TempDir: its parent is private to root, and the server writes
-	// its pid file after dropping to -u's user.
-	dir, err := os.MkdirTemp("", "gocached-service-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 func writeConf(t *testing.T, dir, user string) string {

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,25 +17,12 @@ import (
 // an escaped '#', directives, an empty file meaning "-u root"). Both run
 // a stub in place of the server that prints its arguments.
 func TestContribWrapperReadsConfLikeDebian(t *testing.T) {
-	const debian = "/usr/share/memcached/scripts/systemd-memcached-wrapper"
-	script, err := os.ReadFile(debian)
-	if err != nil {
-		missing(t, "Debian's %s not found (Debian package: memcached): %v", debian, err)
-	}
-	requireTool(t, "perl")
-	dir := serviceDir(t) // root, as Debian's script insists
+	dir := userDir(t) // root, as Debian's script insists
 	stub := filepath.Join(dir, "stub")
 	if err := os.WriteFile(stub, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	patched := strings.Replace(string(script), `"/usr/bin/memcached"`, strconv.Quote(stub), 1)
-	if patched == string(script) {
-		t.Fatalf("%s no longer names /usr/bin/memcached; update this test", debian)
-	}
-	debWrapper := filepath.Join(dir, "debian-wrapper")
-	if err := os.WriteFile(debWrapper, []byte(patched), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	debWrapper := debianWrapper(t, dir, stub)
 	root, err := testproc.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
