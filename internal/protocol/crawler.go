@@ -176,6 +176,14 @@ func (s *Session) continueDump() {
 	}
 }
 
+// Abandon frees what the Session holds in state shared with other
+// connections, for an engine dropping it after a panic without Reset: the
+// crawler of a metadump and a watch subscription.
+func (s *Session) Abandon() {
+	s.endDump()
+	s.stopWatch()
+}
+
 // endDump ends this Session's metadump, if any, freeing the crawler.
 func (s *Session) endDump() {
 	if s.dump != nil {

@@ -43,4 +43,14 @@ func TestMetadumpOneAtATime(t *testing.T) {
 	if got := drive(t, NewSession(env), []byte("lru_crawler crawl all\r\n")); got.out != lines("OK") {
 		t.Errorf("crawl after a finished dump: %q", got.out)
 	}
+	// A Session dropped after a panic (the engine calls Abandon, not
+	// Reset) frees the crawler too.
+	c := NewSession(env)
+	if _, _, _ = c.Process([]byte("lru_crawler metadump all\r\n"), nil); !c.Pending() {
+		t.Fatal("the third dump did not stay pending")
+	}
+	c.Abandon()
+	if got := drive(t, NewSession(env), []byte("lru_crawler crawl all\r\n")); got.out != lines("OK") {
+		t.Errorf("crawl after an abandoned dump: %q", got.out)
+	}
 }

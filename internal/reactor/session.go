@@ -27,8 +27,22 @@ func RunSession(s Session, in, out []byte) (consumed int, reply []byte, st proto
 	defer func() {
 		if v := recover(); v != nil {
 			err = &SessionPanic{Value: v, Stack: debug.Stack()}
+			abandon(s)
 		}
 	}()
 	consumed, reply, st = s.Process(in, out)
 	return consumed, reply, st, nil
+}
+
+// abandon lets a Session that panicked give back what it holds in state
+// shared with other connections (protocol.Session: the LRU crawler of a
+// metadump, a watch subscription), which Reset would have freed; a second
+// panic there is swallowed, the connection being dropped anyway.
+func abandon(s Session) {
+	a, ok := s.(interface{ Abandon() })
+	if !ok {
+		return
+	}
+	defer func() { _ = recover() }()
+	a.Abandon()
 }
