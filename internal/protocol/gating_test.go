@@ -325,3 +325,55 @@ func TestASCIIAuthSizeBound(t *testing.T) {
 		}
 	}
 }
+
+// TestASCIIAuthCoversBinary: with -Y every connection is read as memcached's
+// text login, whatever its first byte, so binary requests cannot reach the
+// cache without a login (memcached answers the bytes up to the first 0x0a,
+// the noop's opcode here, as a text line); after the login the connection
+// speaks text only. Checked against memcached too.
+func TestASCIIAuthCoversBinary(t *testing.T) {
+	authFile := filepath.Join(t.TempDir(), "auth")
+	if err := os.WriteFile(authFile, []byte("user:pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	auth, err := LoadASCIIAuth(authFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packets := binReq(opSet, "secretkey", setExt(0, 0), "written-by-binary", 1, 0) +
+		binReq(opGetK, "secretkey", "", "", 2, 0) + binReq(opNoop, "", "", "", 3, 0)
+	cases := []struct{ name, in, want string }{
+		{"binary before a login", packets, lines("CLIENT_ERROR unauthenticated")},
+		{"binary after a login", "set a 0 0 9\r\nuser pass\r\n" + binReq(opNoop, "", "", "", 3, 0) + "\r\nversion\r\n",
+			lines("STORED", "ERROR", "ERROR", "VERSION 1.6.18")}, // the noop splits at its 0x0a
+	}
+	for _, c := range cases {
+		env := newSmallEnv(t)
+		env.ASCIIAuth = auth
+		if got := drive(t, NewSession(env), []byte(c.in)); got.out != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got.out, c.want)
+		}
+		if env.Store.Get([]byte("secretkey"), func([]byte, store.Meta) {}) {
+			t.Errorf("%s: a binary set stored without a login", c.name)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	dir, err := os.MkdirTemp("", "gocached-auth-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	mcAuth := filepath.Join(dir, "auth")
+	if err := os.WriteFile(mcAuth, []byte("user:pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := startMemcachedWith(t, nil, "-Y", mcAuth)
+	for _, c := range cases {
+		if got := exchangeSteps(t, addr, []string{c.in}); got.out != c.want {
+			t.Errorf("memcached, %s: got %q, want %q", c.name, got.out, c.want)
+		}
+	}
+}

@@ -330,7 +330,14 @@ func (s *Session) process(in []byte) (int, Status) {
 			return pos, Yield
 		}
 		if s.proto == protoUndecided {
-			s.negotiate(in[pos])
+			if s.env.ASCIIAuth != nil {
+				// memcached reads every -Y connection as its text login
+				// and then as text: there is no binary protocol to reach
+				// around the login.
+				s.proto = protoText
+			} else {
+				s.negotiate(in[pos])
+			}
 		}
 		if s.proto == protoBinary {
 			n, st := s.binaryRequest(in[pos:])
