@@ -176,6 +176,15 @@ func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
 	s.Opened(id)
 }
 
+// ClosedBy gives the reason the engine closes the connection ("idle_timeout",
+// "error"), which `watch connevents` logs at Reset, unless the Session
+// already has its own (quit, a protocol error).
+func (s *Session) ClosedBy(reason string) {
+	if s.closeReason == "" {
+		s.closeReason = reason
+	}
+}
+
 // Reset prepares the Session for a new connection.
 func (s *Session) Reset() {
 	stream := s.connID != 0 && s.datagramID == 0

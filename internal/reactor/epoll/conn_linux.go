@@ -99,6 +99,7 @@ func (r *loop) closeConn(c *conn) {
 
 func (r *loop) connEvent(c *conn, events uint32) {
 	if events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		reactor.NoteClose(c.sess, reactor.CloseReasonError)
 		r.closeConn(c)
 		return
 	}
@@ -136,6 +137,7 @@ func (r *loop) read(c *conn) bool {
 	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
 		// Level-triggered: epoll reports the socket again if it is still readable.
 	default:
+		reactor.NoteClose(c.sess, reactor.CloseReasonError)
 		r.closeConn(c)
 		return false
 	}

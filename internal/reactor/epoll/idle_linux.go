@@ -2,13 +2,18 @@
 
 package epoll
 
-import "time"
+import (
+	"time"
+
+	"github.com/gocached/gocached/internal/reactor"
+)
 
 // sweepIdle closes clients that sent nothing for longer than -o
 // idle_timeout, at most once a second, as memcached's connection-timeout
 // thread does (the test is memcached's: seconds since the last request
 // strictly greater than the timeout). A connection with replies still to
-// send or requests queued is busy, not idle.
+// send or requests queued is busy, not idle, and one partway through a
+// value or streaming is not kicked (reactor.Kickable).
 func (r *loop) sweepIdle() {
 	idle := r.eng.cfg.IdleTimeout
 	if idle <= 0 || r.now < r.nextSweep {
@@ -17,11 +22,12 @@ func (r *loop) sweepIdle() {
 	r.nextSweep = r.now + 1
 	secs := int64(max(idle/time.Second, 1))
 	for _, c := range r.conns {
-		if c == nil || c.fd < 0 || c.more || c.closing || len(c.out) > c.woff {
+		if c == nil || c.fd < 0 || c.more || c.closing || len(c.out) > c.woff || !reactor.Kickable(c.sess) {
 			continue
 		}
 		if r.now-c.lastCmd.Load() > secs {
 			r.eng.acct.IdleKick()
+			reactor.NoteClose(c.sess, reactor.CloseReasonIdle)
 			r.closeConn(c)
 		}
 	}

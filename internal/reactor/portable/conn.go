@@ -110,9 +110,16 @@ func (c *conn) serve() {
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) && c.e.cfg.IdleTimeout > 0 && !c.e.closed.Load() {
+				if !reactor.Kickable(c.sess) {
+					continue // partway through a value: memcached waits for it
+				}
 				c.e.acct.IdleKick()
+				reactor.NoteClose(c.sess, reactor.CloseReasonIdle)
 				c.e.log.Debug("idle connection closed", "remote", c.nc.RemoteAddr(), "idle_timeout", c.e.cfg.IdleTimeout)
 				return
+			}
+			if !errors.Is(err, io.EOF) && !c.e.closed.Load() {
+				reactor.NoteClose(c.sess, reactor.CloseReasonError)
 			}
 			if c.e.log.Enabled(context.Background(), slog.LevelDebug) {
 				c.e.log.Debug("connection closed", "remote", c.nc.RemoteAddr(), "err", err)
@@ -226,6 +233,8 @@ func (c *conn) signal() {
 // reads nothing more from it, so its input is discarded (a reader goroutine
 // learns when the client leaves) while the Session's wakeups bring lines.
 func (c *conn) streamLog(out []byte) {
+	// A stream is not idle: memcached's idle_timeout leaves watchers alone.
+	c.nc.SetReadDeadline(time.Time{})
 	gone := make(chan struct{})
 	go func() {
 		defer close(gone)

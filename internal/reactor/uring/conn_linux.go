@@ -111,6 +111,7 @@ func (r *loop) onRecv(c *conn, q *cqe) {
 	case c.fd < 0:
 		r.maybeFree(c)
 	case fail:
+		reactor.NoteClose(c.sess, reactor.CloseReasonError)
 		r.closeConn(c)
 	case !c.more && !reactor.ReadPaused(c.pending()):
 		r.process(c)
@@ -248,6 +249,7 @@ func (r *loop) onSend(c *conn, q *cqe) {
 			r.armSend(c)
 			return
 		}
+		reactor.NoteClose(c.sess, reactor.CloseReasonError)
 		r.closeConn(c)
 		return
 	}

@@ -2,12 +2,17 @@
 
 package uring
 
-import "time"
+import (
+	"time"
+
+	"github.com/gocached/gocached/internal/reactor"
+)
 
 // sweepIdle closes clients that sent nothing for longer than -o
 // idle_timeout, at most once a second, with memcached's test (seconds since
 // the last request strictly greater than the timeout). A connection with
-// replies still to send or requests queued is busy, not idle.
+// replies still to send or requests queued is busy, not idle, and one
+// partway through a value or streaming is not kicked (reactor.Kickable).
 func (r *loop) sweepIdle() {
 	idle := r.eng.cfg.IdleTimeout
 	if idle <= 0 || r.now < r.nextSweep {
@@ -16,11 +21,12 @@ func (r *loop) sweepIdle() {
 	r.nextSweep = r.now + 1
 	secs := int64(max(idle/time.Second, 1))
 	for _, c := range r.conns {
-		if c == nil || c.fd < 0 || c.more || c.closing || c.pending() > 0 {
+		if c == nil || c.fd < 0 || c.more || c.closing || c.pending() > 0 || !reactor.Kickable(c.sess) {
 			continue
 		}
 		if r.now-c.lastCmd.Load() > secs {
 			r.eng.acct.IdleKick()
+			reactor.NoteClose(c.sess, reactor.CloseReasonIdle)
 			r.closeConn(c)
 		}
 	}
