@@ -237,6 +237,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.engine, "threads", eng.Threads(), "version", version, "build", buildLabel, "poll_mode", pollModeLabel(o))
 
 	stopAuto := startAutoTuner(o, ns, eng, log)
+	gracefulStop := false
 	select {
 	case err := <-served:
 		log.Error("engine stopped", "err", err)
@@ -244,6 +245,18 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		status = 1
 	case <-ctx.Done():
 		log.Info("signal received; shutting down")
+		// Both channels hear SIGUSR1, in an order the runtime picks.
+		select {
+		case <-graceful:
+			gracefulStop = true
+		case <-time.After(50 * time.Millisecond):
+		}
+		// memcached's lines on its way out.
+		if gracefulStop {
+			fmt.Fprintln(stderr, "Gracefully stopping")
+		} else if o.verbosity > 0 {
+			fmt.Fprintln(stderr, "Exiting normally")
+		}
 	}
 	stop()     // a second signal now terminates at once
 	stopAuto() // before the knobs are restored
@@ -260,7 +273,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Error("NAPI knobs not restored", "err", err)
 		status = 1
 	}
-	saveMemoryFile(o, st, graceful, log)
+	saveMemoryFile(o, st, gracefulStop, log)
 	log.Info("stopped")
 	return status
 }
@@ -384,13 +397,11 @@ func startMetrics(addr string, env *protocol.Env, log *slog.Logger) (stop func()
 // saveMemoryFile keeps the cache in -e's file for the next start when the
 // stop was graceful; any other stop leaves no metadata, so the next start
 // is empty.
-func saveMemoryFile(o *options, st *store.Store, graceful <-chan os.Signal, log *slog.Logger) {
+func saveMemoryFile(o *options, st *store.Store, graceful bool, log *slog.Logger) {
 	if o.memoryFile == "" {
 		return
 	}
-	select {
-	case <-graceful:
-	default:
+	if !graceful {
 		log.Info("memory file not saved: only a graceful stop (SIGUSR1) saves the cache", "file", o.memoryFile)
 		return
 	}
