@@ -387,7 +387,7 @@ func checkToolSettings(t *testing.T, env *toolEnv, r toolRun) {
 // counts (the machine), and memcached internals gocached does not have (LRU
 // maintainer, segmented LRU, slab rebalancing).
 var settingsDiffer = setOf("tcpport", "num_threads", "num_threads_per_udp",
-	"lru_maintainer_thread", "lru_segmented", "slab_automove", "slab_reassign")
+	"lru_maintainer_thread", "slab_automove", "slab_reassign")
 
 func normaliseToolSettings(env *toolEnv, r toolRun) string {
 	return normaliseRows(r, func(name, v string) string {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +15,7 @@ var tunedSettings = []string{
 	"hot_lru_pct", "warm_lru_pct", "hot_max_factor", "warm_max_factor",
 	"worker_logbuf_size", "read_buf_mem_limit", "track_sizes", "temp_lru",
 	"temporary_ttl", "idle_timeout", "watcher_logbuf_size", "slab_chunk_max", "ssl_wbuf_size",
-	"hash_algorithm",
+	"hash_algorithm", "lru_segmented",
 }
 
 // TestTunedSettings: every engine reports the -o knobs in `stats settings`
@@ -40,9 +41,15 @@ func TestTunedSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := dialRaw(t, startServer(t, referenceTarget, "-o", tc.o).Addr())
 			wantSet, wantStats := ref.stats("settings"), ref.stats("")
+			ref.expect("set a 0 0 1\r\nx\r\n", "STORED\r\n")
+			wantItems := strings.Join(statNamesOf(ref, "items"), " ")
 			runTargets(t, engineTargets, func(t *testing.T, tg target) {
 				c := dialRaw(t, startServer(t, tg, "-o", tc.o).Addr())
 				set, stats := c.stats("settings"), c.stats("")
+				c.expect("set a 0 0 1\r\nx\r\n", "STORED\r\n")
+				if got := strings.Join(statNamesOf(c, "items"), " "); got != wantItems {
+					t.Errorf("stats items fields:\n%s\nmemcached:\n%s", got, wantItems)
+				}
 				for _, name := range tunedSettings {
 					if set[name] != wantSet[name] {
 						t.Errorf("stats settings %s: %q, memcached %q", name, set[name], wantSet[name])

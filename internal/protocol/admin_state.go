@@ -61,6 +61,10 @@ func (a *adminState) defaults(st *Settings) {
 	}
 	a.set = true
 	a.crawlerOff = st != nil && st.LRUCrawlerDisabled
+	// memcached's lru_segmented follows the maintainer's switches (on by
+	// default; no_lru_maintainer and no_modern turn both off), then `lru
+	// mode`.
+	a.segmented = st == nil || !st.LRUMaintainerDisabled
 	tu := st.tuning() // memcached's defaults and what -o changed
 	a.crawlerSleep, a.crawlerToCrawl = tu.CrawlerSleep, tu.CrawlerToCrawl
 	a.automove, a.automoveRatio = tu.SlabAutomove, tu.AutomoveRatio

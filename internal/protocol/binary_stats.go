@@ -35,7 +35,7 @@ func (s *Session) binStats(group []byte) {
 			return
 		}
 	case string(group) == "items":
-		appendItems(&w, s.env.Store.Classes(), s.tempLRU())
+		appendItems(&w, s.env.Store.Classes(), s.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
 	case string(group) == "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case string(group) == "sizes":

@@ -82,7 +82,7 @@ func (s *Session) stats(line []byte, n int) {
 	case "settings":
 		s.appendSettings(&w)
 	case "items":
-		appendItems(&w, s.env.Store.Classes(), s.tempLRU())
+		appendItems(&w, s.env.Store.Classes(), s.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
 	case "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
@@ -437,8 +437,10 @@ func (s *Session) appendSettings(w *statWriter) {
 
 // appendItems writes `stats items`: like memcached, only classes holding
 // items. temp is whether the TEMP LRU is on (memcached lists number_temp
-// only then).
-func appendItems(w *statWriter, classes []store.ClassStats, temp bool) {
+// only then); maintainer whether the LRU maintainer is (-o
+// no_lru_maintainer, no_modern: off), without which memcached lists none
+// of its queues' fields.
+func appendItems(w *statWriter, classes []store.ClassStats, temp, maintainer bool) {
 	const p = "items:"
 	for _, c := range classes {
 		if c.Items == 0 {
@@ -448,14 +450,16 @@ func appendItems(w *statWriter, classes []store.ClassStats, temp bool) {
 		// gocached has no HOT and WARM queues: every item but the
 		// temporary ones counts as cold.
 		w.classUint(p, c.ID, "number", c.Items)
-		w.classUint(p, c.ID, "number_hot", 0)
-		w.classUint(p, c.ID, "number_warm", 0)
-		w.classUint(p, c.ID, "number_cold", c.Items-c.Temp)
-		if temp {
-			w.classUint(p, c.ID, "number_temp", c.Temp)
+		if maintainer {
+			w.classUint(p, c.ID, "number_hot", 0)
+			w.classUint(p, c.ID, "number_warm", 0)
+			w.classUint(p, c.ID, "number_cold", c.Items-c.Temp)
+			if temp {
+				w.classUint(p, c.ID, "number_temp", c.Temp)
+			}
+			w.classUint(p, c.ID, "age_hot", 0)
+			w.classUint(p, c.ID, "age_warm", 0)
 		}
-		w.classUint(p, c.ID, "age_hot", 0)
-		w.classUint(p, c.ID, "age_warm", 0)
 		w.classUint(p, c.ID, "age", age)
 		w.classUint(p, c.ID, "mem_requested", c.MemRequested)
 		w.classUint(p, c.ID, "evicted", c.Evicted)
@@ -466,10 +470,16 @@ func appendItems(w *statWriter, classes []store.ClassStats, temp bool) {
 		w.classUint(p, c.ID, "reclaimed", c.Reclaimed)
 		w.classUint(p, c.ID, "expired_unfetched", c.ExpiredUnfetched)
 		w.classUint(p, c.ID, "evicted_unfetched", c.EvictedUnfetched)
-		w.classUint(p, c.ID, "evicted_active", 0)
+		if maintainer {
+			w.classUint(p, c.ID, "evicted_active", 0)
+		}
 		w.classUint(p, c.ID, "crawler_reclaimed", c.CrawlerReclaimed)
-		for _, name := range [...]string{"crawler_items_checked",
-			"lrutail_reflocked", "moves_to_cold", "moves_to_warm", "moves_within_lru",
+		w.classUint(p, c.ID, "crawler_items_checked", 0)
+		w.classUint(p, c.ID, "lrutail_reflocked", 0)
+		if !maintainer {
+			continue
+		}
+		for _, name := range [...]string{"moves_to_cold", "moves_to_warm", "moves_within_lru",
 			"direct_reclaims", "hits_to_hot", "hits_to_warm"} {
 			w.classUint(p, c.ID, name, 0)
 		}

@@ -172,7 +172,7 @@ func TestItemsAndSlabs(t *testing.T) {
 		{ID: 3, ChunkSize: 152}, // unused
 	}
 	var w statWriter
-	appendItems(&w, classes, false)
+	appendItems(&w, classes, false, true)
 	names, v := parseStats(t, string(w.b)+"END\r\n")
 	if len(names) != 28 || names[0] != "items:1:number" || names[27] != "items:1:hits_to_temp" {
 		t.Fatalf("items names: %v", names)
@@ -184,7 +184,7 @@ func TestItemsAndSlabs(t *testing.T) {
 	// temporary items and their hits are not counted as cold.
 	classes[0].Temp, classes[0].TempHits = 1, 2
 	w = statWriter{}
-	appendItems(&w, classes, true)
+	appendItems(&w, classes, true, true)
 	names, v = parseStats(t, string(w.b)+"END\r\n")
 	if len(names) != 29 || names[4] != "items:1:number_temp" || v["items:1:number_temp"] != "1" ||
 		v["items:1:number_cold"] != "1" || v["items:1:hits_to_cold"] != "1" || v["items:1:hits_to_temp"] != "2" {
