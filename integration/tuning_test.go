@@ -16,6 +16,7 @@ var tunedSettings = []string{
 	"worker_logbuf_size", "read_buf_mem_limit", "track_sizes", "temp_lru",
 	"temporary_ttl", "idle_timeout", "watcher_logbuf_size", "slab_chunk_max", "ssl_wbuf_size",
 	"hash_algorithm", "lru_segmented",
+	"ssl_chain_cert", "ssl_key", "ssl_verify_mode", "ssl_ciphers", "ssl_ca_cert", "ssl_session_cache", "ssl_min_version",
 }
 
 // TestTunedSettings: every engine reports the -o knobs in `stats settings`
@@ -36,6 +37,8 @@ func TestTunedSettings(t *testing.T) {
 		{"switches off", "no_slab_reassign,no_slab_automove,no_maxconns_fast"},
 		{"jenkins", "hash_algorithm=jenkins"},
 		{"xxh3", "hash_algorithm=xxh3"},
+		// Without -Z memcached only reports them.
+		{"ssl options", "ssl_chain_cert=/x.pem,ssl_key=/y.pem,ssl_session_cache,ssl_verify_mode=1,ssl_min_version=3,ssl_ca_cert=/z.pem"},
 		{"no_modern, then murmur3", "no_modern,hash_algorithm=murmur3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

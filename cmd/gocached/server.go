@@ -166,7 +166,11 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	settings := settingsFor(o, eng)
-	settings.TLS = tlsSettings
+	if tlsConfig != nil {
+		settings.TLS = tlsSettings
+	} else {
+		settings.TLSOptions = tlsSettings
+	}
 	env = &protocol.Env{Store: st, Settings: settings, Server: withUDPTraffic{eng, &udpConns}, StartUnix: started,
 		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
 		ResumesPending: true} // every engine, and the UDP server, resume pending Sessions

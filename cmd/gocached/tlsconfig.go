@@ -103,7 +103,9 @@ func (h *certHolder) LoadedUnix() int64 { return h.loaded.Load() }
 // config builds the server's tls.Config and the stats view of it.
 func (t *tlsOptions) config(log *slog.Logger) (*tls.Config, *protocol.TLSSettings, error) {
 	if !t.enabled {
-		return nil, nil, nil
+		// memcached reports the ssl_* options as given even without -Z.
+		return nil, &protocol.TLSSettings{ChainCert: t.chain, Key: t.key, CACert: t.ca, VerifyMode: t.verifyMode,
+			MinVersion: t.minVersion, SessionCache: t.sessionCache, Ciphers: t.ciphers}, nil
 	}
 	h := &certHolder{chain: t.chain, key: t.key}
 	if err := h.Reload(); err != nil {

@@ -87,6 +87,9 @@ type Settings struct {
 
 	// TLS describes -Z's setup for `stats settings`; nil without -Z.
 	TLS *TLSSettings
+	// TLSOptions are the ssl_* options given without -Z, which `stats
+	// settings` reports as memcached does (TLS being nil).
+	TLSOptions *TLSSettings
 
 	// DetailDelimiter is -D: the prefix delimiter of `stats detail`; setting
 	// it also turns the collection on from the start, as -D does in

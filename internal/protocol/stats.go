@@ -412,6 +412,9 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.flag("ext_drop_unread", false)
 	tlsSet := set.TLS
 	if tlsSet == nil {
+		tlsSet = set.TLSOptions
+	}
+	if tlsSet == nil {
 		tlsSet = &TLSSettings{}
 	}
 	orNull := func(v, null string) string {
