@@ -56,3 +56,46 @@ func TestItemClassesMatchMemcached(t *testing.T) {
 		})
 	}
 }
+
+// TestClassCmdSetMatchesMemcached: memcached counts cmd_set per class for
+// every store whose data arrived (stored or not: a failed add, replace or
+// cas), in the class of the item it allocated for that data (for an
+// append, the appended bytes'), and the allocation gives the class its
+// page, so `stats slabs` lists it even when nothing was stored. Every
+// engine's classes, their cmd_set and the total as memcached's.
+func TestClassCmdSetMatchesMemcached(t *testing.T) {
+	script := []string{
+		"set k 0 0 1\r\nx\r\n", "add k 0 0 1\r\ny\r\n", "replace nok 0 0 300\r\n" + strings.Repeat("r", 300) + "\r\n",
+		"cas k 0 0 1 999\r\nz\r\n", "set big 0 0 2000\r\n" + strings.Repeat("b", 2000) + "\r\n",
+		"append big 0 0 5\r\nttttt\r\n", "prepend nok 0 0 40\r\n" + strings.Repeat("p", 40) + "\r\n",
+	}
+	counts := func(tg target) map[string]string {
+		c := dialRaw(t, startServer(t, tg).Addr())
+		for _, req := range script {
+			c.send(req)
+			c.line()
+		}
+		out := map[string]string{}
+		for name, v := range c.stats("slabs") {
+			if strings.HasSuffix(name, ":cmd_set") || name == "active_slabs" {
+				out[name] = v
+			}
+		}
+		out["cmd_set"] = c.stats("")["cmd_set"]
+		return out
+	}
+	want := counts(referenceTarget)
+	runTargets(t, engineTargets, func(t *testing.T, tg target) {
+		got := counts(tg)
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %q, memcached %q", k, got[k], v)
+			}
+		}
+		for k, v := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("%s: %q, memcached has none", k, v)
+			}
+		}
+	})
+}

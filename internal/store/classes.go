@@ -107,6 +107,17 @@ type classCounters struct {
 	held bool
 }
 
+// countSet counts a store whose data arrived in class, the class of the
+// item memcached allocates for that data (for an append, the appended
+// bytes'), whatever the outcome: it counts set_cmds per class there, its
+// cmd_set is their sum, and the allocation gives the class its first page,
+// so `stats slabs` lists it even when nothing was stored (a failed add).
+func (sh *shard) countSet(class int) {
+	c := &sh.cls[class]
+	c.cmdSet++
+	c.held = true
+}
+
 // resetEvents zeroes what `stats reset` clears, keeping the live totals.
 func (c *classCounters) resetEvents() {
 	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, temp: c.temp, held: c.held}

@@ -126,6 +126,7 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		}
 		return TooLarge, 0
 	}
+	sh.countSet(s.ItemClass(len(key), len(value), r.Flags))
 	if sh.flushSweepAt|sh.flushPending != 0 { // (tested here so the common case makes no call)
 		sh.pullTail(now) // before the lookup, as memcached allocates before it looks
 	}
@@ -173,7 +174,6 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	}
 	sh.link(slot, tag, pos)
 	sh.st.TotalItems++
-	sh.cls[class].cmdSet++
 	return Stored, s.casOf(cas)
 }
 

@@ -105,7 +105,9 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 		string(sh.rec(ref.pos).key()) != string(r.Key) {
 		rv.ok = false
 		sh.st.CmdSet++
-		s.noMemory(sh, tag, r.Mode, r.Key, s.ItemClass(len(r.Key), int(ref.vlen), r.Flags))
+		class := s.ItemClass(len(r.Key), int(ref.vlen), r.Flags)
+		sh.countSet(class)
+		s.noMemory(sh, tag, r.Mode, r.Key, class)
 		return OutOfMemory, 0
 	}
 	rv.ok = false
@@ -118,6 +120,7 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 		return s.setLocked(sh, tag, &r)
 	}
 	sh.st.CmdSet++
+	sh.countSet(s.ItemClass(len(r.Key), vlen, r.Flags))
 	now64 := s.Now()
 	now := clampTime(now64)
 	p, res, done := s.plan(sh, tag, &r, now64, now)
@@ -140,6 +143,5 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	nr.setBits(p.bits)
 	sh.link(p.slot, tag, pos)
 	sh.st.TotalItems++
-	sh.cls[class].cmdSet++
 	return Stored, s.casOf(cas)
 }
