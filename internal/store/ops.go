@@ -126,7 +126,8 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		}
 		return TooLarge, 0
 	}
-	sh.countSet(s.ItemClass(len(key), len(value), r.Flags))
+	class := s.ItemClass(len(key), len(value), r.Flags)
+	sh.countSet(class)
 	if sh.flushSweepAt|sh.flushPending != 0 { // (tested here so the common case makes no call)
 		sh.pullTail(now) // before the lookup, as memcached allocates before it looks
 	}
@@ -146,18 +147,20 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		defer sh.dropLargeScratch()
 	}
 
+	if vlen != len(value) || p.flags != r.Flags {
+		class = s.ItemClass(len(key), vlen, p.flags) // the whole item's, appended or not
+	}
 	size := recSize(len(key), vlen)
 	epoch := sh.idx.epoch
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
-		s.noMemory(sh, tag, mode, key, s.ItemClass(len(key), vlen, p.flags))
+		s.noMemory(sh, tag, mode, key, class)
 		return res, 0
 	}
 	slot := p.slot
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
-	class := s.ItemClass(len(key), vlen, p.flags)
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(key), vlen, class, p.flags, p.exp, cas, now)

@@ -120,7 +120,8 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 		return s.setLocked(sh, tag, &r)
 	}
 	sh.st.CmdSet++
-	sh.countSet(s.ItemClass(len(r.Key), vlen, r.Flags))
+	class := s.ItemClass(len(r.Key), vlen, r.Flags)
+	sh.countSet(class)
 	now64 := s.Now()
 	now := clampTime(now64)
 	p, res, done := s.plan(sh, tag, &r, now64, now)
@@ -129,14 +130,16 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	}
 	size := recSize(len(r.Key), vlen)
 	epoch := sh.idx.epoch
+	if p.flags != r.Flags {
+		class = s.ItemClass(len(r.Key), vlen, p.flags)
+	}
 	if sh.noEvict && sh.noEvictFull(size, now) {
-		s.noMemory(sh, tag, r.Mode, r.Key, s.ItemClass(len(r.Key), vlen, p.flags))
+		s.noMemory(sh, tag, r.Mode, r.Key, class)
 		return OutOfMemory, 0
 	}
 	if sh.idx.epoch != epoch {
 		p.slot = sh.find(r.Key, tag)
 	}
-	class := s.ItemClass(len(r.Key), vlen, p.flags)
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(r.Key), vlen, class, p.flags, p.exp, cas, now)
