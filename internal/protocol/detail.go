@@ -206,13 +206,13 @@ func (s *Session) statsDetail(line []byte, n int) {
 	switch sub {
 	case "on":
 		s.env.detail.state.Store(detailOn)
-		s.out = append(s.out, rOK...)
+		s.replyLogged(rOK)
 	case "off":
 		s.env.detail.state.Store(detailOff)
-		s.out = append(s.out, rOK...)
+		s.replyLogged(rOK)
 	case "dump":
 		s.out = s.env.appendDetailDump(s.out)
 	default:
-		s.out = append(s.out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n"...)
+		s.replyLogged("CLIENT_ERROR usage: stats detail on|off|dump\r\n")
 	}
 }

@@ -26,7 +26,7 @@ func (s *Session) metaCommand(line, rest []byte, n int) (int, Status) {
 	case 'a':
 		s.metaArith(line, n)
 	case 'n':
-		s.out = append(s.out, rMetaNoop...)
+		s.replyLogged(rMetaNoop)
 		s.flushMark = len(s.out) // memcached flushes its replies at mn
 	case 'e':
 		s.metaDebug(line, n)
@@ -263,7 +263,7 @@ func (s *Session) metaDebug(line []byte, n int) {
 		return
 	}
 	if !s.env.Store.View(s.metaKey, s.meFn) {
-		s.out = append(s.out, rMetaMiss+crlf...)
+		s.replyLogged(rMetaMiss + crlf)
 	}
 	s.env.counters.metaCmds.Add(1)
 }

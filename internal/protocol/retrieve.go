@@ -65,6 +65,9 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 		}
 		if !validKey(line[ks:ke]) {
 			s.fetchSilently(line[from:ks], touch, exptime)
+			if s.vlog {
+				s.vlogLine('>', []byte("END")) // memcached ends the get first
+			}
 			s.reply(rBadFormat)
 			return 0, NeedMore
 		}

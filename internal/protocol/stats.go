@@ -77,7 +77,7 @@ func (s *Session) stats(line []byte, n int) {
 	switch group := s.token(line, 1); string(group) {
 	case "reset":
 		s.resetStats()
-		s.out = append(s.out, rReset...)
+		s.replyLogged(rReset)
 		return
 	case "settings":
 		s.appendSettings(&w)

@@ -30,3 +30,13 @@ func (s *Session) vlogLine(dir byte, text []byte) {
 func (s *Session) vlogf(dir byte, text string) {
 	s.vlogLine(dir, []byte(text))
 }
+
+// replyLogged appends msg (which carries its "\r\n") and, under -vv, logs
+// it as memcached's out_string does, for replies that no noreply silences
+// (mn, me's EN, stats reset, stats detail on|off).
+func (s *Session) replyLogged(msg string) {
+	s.out = append(s.out, msg...)
+	if s.vlog {
+		s.vlogLine('>', []byte(msg[:len(msg)-2]))
+	}
+}

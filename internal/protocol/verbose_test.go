@@ -29,9 +29,10 @@ func (l *lockedBuffer) String() string {
 
 // verboseTraffic is logged alike by memcached -vv and gocached at
 // verbosity 2 (stats replies, which neither echoes, are left out).
-const verboseTraffic = "set a 0 0 1\r\nx\r\nget a b\r\ngets a\r\ndelete a\r\nincr a 1\r\nbogus\r\nversion\r\ntouch a 1\r\nset b 0 0 1 noreply\r\ny\r\n"
+var verboseTraffic = "set a 0 0 1\r\nx\r\nget a b\r\ngets a\r\ndelete a\r\nincr a 1\r\nbogus\r\nversion\r\ntouch a 1\r\nset b 0 0 1 noreply\r\ny\r\n" +
+	"mn\r\nme nokey\r\nstats detail on\r\nstats detail off\r\nstats detail x\r\nstats reset\r\nget b " + k251 + "\r\n"
 
-const verboseWant = `<17 new auto-negotiating client connection
+var verboseWant = `<17 new auto-negotiating client connection
 17: Client using the ascii protocol
 <17 set a 0 0 1
 >17 STORED
@@ -53,6 +54,22 @@ const verboseWant = `<17 new auto-negotiating client connection
 >17 NOT_FOUND
 <17 set b 0 0 1 noreply
 >17 NOREPLY STORED
+<17 mn
+>17 MN
+<17 me nokey
+>17 EN
+<17 stats detail on
+>17 OK
+<17 stats detail off
+>17 OK
+<17 stats detail x
+>17 CLIENT_ERROR usage: stats detail on|off|dump
+<17 stats reset
+>17 RESET
+<17 get b ` + k251 + `
+>17 sending key b
+>17 END
+>17 CLIENT_ERROR bad command line format
 <17 connection closed.
 `
 
