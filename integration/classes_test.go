@@ -42,16 +42,7 @@ func TestItemClassesMatchMemcached(t *testing.T) {
 			want := classes(referenceTarget)
 			runTargets(t, engineTargets, func(t *testing.T, tg target) {
 				got := classes(tg)
-				for k, v := range want {
-					if got[k] != v {
-						t.Errorf("%s: %q, memcached %q", k, got[k], v)
-					}
-				}
-				for k, v := range got {
-					if _, ok := want[k]; !ok {
-						t.Errorf("%s: %q, memcached has none", k, v)
-					}
-				}
+				sameAsMemcached(t, got, want)
 			})
 		})
 	}
@@ -87,15 +78,22 @@ func TestClassCmdSetMatchesMemcached(t *testing.T) {
 	want := counts(referenceTarget)
 	runTargets(t, engineTargets, func(t *testing.T, tg target) {
 		got := counts(tg)
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s: %q, memcached %q", k, got[k], v)
-			}
-		}
-		for k, v := range got {
-			if _, ok := want[k]; !ok {
-				t.Errorf("%s: %q, memcached has none", k, v)
-			}
-		}
+		sameAsMemcached(t, got, want)
 	})
+}
+
+// sameAsMemcached reports every name whose value differs between got and
+// memcached's want, or that only one of them has.
+func sameAsMemcached(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, memcached %q", k, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: %q, memcached has none", k, v)
+		}
+	}
 }
