@@ -21,8 +21,12 @@ package store
 // Reservation is a record reserved for a value being received. The zero
 // value is a lost reservation.
 type Reservation struct {
-	ref ValueRef
+	ref ValueRef // on a failed Reserve only vlen is set
 	ok  bool
+	// made is whether room was reserved at all (a reservation lost later
+	// was made; one refused at once was not): memcached counts a store's
+	// class only once it has allocated the item.
+	made bool
 }
 
 // Lost reports whether the reservation can no longer be committed.
@@ -35,8 +39,9 @@ func (rv *Reservation) Len() int { return int(rv.ref.vlen) }
 // too large for the store, or a shard that cannot make room (-M), give a
 // lost reservation; the commit then reports the failure.
 func (s *Store) Reserve(key []byte, vlen int) Reservation {
+	failed := Reservation{ref: ValueRef{vlen: uint32(max(vlen, 0))}}
 	if len(key)+vlen > s.maxValue || len(key) > MaxKeyLen || vlen < 0 {
-		return Reservation{}
+		return failed
 	}
 	sh, _ := s.shardFor(key)
 	sh.mu.Lock()
@@ -48,13 +53,13 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 	}
 	pos, res := sh.alloc(size, now)
 	if res != Stored {
-		return Reservation{}
+		return failed
 	}
 	r := sh.rec(pos)
 	r.writeHeader(len(key), vlen, s.ItemClass(len(key), vlen, 0), 0, 0, 0, now)
 	r.setBits(recDead)
 	copy(r[recHeader:], key)
-	return Reservation{ref: sh.refOf(pos, r), ok: true}
+	return Reservation{ref: sh.refOf(pos, r), ok: true, made: true}
 }
 
 // held reports whether the tail has not yet passed the reservation, with
@@ -106,7 +111,9 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 		rv.ok = false
 		sh.st.CmdSet++
 		class := s.ItemClass(len(r.Key), int(ref.vlen), r.Flags)
-		sh.countSet(class)
+		if rv.made {
+			sh.countSet(class) // lost after memcached would have allocated it
+		}
 		s.noMemory(sh, tag, r.Mode, r.Key, class)
 		return OutOfMemory, 0
 	}
