@@ -119,12 +119,16 @@ func roundTrips(t *testing.T, c *Client, n int) time.Duration {
 }
 
 // idleTimeout: with -o idle_timeout a client that sends nothing is closed
-// and counted in idle_kicks, while one that keeps sending stays.
+// and counted in idle_kicks, while one that keeps sending stays, and so
+// does one partway through a value (memcached kicks only connections
+// waiting for a command: reactor.Kickable).
 func idleTimeout(t *testing.T, f reactor.Factory) {
 	s := Start(t, f, reactor.Config{IdleTimeout: time.Second}, Options{})
 	idle := s.Dial(t)
 	idle.Send("version\r\n")
 	idle.Line()
+	slow := s.Dial(t)
+	slow.Send("set slow 0 0 10\r\nabc")
 	busy := s.Dial(t)
 	// busy sends a request every 100 ms for 2.5 s, well inside the timeout
 	// between requests, while idle's timeout passes twice over.
@@ -135,6 +139,8 @@ func idleTimeout(t *testing.T, f reactor.Factory) {
 	}
 	idle.ExpectEOF()
 	WaitFor(t, "idle_kicks to count the close", func() bool { return s.Eng.ServerStats().IdleKicks == 1 })
+	slow.Send("defghij\r\n")
+	slow.Expect("STORED\r\n")
 	busy.Send("version\r\n")
 	if l := busy.Line(); !strings.HasPrefix(l, "VERSION") {
 		t.Fatalf("busy client after 2.5 s: %q", l)
