@@ -5,8 +5,9 @@ import (
 	"syscall"
 )
 
-// errnoText is strerror's wording of err ("Permission denied"), as
-// memcached's perror prints it.
+// errnoText is strerror's wording of the errno err carries, even wrapped
+// in an *os.PathError ("Permission denied"), as memcached's perror prints
+// it; other errors as they are.
 func errnoText(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -53,10 +52,6 @@ func (g *gateOptions) asciiAuth(p *processOptions, stderr io.Writer) (*protocol.
 	}
 	data, err := p.readAsUser(g.authFile)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		reason := errnoText(err)
 		fmt.Fprintf(stderr, "Could not open authfile [%s] for reading, error %s: %s\n", g.authFile, reason, reason)
 		return nil, fmt.Errorf("-Y %s: %w", g.authFile, err)

@@ -32,7 +32,7 @@ func (p *processOptions) dropPrivileges(*slog.Logger, *napiSession) error {
 }
 
 // errMemoryFileOpen: see userfiles.go; without -u there is nothing to prepare.
-const errMemoryFileOpen = "failed to open file for mmap"
+var errMemoryFileOpen = errors.New("failed to open file for mmap")
 
 func (p *processOptions) prepareMemoryFile(string) error { return nil }
 

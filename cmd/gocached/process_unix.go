@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"strconv"
 	"syscall"
 
@@ -95,14 +94,9 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 		log.Warn("running as root without -u; memcached would refuse to start (use -u USER to drop privileges)")
 		return nil
 	}
-	u, err := user.Lookup(p.user)
+	uid, gid, err := lookupUser(p.user)
 	if err != nil {
-		return fmt.Errorf("can't find the user %s to switch to: %w", p.user, errNoUser)
-	}
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("user %s: bad uid/gid %s/%s", p.user, u.Uid, u.Gid)
+		return err
 	}
 	var keeper *capKeeper
 	if ns != nil && ns.applied != nil {
@@ -121,7 +115,7 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 		return fmt.Errorf("failed to drop supplementary groups: %w", err)
 	}
 	if err := unix.Setgid(gid); err != nil {
-		return fmt.Errorf("failed to assume identity of group %s: %w", u.Gid, err)
+		return fmt.Errorf("failed to assume identity of group %d: %w", gid, err)
 	}
 	if err := unix.Setuid(uid); err != nil {
 		return fmt.Errorf("failed to assume identity of user %s: %w", p.user, err)

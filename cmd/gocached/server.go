@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -49,7 +48,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Info("-N is accepted for memcached compatibility; the epoll engine finds NAPI IDs itself", "napi_ids", o.napiIDs)
 	}
 	if err := o.proc.prepareMemoryFile(o.memoryFile); err != nil {
-		if strings.HasPrefix(err.Error(), errMemoryFileOpen) {
+		if errors.Is(err, errMemoryFileOpen) {
 			fmt.Fprintln(stderr, err) // memcached's line, first
 		}
 		log.Error("cannot start", "err", err)

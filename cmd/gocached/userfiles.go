@@ -25,21 +25,27 @@ func (p *processOptions) identity() (uid, gid int, ok bool) {
 	if os.Geteuid() != 0 || p.user == "" {
 		return 0, 0, false
 	}
-	u, err := user.Lookup(p.user)
+	uid, gid, err := lookupUser(p.user)
+	return uid, gid, err == nil
+}
+
+// lookupUser is name's uid and primary gid; an unknown user is errNoUser.
+func lookupUser(name string) (uid, gid int, err error) {
+	u, err := user.Lookup(name)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, fmt.Errorf("can't find the user %s to switch to: %w", name, errNoUser)
 	}
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, 0, fmt.Errorf("user %s: bad uid/gid %s/%s", name, u.Uid, u.Gid)
 	}
-	return uid, gid, true
+	return uid, gid, nil
 }
 
 // errMemoryFileOpen is memcached's perror prefix when -e's file cannot be
-// opened (memcached then aborts).
-const errMemoryFileOpen = "failed to open file for mmap"
+// opened (memcached then aborts); the error wraps it, the reason follows.
+var errMemoryFileOpen = errors.New("failed to open file for mmap")
 
 // prepareMemoryFile opens -e's file as the -u user would, creating it with
 // memcached's mode (0700) and owner, so that a file the user may not write
@@ -55,11 +61,7 @@ func (p *processOptions) prepareMemoryFile(path string) error {
 	err := asUserFiles(uid, gid, func() error {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o700)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return fmt.Errorf("%s: %s", errMemoryFileOpen, errnoText(err))
+			return fmt.Errorf("%w: %s", errMemoryFileOpen, errnoText(err))
 		}
 		f.Close()
 		dir := filepath.Dir(path)
