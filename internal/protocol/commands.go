@@ -169,6 +169,18 @@ func (s *Session) version() string {
 	return "unknown"
 }
 
+// swallowRejected sets up the swallow of a rejected storage line's data
+// block when the line has the command's exact shape (want tokens, then at
+// most "noreply") and its length token parses (see storage).
+func (s *Session) swallowRejected(line []byte, n, want int) {
+	if n != want && (n != want+1 || string(s.token(line, want)) != "noreply") {
+		return
+	}
+	if v, ok := parseInt32(s.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
+		s.swallow = int64(v) + 2
+	}
+}
+
 // storage runs set, add, replace, append, prepend and cas.
 //
 // The data block is client data and is not run as a command where its
@@ -186,16 +198,8 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	if mode == store.ModeCAS {
 		want++
 	}
-	total := -1 // the data block's length with its "\r\n", once known
-	if n == want || n == want+1 && string(s.token(line, want)) == "noreply" {
-		if v, ok := parseInt32(s.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
-			total = int(v) + 2
-		}
-	}
 	rejected := func() (int, Status) {
-		if total >= 0 {
-			s.swallow = int64(total)
-		}
+		s.swallowRejected(line, n, want)
 		return 0, NeedMore
 	}
 	key, ok := s.keyedCommand(line, n, want)
@@ -222,7 +226,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		return 0, NeedMore
 	}
 	st := s.env.Store
-	total = int(vlen) + 2
+	total := int(vlen) + 2
 	if int(vlen) > st.MaxValueSize(len(key), flags) {
 		if s.env.detailEnabled() {
 			s.env.recordPrefix(key, 's', false)
