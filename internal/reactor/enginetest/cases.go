@@ -29,6 +29,7 @@ var Cases = []Case{
 	{"accounting/conn_limit", connLimit},
 	{"accounting/unix_socket", unixSocket},
 	{"accounting/unix_socket_spread", unixSocketSpread},
+	{"accounting/unix_socket_closed_client", unixClosedClient},
 	{"accounting/stats_reset", statsReset},
 	{"flow/backpressure", backpressure},
 	{"flow/fairness_latency", fairnessLatency},

@@ -130,3 +130,41 @@ func sum(v []int) int {
 	}
 	return n
 }
+
+// unixClosedClient: a client that writes its requests and closes at once
+// has them all served, and its close is an orderly one (watch connevents:
+// reason=normal), as memcached serves it. Over a unix socket the peer's
+// close arrives as a hangup together with the data, which must be read
+// before the connection is given up.
+func unixClosedClient(t *testing.T, f reactor.Factory) {
+	path := filepath.Join(t.TempDir(), "gocached.sock")
+	s := Start(t, f, reactor.Config{UnixSocket: path}, Options{})
+	w := s.Dial(t)
+	w.Send("watch connevents\r\n")
+	w.Expect("OK\r\n")
+	const clients = 20
+	for i := range clients {
+		c := s.Dial(t)
+		c.Send("set closed-" + itoa(i) + " 0 0 1 noreply\r\nx\r\n")
+		c.NC.Close()
+	}
+	closes := 0
+	for closes < clients {
+		l := w.Line()
+		if !strings.Contains(l, "type=conn_close") {
+			continue
+		}
+		if !strings.Contains(l, " reason=normal ") {
+			t.Errorf("watch connevents: %q, want reason=normal for a client that closed", trunc(l))
+		}
+		closes++
+	}
+	r := s.Dial(t)
+	for i := range clients {
+		r.Send("get closed-" + itoa(i) + "\r\n")
+		if l := r.Line(); l != "VALUE closed-"+itoa(i)+" 0 1\r\n" {
+			t.Fatalf("client %d's set, sent before it closed: get answered %q", i, l)
+		}
+		r.Expect("x\r\n", "END\r\n")
+	}
+}

@@ -98,8 +98,14 @@ func (r *loop) closeConn(c *conn) {
 }
 
 func (r *loop) connEvent(c *conn, events uint32) {
-	if events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-		reactor.NoteClose(c.sess, reactor.CloseReasonError)
+	// A hangup is a peer gone both ways: a unix socket's close says so at
+	// once (TCP's close says RDHUP). What it sent first is still to be read
+	// and served, as memcached serves it, so only an error, or a hangup on
+	// a connection that no longer reads, closes here.
+	if events&unix.EPOLLERR != 0 || events&unix.EPOLLHUP != 0 && c.interest&unix.EPOLLIN == 0 && !c.more {
+		if events&unix.EPOLLERR != 0 || !c.eof { // else its EOF was read: an orderly close
+			reactor.NoteClose(c.sess, reactor.CloseReasonError)
+		}
 		r.closeConn(c)
 		return
 	}
@@ -109,7 +115,7 @@ func (r *loop) connEvent(c *conn, events uint32) {
 		}
 	}
 	// A connection with buffered requests (more) gets its turn in runYields.
-	if events&(unix.EPOLLIN|unix.EPOLLRDHUP) != 0 && c.interest&unix.EPOLLIN != 0 && !c.more {
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP) != 0 && c.interest&unix.EPOLLIN != 0 && !c.more {
 		if !r.read(c) {
 			return
 		}
