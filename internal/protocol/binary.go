@@ -116,6 +116,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 			return head, s.binProtocolError()
 		}
 		s.binReply(&s.bh, nil, nil, nil, 0)
+		s.quit = true // watch connevents: reason=normal
 		return head, Close
 	case opSASLList:
 		if !empty {

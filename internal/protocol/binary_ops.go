@@ -25,6 +25,9 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		}
 		s.env.counters.storeTooLarge.Add(1)
 		s.binError(&s.bh, statusTooLarge)
+		if s.watching() != 0 {
+			s.logRefused(key, binStoreMode(op, s.bh.cas), op == opSet)
+		}
 		if op == opSet {
 			st.Discard(key) // a failed set must not leave the old value
 		}
@@ -51,24 +54,14 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		req.Flags = binary.BigEndian.Uint32(ext[0:4])
 		req.Exptime = int64(binary.BigEndian.Uint32(ext[4:8]))
 	}
-	switch op {
-	case opSet:
-		req.Mode = store.ModeSet
-	case opAdd:
-		req.Mode = store.ModeAdd
-	case opReplace:
-		req.Mode = store.ModeReplace
-	case opAppend:
-		req.Mode = store.ModeAppend
-	case opPrepend:
-		req.Mode = store.ModePrepend
-	}
-	// As memcached: a CAS makes set, add and replace a compare-and-swap
-	// (an add with a CAS fails on a missing key, unlike ms's add).
-	if req.CAS != 0 && (op == opSet || op == opAdd || op == opReplace) {
-		req.Mode = store.ModeCAS
+	req.Mode = binStoreMode(op, req.CAS)
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(key)
 	}
 	res, cas := s.setItem(req)
+	if s.watching()&logMutations != 0 {
+		s.logStoreResult(key, res, req.Mode, req.Exptime, req.Flags, vlen)
+	}
 	switch res {
 	case store.Stored:
 		s.binReply(&s.bh, nil, nil, nil, cas)
@@ -94,6 +87,25 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	return head + vlen, NeedMore
 }
 
+// binStoreMode is the store mode of a storage opcode. As memcached: a CAS
+// makes set, add and replace a compare-and-swap (an add with a CAS fails on
+// a missing key, unlike ms's add).
+func binStoreMode(op uint8, cas uint64) store.Mode {
+	switch {
+	case cas != 0 && (op == opSet || op == opAdd || op == opReplace):
+		return store.ModeCAS
+	case op == opAdd:
+		return store.ModeAdd
+	case op == opReplace:
+		return store.ModeReplace
+	case op == opAppend:
+		return store.ModeAppend
+	case op == opPrepend:
+		return store.ModePrepend
+	}
+	return store.ModeSet
+}
+
 // binGet runs get/getk/gat/gatk/touch and their quiet forms. ext holds the
 // expiration of the touching commands.
 func (s *Session) binGet(op uint8, ext, key []byte) {
@@ -101,6 +113,9 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	s.binWithKey = op == opGetK || op == opGATK
 	s.binWithValue = op != opTouch
 	st := s.env.Store
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(key)
+	}
 	var hit bool
 	if ext != nil {
 		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.binEmitFn)
@@ -152,6 +167,9 @@ func (s *Session) binDelete(key []byte) {
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'd', false)
 	}
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(key)
+	}
 	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bh.cas, HasCAS: s.bh.cas != 0})
 	switch res {
 	case store.Stored:
@@ -169,10 +187,16 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	delta := binary.BigEndian.Uint64(ext[0:8])
 	initial := binary.BigEndian.Uint64(ext[8:16])
 	exp := binary.BigEndian.Uint32(ext[16:20])
-	s.binArithExp = int64(exp)
+	s.binArithExp, s.binArithCreated = int64(exp), false
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(key)
+	}
 	res := s.env.Store.Arith(key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: s.bh.cas, Vivify: exp != 0xffffffff, Initial: initial,
 	}, s.binArithFn)
+	if res == store.Stored && s.binArithCreated && s.watching() != 0 {
+		s.logVivified(key, initial, s.env.Store.LogTTL(int64(exp)))
+	}
 	switch res {
 	case store.Stored:
 		var v [8]byte
@@ -195,7 +219,7 @@ func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
 	if created {
 		it.SetExptime(s.binArithExp)
 	}
-	s.binArithValue, s.binArithCAS = value, it.CAS()
+	s.binArithValue, s.binArithCAS, s.binArithCreated = value, it.CAS(), created
 }
 
 // binFlush runs flush with an optional 4-byte expiration (a delay), as

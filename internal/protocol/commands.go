@@ -233,6 +233,9 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		}
 		s.reply(rTooLarge)
 		s.env.counters.storeTooLarge.Add(1)
+		if s.watching() != 0 {
+			s.logRefused(key, mode, mode == store.ModeSet)
+		}
 		// memcached drops a set's old value rather than leave it stale.
 		if mode == store.ModeSet {
 			st.Discard(key) // uncounted, as in memcached
@@ -264,7 +267,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	}
 	res, _ := s.setItem(store.SetRequest{Mode: mode, Key: key, Flags: flags, Exptime: int64(exptime), Value: value, CAS: cas})
 	if s.watching()&logMutations != 0 {
-		s.logStore(key, storeStatus(res), storeCmdName(mode), uint32(exptime), st.ItemClass(len(key), total-2, flags), total-2)
+		s.logStoreResult(key, res, mode, int64(exptime), flags, total-2)
 	}
 	switch res {
 	case store.Stored:

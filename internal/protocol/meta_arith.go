@@ -49,6 +49,10 @@ func (s *Session) metaArith(line []byte, n int) {
 		s.out = append(s.out[:start], rMetaOpaqueTooLong...)
 		return
 	}
+	if res == store.Stored && s.maCreated && s.watching() != 0 {
+		// memcached sets N's TTL after the add it logs: ttl=0.
+		s.logVivified(s.metaKey, f.initial, 0)
+	}
 	switch res {
 	case store.Stored:
 		// A plain success is what q hides; a created item is still shown.

@@ -262,6 +262,9 @@ func (s *Session) metaDebug(line []byte, n int) {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
+	if s.watching()&logFetchers != 0 {
+		s.logLookup(s.metaKey)
+	}
 	if !s.env.Store.View(s.metaKey, s.meFn) {
 		s.replyLogged(rMetaMiss + crlf)
 	}

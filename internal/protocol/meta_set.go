@@ -84,6 +84,9 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	vlen := total - 2
 	if vlen > st.MaxValueSize(len(key), f.flags) {
 		s.env.counters.storeTooLarge.Add(1)
+		if s.watching() != 0 {
+			s.logRefused(key, mode, true)
+		}
 		// memcached drops the old value whatever the mode, so that a
 		// failed store never leaves it behind looking current.
 		st.Discard(key)
@@ -116,7 +119,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		NewCAS: f.newCAS,
 	})
 	if s.watching()&logMutations != 0 {
-		s.logStore(key, storeStatus(res), storeCmdName(mode), uint32(f.ttl), st.ItemClass(len(key), int(vlen), f.flags), int(vlen))
+		s.logStoreResult(key, res, mode, int64(f.ttl), f.flags, int(vlen))
 	}
 	var code string
 	switch res {

@@ -90,13 +90,14 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) {
 		if ks == len(keys) {
 			return
 		}
+		before := s.lookupBefore(keys[ks:ke])
 		var hit bool
 		if touch {
 			hit = s.env.Store.GetAndTouch(keys[ks:ke], int64(exptime), note)
 		} else {
 			hit = s.env.Store.Get(keys[ks:ke], note)
 		}
-		s.observeGet(keys[ks:ke], hit)
+		s.observeGet(keys[ks:ke], hit, before)
 		i = ke
 	}
 }
@@ -139,6 +140,10 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		}
 		key := keys[ks:ke]
 		s.getKey = key
+		var before store.Presence
+		if observe {
+			before = s.lookupBefore(key)
+		}
 		var hit bool
 		if touch {
 			hit = st.GetAndTouch(key, int64(exptime), s.emit)
@@ -146,7 +151,7 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 			hit = st.Get(key, s.emit)
 		}
 		if observe {
-			s.observeGet(key, hit)
+			s.observeGet(key, hit, before)
 		}
 		served = true
 		i = ke
@@ -161,13 +166,32 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	return -1
 }
 
-// observeGet reports one key of a retrieval to -vv, watch and stats detail.
-func (s *Session) observeGet(key []byte, hit bool) {
+// lookupBefore is, while someone watches fetchers, what a retrieval of key
+// is about to find: a miss's log line says whether the item was absent,
+// flushed or expired, which the lookup itself forgets as it unlinks a dead
+// item. Absent when nobody watches.
+func (s *Session) lookupBefore(key []byte) store.Presence {
+	if s.watching()&logFetchers == 0 {
+		return store.Absent
+	}
+	return s.env.Store.Peek(key).Presence
+}
+
+// observeGet reports one key of a retrieval to -vv, watch and stats detail;
+// before is lookupBefore's answer for it.
+func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
 	if s.vlog && hit {
 		s.vlogLine('>', append([]byte("sending key "), key...))
 	}
 	if s.watching()&logFetchers != 0 {
-		s.logGet(key, hit, s.env.Store.ItemClass(len(key), s.lastVlen, s.lastFlags), s.lastVlen)
+		p := store.Present
+		if !hit {
+			p = before
+			if p == store.Present { // gone between the peek and the lookup
+				p = store.Absent
+			}
+		}
+		s.logGet(key, p, s.env.Store.ItemClass(len(key), s.lastVlen, s.lastFlags), s.lastVlen)
 	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'g', hit)

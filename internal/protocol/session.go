@@ -89,11 +89,13 @@ type Session struct {
 	binWithKey    bool
 	binWithValue  bool
 	binArithExp   int64
-	binArithValue uint64
-	binArithCAS   uint64
-	binEmitFn     func(value []byte, m store.Meta)
-	binArithFn    func(it store.Item, value uint64, created bool)
-	statScratch   []byte // binary STAT renders the text lines here first
+	// binArithCreated: the incr/decr being answered created its item.
+	binArithCreated bool
+	binArithValue   uint64
+	binArithCAS     uint64
+	binEmitFn       func(value []byte, m store.Meta)
+	binArithFn      func(it store.Item, value uint64, created bool)
+	statScratch     []byte // binary STAT renders the text lines here first
 
 	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
 	dump   *dumpState // a metadump in progress

@@ -231,9 +231,10 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	if maintainer {
 		w.uint("lru_maintainer_juggles", 0)
 	}
-	for _, name := range [...]string{"malloc_fails", "log_worker_dropped", "log_worker_written"} {
+	for _, name := range [...]string{"malloc_fails", "log_worker_dropped"} {
 		w.uint(name, 0)
 	}
+	w.uint("log_worker_written", s.env.logs.written.Load())
 	w.uint("log_watcher_skipped", s.env.logs.skipped.Load())
 	w.uint("log_watcher_sent", s.env.logs.sent.Load())
 	w.uint("log_watchers", uint64(s.env.logs.count()))

@@ -62,6 +62,7 @@ type watchHub struct {
 	watchers []*watcher
 	mask     atomic.Uint32 // union of the watchers' flags
 	gid      atomic.Uint64
+	written  atomic.Uint64 // log_worker_written: events logged, whoever took them
 	skipped  atomic.Uint64 // log_watcher_skipped
 	sent     atomic.Uint64 // log_watcher_sent
 	hookOnce sync.Once     // the store's eviction hook is installed
@@ -105,6 +106,7 @@ func (h *watchHub) count() int {
 func (h *watchHub) publish(kind uint32, line []byte) {
 	var wakes [maxWatchers]func()
 	nw := 0
+	h.written.Add(1)
 	h.mu.Lock()
 	for _, w := range h.watchers {
 		if w.flags&kind == 0 {
@@ -159,19 +161,20 @@ func (h *watchHub) logHeader(b []byte) []byte {
 // watching reports which log kinds someone watches (0 nearly always).
 func (s *Session) watching() uint32 { return s.env.logs.mask.Load() }
 
-// logGet publishes an item_get line (memcached's LOGGER_ITEM_GET).
-func (s *Session) logGet(key []byte, found bool, class, size int) {
+// logGet publishes an item_get line (memcached's LOGGER_ITEM_GET): what
+// the lookup found, and for a live item its class and value length.
+func (s *Session) logGet(key []byte, p store.Presence, class, size int) {
 	h := &s.env.logs
 	b := h.logHeader(s.logScratch[:0])
 	b = append(b, "type=item_get key="...)
 	b = appendURIEncoded(b, key)
-	if found {
-		b = append(b, " status=found clsid="...)
-		b = strconv.AppendInt(b, int64(class), 10)
-	} else {
-		b = append(b, " status=not_found clsid=0"...)
-		size = 0
+	b = append(b, " status="...)
+	b = append(b, p.String()...)
+	if p != store.Present {
+		class, size = 0, 0
 	}
+	b = append(b, " clsid="...)
+	b = strconv.AppendInt(b, int64(class), 10)
 	b = append(b, " cfd="...)
 	b = strconv.AppendInt(b, int64(s.connID), 10)
 	b = append(b, " size="...)
@@ -319,8 +322,51 @@ func (s *Session) stopWatch() {
 // make (memcached logs every item lookup, a storage command's included),
 // from a peek at the store; only called while someone watches fetchers.
 func (s *Session) logLookup(key []byte) {
-	found, class, size := s.env.Store.Peek(key)
-	s.logGet(key, found, class, size)
+	l := s.env.Store.Peek(key)
+	s.logGet(key, l.Presence, l.Class, l.ValueLen)
+}
+
+// logVivified publishes what memcached logs when an incr/decr creates its
+// missing item (binary INCR/DECR with an initial value, ma with N): the
+// add's own lookup and its store, of the initial value's digits.
+func (s *Session) logVivified(key []byte, initial uint64, ttl uint32) {
+	var digits [20]byte
+	vlen := len(strconv.AppendUint(digits[:0], initial, 10))
+	if s.watching()&logFetchers != 0 {
+		s.logGet(key, store.Absent, 0, 0)
+	}
+	if s.watching()&logMutations != 0 {
+		s.logStore(key, "stored", "add", ttl, s.env.Store.ItemClass(len(key), vlen, 0), vlen)
+	}
+}
+
+// logRefused publishes what memcached logs for a store it refuses before
+// making the item (a value over the item size limit): a store line with no
+// item behind it, its ttl, class and size 0 (memcached's own line carries
+// junk in clsid and cfd there, from a slip in its arguments), then, when
+// the refusal also drops the key's old value, that drop's lookup.
+func (s *Session) logRefused(key []byte, mode store.Mode, drops bool) {
+	if s.watching()&logMutations != 0 {
+		s.logStore(key, storeStatus(store.TooLarge), storeCmdName(mode), 0, 0, 0)
+	}
+	if drops && s.watching()&logFetchers != 0 {
+		s.logLookup(key)
+	}
+}
+
+// logStoreResult publishes the item_store line of a finished store as
+// memcached logs it: an item stored as the cache now holds it (an append's
+// whole value and class, the TTL a stale CAS kept), a refused one as the
+// request would have made it (its value, class and exptime).
+func (s *Session) logStoreResult(key []byte, res store.Result, mode store.Mode, exptime int64, flags uint32, vlen int) {
+	st := s.env.Store
+	if res == store.Stored {
+		if l := st.Peek(key); l.Presence == store.Present {
+			s.logStore(key, storeStatus(res), storeCmdName(mode), l.TTL, l.Class, l.ValueLen)
+			return
+		}
+	}
+	s.logStore(key, storeStatus(res), storeCmdName(mode), st.LogTTL(exptime), st.ItemClass(len(key), vlen, flags), vlen)
 }
 
 // installEvictionHook makes the store report evictions to the watchers;

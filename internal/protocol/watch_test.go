@@ -63,8 +63,9 @@ func normalizeWatch(t *testing.T, out string, keep string) []string {
 	return ls
 }
 
+// newWatchEnv's clock stands still: store lines show the TTL left.
 func newWatchEnv(t *testing.T) *Env {
-	env := newSmallEnv(t)
+	env := newStillEnv(t)
 	env.ResumesPending = true
 	return env
 }
@@ -169,30 +170,7 @@ func TestWatchAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	addr := startMemcached(t)
-	wc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
-	wc.Write([]byte("watch fetchers mutations\r\n"))
-	time.Sleep(100 * time.Millisecond)
-	exchange(t, addr, watchTraffic, 1<<20)
-	var buf []byte
-	b := make([]byte, 64<<10)
-	wc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-	for {
-		n, err := wc.Read(b)
-		buf = append(buf, b[:n]...)
-		if err != nil {
-			break
-		}
-	}
-	ref, ok := strings.CutPrefix(string(buf), "OK\r\n")
-	if !ok {
-		t.Fatalf("memcached's watch reply: %q", abbrev(string(buf)))
-	}
-	if got := normalizeWatch(t, ref, "type="); strings.Join(got, "\n") != strings.Join(watchWant, "\n") {
+	if got := memcachedWatchLines(t, startMemcached(t), watchTraffic); strings.Join(got, "\n") != strings.Join(watchWant, "\n") {
 		t.Fatalf("memcached's watch lines:\n%s", strings.Join(got, "\n"))
 	}
 }

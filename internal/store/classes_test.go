@@ -56,8 +56,9 @@ func TestItemClassFollowsSlabChunkMax(t *testing.T) {
 		if res := s.Set(ModeSet, []byte(tc.key), 0, 0, make([]byte, tc.vlen), 0); res != Stored {
 			t.Fatalf("%s: set: %v", tc.name, res)
 		}
-		found, c, _ := s.Peek([]byte(tc.key))
-		if !found {
+		got := s.Peek([]byte(tc.key))
+		p, c := got.Presence, got.Class
+		if p != Present {
 			t.Fatalf("%s: item gone", tc.name)
 		}
 		if c != tc.wantClass {
@@ -83,8 +84,9 @@ func TestItemClassFollowsSlabSizes(t *testing.T) {
 		if res := s.Set(ModeSet, []byte(tc.key), 0, 0, make([]byte, tc.vlen), 0); res != Stored {
 			t.Fatalf("set %s: %v", tc.key, res)
 		}
-		if found, c, _ := s.Peek([]byte(tc.key)); !found || c != tc.wantClass {
-			t.Errorf("%s (%d bytes): found %v class %d, want class %d", tc.key, tc.vlen, found, c, tc.wantClass)
+		if got := s.Peek([]byte(tc.key)); got.Presence != Present || got.Class != tc.wantClass {
+			p, c := got.Presence, got.Class
+			t.Errorf("%s (%d bytes): %v class %d, want class %d", tc.key, tc.vlen, p, c, tc.wantClass)
 		}
 	}
 	if n := s.ClassCount(); n != 5 || s.classes.sizes[n] != 512<<10 {

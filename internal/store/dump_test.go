@@ -121,17 +121,53 @@ func TestPeekCountsNothing(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
 	s.Set(ModeSet, []byte("a"), 0, 10, []byte("xyz"), 0)
 	before := s.Stats()
-	if found, class, n := s.Peek([]byte("a")); !found || class != 1 || n != 3 {
-		t.Fatalf("Peek(a) = %v %d %d", found, class, n)
+	if got, want := s.Peek([]byte("a")), (Peeked{Presence: Present, Class: 1, ValueLen: 3, TTL: 10}); got != want {
+		t.Fatalf("Peek(a) = %+v, want %+v", got, want)
 	}
-	if found, _, _ := s.Peek([]byte("b")); found {
-		t.Fatal("Peek(b) found a missing key")
+	if got := s.Peek([]byte("b")); got != (Peeked{}) {
+		t.Fatalf("Peek(b) = %+v for a missing key", got)
 	}
-	clock.advance(20)
-	if found, _, _ := s.Peek([]byte("a")); found {
-		t.Fatal("Peek found an expired item")
+	clock.advance(4)
+	if got := s.Peek([]byte("a")); got.TTL != 6 {
+		t.Fatalf("Peek(a) 4 s later = %+v, want TTL 6", got)
+	}
+	clock.advance(16)
+	if got := s.Peek([]byte("a")); got != (Peeked{Presence: Expired}) {
+		t.Fatalf("Peek(a) = %+v for an expired item", got)
+	}
+	if got := s.Peek([]byte("a")); got.Presence != Expired {
+		t.Fatalf("second Peek(a) = %+v: Peek unlinked the expired item", got)
 	}
 	if after := s.Stats(); after != before {
 		t.Fatalf("Peek changed the stats: %+v -> %+v", before, after)
+	}
+}
+
+// memcached's item_get line says "flushed" for an item a flush_all
+// invalidated, even one that has expired since: it tests the flush first.
+func TestPeekTellsFlushedFromExpired(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	s.Set(ModeSet, []byte("short"), 0, 5, []byte("x"), 0)
+	s.Set(ModeSet, []byte("long"), 0, 0, []byte("y"), 0)
+	clock.advance(2)
+	s.FlushAll(0)
+	clock.advance(5) // "short" is past its exptime now
+	for key, want := range map[string]Presence{"short": Flushed, "long": Flushed, "none": Absent} {
+		if p := s.Peek([]byte(key)).Presence; p != want {
+			t.Errorf("Peek(%s) = %v, want %v", key, p, want)
+		}
+	}
+	if got := s.LogTTL(0); got != 0 {
+		t.Errorf("LogTTL(0) = %d", got)
+	}
+	now := clock.Now()
+	for exptime, want := range map[int64]uint32{100: 100, now + 50: 50, now - 10: 1<<32 - 10, -1: 1<<32 - 1} {
+		if got := s.LogTTL(exptime); got != want {
+			t.Errorf("LogTTL(%d) = %d, want %d", exptime, got, want)
+		}
+	}
+	if got := Flushed.String() + " " + Expired.String() + " " + Absent.String() + " " + Present.String(); got != "flushed expired not_found found" {
+		t.Errorf("names %q", got)
 	}
 }

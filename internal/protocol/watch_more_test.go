@@ -1,0 +1,200 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Watch lines past the basics: a store logged as the cache then holds the
+// item (an append's whole value, the TTL it kept), meta's me and ma's
+// auto-create, and the binary protocol, which memcached logs as it logs
+// text: its lookups and stores go through the same item code.
+
+// watchStoredTraffic is logged identically by memcached and gocached.
+const watchStoredTraffic = "set ap 0 300 3\r\nabc\r\nappend ap 0 0 5\r\ndefgh\r\nprepend ap 0 0 2\r\nXY\r\n" +
+	"ms ap 2 I C1\r\nzz\r\nme ap\r\nma vv N0 J42\r\nget vv\r\nquit\r\n"
+
+// watchStoredWant is what memcached 1.6.18 logs for watchStoredTraffic:
+// the append and prepend show the whole value and the TTL the item kept,
+// as does the stale CAS (I); ma's auto-create looks the key up again and
+// logs an add, with TTL 0 whatever N says (memcached sets it afterwards).
+var watchStoredWant = []string{
+	"type=item_get key=ap status=not_found clsid=0 size=0",
+	"type=item_store key=ap status=stored cmd=set ttl=300 clsid=1 size=3",
+	"type=item_get key=ap status=found clsid=1 size=3",
+	"type=item_store key=ap status=stored cmd=append ttl=300 clsid=1 size=8",
+	"type=item_get key=ap status=found clsid=1 size=8",
+	"type=item_store key=ap status=stored cmd=prepend ttl=300 clsid=1 size=10",
+	"type=item_get key=ap status=found clsid=1 size=10",
+	"type=item_store key=ap status=stored cmd=cas ttl=300 clsid=1 size=2",
+	"type=item_get key=ap status=found clsid=1 size=2",
+	"type=item_get key=vv status=not_found clsid=0 size=0",
+	"type=item_get key=vv status=not_found clsid=0 size=0",
+	"type=item_store key=vv status=stored cmd=add ttl=0 clsid=1 size=2",
+	"type=item_get key=vv status=found clsid=1 size=2",
+}
+
+// watchBinaryTraffic is binary requests memcached and gocached log alike.
+func watchBinaryTraffic() string {
+	setExt := string(make([]byte, 8)) // flags 0, exptime 0
+	var arith [20]byte
+	binary.BigEndian.PutUint64(arith[0:8], 1)    // delta
+	binary.BigEndian.PutUint64(arith[8:16], 100) // initial
+	touchExt := string(make([]byte, 4))
+	return binReq(opSet, "bk", setExt, "hello", 1, 0) +
+		binReq(opGet, "bk", "", "", 2, 0) +
+		binReq(opGetK, "nope", "", "", 3, 0) +
+		binReq(opAppend, "bk", "", "AAAA", 4, 0) +
+		binReq(opSet, "bk", setExt, "stale", 5, 1) + // a CAS that does not match
+		binReq(opIncrement, "ctr", string(arith[:]), "", 6, 0) + // creates ctr = 100
+		binReq(opIncrement, "ctr", string(arith[:]), "", 7, 0) +
+		binReq(opTouch, "bk", touchExt, "", 8, 0) +
+		binReq(opDelete, "bk", "", "", 9, 0) +
+		binReq(opQuit, "", "", "", 10, 0)
+}
+
+// watchBinaryWant is what memcached 1.6.18 logs for watchBinaryTraffic.
+var watchBinaryWant = []string{
+	"type=item_get key=bk status=not_found clsid=0 size=0",
+	"type=item_store key=bk status=stored cmd=set ttl=0 clsid=1 size=5",
+	"type=item_get key=bk status=found clsid=1 size=5",
+	"type=item_get key=nope status=not_found clsid=0 size=0",
+	"type=item_get key=bk status=found clsid=1 size=5",
+	"type=item_store key=bk status=stored cmd=append ttl=0 clsid=1 size=9",
+	"type=item_get key=bk status=found clsid=1 size=9",
+	"type=item_store key=bk status=exists cmd=cas ttl=0 clsid=1 size=5",
+	"type=item_get key=ctr status=not_found clsid=0 size=0",
+	"type=item_get key=ctr status=not_found clsid=0 size=0",
+	"type=item_store key=ctr status=stored cmd=add ttl=0 clsid=1 size=3",
+	"type=item_get key=ctr status=found clsid=1 size=3",
+	"type=item_get key=bk status=found clsid=1 size=9",
+	"type=item_get key=bk status=found clsid=1 size=9",
+}
+
+// watchedLines runs each traffic on its own client session while a
+// watcher of fetchers and mutations listens, and returns the lines.
+func watchedLines(t *testing.T, env *Env, traffics ...string) []string {
+	t.Helper()
+	w := NewSession(env)
+	w.SetWakeup(func() {})
+	w.Opened(40)
+	if got := drive(t, w, []byte("watch fetchers mutations\r\n")); got.out != "OK\r\n" {
+		t.Fatalf("watch: %q", got.out)
+	}
+	defer w.Reset()
+	for i, traffic := range traffics {
+		c := NewSession(env)
+		c.Opened(41 + i)
+		drive(t, c, []byte(traffic))
+	}
+	_, out, _ := w.Process(nil, nil)
+	return normalizeWatch(t, string(out), "type=")
+}
+
+func TestWatchStoredAndBinary(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		traffic string
+		want    []string
+	}{
+		{"stored", watchStoredTraffic, watchStoredWant},
+		{"binary", watchBinaryTraffic(), watchBinaryWant},
+	} {
+		got := watchedLines(t, newWatchEnv(t), tc.traffic)
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s: watch lines:\n%s", tc.name, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// TestWatchMissesAndTTLs: what memcached's lines say of dead items and of
+// exptimes that are not a plain relative one. memcached's lookup says
+// "expired" or "flushed" when it meets such an item (its LRU maintainer
+// may unlink one first, which is why these are not compared with it live),
+// its store line shows the seconds left (so an absolute exptime shows as
+// relative and one already past wraps), and a value over the size limit
+// logs a too_large store with no item behind it, then the lookup that
+// drops the key's old value.
+func TestWatchMissesAndTTLs(t *testing.T) {
+	env := newWatchEnv(t) // its clock stands at 1_700_000_000
+	got := watchedLines(t, env, "set neg 0 -1 1\r\nx\r\nget neg\r\nset fl 0 0 1\r\nx\r\nflush_all\r\nget fl\r\n"+
+		"set abs 0 1700000100 1\r\nx\r\nset big 0 0 2000000\r\n")
+	want := []string{
+		"type=item_get key=neg status=not_found clsid=0 size=0",
+		"type=item_store key=neg status=stored cmd=set ttl=4294967295 clsid=1 size=1",
+		"type=item_get key=neg status=expired clsid=0 size=0",
+		"type=item_get key=fl status=not_found clsid=0 size=0",
+		"type=item_store key=fl status=stored cmd=set ttl=0 clsid=1 size=1",
+		"type=item_get key=fl status=flushed clsid=0 size=0",
+		"type=item_get key=abs status=not_found clsid=0 size=0",
+		"type=item_store key=abs status=stored cmd=set ttl=100 clsid=1 size=1",
+		"type=item_store key=big status=too_large cmd=set ttl=0 clsid=0 size=0",
+		"type=item_get key=big status=not_found clsid=0 size=0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("watch lines:\n%s", strings.Join(got, "\n"))
+	}
+	// One logged event per line, whoever read it (memcached's
+	// log_worker_written).
+	c := NewSession(env)
+	if st := drive(t, c, []byte("stats\r\n")).out; !strings.Contains(st, "STAT log_worker_written 10\r\n") {
+		t.Errorf("stats: %q", abbrev(st))
+	}
+}
+
+func TestWatchStoredAndBinaryAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	for _, tc := range []struct {
+		name    string
+		traffic string
+		want    []string
+	}{
+		{"stored", watchStoredTraffic, watchStoredWant},
+		{"binary", watchBinaryTraffic(), watchBinaryWant},
+	} {
+		got := memcachedWatchLines(t, addr, tc.traffic)
+		for i, l := range got {
+			// memcached's clock may tick between the set and what follows.
+			got[i] = strings.Replace(l, " ttl=299 ", " ttl=300 ", 1)
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s: memcached's watch lines:\n%s", tc.name, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// memcachedWatchLines runs traffic against the memcached at addr while a
+// watcher of fetchers and mutations listens, and returns its lines.
+func memcachedWatchLines(t *testing.T, addr, traffic string) []string {
+	t.Helper()
+	wc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	wc.Write([]byte("watch fetchers mutations\r\n"))
+	time.Sleep(100 * time.Millisecond)
+	exchange(t, addr, traffic, 1<<20)
+	var buf []byte
+	b := make([]byte, 64<<10)
+	// memcached's logger thread hands lines over about once a second.
+	wc.SetReadDeadline(time.Now().Add(1500 * time.Millisecond))
+	for {
+		n, err := wc.Read(b)
+		buf = append(buf, b[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	ref, ok := strings.CutPrefix(string(buf), "OK\r\n")
+	if !ok {
+		t.Fatalf("memcached's watch reply: %q", abbrev(string(buf)))
+	}
+	return normalizeWatch(t, ref, "type=")
+}
