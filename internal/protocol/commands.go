@@ -155,9 +155,11 @@ func (s *Session) token(line []byte, i int) []byte {
 	return line[s.tok[i].start:s.tok[i].end]
 }
 
-// setNoreply mirrors memcached's set_noreply_maybe: the last token decides.
+// setNoreply mirrors memcached's set_noreply_maybe: the last token decides,
+// which on a line of more tokens than memcached splits is the last one
+// split (n is maxTokens then; see tokenize).
 func (s *Session) setNoreply(line []byte, n int) {
-	if n >= 2 && string(s.token(line, n-1)) == "noreply" {
+	if n >= 2 && string(s.token(line, min(n, maxTokens-1)-1)) == "noreply" {
 		s.noreply = true
 	}
 }

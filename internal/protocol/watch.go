@@ -258,8 +258,9 @@ func (s *Session) watchCommand(line []byte, n int) {
 		flags = logFetchers
 	}
 	// Every token after the command names a kind, noreply included (it
-	// makes the line an ERROR, silenced).
-	for i := 1; i < n; i++ {
+	// makes the line an ERROR, silenced). On a line of more tokens than
+	// memcached splits, what follows the last one split is not looked at.
+	for i := 1; i < min(n, maxTokens-1); i++ {
 		switch string(s.token(line, i)) {
 		case "fetchers":
 			flags |= logFetchers

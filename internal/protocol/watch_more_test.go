@@ -198,3 +198,38 @@ func memcachedWatchLines(t *testing.T, addr, traffic string) []string {
 	}
 	return normalizeWatch(t, ref, "type=")
 }
+
+// watchLongLines are watch lines with more tokens than memcached splits
+// (23): what follows the last one split is not looked at, so a bad kind or
+// a noreply there changes nothing.
+var watchLongLines = []struct{ line, want string }{
+	{"watch" + strings.Repeat(" fetchers", 30), "OK\r\n"},
+	{"watch" + strings.Repeat(" fetchers", 22) + " bogus", "OK\r\n"},
+	{"watch" + strings.Repeat(" fetchers", 21) + " bogus", "ERROR\r\n"},
+	{"watch" + strings.Repeat(" fetchers", 21) + " noreply x", ""},
+	{"watch" + strings.Repeat(" fetchers", 22) + " noreply", "OK\r\n"},
+}
+
+func TestWatchLongLines(t *testing.T) {
+	env := newWatchEnv(t)
+	for _, tc := range watchLongLines {
+		s := NewSession(env)
+		s.SetWakeup(func() {})
+		if got := drive(t, s, []byte(tc.line+"\r\n")).out; got != tc.want {
+			t.Errorf("%d tokens: %q, want %q", len(strings.Fields(tc.line)), got, tc.want)
+		}
+		s.Reset()
+	}
+}
+
+func TestWatchLongLinesAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	addr := startMemcached(t)
+	for _, tc := range watchLongLines {
+		if got := exchange(t, addr, tc.line+"\r\nversion\r\n", max(len(tc.want), 4)).out; !strings.HasPrefix(got, tc.want) || strings.HasPrefix(got, "VERSION") != (tc.want == "") {
+			t.Errorf("%d tokens: memcached answered %q, want %q", len(strings.Fields(tc.line)), got, tc.want)
+		}
+	}
+}
