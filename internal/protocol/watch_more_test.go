@@ -94,15 +94,18 @@ func watchedLines(t *testing.T, env *Env, traffics ...string) []string {
 	return normalizeWatch(t, string(out), "type=")
 }
 
+// watchStoredCases are the traffics compared with memcached's lines.
+var watchStoredCases = []struct {
+	name    string
+	traffic string
+	want    []string
+}{
+	{"stored", watchStoredTraffic, watchStoredWant},
+	{"binary", watchBinaryTraffic(), watchBinaryWant},
+}
+
 func TestWatchStoredAndBinary(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		traffic string
-		want    []string
-	}{
-		{"stored", watchStoredTraffic, watchStoredWant},
-		{"binary", watchBinaryTraffic(), watchBinaryWant},
-	} {
+	for _, tc := range watchStoredCases {
 		got := watchedLines(t, newWatchEnv(t), tc.traffic)
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%s: watch lines:\n%s", tc.name, strings.Join(got, "\n"))
@@ -150,14 +153,7 @@ func TestWatchStoredAndBinaryAgainstMemcached(t *testing.T) {
 		t.Skip("short mode")
 	}
 	addr := startMemcached(t)
-	for _, tc := range []struct {
-		name    string
-		traffic string
-		want    []string
-	}{
-		{"stored", watchStoredTraffic, watchStoredWant},
-		{"binary", watchBinaryTraffic(), watchBinaryWant},
-	} {
+	for _, tc := range watchStoredCases {
 		got := memcachedWatchLines(t, addr, tc.traffic)
 		for i, l := range got {
 			// memcached's clock may tick between the set and what follows.
@@ -173,14 +169,22 @@ func TestWatchStoredAndBinaryAgainstMemcached(t *testing.T) {
 // watcher of fetchers and mutations listens, and returns its lines.
 func memcachedWatchLines(t *testing.T, addr, traffic string) []string {
 	t.Helper()
+	return normalizeWatch(t, memcachedWatch(t, addr, "fetchers mutations", traffic, 1<<20), "type=")
+}
+
+// memcachedWatch runs traffic against the memcached at addr (reading its
+// replies up to want bytes, as exchange does) while a watcher of kinds
+// listens, and returns what the watcher got after its OK.
+func memcachedWatch(t *testing.T, addr, kinds, traffic string, want int) string {
+	t.Helper()
 	wc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wc.Close()
-	wc.Write([]byte("watch fetchers mutations\r\n"))
+	wc.Write([]byte("watch " + kinds + "\r\n"))
 	time.Sleep(100 * time.Millisecond)
-	exchange(t, addr, traffic, 1<<20)
+	exchange(t, addr, traffic, want)
 	var buf []byte
 	b := make([]byte, 64<<10)
 	// memcached's logger thread hands lines over about once a second.
@@ -196,7 +200,7 @@ func memcachedWatchLines(t *testing.T, addr, traffic string) []string {
 	if !ok {
 		t.Fatalf("memcached's watch reply: %q", abbrev(string(buf)))
 	}
-	return normalizeWatch(t, ref, "type=")
+	return ref
 }
 
 // watchLongLines are watch lines with more tokens than memcached splits

@@ -1,14 +1,12 @@
 package protocol
 
 import (
-	"net"
 	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // watchTraffic is logged identically by memcached and gocached: an
@@ -230,27 +228,9 @@ func TestWatchEvictionsAgainstMemcached(t *testing.T) {
 		t.Skip("short mode")
 	}
 	addr := startMemcachedWith(t, nil, "-m", "8")
-	wc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
-	wc.Write([]byte("watch evictions\r\n"))
-	time.Sleep(100 * time.Millisecond)
-	exchange(t, addr, evictionTraffic(2000)+"version\r\n", len("VERSION 1.6.18\r\n"))
-	var buf []byte
-	b := make([]byte, 64<<10)
-	wc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-	for {
-		n, err := wc.Read(b)
-		buf = append(buf, b[:n]...)
-		if err != nil {
-			break
-		}
-	}
-	ref, ok := strings.CutPrefix(string(buf), "OK\r\n")
-	if !ok || checkEvictionLines(t, ref, "memcached") == 0 {
-		t.Fatalf("memcached's eviction stream: %q", abbrev(string(buf)))
+	ref := memcachedWatch(t, addr, "evictions", evictionTraffic(2000)+"version\r\n", len("VERSION 1.6.18\r\n"))
+	if checkEvictionLines(t, ref, "memcached") == 0 {
+		t.Fatalf("memcached's eviction stream: %q", abbrev(ref))
 	}
 }
 
