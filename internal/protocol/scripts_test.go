@@ -117,6 +117,10 @@ var scripts = []script{
 
 	// Other commands.
 	{name: "flush_all", in: "set a 0 0 1\r\nx\r\nflush_all\r\nget a\r\nset a 0 0 1\r\ny\r\nget a\r\n", want: lines("STORED", "OK", "END", "STORED", "VALUE a 0 1", "y", "END")},
+	// A plain flush_all after `flush_all 1` replaces its cutoff: what is
+	// stored after both stays, in the same second too.
+	{name: "flush_all after flush_all 1", in: "set a 0 0 1\r\nx\r\nflush_all 1\r\nset b 0 0 1\r\nx\r\nflush_all\r\nset c 0 0 1\r\nx\r\nget a b c\r\n",
+		want: lines("STORED", "OK", "STORED", "OK", "STORED", "VALUE c 0 1", "x", "END")},
 	{name: "flush_all forms", in: "flush_all 0\r\nflush_all -1\r\nflush_all noreply\r\nflush_all 10 20\r\nflush_all 0 noreply\r\n", want: lines("OK", "OK", "OK")},
 	{name: "flush_all errors", in: "flush_all abc\r\nflush_all noreply 10\r\nflush_all 1 2 3\r\n", want: lines("CLIENT_ERROR invalid exptime argument", "CLIENT_ERROR invalid exptime argument", "ERROR")},
 	{name: "version", in: "version\r\nversion x\r\n", want: lines("VERSION 1.6.18", "VERSION 1.6.18")},

@@ -38,6 +38,12 @@ func (s *Store) FlushAll(delay int64) {
 		} else {
 			if !s.cfg.DisableCAS {
 				sh.flushCAS = (sh.seq+1)<<sh.idBits | sh.id // the next nextCAS
+				// The CAS cutoff covers every item stored before now, so
+				// the time cutoff is this flush's, as memcached overwrites
+				// oldest_live: an earlier flush's later one (`flush_all 1`)
+				// would hide what is stored after this one for the rest of
+				// its second.
+				sh.flushLive = 0
 			}
 			sh.inForce(oldest, now, now)
 		}
@@ -50,8 +56,9 @@ func (s *Store) FlushAll(delay int64) {
 // get right after flush_all counts get_flushed.
 const flushSweepDelay = 2
 
-// inForce makes oldest_live take effect from time at. It never moves back:
-// a flush that names an earlier time does not bring flushed items back.
+// inForce makes oldest_live take effect from time at. It never moves back
+// by itself: a flush that names an earlier time does not bring flushed
+// items back (FlushAll clears it first where a CAS cutoff makes that safe).
 func (sh *shard) inForce(oldest, at, now uint32) {
 	sh.flushLive = max(sh.flushLive, oldest)
 	sh.flushSweepAt, sh.flushSweeping = max(at+flushSweepDelay, now), false

@@ -42,3 +42,30 @@ func TestCancelFlush(t *testing.T) {
 		t.Fatalf("cmd_flush %d, want 2", n)
 	}
 }
+
+// A flush_all that comes into force replaces the time cutoff an earlier
+// one set, as memcached's oldest_live is simply overwritten: `flush_all 1`
+// then `flush_all` in the same second leave the second flush's cutoff
+// (now-1, with the CAS cutoff covering the rest), so what is stored after
+// it stays. Keeping the first flush's later cutoff hid every item stored
+// in the rest of that second (Cache::Memcached::Fast's staggered
+// flush_all(delay) followed by a plain flush_all did this).
+func TestFlushAllAfterDelayOne(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	set(s, "before", "v")
+	s.FlushAll(1)
+	set(s, "between", "v")
+	s.FlushAll(0)
+	set(s, "after", "v")
+	for key, want := range map[string]bool{"before": false, "between": false, "after": true} {
+		if _, _, ok := get(s, key); ok != want {
+			t.Errorf("%s visible = %v, want %v", key, ok, want)
+		}
+	}
+	clk.advance(1)
+	if _, _, ok := get(s, "after"); !ok {
+		t.Error("the item stored after both flushes is gone a second later")
+	}
+	checkInvariants(t, s)
+}
