@@ -105,12 +105,13 @@ func Start(ctx context.Context, spec Spec) (*Proc, error) {
 // StartOnFreePort starts spec on a free loopback port: it appends "-p PORT"
 // to the arguments (gocached and memcached share the flag) and probes
 // 127.0.0.1:PORT, which a wildcard listener also serves. Another process can
-// take the port between our probe and the server's bind, so a failed start
-// is retried a few times on a fresh port.
+// take the port between our probe and the server's bind (waitReady then does
+// not take its answer for ours), so a failed start is retried a few times on
+// a fresh port.
 func StartOnFreePort(ctx context.Context, spec Spec) (*Proc, error) {
 	var errs []error
 	for range portAttempts {
-		port, err := FreePort()
+		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +129,9 @@ func StartOnFreePort(ctx context.Context, spec Spec) (*Proc, error) {
 	}
 	return nil, errors.Join(errs...)
 }
+
+// freePort is FreePort; a test makes it hand out a taken port.
+var freePort = FreePort
 
 // FreePort asks the kernel for a loopback TCP port nobody holds right now.
 func FreePort() (int, error) {
@@ -157,7 +161,13 @@ func (p *Proc) waitReady(ctx context.Context) error {
 		c, err := dial(ctx, p.spec.Addr)
 		if err == nil {
 			c.Close()
-			return nil
+			if ownsListener(p.Pid(), p.spec.Addr) {
+				return nil
+			}
+			// Another process answers on our port: ours either binds
+			// it once that one lets go, or fails to and exits (then
+			// StartOnFreePort tries a fresh port).
+			err = fmt.Errorf("%s answers, but pid %d does not listen there", p.spec.Addr, p.Pid())
 		}
 		select {
 		case <-p.done:

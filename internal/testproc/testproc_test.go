@@ -263,3 +263,74 @@ func TestSpecCommand(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// takenPort listens on a loopback port for the test, accepting and closing
+// whatever connects: another process's server on the port a test was given.
+func takenPort(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l
+}
+
+// TestStartNotFooledByAnotherListener: a server whose port another process
+// holds cannot bind it and exits; the readiness probe, answered by that
+// other listener, must not report it ready (TestConnLimitWaits/go once
+// filled someone else's server and read a reset when it went away).
+func TestStartNotFooledByAnotherListener(t *testing.T) {
+	l := takenPort(t)
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	spec := Gocached(gocached(t), "go", "-l", "127.0.0.1", "-U", "0", "-p", port)
+	spec.Addr = l.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := Start(ctx, spec)
+	if err == nil {
+		defer p.Kill()
+		t.Fatalf("Start succeeded on a port held by this test (pid %d listening: %v)", p.Pid(), ownsListener(p.Pid(), p.Addr()))
+	}
+	if !strings.Contains(err.Error(), "exited before accepting") {
+		t.Fatalf("Start: %v, want the server's exit", err)
+	}
+}
+
+// TestStartOnFreePortRetriesTakenPort: a free port taken by another
+// process before the server binds it costs one attempt, and the server
+// returned is the one listening on its address.
+func TestStartOnFreePortRetriesTakenPort(t *testing.T) {
+	l := takenPort(t)
+	taken := l.Addr().(*net.TCPAddr).Port
+	calls := 0
+	freePort = func() (int, error) {
+		if calls++; calls == 1 {
+			return taken, nil
+		}
+		return FreePort()
+	}
+	t.Cleanup(func() { freePort = FreePort })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := StartOnFreePort(ctx, Gocached(gocached(t), "go", "-l", "127.0.0.1", "-U", "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if p.Port() == taken || calls < 2 || !ownsListener(p.Pid(), p.Addr()) {
+		t.Fatalf("port %d (taken %d) after %d picks; pid %d listening there: %v", p.Port(), taken, calls, p.Pid(), ownsListener(p.Pid(), p.Addr()))
+	}
+	if got := version(t, p.Addr()); !strings.HasPrefix(got, "VERSION ") {
+		t.Fatalf("version: %q", got)
+	}
+}
