@@ -106,6 +106,12 @@ def many(c):
     eq(c.get_many(["m1", "m2"]), {}, "deleted by delete_many")
     eq(c.delete_many(["m3", "m4"], noreply=True), True, "delete_many noreply")
     eq(c.get_many(["m3", "m4", "m5"]), {"m5": b"val5"}, "after delete_many noreply")
+    # A get line past -I (1 MiB): 4,500 keys of 240 bytes, as a batch
+    # loader sends it; memcached reads such a line whatever its length.
+    long_keys = ["%0240d" % i for i in range(4500)]
+    eq(c.set_many({k: b"L" for k in long_keys[::100]}, noreply=False), [], "set_many long keys")
+    eq(c.get_many(long_keys), {k: b"L" for k in long_keys[::100]}, "get_many of a 1.1 MB line")
+    eq(c.get_many(["m5"]), {"m5": b"val5"}, "get_many after the long line")
 
 
 def cas(c):

@@ -16,6 +16,12 @@ type multigetState struct {
 	withCAS, touch bool
 	exptime        int32
 	left           int
+	// A line over the multiget bound is served as it arrives
+	// (retrieve_open.go): open until its end arrives, left unused.
+	open   bool
+	keys   bool // open: a key was seen on the line
+	skip   bool // open: an error was answered; the rest of the line is dropped
+	hungry bool // open: every complete key is served; more input is needed
 }
 
 // nextKey returns the bounds of the first key in keys at or after i, or
@@ -106,6 +112,9 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) {
 // and returns how many bytes it consumed.
 func (s *Session) continueMultiget(in []byte) (int, Status) {
 	m := s.mget
+	if m.open {
+		return s.continueOpenMultiget(in)
+	}
 	nl := bytes.IndexByte(in, '\n')
 	if nl < 0 || m.left > nl {
 		// Only an engine that dropped its buffer gets here.
@@ -125,6 +134,18 @@ func (s *Session) continueMultiget(in []byte) (int, Status) {
 // and returns that key's offset (always past i), else -1. A value sent in
 // pieces (continueSend) stops it too, after its key.
 func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int32) int {
+	if at := s.serveKeyRun(keys, i, withCAS, touch, exptime); at >= 0 {
+		return at
+	}
+	s.out = append(s.out, rEnd...)
+	if s.vlog {
+		s.vlogLine('>', []byte("END"))
+	}
+	return -1
+}
+
+// serveKeyRun is serveKeys without the END: part of a line.
+func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime int32) int {
 	s.getCAS = withCAS
 	st := s.env.Store
 	served := false
@@ -158,10 +179,6 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		if s.send.active {
 			return ke
 		}
-	}
-	s.out = append(s.out, rEnd...)
-	if s.vlog {
-		s.vlogLine('>', []byte("END"))
 	}
 	return -1
 }

@@ -146,7 +146,7 @@ func NewSession(env *Env) *Session {
 // watcher with nothing to say, which it may leave until its wakeup.
 func (s *Session) Pending() bool {
 	return s.dump != nil || s.watch != nil || s.send.active || s.budgetStop ||
-		s.mget.active && s.env.ResumesPending
+		s.mget.active && !s.mget.hungry && s.env.ResumesPending
 }
 
 // SetWakeup registers fn, which a watching Session calls (from another
@@ -331,6 +331,9 @@ func (s *Session) process(in []byte) (int, Status) {
 			if st == Yield {
 				return pos, Yield
 			}
+			if s.mget.hungry { // an open line waiting for more of itself
+				return pos, NeedMore
+			}
 			if s.mget.active { // paused again: a value in pieces, or the budget
 				continue
 			}
@@ -378,6 +381,11 @@ func (s *Session) process(in []byte) (int, Status) {
 		}
 		avail := in[pos:]
 		n, st := s.lineEnd(avail)
+		if n == openLine {
+			pos += s.openMultiget(avail)
+			s.scanned = 0
+			continue
+		}
 		if n < 0 {
 			if st == NeedMore {
 				s.scanned = len(avail)
@@ -423,7 +431,8 @@ func (s *Session) process(in []byte) (int, Status) {
 
 // lineEnd returns the index of the '\n' ending the first line of avail, or -1
 // with the status to return: NeedMore while the line may still be completed,
-// Close when it is longer than memcached allows. The decision depends only on
+// Close when it is longer than memcached allows; or openLine for a retrieval
+// line past the multiget bound, served as it arrives. The decision depends only on
 // the line's own bytes, never on how much of it has arrived.
 func (s *Session) lineEnd(avail []byte) (int, Status) {
 	from := min(s.scanned, len(avail))
@@ -450,7 +459,12 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 		return i, NeedMore
 	}
 	if len(avail) > limit {
-		// Beyond memcached: its multiget buffer is unbounded, ours is not.
+		if isGetLine(avail) {
+			// memcached buffers it whole, without bound; it is served
+			// as it arrives instead (retrieve_open.go).
+			return openLine, NeedMore
+		}
+		// Beyond memcached, which closes a long gat at once.
 		s.out = append(s.out, "CLIENT_ERROR line too long\r\n"...)
 		return -1, Close
 	}
@@ -474,13 +488,23 @@ func indexNewline(b []byte, from, end int) int {
 // isMultiget reports whether a long line is a retrieval command, the one kind
 // memcached lets grow past MaxLineLen.
 func isMultiget(b []byte) bool {
+	b = trimSeps(b)
+	return isGetLine(b) || bytes.HasPrefix(b, []byte("gat ")) || bytes.HasPrefix(b, []byte("gats "))
+}
+
+// isGetLine reports whether b starts a get or gets line, the ones memcached
+// reads however long they are.
+func isGetLine(b []byte) bool {
+	b = trimSeps(b)
+	return bytes.HasPrefix(b, []byte("get ")) || bytes.HasPrefix(b, []byte("gets "))
+}
+
+func trimSeps(b []byte) []byte {
 	i := 0
 	for i < len(b) && isSep(b[i]) {
 		i++
 	}
-	b = b[i:]
-	return bytes.HasPrefix(b, []byte("get ")) || bytes.HasPrefix(b, []byte("gets ")) ||
-		bytes.HasPrefix(b, []byte("gat ")) || bytes.HasPrefix(b, []byte("gats "))
+	return b[i:]
 }
 
 // reply appends msg (which carries its own "\r\n") unless the command asked

@@ -23,6 +23,7 @@ var Cases = []Case{
 	{"protocol/split_at_every_byte", splitEveryByte},
 	{"protocol/large_value", largeValue},
 	{"protocol/yields_under_R", yieldsUnderR},
+	{"protocol/long_get_line", longGetLine},
 	{"accounting/counts_as_memcached", countsAsMemcached},
 	{"accounting/stats_conns", statsConns},
 	{"accounting/wildcard_both_families", wildcardBothFamilies},
@@ -107,5 +108,39 @@ func yieldsUnderR(t *testing.T, f reactor.Factory) {
 	}
 	if got := s.Eng.ServerStats().ConnYields; got == 0 {
 		t.Errorf("conn_yields = 0 after 51 pipelined requests at -R 2")
+	}
+}
+
+// longGetLine: a get line past the multiget bound (-I, 1 MiB by default)
+// is served as memcached serves it, its replies past the output budget
+// included: the line is served as it arrives, with pauses for the output.
+func longGetLine(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{}, Options{})
+	c := s.Dial(t)
+	v := strings.Repeat("v", 20000)
+	for i := range 100 {
+		c.Send("set hit-" + itoa(i) + " 0 0 " + itoa(len(v)) + " noreply\r\n" + v + "\r\n")
+	}
+	var line strings.Builder
+	line.WriteString("get")
+	for i := range 60000 {
+		line.WriteString(" missing-key-" + itoa(i))
+		if i%500 == 0 {
+			line.WriteString(" hit-" + itoa(i/500%100))
+		}
+	}
+	line.WriteString("\r\nversion\r\n")
+	if line.Len() < 1<<20 {
+		t.Fatalf("line of %d bytes is not past the bound", line.Len())
+	}
+	c.Send(line.String())
+	for i := range 60000 {
+		if i%500 == 0 {
+			c.Expect("VALUE hit-"+itoa(i/500%100)+" 0 "+itoa(len(v))+"\r\n", v+"\r\n")
+		}
+	}
+	c.Expect("END\r\n")
+	if l := c.Line(); !strings.HasPrefix(l, "VERSION ") {
+		t.Fatalf("after the long get: %q", l)
 	}
 }

@@ -1,0 +1,41 @@
+package protocol
+
+import (
+	"strconv"
+	"strings"
+)
+
+// get lines past the multiget bound (-I, 1 MiB here), served as they
+// arrive (retrieve_open.go). All but the last are memcached's replies,
+// checked against it with the other scripts.
+func init() { scripts = append(scripts, openLineScripts...) }
+
+// manyKeys is n distinct keys of about 12 bytes, each followed by a space.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("missing-" + strconv.Itoa(i) + " ")
+	}
+	return b.String()
+}
+
+var longKeys = manyKeys(90000) // about 1.3 MB
+
+var openLineScripts = []script{
+	{name: "long multiget", in: "set a 0 0 1\r\nx\r\nset b 5 0 2\r\nyy\r\nget a " + longKeys + "b a\r\nversion\r\n",
+		want: lines("STORED", "STORED", "VALUE a 0 1", "x", "VALUE b 5 2", "yy", "VALUE a 0 1", "x", "END", "VERSION 1.6.18")},
+	{name: "long gets", in: "set a 0 0 1\r\nx\r\ngets " + longKeys + "a\r\n",
+		want: lines("STORED", "VALUE a 0 1 C", "x", "END")},
+	// memcached closes a long gat line; gocached reads it up to the bound.
+	{name: "long gat", in: "gat 100 " + longKeys + "a\r\nversion\r\n", want: lines("CLIENT_ERROR line too long"), closed: true, own: true},
+	{name: "long get bad key first", in: "set a 0 0 1\r\nx\r\nget " + k251 + " a " + longKeys + "\r\nversion\r\n",
+		want: lines("STORED", "CLIENT_ERROR bad command line format", "VERSION 1.6.18")},
+	{name: "long get no keys", in: "get" + strings.Repeat(" ", 1100000) + "\r\nversion\r\n",
+		want: lines("ERROR", "VERSION 1.6.18")},
+	{name: "long get NUL ends it", in: "set a 0 0 1\r\nx\r\nget " + longKeys + "a\x00 a a\r\nversion\r\n",
+		want: lines("STORED", "VALUE a 0 1", "x", "END", "VERSION 1.6.18")},
+	// memcached sees the whole line before it answers, so it drops the
+	// values gathered before the bad key; here they have gone out already.
+	{name: "long get bad key after values", in: "set a 0 0 1\r\nx\r\nget a " + longKeys + k251 + " a\r\nversion\r\n",
+		want: lines("STORED", "VALUE a 0 1", "x", "CLIENT_ERROR bad command line format", "VERSION 1.6.18"), own: true},
+}
