@@ -212,6 +212,9 @@ type Env struct {
 	// crawlerBusy is memcached's one LRU crawler: held by a metadump from
 	// its start until its END or its connection's end (crawler.go).
 	crawlerBusy atomic.Bool
+	// oldestLive is memcached's oldest_live as the last flush_all set it,
+	// in its relative time: `stats settings`' oldest (flush.go).
+	oldestLive atomic.Int64
 }
 
 // protoCounters are shared by every Session of one Env.

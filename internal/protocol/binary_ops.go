@@ -224,8 +224,7 @@ func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
 
 // binFlush runs flush with an optional 4-byte expiration (a delay), as
 // memcached's process_bin_flush: under -F it answers "Auth failure." and
-// counts nothing; an absolute time at or before memcached's process_started
-// flushes nothing and cancels a pending delayed flush, as flush_all does.
+// counts nothing; otherwise it is flush_all's flush.
 func (s *Session) binFlush(ext []byte) {
 	if st := s.env.Settings; st != nil && st.FlushDisabled {
 		s.binError(&s.bh, statusAuthError)
@@ -235,10 +234,6 @@ func (s *Session) binFlush(ext []byte) {
 	if len(ext) == 4 {
 		delay = int64(binary.BigEndian.Uint32(ext))
 	}
-	if delay > maxRelativeExptime && delay <= s.env.StartUnix-processStartedSlack {
-		s.env.Store.CancelFlush()
-	} else {
-		s.env.Store.FlushAll(delay)
-	}
+	s.flush(delay)
 	s.binReply(&s.bh, nil, nil, nil, 0)
 }

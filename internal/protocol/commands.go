@@ -459,15 +459,7 @@ func (s *Session) flushAll(line []byte, n int) {
 	if delay < 0 {
 		delay = 0 // memcached flushes now for a negative delay
 	}
-	// An absolute time at or before memcached's process_started (its start
-	// minus 62 s) makes its oldest_live 0: nothing is flushed and a pending
-	// delayed flush is cancelled.
-	if delay > maxRelativeExptime && int64(delay) <= s.env.StartUnix-processStartedSlack {
-		s.env.Store.CancelFlush()
-		s.reply(rOK)
-		return
-	}
-	s.env.Store.FlushAll(int64(delay))
+	s.flush(int64(delay))
 	s.reply(rOK)
 }
 

@@ -153,7 +153,9 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	user, sys := rusage()
 
 	w.int("pid", int64(os.Getpid()))
-	w.int("uptime", max(now-s.env.StartUnix, 0))
+	// memcached's uptime is its relative clock less ITEM_UPDATE_INTERVAL
+	// (60): 2 at start, as its clock starts 62 s before it does.
+	w.int("uptime", s.relTime(now)-60)
 	w.int("time", now)
 	w.str("version", s.version())
 	w.str("libevent", "none")
@@ -330,7 +332,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("udpport", int64(set.UDPPort))
 	w.str("inter", inter)
 	w.int("verbosity", verbosity)
-	w.int("oldest", 0)
+	w.int("oldest", s.env.oldestLive.Load())
 	if set.Evictions {
 		w.str("evictions", "on")
 	} else {
