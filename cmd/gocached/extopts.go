@@ -187,6 +187,22 @@ func extInt(settings []extSetting, name string, def int) int {
 // and no_modern start the LRU crawler off, lru_crawler on, and likewise
 // no_lru_maintainer, no_modern and lru_maintainer for the LRU maintainer;
 // watcher_logbuf_size is in KB, as memcached's.
+// lruMaintainerOff replays memcached's switches of its LRU maintainer, and
+// with it of its segmented LRU: no_modern and no_lru_maintainer turn it
+// off, lru_maintainer on, the last one given winning.
+func lruMaintainerOff(settings []extSetting) bool {
+	off := false
+	for _, e := range settings {
+		switch e.name {
+		case "no_modern", "no_lru_maintainer":
+			off = true
+		case "lru_maintainer":
+			off = false
+		}
+	}
+	return off
+}
+
 func applyExtSettings(settings []extSetting, s *protocol.Settings) {
 	for _, e := range settings {
 		switch e.name {
@@ -199,13 +215,10 @@ func applyExtSettings(settings []extSetting, s *protocol.Settings) {
 		case "lru_crawler":
 			s.LRUCrawlerDisabled = false
 		case "no_modern":
-			s.LRUCrawlerDisabled, s.LRUMaintainerDisabled = true, true
-		case "no_lru_maintainer":
-			s.LRUMaintainerDisabled = true
-		case "lru_maintainer":
-			s.LRUMaintainerDisabled = false
+			s.LRUCrawlerDisabled = true
 		}
 	}
+	s.LRUMaintainerDisabled = lruMaintainerOff(settings)
 	s.HashPowerInit = extHashPower(settings)
 	tu := extTuning(settings)
 	s.Tuning = &tu

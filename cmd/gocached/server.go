@@ -74,7 +74,9 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		HashPower:    extHashPower(o.ext),
 		NoHashExpand: extHas(o.ext, "no_hashexpand"),
 		TrackSizes:   extHas(o.ext, "track_sizes"), // `stats sizes` from the start
-		Premalloced:  initialMalloc(log),
+		// Without memcached's segmented LRU one read protects an item.
+		PlainLRU:    lruMaintainerOff(o.ext),
+		Premalloced: initialMalloc(log),
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)

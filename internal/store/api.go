@@ -44,6 +44,11 @@ type Config struct {
 	// TrackSizes is memcached's -o track_sizes: the item size histogram
 	// of `stats sizes` is on from the start (sizes.go).
 	TrackSizes bool
+	// PlainLRU is memcached without its segmented LRU (-o
+	// no_lru_maintainer, no_modern): one read keeps an item from
+	// eviction, where the segmented LRU asks for a second (record.go's
+	// markRead).
+	PlainLRU bool
 	// Premalloced is memcached's test hook T_MEMD_INITIAL_MALLOC: bytes
 	// taken as allocated already. total_malloced starts there and the
 	// rings share only what is left of MemoryLimit, so a test can reach

@@ -94,7 +94,7 @@ func (it Item) KeyBinary() bool { return it.rec().bits()&recKeyBinary != 0 }
 // Bump marks the item as read now: fetched, recently used, accessed.
 func (it Item) Bump() {
 	r := it.rec()
-	r.setBits(recFetched | recReferenced)
+	it.sh.markRead(r)
 	r.setAccessed(it.now)
 }
 

@@ -225,3 +225,29 @@ func TestClassTable(t *testing.T) {
 		}
 	}
 }
+
+// As memcached's segmented LRU: a key read once is evicted like one never
+// read, a key read twice survives; without it (PlainLRU, memcached's -o
+// no_lru_maintainer) one read is enough.
+func TestEvictionNeedsTwoReads(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 256 << 10, PlainLRU: plain})
+		set(s, "once", string(value(1, 1000)))
+		set(s, "twice", string(value(2, 1000)))
+		get(s, "once")
+		get(s, "twice")
+		get(s, "twice")
+		if len(s.shards) != 1 {
+			t.Fatalf("%d shards, want one ring", len(s.shards))
+		}
+		for i := 0; i < 1500; i++ { // the ring's tail passes every item once
+			s.Set(ModeSet, key(i), 0, 0, value(i, 1000), 0)
+		}
+		_, _, once := get(s, "once")
+		_, _, twice := get(s, "twice")
+		if once != plain || !twice {
+			t.Errorf("PlainLRU %v: read once survives %v (want %v), read twice %v (want true)", plain, once, plain, twice)
+		}
+		checkInvariants(t, s)
+	}
+}

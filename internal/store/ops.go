@@ -203,7 +203,7 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	r := sh.rec(sh.posOf(slot))
 	sh.st.GetHits++
 	sh.countHit(r)
-	r.setBits(recFetched | recReferenced)
+	sh.markRead(r)
 	r.setAccessed(now)
 	fn(r.value(), s.meta(r))
 	return true
@@ -257,7 +257,7 @@ func (sh *shard) touch(key []byte, tag uint32, exp uint32, now uint32) int {
 	}
 	r.setExptime(exp)
 	// A touch is a fetch to memcached (it bumps the item with DO_UPDATE).
-	r.setBits(recFetched | recReferenced)
+	sh.markRead(r)
 	r.setAccessed(now)
 	return slot
 }

@@ -14,6 +14,8 @@ type shard struct {
 	id      uint64 // shard number, folded into CAS uniques to keep them unique store-wide
 	idBits  uint
 	noEvict bool // -M
+	// plainLRU: one read protects an item (Config.PlainLRU, markRead).
+	plainLRU bool
 	hooks   *storeHooks
 	buf     []byte
 	head    int  // where the next record goes
@@ -345,6 +347,20 @@ func (sh *shard) freeTail(now uint32, chances, moved *int) bool {
 	}
 	sh.advanceTail(sz)
 	return true
+}
+
+// markRead marks r as read, as memcached's do_item_bump: the first read of
+// an item only marks it fetched, a later one makes it active (referenced),
+// which is what earns it a second chance at the ring's tail; after that
+// one read keeps it active, as fetched stays. So a key read once is evicted
+// like one never read, as in memcached's segmented LRU. Without it
+// (plainLRU) memcached moves an item up on every read: one read is enough.
+func (sh *shard) markRead(r rec) {
+	if sh.plainLRU || r.bits()&recFetched != 0 {
+		r.setBits(recFetched | recReferenced)
+		return
+	}
+	r.setBits(recFetched)
 }
 
 // countEviction reports the eviction of r to the hook and counts it in the

@@ -130,7 +130,7 @@ func New(cfg Config) (*Store, error) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.id, sh.idBits = uint64(i), idBits
-		sh.noEvict, sh.noCAS = cfg.DisableEvictions, cfg.DisableCAS
+		sh.noEvict, sh.noCAS, sh.plainLRU = cfg.DisableEvictions, cfg.DisableCAS, cfg.PlainLRU
 		sh.hooks = s.hooks
 		var buf []byte
 		if s.memfile != nil {
