@@ -16,14 +16,14 @@ type shard struct {
 	noEvict bool // -M
 	// plainLRU: one read protects an item (Config.PlainLRU, markRead).
 	plainLRU bool
-	hooks   *storeHooks
-	buf     []byte
-	head    int  // where the next record goes
-	tail    int  // the oldest record
-	end     int  // while wrapped: where the records before the wrap stop
-	wrapped bool // records occupy [tail, end) and [0, head); otherwise [tail, head)
-	touched int  // high-water mark of ring bytes ever written
-	live    int  // bytes of records still in the index
+	hooks    *storeHooks
+	buf      []byte
+	head     int  // where the next record goes
+	tail     int  // the oldest record
+	end      int  // while wrapped: where the records before the wrap stop
+	wrapped  bool // records occupy [tail, end) and [0, head); otherwise [tail, head)
+	touched  int  // high-water mark of ring bytes ever written
+	live     int  // bytes of records still in the index
 	// vhead and vtail are the head's and tail's virtual positions: every
 	// byte either has passed, wrap jumps included, so that a ValueRef or a
 	// Reservation can tell without holding anything whether the record it
