@@ -42,16 +42,16 @@ func (s *Session) metaArith(line []byte, n int) {
 	res := s.env.Store.Arith(s.metaKey, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial, NewCAS: f.newCAS,
 	}, s.maFn)
+	if res == store.Stored && s.maCreated && s.watching() != 0 {
+		// memcached sets N's TTL after the add it logs: ttl=0.
+		s.logVivified(s.metaKey, f.initial, 0)
+	}
 	// memcached checks an opaque's length as it writes the reply: after
 	// the arithmetic (and the flags before the opaque) took effect, unless
 	// it failed with an error of its own; shown even under q.
 	if res != store.NonNumeric && res != store.OutOfMemory && s.opaqueTooLong(line, n, 2) {
 		s.out = append(s.out[:start], rMetaOpaqueTooLong...)
 		return
-	}
-	if res == store.Stored && s.maCreated && s.watching() != 0 {
-		// memcached sets N's TTL after the add it logs: ttl=0.
-		s.logVivified(s.metaKey, f.initial, 0)
 	}
 	switch res {
 	case store.Stored:

@@ -29,6 +29,10 @@ const openLine = -2
 func (s *Session) openMultiget(avail []byte) int {
 	cs, ce := nextKey(avail, 0)
 	s.mget = multigetState{active: true, open: true, withCAS: string(avail[cs:ce]) == "gets"}
+	s.noreply = false // as execute does for every other line: the last command's must not silence this one's errors
+	if s.vlog {
+		s.vlogLine('<', avail[:ce]) // the command; memcached echoes the whole line
+	}
 	return ce
 }
 
@@ -49,7 +53,11 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	}
 	chunk, ended := openChunk(in, nl)
 	if !ended && len(chunk) == 0 {
-		if len(in) > store.MaxKeyLen { // a key too long to be one, still arriving
+		partial := in
+		if n := len(partial); n > 0 && partial[n-1] == '\r' {
+			partial = partial[:n-1] // perhaps the line's end, its '\n' still to come
+		}
+		if len(partial) > store.MaxKeyLen { // a key too long to be one, still arriving
 			s.openError(rBadFormat)
 			return len(in), NeedMore
 		}

@@ -3,6 +3,7 @@ package protocol
 import (
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // get lines past the multiget bound (-I, 1 MiB here), served as they
@@ -34,8 +35,35 @@ var openLineScripts = []script{
 		want: lines("ERROR", "VERSION 1.6.18")},
 	{name: "long get NUL ends it", in: "set a 0 0 1\r\nx\r\nget " + longKeys + "a\x00 a a\r\nversion\r\n",
 		want: lines("STORED", "VALUE a 0 1", "x", "END", "VERSION 1.6.18")},
+	// A noreply of the command before must not silence the line's reply.
+	{name: "long get after noreply", in: "set a 0 0 1 noreply\r\nx\r\nget" + strings.Repeat(" ", 1100000) + "\r\nversion\r\n",
+		want: lines("ERROR", "VERSION 1.6.18")},
 	// memcached sees the whole line before it answers, so it drops the
 	// values gathered before the bad key; here they have gone out already.
 	{name: "long get bad key after values", in: "set a 0 0 1\r\nx\r\nget a " + longKeys + k251 + " a\r\nversion\r\n",
 		want: lines("STORED", "VALUE a 0 1", "x", "CLIENT_ERROR bad command line format", "VERSION 1.6.18"), own: true},
+}
+
+// TestOpenLineKeyBeforeCRLF: a 250-byte key ending an open line is whole
+// however the reads cut it, the one that ends at its '\r' included (the
+// '\r' is the line's, not the key's).
+func TestOpenLineKeyBeforeCRLF(t *testing.T) {
+	k250 := strings.Repeat("k", 250)
+	line := "get " + longKeys + k250 + "\r\n"
+	keyAt := len(line) - 252
+	for _, cuts := range [][]int{{keyAt + 100, len(line) - 1}, {keyAt, len(line) - 1}, {len(line) - 1}} {
+		s := NewSession(newSmallEnv(t))
+		drive(t, s, []byte("set "+k250+" 0 0 1\r\nx\r\n"))
+		var chunks [][]byte
+		from := 0
+		for _, c := range cuts {
+			chunks = append(chunks, []byte(line[from:c]))
+			from = c
+		}
+		chunks = append(chunks, []byte(line[from:]+"version\r\n"))
+		want := "VALUE " + k250 + " 0 1\r\nx\r\nEND\r\nVERSION 1.6.18\r\n"
+		if got := drive(t, s, chunks...); got.out != want {
+			t.Errorf("reads cut at %v: %q, want %q", cuts, abbrev(got.out), want)
+		}
+	}
 }
