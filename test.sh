@@ -11,7 +11,8 @@
 #                   FUZZ_BUDGET when there are many targets; 0 skips fuzzing)
 #   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset (default 200)
 #   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
-#   TEST_TIMEOUT    go test -timeout (default 6m)
+#   TEST_TIMEOUT    go test -timeout per package (default 10m: a hang guard;
+#                   the integration package alone takes about 5 min under -race)
 #   GOCACHED_TSUITE_ENGINES  engines memcached's t/ suite runs against
 #                   (default: default,go,uring,tls)
 #   GOCACHED_REQUIRE_TESTBED=1  missing tools/root fail tests instead of skipping
@@ -21,7 +22,7 @@ cd "$(dirname "$0")"
 FUZZTIME=${FUZZTIME:-}
 FUZZ_BUDGET=${FUZZ_BUDGET:-200}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-TEST_TIMEOUT=${TEST_TIMEOUT:-6m}
+TEST_TIMEOUT=${TEST_TIMEOUT:-10m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
 	ruby ruby-dalli python3-pylibmc php-cli php-memcached nutcracker sasl2-bin
 	php-memcache libcache-memcached-fast-perl git scons libevent-dev gengetopt g++

@@ -1,6 +1,7 @@
 package testproc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,27 +43,39 @@ func ownsListener(pid int, addr string) bool {
 
 // holdsListener looks up the sockets listening on port in pid's network
 // namespace (/proc/PID/net/tcp, tcp6) and reports whether one of them is
-// among pid's descriptors.
+// among pid's descriptors. The tables list every socket of the namespace,
+// thousands in TIME_WAIT during a test run, so they are searched for the
+// listening line's fixed text (":PORT <any remote> 0A ") rather than split
+// line by line.
 func holdsListener(pid, port int) (bool, error) {
 	inodes := map[string]bool{}
-	for _, name := range []string{"tcp", "tcp6"} {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, name))
+	for _, table := range []struct{ name, anyRemote string }{
+		{"tcp", "00000000:0000"},
+		{"tcp6", strings.Repeat("0", 32) + ":0000"},
+	} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table.name))
 		if err != nil {
-			if name == "tcp6" && errors.Is(err, fs.ErrNotExist) {
+			if table.name == "tcp6" && errors.Is(err, fs.ErrNotExist) {
 				continue // no IPv6 in this kernel
 			}
 			return false, err
 		}
-		for _, line := range strings.Split(string(b), "\n")[1:] {
-			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-			f := strings.Fields(line)
-			if len(f) < 10 || f[3] != "0A" { // 0A: TCP_LISTEN
-				continue
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		pat := []byte(fmt.Sprintf(":%04X %s 0A ", port, table.anyRemote)) // 0A: TCP_LISTEN
+		for {
+			i := bytes.Index(b, pat)
+			if i < 0 {
+				break
 			}
-			_, hexPort, _ := strings.Cut(f[1], ":")
-			if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil && int(p) == port {
-				inodes["socket:["+f[9]+"]"] = true
+			start := bytes.LastIndexByte(b[:i], '\n') + 1
+			end := i + bytes.IndexByte(b[i:], '\n')
+			if end < i {
+				end = len(b)
 			}
+			if f := bytes.Fields(b[start:end]); len(f) >= 10 {
+				inodes["socket:["+string(f[9])+"]"] = true
+			}
+			b = b[end:]
 		}
 	}
 	if len(inodes) == 0 {
