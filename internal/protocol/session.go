@@ -236,15 +236,6 @@ func (s *Session) reqsPerEvent() int {
 	return defaultReqsPerEvent
 }
 
-// multigetLimit bounds a get/gets/gat/gats line.
-func (s *Session) multigetLimit() int {
-	n := minMultigetLen
-	if st := s.env.Settings; st != nil && st.ItemSizeMax > n {
-		n = st.ItemSizeMax
-	}
-	return n
-}
-
 // Process handles the complete requests at the front of in (at most
 // Settings.ReqsPerEvent of them), appending their replies to out. It returns how
 // many bytes of in were consumed, the extended out, and what to do next. in may
@@ -427,84 +418,6 @@ func (s *Session) process(in []byte) (int, Status) {
 			return pos, Close
 		}
 	}
-}
-
-// lineEnd returns the index of the '\n' ending the first line of avail, or -1
-// with the status to return: NeedMore while the line may still be completed,
-// Close when it is longer than memcached allows; or openLine for a retrieval
-// line past the multiget bound, served as it arrives. The decision depends only on
-// the line's own bytes, never on how much of it has arrived.
-func (s *Session) lineEnd(avail []byte) (int, Status) {
-	from := min(s.scanned, len(avail))
-	if i := indexNewline(avail, from, MaxLineLen+1); i >= 0 {
-		return i, NeedMore
-	}
-	if len(avail) <= MaxLineLen {
-		return -1, NeedMore
-	}
-	if s.datagramID != 0 {
-		// A datagram arrives whole and memcached reads it in one go, so it
-		// always meets a long line's newline and serves the line whatever
-		// its length; only a datagram without one is dropped.
-		if i := indexNewline(avail, max(from, MaxLineLen+1), len(avail)); i >= 0 {
-			return i, NeedMore
-		}
-	}
-	if !isMultiget(avail) {
-		// memcached closes silently: nothing sane can follow such a line.
-		return -1, Close
-	}
-	limit := s.multigetLimit()
-	if i := indexNewline(avail, max(from, MaxLineLen+1), limit+1); i >= 0 {
-		return i, NeedMore
-	}
-	if len(avail) > limit {
-		if isGetLine(avail) {
-			// memcached buffers it whole, without bound; it is served
-			// as it arrives instead (retrieve_open.go).
-			return openLine, NeedMore
-		}
-		// Beyond memcached, which closes a long gat at once.
-		s.out = append(s.out, "CLIENT_ERROR line too long\r\n"...)
-		return -1, Close
-	}
-	s.want = min(limit+1, max(2*len(avail), 2*MaxLineLen))
-	return -1, NeedMore
-}
-
-// indexNewline returns the index of the first '\n' in b[from:end] (end is
-// capped at len(b)), or -1.
-func indexNewline(b []byte, from, end int) int {
-	end = min(end, len(b))
-	if from >= end {
-		return -1
-	}
-	if i := bytes.IndexByte(b[from:end], '\n'); i >= 0 {
-		return from + i
-	}
-	return -1
-}
-
-// isMultiget reports whether a long line is a retrieval command, the one kind
-// memcached lets grow past MaxLineLen.
-func isMultiget(b []byte) bool {
-	b = trimSeps(b)
-	return isGetLine(b) || bytes.HasPrefix(b, []byte("gat ")) || bytes.HasPrefix(b, []byte("gats "))
-}
-
-// isGetLine reports whether b starts a get or gets line, the ones memcached
-// reads however long they are.
-func isGetLine(b []byte) bool {
-	b = trimSeps(b)
-	return bytes.HasPrefix(b, []byte("get ")) || bytes.HasPrefix(b, []byte("gets "))
-}
-
-func trimSeps(b []byte) []byte {
-	i := 0
-	for i < len(b) && isSep(b[i]) {
-		i++
-	}
-	return b[i:]
 }
 
 // reply appends msg (which carries its own "\r\n") unless the command asked
