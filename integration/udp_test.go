@@ -3,9 +3,11 @@ package integration
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,7 +52,38 @@ func startUDPServer(t *testing.T, tg target, flags ...string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	waitUDP(t, c)
 	return c
+}
+
+// waitUDP waits until the server's UDP port stops refusing datagrams: the
+// readiness probe checks TCP, and the UDP sockets are bound after the TCP
+// listeners. It sends a bare 8-byte frame header, which memcached and
+// gocached ignore and count nowhere, and takes a quiet 50 ms (no ICMP port
+// unreachable) as ready.
+func waitUDP(t *testing.T, c net.Conn) {
+	t.Helper()
+	header := make([]byte, 8)
+	buf := make([]byte, 2048)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c.SetDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err := c.Write(header)
+		if err == nil {
+			_, err = c.Read(buf)
+		}
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			c.SetDeadline(time.Time{})
+			return
+		case err == nil:
+			t.Fatalf("a bare UDP frame header was answered")
+		case !errors.Is(err, syscall.ECONNREFUSED):
+			t.Fatalf("waiting for UDP: %v", err)
+		case time.Now().After(deadline):
+			t.Fatal("the UDP port still refuses datagrams after 10 s")
+		}
+	}
 }
 
 // udpRoundTrip sends one framed request and reassembles the reply by

@@ -20,8 +20,9 @@ import (
 // taken it first. The server we started then fails to bind and exits, and
 // a probe that trusted the dial would hand its test someone else's server
 // (TestConnLimitWaits/go read a reset from a listener that was closed
-// under it). Where this cannot be checked (not Linux, /proc unreadable)
-// the dial is trusted as before.
+// under it). It asks pid's own sockets (holdsListenerFD) and, where it may
+// not borrow them, the namespace's socket tables (holdsListener); where
+// neither can tell (not Linux, /proc unreadable) the dial is trusted.
 func ownsListener(pid int, addr string) bool {
 	if runtime.GOOS != "linux" {
 		return true
@@ -34,6 +35,9 @@ func ownsListener(pid int, addr string) bool {
 	if err != nil {
 		return true
 	}
+	if owns, err := holdsListenerFD(pid, port); err == nil {
+		return owns
+	}
 	owns, err := holdsListener(pid, port)
 	if errors.Is(err, fs.ErrPermission) {
 		return true
@@ -43,7 +47,7 @@ func ownsListener(pid int, addr string) bool {
 
 // holdsListener looks up the sockets listening on port in pid's network
 // namespace (/proc/PID/net/tcp, tcp6) and reports whether one of them is
-// among pid's descriptors. The tables list every socket of the namespace,
+// among pid's descriptors: holdsListenerFD's fallback. The tables list every socket of the namespace,
 // thousands in TIME_WAIT during a test run, so they are searched for the
 // listening line's fixed text (":PORT <any remote> 0A ") rather than split
 // line by line.
