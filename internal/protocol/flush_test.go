@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -30,26 +29,15 @@ func TestStatsOldest(t *testing.T) {
 		env.StartUnix = env.Store.Now() - 5 // started 5 s ago: memcached's clock reads 67
 		c := NewSession(env)
 		drive(t, c, []byte(tc.script))
-		st := statLines(drive(t, c, []byte("stats settings\r\n")).out)
+		_, st := parseStats(t, drive(t, c, []byte("stats settings\r\n")).out)
 		if got, want := st["oldest"], strconv.FormatInt(tc.want(67), 10); got != want {
 			t.Errorf("%s: oldest %s, want %s", tc.name, got, want)
 		}
 	}
 	env := newStillEnv(t)
 	env.StartUnix = time.Now().Unix() - 5 // stats reads the wall clock
-	st := statLines(drive(t, NewSession(env), []byte("stats\r\n")).out)
+	_, st := parseStats(t, drive(t, NewSession(env), []byte("stats\r\n")).out)
 	if up := st["uptime"]; up != "7" && up != "8" { // a second may tick
 		t.Errorf("uptime %s 5 s after the start, want memcached's 7", up)
 	}
-}
-
-// statLines maps the STAT lines of out by name.
-func statLines(out string) map[string]string {
-	m := map[string]string{}
-	for _, l := range strings.Split(out, "\r\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "STAT" {
-			m[f[1]] = f[2]
-		}
-	}
-	return m
 }

@@ -36,16 +36,19 @@ func stubbornServer(addr string) {
 		os.Exit(3)
 	}
 	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(l)
 	time.Sleep(30 * time.Second)
+}
+
+// acceptAndClose accepts and closes every connection until l is closed.
+func acceptAndClose(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
 }
 
 // needMemcached returns memcached's path, or skips (fails under RequireEnv).
@@ -273,15 +276,7 @@ func takenPort(t *testing.T) net.Listener {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(l)
 	return l
 }
 
