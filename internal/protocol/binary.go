@@ -19,6 +19,9 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 	if len(in) < binaryHeaderLen {
 		return -binaryHeaderLen, NeedMore
 	}
+	if s.vlog {
+		s.vlogBinRequest(in)
+	}
 	if in[0] != binaryMagicRequest {
 		// memcached closes without a word to the client (and a line at -v).
 		slog.Info("binary protocol: invalid magic, closing connection", "magic", in[0])
@@ -46,6 +49,13 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 	if uint32(h.keyLen) > h.bodyLen || uint32(h.keyLen)+uint32(h.extLen) > h.bodyLen {
 		s.binError(&s.bh, statusUnknownCommand)
 		return head, Close
+	}
+	if s.env.SASL != nil && s.vlog {
+		ok := "false"
+		if s.authenticated || saslAllowed(h.opcode) {
+			ok = "true"
+		}
+		s.vlogBinText([]byte("authenticated() in cmd 0x" + string([]byte{hexDigits[h.opcode>>4], hexDigits[h.opcode&15]}) + " is " + ok))
 	}
 	if s.env.SASL != nil && !s.authenticated && !saslAllowed(h.opcode) {
 		s.binError(&s.bh, statusAuthError)
@@ -158,7 +168,12 @@ func (s *Session) binError(h *binHeader, status uint16) {
 }
 
 func (s *Session) binErrorText(h *binHeader, status uint16, text string) {
+	at := len(s.out)
 	s.out = appendBinHeader(s.out, h.opcode, status, 0, 0, uint32(len(text)), h.opaque, 0)
+	if s.vlog {
+		s.vlogLine('>', []byte("Writing an error: "+text))
+		s.vlogBinResponse(at, false)
+	}
 	s.out = append(s.out, text...)
 }
 
@@ -169,7 +184,11 @@ func (s *Session) binReply(h *binHeader, ext, key, value []byte, cas uint64) {
 		return
 	}
 	body := len(ext) + len(key) + len(value)
+	at := len(s.out)
 	s.out = appendBinHeader(s.out, h.opcode, statusOK, uint8(len(ext)), uint16(len(key)), uint32(body), h.opaque, cas)
+	if s.vlog {
+		s.vlogBinResponse(at, false)
+	}
 	s.out = append(s.out, ext...)
 	s.out = append(s.out, key...)
 	s.out = append(s.out, value...)

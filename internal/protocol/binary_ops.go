@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strconv"
 
 	"github.com/gocached/gocached/internal/store"
 )
@@ -14,6 +16,20 @@ import (
 // cache (with nonzero flags, 4 bytes less) is answered at once and swallowed
 // as it arrives.
 func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen int) (int, Status) {
+	if s.vlog && !s.binCmdLogged {
+		s.binCmdLogged = true
+		lenText := "Value len is " + strconv.Itoa(vlen)
+		switch op {
+		case opSet:
+			s.vlogBinCommand("SET", key, " "+lenText)
+		case opAdd:
+			s.vlogBinCommand("ADD", key, " "+lenText)
+		case opReplace:
+			s.vlogBinCommand("REPLACE", key, " "+lenText)
+		default:
+			s.vlogBinText([]byte(lenText))
+		}
+	}
 	st := s.env.Store
 	var flags uint32
 	if len(ext) == 8 {
@@ -112,6 +128,13 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	s.binKey = key
 	s.binWithKey = op == opGetK || op == opGATK
 	s.binWithValue = op != opTouch
+	if s.vlog {
+		if ext != nil {
+			s.vlogBinCommand("TOUCH", key, "")
+		} else {
+			s.vlogBinCommand("GET", key, "")
+		}
+	}
 	st := s.env.Store
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(key)
@@ -130,7 +153,11 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	}
 	if s.binWithKey {
 		// A keyed miss carries the key and no text.
+		at := len(s.out)
 		s.out = appendBinHeader(s.out, s.bh.opcode, statusKeyNotFound, 0, uint16(len(key)), uint32(len(key)), s.bh.opaque, 0)
+		if s.vlog {
+			s.vlogBinResponse(at, false)
+		}
 		s.out = append(s.out, key...)
 		return
 	}
@@ -147,7 +174,12 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 	if s.binWithValue {
 		body += len(value)
 	}
+	at := len(s.out)
 	b := appendBinHeader(s.out, s.bh.opcode, statusOK, 4, uint16(keyLen), uint32(body), s.bh.opaque, m.CAS)
+	if s.vlog {
+		s.out = b
+		s.vlogBinResponse(at, true)
+	}
 	b = binary.BigEndian.AppendUint32(b, m.Flags)
 	if s.binWithKey {
 		b = append(b, s.binKey...)
@@ -164,6 +196,9 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 
 // binDelete runs delete: the request's CAS, when nonzero, must match.
 func (s *Session) binDelete(key []byte) {
+	if s.vlog {
+		s.vlogBinText(append([]byte("Deleting "), key...))
+	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'd', false)
 	}
@@ -187,6 +222,11 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	delta := binary.BigEndian.Uint64(ext[0:8])
 	initial := binary.BigEndian.Uint64(ext[8:16])
 	exp := binary.BigEndian.Uint32(ext[16:20])
+	if s.vlog { // memcached prints "incr" for decr too, and its numbers as signed or not as here
+		line := append([]byte("incr "), key...)
+		line = fmt.Appendf(line, " %d, %d, %d", int64(delta), initial, int32(exp))
+		s.vlogBinText(line)
+	}
 	s.binArithExp, s.binArithCreated = int64(exp), false
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(key)

@@ -7,6 +7,9 @@ import "bytes"
 // writers as the text `stats`, so the two protocols cannot disagree.
 
 func (s *Session) binStats(group []byte) {
+	if s.vlog {
+		s.vlogBinCommand("STATS", group, "")
+	}
 	w := statWriter{b: s.statScratch[:0]}
 	switch {
 	case len(group) == 0:

@@ -338,7 +338,11 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 	switch {
 	case cont:
 		body := x.challenge
+		at := len(s.out)
 		s.out = appendBinHeader(s.out, h.opcode, statusAuthContinue, 0, 0, uint32(len(body)), h.opaque, 0)
+		if s.vlog {
+			s.vlogBinResponse(at, false)
+		}
 		s.out = append(s.out, body...)
 	case ok:
 		s.authenticated = true

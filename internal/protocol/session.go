@@ -85,6 +85,8 @@ type Session struct {
 	sasl          saslExchange
 	bh            binHeader
 	binQuiet      bool
+	binDumped     bool // -vv: the request's header has been dumped
+	binCmdLogged  bool // -vv: the request's command line has been written
 	binKey        []byte
 	binWithKey    bool
 	binWithValue  bool
@@ -350,6 +352,7 @@ func (s *Session) process(in []byte) (int, Status) {
 				s.want = -n
 				return pos, st
 			}
+			s.binDumped, s.binCmdLogged = false, false
 			pos += n
 			reqs++
 			if st == Close {

@@ -1,0 +1,112 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+)
+
+// verboseBinaryTraffic is binary requests whose -vv lines memcached and
+// gocached print alike.
+func verboseBinaryTraffic() string {
+	var flags [8]byte
+	binary.BigEndian.PutUint32(flags[0:4], 5)
+	var arith [20]byte
+	binary.BigEndian.PutUint64(arith[0:8], 1)
+	binary.BigEndian.PutUint64(arith[8:16], 10)
+	var touch [4]byte
+	binary.BigEndian.PutUint32(touch[:], 10)
+	return binReq(opSet, "k", string(flags[:]), "hello", 1, 0) +
+		binReq(opGet, "k", "", "", 2, 0) +
+		binReq(opGet, "nope", "", "", 3, 0) +
+		binReq(opGetK, "k", "", "", 4, 0) +
+		binReq(opGetK, "nope", "", "", 5, 0) +
+		binReq(opIncrement, "n", string(arith[:]), "", 6, 0) +
+		binReq(opAppend, "n", "", "1", 7, 0) +
+		binReq(opDelete, "k", "", "", 8, 0) +
+		binReq(opTouch, "n", string(touch[:]), "", 9, 0) +
+		binReq(opNoop, "", "", "", 10, 0) +
+		binReq(opVersion, "", "", "", 11, 0) +
+		binReq(opQuit, "", "", "", 12, 0)
+}
+
+// binaryVerboseSection is the -vv lines of connection id in log, from its
+// protocol line to its close, numbered 17, with the CAS bytes of response
+// dumps masked (the two servers hand out different CAS values).
+func binaryVerboseSection(t *testing.T, log, id string) string {
+	t.Helper()
+	start := strings.Index(log, id+": Client using the binary protocol\n")
+	end := -1
+	if start >= 0 {
+		end = strings.Index(log[start:], "<"+id+" connection closed.\n")
+	}
+	if start < 0 || end < 0 {
+		t.Fatalf("connection %s is not in the log:\n%s", id, log)
+	}
+	lines := strings.Split(log[start:start+end], "\n")
+	for i, l := range lines {
+		if l == ">"+id+" Writing bin response:" && i+6 < len(lines) {
+			lines[i+5], lines[i+6] = ">17 CAS", ">17 CAS"
+		}
+		for _, dir := range []string{"<", ">"} {
+			if rest, ok := strings.CutPrefix(l, dir+id+" "); ok {
+				l = dir + "17 " + rest
+			}
+		}
+		if rest, ok := strings.CutPrefix(l, id+": "); ok {
+			l = "17: " + rest
+		}
+		if lines[i] != ">17 CAS" {
+			lines[i] = l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestVerboseBinaryAgainstMemcached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	var mlog lockedBuffer
+	addr := startMemcachedLog(t, &mlog, nil, "-vv")
+	exchange(t, addr, verboseBinaryTraffic(), 1<<20)
+	time.Sleep(100 * time.Millisecond)
+	text := mlog.String()
+	i := strings.Index(text, ": Client using the binary protocol")
+	if i < 0 {
+		t.Fatalf("no binary client in memcached's log:\n%s", text)
+	}
+	id := text[strings.LastIndex(text[:i], "\n")+1 : i]
+	want := binaryVerboseSection(t, text, id)
+
+	env := newSmallEnv(t)
+	var glog lockedBuffer
+	env.VerboseLog = &glog
+	env.Settings.Verbosity.Store(2)
+	s := NewSession(env)
+	s.Opened(17)
+	drive(t, s, []byte(verboseBinaryTraffic()))
+	s.Reset()
+	if got := binaryVerboseSection(t, glog.String(), "17"); got != want {
+		t.Fatalf("gocached -vv:\n%s\nmemcached -vv:\n%s", got, want)
+	}
+}
+
+// Under -S memcached says, for every binary request, whether the connection
+// may run it: "authenticated() in cmd 0x0b is true" (version always may).
+func TestVerboseBinaryAuthenticated(t *testing.T) {
+	env := newSASLEnv(t)
+	var log lockedBuffer
+	env.VerboseLog = &log
+	env.Settings.Verbosity.Store(2)
+	s := NewSession(env)
+	s.Opened(17)
+	drive(t, s, []byte(binReq(opVersion, "", "", "", 1, 0)+binReq(opGet, "k", "", "", 2, 0)))
+	got := log.String()
+	for _, want := range []string{"authenticated() in cmd 0x0b is true\n", "authenticated() in cmd 0x00 is false\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("-vv under -S: no %q in\n%s", want, got)
+		}
+	}
+}
