@@ -195,10 +195,17 @@ func (s *Session) Reset() {
 	if stream && s.verboseOn() {
 		s.vlogf('<', "connection closed.")
 	}
+	wasWatcher := s.watch != nil
 	s.stopWatch() // before conn_close: a closing watcher is not woken
 	if stream && s.watching()&logConnEvents != 0 {
 		reason := s.closeReason
-		if reason == "" {
+		switch {
+		case reason != "":
+		case wasWatcher:
+			// memcached's logger closes a watcher without setting a
+			// reason, and the unset one reads as error.
+			reason = "error"
+		default:
 			reason = "normal" // the client closed
 		}
 		s.logConn("conn_close", reason)

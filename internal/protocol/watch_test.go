@@ -295,6 +295,9 @@ func TestWatchConnEvents(t *testing.T) {
 	c.Reset()
 	c.Opened(28) // an engine that does not give the address
 	c.Reset()
+	c.OpenedFrom(29, "tcp", peer) // a watcher: memcached closes it with no reason set
+	drive(t, c, []byte("watch mutations\r\n"))
+	c.Reset()
 	_, out, _ := w.Process(nil, nil)
 	re := regexp.MustCompile(`^ts=\d+\.\d+ gid=\d+ type=(\S+) (.*)$`)
 	var got []string
@@ -314,6 +317,8 @@ func TestWatchConnEvents(t *testing.T) {
 		"conn_close rip=unix rport=0 transport=local reason=normal cfd=27",
 		"conn_new transport=tcp cfd=28",
 		"conn_close transport=tcp reason=normal cfd=28",
+		"conn_new rip=127.0.0.1 rport=55814 transport=tcp cfd=29",
+		"conn_close rip=127.0.0.1 rport=55814 transport=tcp reason=error cfd=29",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
