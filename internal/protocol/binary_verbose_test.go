@@ -110,3 +110,32 @@ func TestVerboseBinaryAuthenticated(t *testing.T) {
 		}
 	}
 }
+
+// A get hit's response header is dumped with CAS 0, as memcached dumps it
+// before it fills the CAS in; the reply itself carries the CAS. A Session
+// reused after a close mid-request dumps the next connection's first
+// request.
+func TestVerboseBinaryGetHitAndReuse(t *testing.T) {
+	env := newSmallEnv(t)
+	var log lockedBuffer
+	env.VerboseLog = &log
+	env.Settings.Verbosity.Store(2)
+	s := NewSession(env)
+	s.Opened(17)
+	out := drive(t, s, []byte(binReq(opSet, "k", string(make([]byte, 8)), "v", 1, 0)+binReq(opGet, "k", "", "", 2, 0))).out
+	if cas := binary.BigEndian.Uint64([]byte(out[len(out)-29 : len(out)-21])); cas == 0 {
+		t.Fatalf("the get's reply carries no CAS: %q", out)
+	}
+	dumps := strings.Split(log.String(), ">17 Writing bin response:\n")
+	if len(dumps) != 3 || !strings.Contains(dumps[2], ">17   0x00 0x00 0x00 0x00\n>17   0x00 0x00 0x00 0x00\n") {
+		t.Fatalf("get hit's dump:\n%s", log.String())
+	}
+	set := binReq(opSet, "k2", string(make([]byte, 8)), "value", 3, 0)
+	drive(t, s, []byte(set[:len(set)-2])) // the client goes before its value is in
+	s.Reset()
+	s.Opened(18)
+	drive(t, s, []byte(binReq(opNoop, "", "", "", 4, 0)))
+	if !strings.Contains(log.String(), "<18 Read binary protocol data:\n") {
+		t.Fatalf("the next connection's request was not dumped:\n%s", log.String())
+	}
+}

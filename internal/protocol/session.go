@@ -216,6 +216,7 @@ func (s *Session) Reset() {
 	s.connID = s.datagramID
 	s.authed = false
 	s.logScratch = nil
+	s.binDumped, s.binCmdLogged = false, false
 	s.swallow = 0
 	s.proto = protoUndecided
 	s.authenticated = false
