@@ -163,19 +163,32 @@ func TestDroppedGroupsEveryThread(t *testing.T) {
 		sp.Wrap = []string{setpriv, "--groups=4,27", "--"}
 		p := startSpec(t, sp, false)
 		uid, _ := nobodyIDs(t)
-		// The listeners accept before the drop: wait for it.
-		self := "/proc/" + strconv.Itoa(p.Pid()) + "/status"
-		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(readFile(self), "Uid:\t"+strconv.Itoa(int(uid))+"\t"); {
+		// The listeners accept before the drop, and the drop reaches the
+		// threads one after another: wait until every thread is nobody.
+		tasks := func() []string {
+			fs, err := filepath.Glob("/proc/" + strconv.Itoa(p.Pid()) + "/task/*/status")
+			if err != nil || len(fs) == 0 {
+				t.Fatalf("no threads listed: %v", err)
+			}
+			return fs
+		}
+		nobody := "Uid:\t" + strconv.Itoa(int(uid)) + "\t"
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			var root string
+			for _, f := range tasks() {
+				if st := readFile(f); st != "" && !strings.Contains(st, nobody) {
+					root = f
+				}
+			}
+			if root == "" {
+				break
+			}
 			if time.Now().After(deadline) {
-				t.Fatalf("still not nobody 10 s after the start:\n%s", readFile(self))
+				t.Fatalf("%s still not nobody 10 s after the start:\n%s", root, readFile(root))
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		tasks, err := filepath.Glob("/proc/" + strconv.Itoa(p.Pid()) + "/task/*/status")
-		if err != nil || len(tasks) == 0 {
-			t.Fatalf("no threads listed: %v", err)
-		}
-		for _, f := range tasks {
+		for _, f := range tasks() {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				continue // the thread ended
