@@ -81,11 +81,7 @@ func TestVerboseBinaryAgainstMemcached(t *testing.T) {
 	want := binaryVerboseSection(t, text, id)
 
 	env := newSmallEnv(t)
-	var glog lockedBuffer
-	env.VerboseLog = &glog
-	env.Settings.Verbosity.Store(2)
-	s := NewSession(env)
-	s.Opened(17)
+	s, glog := verboseSession(env)
 	drive(t, s, []byte(verboseBinaryTraffic()))
 	s.Reset()
 	if got := binaryVerboseSection(t, glog.String(), "17"); got != want {
@@ -97,11 +93,7 @@ func TestVerboseBinaryAgainstMemcached(t *testing.T) {
 // may run it: "authenticated() in cmd 0x0b is true" (version always may).
 func TestVerboseBinaryAuthenticated(t *testing.T) {
 	env := newSASLEnv(t)
-	var log lockedBuffer
-	env.VerboseLog = &log
-	env.Settings.Verbosity.Store(2)
-	s := NewSession(env)
-	s.Opened(17)
+	s, log := verboseSession(env)
 	drive(t, s, []byte(binReq(opVersion, "", "", "", 1, 0)+binReq(opGet, "k", "", "", 2, 0)))
 	got := log.String()
 	for _, want := range []string{"authenticated() in cmd 0x0b is true\n", "authenticated() in cmd 0x00 is false\n"} {
@@ -117,11 +109,7 @@ func TestVerboseBinaryAuthenticated(t *testing.T) {
 // request.
 func TestVerboseBinaryGetHitAndReuse(t *testing.T) {
 	env := newSmallEnv(t)
-	var log lockedBuffer
-	env.VerboseLog = &log
-	env.Settings.Verbosity.Store(2)
-	s := NewSession(env)
-	s.Opened(17)
+	s, log := verboseSession(env)
 	out := drive(t, s, []byte(binReq(opSet, "k", string(make([]byte, 8)), "v", 1, 0)+binReq(opGet, "k", "", "", 2, 0))).out
 	if cas := binary.BigEndian.Uint64([]byte(out[len(out)-29 : len(out)-21])); cas == 0 {
 		t.Fatalf("the get's reply carries no CAS: %q", out)

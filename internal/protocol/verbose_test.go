@@ -73,13 +73,20 @@ var verboseWant = `<17 new auto-negotiating client connection
 <17 connection closed.
 `
 
-func TestVerboseLines(t *testing.T) {
-	env := newSmallEnv(t)
-	var log lockedBuffer
-	env.VerboseLog = &log
+// verboseSession is a Session on env, at -vv, writing its lines to the
+// returned buffer, for connection 17.
+func verboseSession(env *Env) (*Session, *lockedBuffer) {
+	log := &lockedBuffer{}
+	env.VerboseLog = log
 	env.Settings.Verbosity.Store(2)
 	s := NewSession(env)
 	s.Opened(17)
+	return s, log
+}
+
+func TestVerboseLines(t *testing.T) {
+	env := newSmallEnv(t)
+	s, log := verboseSession(env)
 	drive(t, s, []byte(verboseTraffic))
 	s.Reset()
 	if got := log.String(); got != verboseWant {
