@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"slices"
-
 	"github.com/gocached/gocached/internal/store"
 )
 
@@ -67,7 +65,7 @@ func (s *Session) inPieces(n int) bool { return n > valueChunk && s.env.ResumesP
 func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) []byte {
 	k := max(0, min(valueChunk, OutputBudget-(len(b)-s.outStart)))
 	s.send = sendState{active: true, trailer: trailer, off: k, ref: ref}
-	return append(b, value[:k]...)
+	return append(replyRoom(b, k), value[:k]...)
 }
 
 // continueSend copies the rest of a value being sent, a piece per lock
@@ -85,7 +83,7 @@ func (s *Session) continueSend() Status {
 			return NeedMore
 		}
 		k := min(room, valueChunk, n-snd.off)
-		s.out = slices.Grow(s.out, k)
+		s.out = replyRoom(s.out, k+len(crlf))
 		at := len(s.out)
 		if !s.env.Store.CopyValue(snd.ref, snd.off, s.out[at:at+k]) {
 			s.send = sendState{}

@@ -1,5 +1,7 @@
 package reactor
 
+import "github.com/gocached/gocached/internal/protocol"
+
 // LoopPools keeps one event loop's reusable read and reply buffers and
 // Sessions. It belongs to one goroutine (a reactor) and takes no lock.
 // Idle connections hold no buffers: they come back here when empty.
@@ -41,11 +43,18 @@ func (p *LoopPools) Write() []byte {
 	return make([]byte, 0, ReadBufSize)
 }
 
-// PutWrite keeps reply buffers up to KeepBufMax; the caller guarantees no
-// send still reads from b.
+// PutWrite keeps reply buffers up to KeepBufMax and gives a large reply's
+// buffer back to the protocol's pool (protocol.RecycleReply); the caller
+// guarantees no send still reads from b.
 func (p *LoopPools) PutWrite(b []byte) {
-	if b != nil && cap(b) <= KeepBufMax && len(p.writes) < poolDepth {
-		p.writes = append(p.writes, b[:0])
+	switch {
+	case b == nil:
+	case cap(b) <= KeepBufMax:
+		if len(p.writes) < poolDepth {
+			p.writes = append(p.writes, b[:0])
+		}
+	default:
+		protocol.RecycleReply(b)
 	}
 }
 

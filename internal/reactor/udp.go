@@ -463,6 +463,7 @@ func (u *UDPServer) serve(c *net.UDPConn, st *udpSockState) {
 			}
 		}
 		if cap(scratch) > KeepBufMax {
+			protocol.RecycleReply(scratch) // framed copies were sent
 			scratch = nil
 		}
 	}

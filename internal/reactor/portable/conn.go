@@ -97,6 +97,7 @@ func (c *conn) serve() {
 				return
 			}
 			if cap(out) > reactor.KeepBufMax {
+				protocol.RecycleReply(out) // written whole: nothing reads it now
 				out = nil
 			}
 			if st == protocol.Close || c.e.closed.Load() {
