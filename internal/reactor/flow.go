@@ -36,6 +36,18 @@ func Resume(pending bool, consumed, produced int) bool {
 	return pending && (consumed > 0 || produced > 0)
 }
 
+// DrainTurn reports whether a connection the server is stopping needs one
+// more turn: it ends as a half-close does (nothing more is read), so the
+// requests already read are answered and a reply going out in pieces (a
+// large value) is finished before it closes. Closing right after the
+// replies already produced would cut such a value short and drop the
+// rest of a read pipeline, which memcached and the portable engine answer.
+// Without a turn due (no input buffered, or a Session pending with nothing
+// to do, as a watcher) it closes once its replies are written.
+func DrainTurn(buffered int, s Session) bool {
+	return buffered > 0 || s != nil && s.Pending()
+}
+
 // ShouldSend reports whether unsent reply bytes must be written now: when
 // the connection has no complete request left to process (the batch is
 // over), or when it has but the replies already reached SendAtLeast.

@@ -38,6 +38,7 @@ var Cases = []Case{
 	{"stream/metadump_slow_reader", metadumpSlowReader},
 	{"stream/watch_wakeup", watchWakeup},
 	{"shutdown/graceful", gracefulShutdown},
+	{"shutdown/graceful_pipeline", gracefulShutdownPipeline},
 	{"shutdown/deadline", shutdownDeadline},
 	{"shutdown/half_close_and_quit", halfCloseAndQuit},
 }

@@ -2,7 +2,9 @@ package enginetest
 
 import (
 	"context"
+	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,63 @@ func gracefulShutdown(t *testing.T, f reactor.Factory) {
 	if c, err := net.DialTimeout("tcp", s.Addr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("still accepting on %s after Shutdown", s.Addr)
+	}
+}
+
+// gracefulShutdownPipeline: a client whose pipeline of large values backs
+// up (replies unread, values going out in pieces) when Shutdown begins
+// still gets every reply to what the engine had read, each value whole,
+// then EOF: the drain finishes a connection as a half-close does, it does
+// not cut it after the replies already produced (which ended a value
+// partway on the epoll and io_uring engines).
+func gracefulShutdownPipeline(t *testing.T, f reactor.Factory) {
+	s, served := StartManual(t, f, reactor.Config{Threads: 1}, Options{})
+	value := strings.Repeat("v", 300<<10) // sent in pieces (above the 64 KiB chunk)
+	if s.Env.Store.Set(store.ModeSet, []byte("big"), 0, 0, []byte(value), 0) != store.Stored {
+		t.Fatal("could not store the value")
+	}
+	const gets = 20 // 6 MB of replies: more than the socket buffers hold
+	c := s.Dial(t)
+	c.Send(strings.Repeat("get big\r\n", gets) + "mn\r\n")
+	var last uint64
+	stable := 0
+	WaitFor(t, "replies to back up", func() bool {
+		time.Sleep(20 * time.Millisecond)
+		w := s.Eng.ServerStats().BytesWritten
+		if w > 1<<20 && w == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = w
+		return stable >= 5
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Eng.Shutdown(ctx) }()
+	time.Sleep(100 * time.Millisecond) // the drain begins before the client reads on
+	header := "VALUE big 0 " + strconv.Itoa(len(value)) + "\r\n"
+	for i := range gets {
+		if l, err := c.R.ReadString('\n'); err != nil || l != header {
+			t.Fatalf("reply %d: %q, %v; want %q", i, trunc(l), err, header)
+		}
+		body := make([]byte, len(value)+2)
+		if _, err := io.ReadFull(c.R, body); err != nil {
+			t.Fatalf("reply %d: value cut short: %v", i, err)
+		}
+		if string(body) != value+"\r\n" {
+			t.Fatalf("reply %d: value corrupted", i)
+		}
+		c.Expect("END\r\n")
+	}
+	c.Expect("MN\r\n")
+	c.ExpectEOF()
+	if err := <-stopped; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve after Shutdown: %v", err)
 	}
 }
 

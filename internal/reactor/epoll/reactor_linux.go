@@ -265,18 +265,30 @@ func (r *loop) runYields() {
 	r.yieldSpare = list[:0]
 }
 
-// beginDrain stops accepting and marks every connection to close once its
-// pending replies are written.
+// beginDrain stops accepting and ends every connection as if its client
+// had shut its side (drainConn).
 func (r *loop) beginDrain() {
 	r.draining = true
 	r.closeListeners()
 	for _, c := range r.conns {
 		if c != nil {
-			c.closing, c.more = true, false
-			r.rearm(c)
+			r.drainConn(c)
 		}
 	}
 	r.takeHandoffs()
+}
+
+// drainConn ends c when the server stops (reactor.DrainTurn): a turn in
+// runYields while it has input or a reply to finish, process closing it
+// when nothing is left; else it closes once its replies are written.
+func (r *loop) drainConn(c *conn) {
+	c.eof = true
+	if reactor.DrainTurn(len(c.rbuf), c.sess) {
+		c.more = true
+	} else {
+		c.closing, c.more = true, false
+	}
+	r.rearm(c)
 }
 
 func (r *loop) closeAllConns() {
