@@ -1,6 +1,8 @@
 package enginetest
 
 import (
+	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -119,7 +121,9 @@ func roundTrips(t *testing.T, c *Client, n int) time.Duration {
 }
 
 // idleTimeout: with -o idle_timeout a client that sends nothing is closed
-// and counted in idle_kicks, while one that keeps sending stays, and so
+// and counted in idle_kicks, and so is one that drips a line a byte at a
+// time without ending it (the clock runs from the last request, memcached's
+// last_cmd_time), while one that keeps sending requests stays, and so
 // does one partway through a value (memcached kicks only connections
 // waiting for a command: reactor.Kickable).
 func idleTimeout(t *testing.T, f reactor.Factory) {
@@ -130,15 +134,25 @@ func idleTimeout(t *testing.T, f reactor.Factory) {
 	slow := s.Dial(t)
 	slow.Send("set slow 0 0 10\r\nabc")
 	busy := s.Dial(t)
+	drip := s.Dial(t)
+	drip.Send("get ")
 	// busy sends a request every 100 ms for 2.5 s, well inside the timeout
-	// between requests, while idle's timeout passes twice over.
+	// between requests, while idle's timeout passes twice over; drip sends
+	// a byte of its unended line as often (a write after the kick may
+	// fail: that is the point).
 	for range 25 {
 		busy.Send("version\r\n")
 		busy.Line()
+		drip.NC.Write([]byte("k"))
 		time.Sleep(100 * time.Millisecond)
 	}
 	idle.ExpectEOF()
-	WaitFor(t, "idle_kicks to count the close", func() bool { return s.Eng.ServerStats().IdleKicks == 1 })
+	// drip's writes after its kick may have drawn a reset: any end will do.
+	_ = drip.NC.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if l, err := drip.R.ReadString('\n'); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("dripping client: read %q, %v; want it closed", l, err)
+	}
+	WaitFor(t, "idle_kicks to count the closes", func() bool { return s.Eng.ServerStats().IdleKicks == 2 })
 	slow.Send("defghij\r\n")
 	slow.Expect("STORED\r\n")
 	busy.Send("version\r\n")

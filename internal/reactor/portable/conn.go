@@ -29,7 +29,7 @@ type conn struct {
 	wake chan struct{} // a watching Session's wakeup (capacity 1)
 
 	state        atomic.Int32 // a reactor.ConnState
-	lastCmd      atomic.Int64 // unix seconds of the last request bytes
+	lastCmd      atomic.Int64 // unix seconds of the last request consumed
 	bytesRead    atomic.Uint64
 	bytesWritten atomic.Uint64
 	yields       atomic.Uint64
@@ -69,6 +69,7 @@ func (c *conn) serve() {
 	buf := make([]byte, reactor.ReadBufSize)
 	var out []byte
 	r, w := 0, 0 // unconsumed input is buf[r:w]
+	lastReq := time.Now()
 	for {
 		if r == w {
 			r, w = 0, 0
@@ -79,20 +80,29 @@ func (c *conn) serve() {
 			buf, r, w = c.makeRoom(buf, r, w)
 		}
 		if idle := c.e.cfg.IdleTimeout; idle > 0 {
-			// Every read restarts the clock, so the deadline passes only
-			// after idle without a byte from the client.
-			c.nc.SetReadDeadline(time.Now().Add(idle))
+			// The clock runs from the last request consumed, memcached's
+			// last_cmd_time, so a client dripping a line a byte at a time
+			// is kicked too. One partway through a value is not kickable:
+			// its deadline only comes round again.
+			deadline := lastReq.Add(idle)
+			if !reactor.Kickable(c.sess) {
+				deadline = time.Now().Add(idle)
+			}
+			c.nc.SetReadDeadline(deadline)
 		}
 		n, err := c.rw.Read(buf[w:])
 		if n > 0 {
 			c.bytesRead.Add(uint64(n))
-			c.lastCmd.Store(time.Now().Unix())
 			c.setState(reactor.StateParsing)
 			w += n
 			var consumed int
 			var st protocol.Status
 			out, consumed, st = c.process(buf[r:w], out[:0])
 			r += consumed
+			if consumed > 0 {
+				lastReq = time.Now()
+				c.lastCmd.Store(lastReq.Unix())
+			}
 			if len(out) > 0 && !c.write(out) {
 				return
 			}

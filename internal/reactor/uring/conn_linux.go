@@ -158,7 +158,9 @@ func (r *loop) process(c *conn) {
 			return
 		}
 		c.out = out
-		c.lastCmd.Store(r.now)
+		if consumed > 0 { // a request (or part of its value): memcached's last_cmd_time
+			c.lastCmd.Store(r.now)
+		}
 		rest := copy(c.rbuf, c.rbuf[consumed:])
 		c.rbuf = c.rbuf[:rest]
 		// A Session with pending output gets more turns, like a yield,
