@@ -57,8 +57,15 @@ var extChecks = map[string]extCheck{
 		}
 		return nil
 	}},
-	"slab_sizes":     {"-o slab_sizes needs a value", nil}, // parsed after the loop
-	"sock_cookie_id": {"-o sock_cookie_id needs a value", strtoulCheck},
+	"slab_sizes": {"-o slab_sizes needs a value", nil}, // parsed after the loop
+	// memcached ignores safe_strtoul's failure here ((void)) and starts
+	// unmarked: garbage it takes, refused with a gocached: line.
+	"sock_cookie_id": {"-o sock_cookie_id needs a value", func(n, v string) error {
+		if _, ok := cStrtoul(v); !ok {
+			return refusef("invalid value for %s: %q", n, v)
+		}
+		return nil
+	}},
 	"ssl_chain_cert": {missingArg, nil}, "ssl_key": {missingArg, nil},
 	"ssl_ciphers": {missingArg, nil}, "ssl_ca_cert": {missingArg, nil},
 	"ssl_verify_mode": {missingArg, strtolRange(0, 3, "Invalid ssl_verify_mode. Use help to see valid options.")},

@@ -100,10 +100,17 @@ func parseExtOptions(values []string) ([]extSetting, error) {
 // it for later (gocached's refusals of garbage memcached takes) and let
 // the list go on, the value kept as memcached reads it.
 func appendExtOptions(out []extSetting, v string, note func(error) error) ([]extSetting, error) {
-	for _, item := range strings.Split(v, ",") {
-		if item == "" {
-			continue
-		}
+	// memcached's loop (while (*subopts != '\0') getsubopt(...)) stops at
+	// the end of the string, so one trailing comma ends the list, but an
+	// empty suboption before it ("-o ,a", "-o a,,b", "-o a,,") is
+	// refused as any unknown name: Illegal suboption "".
+	items := strings.Split(v, ",")
+	if v == "" {
+		items = nil
+	} else if strings.HasSuffix(v, ",") {
+		items = items[:len(items)-1]
+	}
+	for _, item := range items {
 		name, value, hasValue := strings.Cut(item, "=")
 		opt, ok := extOptions[name]
 		if !ok {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // syncBuffer collects a child's log lines while tests read them.
@@ -21,4 +23,15 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return strings.Join(b.lines, "\n")
+}
+
+// skipMissing skips a test whose requirement (root, a tool, a user) this
+// machine lacks, and fails it instead under GOCACHED_REQUIRE_TESTBED=1, as CI
+// runs, where nothing may be missing.
+func skipMissing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
+		t.Fatalf(format+" (GOCACHED_REQUIRE_TESTBED=1)", args...)
+	}
+	t.Skipf(format, args...)
 }

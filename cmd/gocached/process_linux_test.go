@@ -36,6 +36,14 @@ func TestParseExtOptions(t *testing.T) {
 		// memcached's atoi reads "" as 0 and starts; gocached refuses it.
 		{[]string{"idle_timeout="}, nil, `invalid value for idle_timeout: ""`},
 		{[]string{"idle_timeout=x"}, nil, "invalid value for idle_timeout"},
+		// memcached's getsubopt loop: one trailing comma ends the list, an
+		// empty suboption anywhere else is illegal.
+		{[]string{"track_sizes,"}, []string{"track_sizes="}, ""},
+		{[]string{""}, nil, ""},
+		{[]string{","}, nil, `Illegal suboption ""`},
+		{[]string{",track_sizes"}, nil, `Illegal suboption ""`},
+		{[]string{"track_sizes,,modern"}, nil, `Illegal suboption ""`},
+		{[]string{"track_sizes,,"}, nil, `Illegal suboption ""`},
 	}
 	for _, tt := range tests {
 		got, err := parseExtOptions(tt.in)

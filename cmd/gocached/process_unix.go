@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -132,14 +133,33 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 	return nil
 }
 
-// writePidFile saves the pid as memcached does; like memcached, a failure is
-// reported and the server keeps running. The returned func removes it.
+// writePidFile saves the pid as memcached's save_pid does: a warning when
+// the file names a process that still runs, then the pid written to
+// FILE.tmp and renamed over FILE, so that a reader (a service manager's
+// PIDFile=) never sees it half written, and a file left by another user
+// (root's, from a run without -u) is replaced where the directory allows,
+// as memcached replaces it. As in memcached, a failure is reported with its
+// line and the server keeps running. The returned func removes the file.
 func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
 	if p.pidFile == "" {
 		return func() {}
 	}
-	if err := os.WriteFile(p.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-		log.Error("could not open the pid file for writing", "file", p.pidFile, "err", err)
+	if b, err := os.ReadFile(p.pidFile); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		if pid, err := strconv.ParseUint(strings.TrimSpace(line), 10, 32); err == nil && pid > 0 && syscall.Kill(int(pid), 0) == nil {
+			fmt.Fprintf(os.Stderr, "WARNING: The pid file contained the following (running) pid: %d\n", pid)
+		}
+	}
+	tmp := p.pidFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "Could not open the pid file %s for writing: %s\n", tmp, errnoText(err))
+		log.Error("could not open the pid file for writing", "file", tmp, "err", err)
+		return func() {}
+	}
+	if err := os.Rename(tmp, p.pidFile); err != nil {
+		fmt.Fprintf(os.Stderr, "Could not rename the pid file from %s to %s: %s\n", tmp, p.pidFile, errnoText(err))
+		log.Error("could not rename the pid file", "from", tmp, "to", p.pidFile, "err", err)
+		os.Remove(tmp)
 		return func() {}
 	}
 	return func() {

@@ -54,7 +54,20 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	st, err := store.New(store.Config{
+	newStore := func(cfg store.Config) (st *store.Store, err error) {
+		if cfg.MemoryFile == "" {
+			return store.New(cfg)
+		}
+		// -e's file and its FILE.meta are read, opened and removed as the
+		// -u user, as memcached, already that user, does: root may have
+		// neither CAP_DAC_OVERRIDE nor CAP_CHOWN (Debian's unit).
+		err = o.proc.asUser(func() error {
+			st, err = store.New(cfg)
+			return err
+		})
+		return st, err
+	}
+	st, err := newStore(store.Config{
 		MemoryLimit:      o.memory,
 		MaxItemSize:      o.itemSize,
 		DisableEvictions: o.noEvict,
@@ -83,6 +96,9 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	defer st.Close()
+	if o.verbosity >= 2 { // memcached's slabs_init lines, before it listens
+		printSlabClasses(stderr, st)
+	}
 	// -o temporary_ttl turns memcached's TEMP LRU on: items stored with at
 	// most that many seconds to live are never evicted.
 	if v, given := extLast(o.ext, "temporary_ttl"); given {
@@ -99,6 +115,12 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	}
 	tlsConfig, tlsSettings, err := o.tls.config(log)
 	if err != nil {
+		var le *tlsLoadError
+		if errors.As(err, &le) {
+			fmt.Fprintln(stderr, le.memcachedLine()) // memcached's line, first, and its EX_USAGE
+			log.Error("cannot start", "err", err)
+			return exitUsage
+		}
 		log.Error("cannot start", "err", err)
 		return 1
 	}
@@ -141,6 +163,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	cfg := o.reactor
 	cfg.Epoll.NAPIKnobs = ns.knobReader()
 	cfg.TLS = tlsConfig
+	cfg.UnixSocketOwner = o.proc.asUser // -s is made as the -u user, as memcached makes it
 	// The UDP sockets start after the engine; stats conns lists them once
 	// they exist, as memcached does.
 	var udpConns atomic.Pointer[reactor.UDPServer]
@@ -175,9 +198,11 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	env = &protocol.Env{Store: st, Settings: settings, Server: withUDPTraffic{eng, &udpConns}, StartUnix: started,
 		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
 		ResumesPending: true} // every engine, and the UDP server, resume pending Sessions
-	if o.verbosity >= 2 {
-		env.VerboseLog = os.Stderr // memcached's -vv lines: "<fd get k", ">fd END"
-	}
+	// memcached's -vv lines ("<fd get k", ">fd END") go to stderr whenever
+	// the verbosity is 2 or more: from the start with -vv, or from a
+	// `verbosity 2` command on, as in memcached (the Sessions check the
+	// level, an atomic load per batch).
+	env.VerboseLog = os.Stderr
 	warnEngineFlags(o, log)
 	stopMetrics, err := startMetrics(o.metricsListen, env, log)
 	if err != nil {
@@ -199,7 +224,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		udpConns.Store(u)
 	}
 	defer udp.Close()
-	if env.VerboseLog != nil {
+	if o.verbosity >= 2 {
 		announceListeners(env.VerboseLog, eng, settings.BindingProtocol, udp)
 	}
 	if err := writePortFile(os.Getenv(portFileEnv), eng, udp); err != nil {
@@ -259,7 +284,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		// memcached's lines on its way out.
 		if gracefulStop {
 			fmt.Fprintln(stderr, "Gracefully stopping")
-		} else if o.verbosity > 0 {
+		} else if settings.Verbosity.Load() > 0 { // memcached reads the level `verbosity` last set
 			fmt.Fprintln(stderr, "Exiting normally")
 		}
 	}
@@ -281,6 +306,15 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	saveMemoryFile(o, st, gracefulStop, log)
 	log.Info("stopped")
 	return status
+}
+
+// printSlabClasses writes memcached's -vv start-up lines, one per size
+// class: "slab class   1: chunk size        96 perslab   10922".
+func printSlabClasses(w io.Writer, st *store.Store) {
+	sizes, perPage := st.ClassSizes()
+	for i, size := range sizes {
+		fmt.Fprintf(w, "slab class %3d: chunk size %9d perslab %7d\n", i+1, size, perPage[i])
+	}
 }
 
 // pollModeLabel is the poll mode for the start-up line.

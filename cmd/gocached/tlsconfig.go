@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -100,6 +101,48 @@ func (h *certHolder) Reload() error {
 
 func (h *certHolder) LoadedUnix() int64 { return h.loaded.Load() }
 
+// tlsLoadError is a certificate, key or CA file -Z cannot use: memcached's
+// ssl_init then prints "Error loading the certificate chain: FILE :
+// REASON" (the key, the CA certificate) and exits 64 (EX_USAGE), after
+// OpenSSL's own error lines, which have no equivalent here.
+type tlsLoadError struct {
+	what, file string // "the certificate chain", "the key", "the CA certificate"
+	cause      error  // what went wrong with the file, for memcached's line
+	err        error  // the same, saying which flag, for the log
+}
+
+func (e *tlsLoadError) Error() string { return e.err.Error() }
+func (e *tlsLoadError) Unwrap() error { return e.err }
+
+// memcachedLine is memcached's line for the failure, with Go's reason.
+func (e *tlsLoadError) memcachedLine() string {
+	file := e.file
+	if file == "" {
+		file = "(null)"
+	}
+	var pe *os.PathError
+	reason := e.cause.Error()
+	if errors.As(e.cause, &pe) {
+		reason = errnoText(pe)
+	}
+	return fmt.Sprintf("Error loading %s: %s : %s", e.what, file, reason)
+}
+
+// loadFailure says which file a failed Reload could not use, as memcached
+// does: the chain when it cannot be read or holds no certificate, else the
+// key.
+func (t *tlsOptions) loadFailure(err error) error {
+	wrapped := fmt.Errorf("-Z: loading %s: %w", t.chain, err)
+	b, rerr := os.ReadFile(t.chain)
+	if rerr != nil {
+		return &tlsLoadError{what: "the certificate chain", file: t.chain, cause: rerr, err: fmt.Errorf("-Z: loading %s: %w", t.chain, rerr)}
+	}
+	if !bytes.Contains(b, []byte("-----BEGIN CERTIFICATE-----")) {
+		return &tlsLoadError{what: "the certificate chain", file: t.chain, cause: err, err: wrapped}
+	}
+	return &tlsLoadError{what: "the key", file: t.key, cause: err, err: wrapped}
+}
+
 // config builds the server's tls.Config and the stats view of it.
 func (t *tlsOptions) config(log *slog.Logger) (*tls.Config, *protocol.TLSSettings, error) {
 	if !t.enabled {
@@ -109,7 +152,7 @@ func (t *tlsOptions) config(log *slog.Logger) (*tls.Config, *protocol.TLSSetting
 	}
 	h := &certHolder{chain: t.chain, key: t.key}
 	if err := h.Reload(); err != nil {
-		return nil, nil, fmt.Errorf("-Z: loading %s: %w", t.chain, err)
+		return nil, nil, t.loadFailure(err)
 	}
 	cfg := &tls.Config{
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return h.cert.Load(), nil },
@@ -131,11 +174,11 @@ func (t *tlsOptions) config(log *slog.Logger) (*tls.Config, *protocol.TLSSetting
 	if t.ca != "" {
 		pem, err := os.ReadFile(t.ca)
 		if err != nil {
-			return nil, nil, fmt.Errorf("-Z: ssl_ca_cert: %w", err)
+			return nil, nil, &tlsLoadError{what: "the CA certificate", file: t.ca, cause: err, err: fmt.Errorf("-Z: ssl_ca_cert: %w", err)}
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, errors.New("-Z: ssl_ca_cert: no PEM certificate in " + t.ca)
+			return nil, nil, &tlsLoadError{what: "the CA certificate", file: t.ca, cause: errors.New("no PEM certificate"), err: errors.New("-Z: ssl_ca_cert: no PEM certificate in " + t.ca)}
 		}
 		cfg.ClientCAs = pool
 	}

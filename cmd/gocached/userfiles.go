@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // memcached drops root (-u) before it creates anything: its -s socket, its
@@ -92,9 +93,23 @@ func (p *processOptions) readAsUser(path string) ([]byte, error) {
 	return data, err
 }
 
-// handOver gives the files gocached created as root (the -s socket, the
-// port file) to the -u user, as memcached, already that user, would have
-// created them.
+// asUser runs fn with the -u user's file-system identity when the process
+// will drop to it (see asUserFiles), and as the process otherwise: what fn
+// creates is the user's, as memcached, already that user, creates it.
+func (p *processOptions) asUser(fn func() error) error {
+	uid, gid, ok := p.identity()
+	if !ok {
+		return fn()
+	}
+	return asUserFiles(uid, gid, fn)
+}
+
+// handOver gives the files gocached created as root (the port file, and
+// whatever asUserFiles could not create as the user) to the -u user, as
+// memcached, already that user, would have created them. A file the user
+// owns already is left alone: changing even to the same owner takes
+// CAP_CHOWN, which a service confined as Debian's memcached.service is
+// (CAP_SETUID, CAP_SETGID, CAP_SYS_RESOURCE) does not have.
 func (p *processOptions) handOver(paths ...string) error {
 	uid, gid, ok := p.identity()
 	if !ok {
@@ -104,9 +119,22 @@ func (p *processOptions) handOver(paths ...string) error {
 		if path == "" {
 			continue
 		}
+		if ownedBy(path, uid, gid) {
+			continue
+		}
 		if err := os.Lchown(path, uid, gid); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("hand %s to %s: %w", path, p.user, err)
 		}
 	}
 	return nil
+}
+
+// ownedBy reports whether path (not followed if a link) belongs to uid and gid.
+func ownedBy(path string, uid, gid int) bool {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid && int(st.Gid) == gid
 }

@@ -480,5 +480,8 @@ func (s *Session) verbosity(line []byte, n int) {
 	if st := s.env.Settings; st != nil && st.Verbosity != nil {
 		st.Verbosity.Store(int32(level))
 	}
+	// The new level applies from this reply on, as in memcached: "verbosity
+	// 2" logs its own ">fd OK", "verbosity 0" does not.
+	s.vlog = s.verboseOn()
 	s.reply(rOK)
 }

@@ -137,3 +137,24 @@ func TestVerboseAgainstMemcached(t *testing.T) {
 		t.Fatalf("memcached -vv:\n%s\nwant:\n%s", g, verboseWant)
 	}
 }
+
+// TestVerbosityCommandSwitchesLines: `verbosity 2` turns memcached's -vv
+// lines on for a server started without -v, and `verbosity 0` off, each
+// from its own reply on: memcached logs "verbosity 2"'s OK but not the
+// command line, and "verbosity 0"'s command line but not its OK.
+func TestVerbosityCommandSwitchesLines(t *testing.T) {
+	env := newSmallEnv(t)
+	log := &lockedBuffer{}
+	env.VerboseLog = log // as cmd/gocached always sets it
+	s := NewSession(env)
+	s.Opened(17)
+	drive(t, s, []byte("get a\r\nverbosity 2\r\nget a\r\nverbosity 0\r\nget a\r\nverbosity 1\r\n"))
+	s.Reset()
+	want := ">17 OK\n<17 get a\n>17 END\n<17 verbosity 0\n"
+	if got := log.String(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if v := env.Settings.Verbosity.Load(); v != 1 {
+		t.Errorf("verbosity %d after `verbosity 1`, want 1", v)
+	}
+}

@@ -59,6 +59,16 @@ type Config struct {
 	UnixSocket string
 	UnixMask   os.FileMode
 
+	// UnixSocketOwner, when set, runs the -s socket's file work (removing a
+	// stale socket, binding, setting -a's mode) with the file-system
+	// identity that is to own the socket: cmd/gocached passes the -u
+	// user's, since memcached, already that user when it binds, creates the
+	// socket as the user and needs no right root has (a service confined to
+	// CAP_SETUID/CAP_SETGID, as Debian's memcached.service is, has neither
+	// CAP_DAC_OVERRIDE to create it in the user's /run/memcached nor
+	// CAP_CHOWN to hand it over). nil runs it as the process.
+	UnixSocketOwner func(fn func() error) error
+
 	// TLS (-Z) makes every listener but the "notls:" ones serve TLS with
 	// this configuration. Only the portable engine serves TLS: cmd/gocached
 	// runs it when -Z is given (see doc.go).

@@ -20,10 +20,13 @@ type ListenAddr struct {
 func (a ListenAddr) String() string { return net.JoinHostPort(a.Host, strconv.Itoa(a.Port)) }
 
 // ParseListen turns -l and -p into listen addresses, checking syntax only
-// (names are resolved by Bindings). Like memcached, -l is a comma-separated
-// list; each entry is a host (IPv4, IPv6 with or without brackets, or a name)
-// that gets port, or host:port / [v6]:port that keeps its own port. An empty
-// -l means every interface.
+// (names are resolved by Bindings). Like memcached, -l is a list separated
+// by commas or semicolons (memcached splits it with strtok_r(list, ";,"), so
+// empty entries, as in "127.0.0.1," or "a,,b", are skipped); each entry is a
+// host (IPv4, IPv6 with or without brackets, or a name) that gets port, or
+// host:port / [v6]:port that keeps its own port. An empty -l means every
+// interface; a list of nothing but separators is refused (memcached would
+// serve on no address at all).
 func ParseListen(listen string, port int) ([]ListenAddr, error) {
 	if port < 0 || port > 65535 {
 		return nil, fmt.Errorf("invalid port %d", port)
@@ -32,16 +35,19 @@ func ParseListen(listen string, port int) ([]ListenAddr, error) {
 		return []ListenAddr{{Port: port}}, nil
 	}
 	var addrs []ListenAddr
-	for _, entry := range strings.Split(listen, ",") {
+	for _, entry := range strings.FieldsFunc(listen, func(r rune) bool { return r == ',' || r == ';' }) {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
-			return nil, fmt.Errorf("empty entry in listen list %q", listen)
+			continue
 		}
 		a, err := parseListenEntry(entry, port)
 		if err != nil {
 			return nil, err
 		}
 		addrs = append(addrs, a)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("no address in listen list %q", listen)
 	}
 	return addrs, nil
 }

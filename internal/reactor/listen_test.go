@@ -24,7 +24,13 @@ func TestParseListen(t *testing.T) {
 		{"localhost", 0, []string{"localhost:0"}, false},
 		{"0.0.0.0", 5, []string{"0.0.0.0:5"}, false},
 		{"notls:127.0.0.1:99,10.0.0.1", 5, []string{"127.0.0.1:99", "10.0.0.1:5"}, false},
-		{"127.0.0.1,", 1, nil, true},
+		// memcached's strtok_r(list, ";,"): semicolons separate too, and
+		// empty entries are skipped.
+		{"127.0.0.1;::1", 7, []string{"127.0.0.1:7", "[::1]:7"}, false},
+		{"127.0.0.1,", 1, []string{"127.0.0.1:1"}, false},
+		{",127.0.0.1,,[::1]:9;", 1, []string{"127.0.0.1:1", "[::1]:9"}, false},
+		{",", 1, nil, true},
+		{" ; , ", 1, nil, true},
 		{"127.0.0.1:99999", 1, nil, true},
 		{"127.0.0.1:abc", 1, nil, true},
 		{"[::1", 1, nil, true},
@@ -108,7 +114,7 @@ func TestBindings(t *testing.T) {
 // FuzzParseListen checks that every address accepted has a valid port and
 // survives a JoinHostPort/SplitHostPort round trip.
 func FuzzParseListen(f *testing.F) {
-	for _, s := range []string{"", "127.0.0.1", "127.0.0.1,::1", "[::1]:80", "a:b:c", "[", "]", ",", "h:99999", " x , y "} {
+	for _, s := range []string{"", "127.0.0.1", "127.0.0.1,::1", "127.0.0.1;,::1", "[::1]:80", "a:b:c", "[", "]", ",", "h:99999", " x , y "} {
 		f.Add(s, 11211)
 	}
 	f.Fuzz(func(t *testing.T, listen string, port int) {

@@ -29,6 +29,15 @@ func PrepareUnixSocket(path string) error {
 	return nil
 }
 
+// AsUnixSocketOwner runs fn through owner (Config.UnixSocketOwner), or
+// directly when owner is nil.
+func AsUnixSocketOwner(owner func(fn func() error) error, fn func() error) error {
+	if owner == nil {
+		return fn()
+	}
+	return owner(fn)
+}
+
 // SetUnixMask gives the bound socket file -a's permissions, which decide who
 // may connect.
 func SetUnixMask(path string, mask os.FileMode) error {

@@ -123,6 +123,18 @@ func (c *classCounters) resetEvents() {
 	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, temp: c.temp, held: c.held}
 }
 
+// ClassSizes returns the chunk size of each class, ids 1..ClassCount in
+// order, and the chunks a memcached slab page holds of it, as memcached's
+// slabs_init prints them at -vv ("slab class   1: chunk size 96 perslab
+// 10922").
+func (s *Store) ClassSizes() (sizes, perPage []int) {
+	for _, size := range s.classes.sizes[1:] {
+		sizes = append(sizes, size)
+		perPage = append(perPage, max(1, pageSize/size))
+	}
+	return sizes, perPage
+}
+
 // ClassCount reports the number of size classes (ids 1..ClassCount), the
 // largest id memcached's slab commands accept.
 func (s *Store) ClassCount() int { return len(s.classes.sizes) - 1 }

@@ -176,21 +176,27 @@ func (e *engine) adopt(g *listenGroup) error {
 // says why); the other reactors hold the group's slot closed (-1).
 func (e *engine) listenUnix() error {
 	path := e.cfg.UnixSocket
-	if err := reactor.PrepareUnixSocket(path); err != nil {
-		return fmt.Errorf("epoll: %w", err)
-	}
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("epoll: unix socket: %w", err)
 	}
 	g := &listenGroup{fds: []int{fd}, unix: path, label: reactor.UnixAddrString(path)}
-	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+	// The file is made by the identity that is to own it (-u's user).
+	err = reactor.AsUnixSocketOwner(e.cfg.UnixSocketOwner, func() error {
+		if err := reactor.PrepareUnixSocket(path); err != nil {
+			return fmt.Errorf("epoll: %w", err)
+		}
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+			return fmt.Errorf("epoll: bind %s: %w", path, err)
+		}
+		if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
+			return fmt.Errorf("epoll: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
 		g.close()
-		return fmt.Errorf("epoll: bind %s: %w", path, err)
-	}
-	if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
-		g.close()
-		return fmt.Errorf("epoll: %w", err)
+		return err
 	}
 	if err := unix.Listen(fd, e.cfg.Backlog); err != nil {
 		g.close()

@@ -91,16 +91,25 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 // listenUnix binds -s (memcached then listens on nothing else).
 func (e *engine) listenUnix() error {
 	path := e.cfg.UnixSocket
-	if err := reactor.PrepareUnixSocket(path); err != nil {
-		return fmt.Errorf("portable: %w", err)
-	}
-	ln, err := net.Listen("unix", path)
+	// The file is made by the identity that is to own it (-u's user).
+	var ln net.Listener
+	err := reactor.AsUnixSocketOwner(e.cfg.UnixSocketOwner, func() error {
+		if err := reactor.PrepareUnixSocket(path); err != nil {
+			return fmt.Errorf("portable: %w", err)
+		}
+		var err error
+		ln, err = net.Listen("unix", path)
+		if err != nil {
+			return fmt.Errorf("portable: listen on %s: %w", path, err)
+		}
+		e.listeners = append(e.listeners, &listener{ln: ln, fd: fdOf(ln)})
+		if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
+			return fmt.Errorf("portable: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("portable: listen on %s: %w", path, err)
-	}
-	e.listeners = append(e.listeners, &listener{ln: ln, fd: fdOf(ln)})
-	if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
-		return fmt.Errorf("portable: %w", err)
+		return err
 	}
 	if err := setBacklog(ln, e.cfg.Backlog); err != nil {
 		e.log.Warn("cannot set listen backlog", "addr", path, "backlog", e.cfg.Backlog, "err", err)

@@ -59,9 +59,6 @@ func (e *engine) listen(binds []reactor.Binding) error {
 // (reactor.UnixSpreader says why); the other reactors hold the slot closed.
 func (e *engine) listenUnix() error {
 	path := e.cfg.UnixSocket
-	if err := reactor.PrepareUnixSocket(path); err != nil {
-		return err
-	}
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("unix socket: %w", err)
@@ -70,10 +67,17 @@ func (e *engine) listenUnix() error {
 		unix.Close(fd)
 		return err
 	}
-	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
-		return fail(fmt.Errorf("bind %s: %w", path, err))
-	}
-	if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
+	// The file is made by the identity that is to own it (-u's user).
+	err = reactor.AsUnixSocketOwner(e.cfg.UnixSocketOwner, func() error {
+		if err := reactor.PrepareUnixSocket(path); err != nil {
+			return err
+		}
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+			return fmt.Errorf("bind %s: %w", path, err)
+		}
+		return reactor.SetUnixMask(path, e.cfg.UnixMask)
+	})
+	if err != nil {
 		return fail(err)
 	}
 	if err := unix.Listen(fd, e.cfg.Backlog); err != nil {
