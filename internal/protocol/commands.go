@@ -106,6 +106,9 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		return 0, s.shutdown(line, n)
 	case "lru_crawler":
 		s.lruCrawler(line, n)
+		if s.datagramDrop {
+			return 0, Close
+		}
 	case "slabs":
 		s.slabs(line, n)
 	case "lru":
@@ -114,6 +117,9 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.cacheMemlimit(line, n)
 	case "watch":
 		s.watchCommand(line, n)
+		if s.datagramDrop {
+			return 0, Close
+		}
 	case "extstore":
 		s.extstore(line, n)
 	case "debugtime":

@@ -153,6 +153,17 @@ func (s *Session) metadump(arg []byte) {
 		return
 	}
 	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
+	if s.datagramID != 0 {
+		// memcached's crawler writes a dump straight to the connection's
+		// socket, which for UDP has no peer: nothing is sent, and the
+		// connection, handed to the crawler, drops the rest of the
+		// datagram. Sending the dump instead would answer one small
+		// datagram, whose source anyone can forge, with up to
+		// UDPReplyMax of key names.
+		s.env.crawlerBusy.Store(false)
+		s.datagramDrop = true
+		return
+	}
 	s.dump = d
 	s.continueDump()
 }

@@ -75,3 +75,44 @@ func TestDatagramLongLines(t *testing.T) {
 		})
 	}
 }
+
+// TestDatagramStreamCommands: memcached hands a connection that asks for a
+// metadump or a watch to its crawler or logger thread, which write straight
+// to the socket; a UDP socket has no peer to write to, so a datagram asking
+// for one gets nothing for it and the rest of the datagram is dropped,
+// while the replies before it still go out. gocached answered such a
+// datagram with the whole dump, up to UDPReplyMax of key names for a
+// 30-byte request whose source anyone can forge, and with "OK" to a watch.
+func TestDatagramStreamCommands(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"lru_crawler metadump all\r\n", ""},
+		{"lru_crawler metadump 1\r\nget k\r\n", ""},
+		{"get k\r\nlru_crawler metadump all\r\nget k\r\n", "VALUE k 0 1\r\n5\r\nEND\r\n"},
+		{"lru_crawler metadump 99\r\n", "BADCLASS invalid class id\r\n"},
+		{"watch\r\nget k\r\n", ""},
+		{"get k\r\nwatch fetchers\r\n", "VALUE k 0 1\r\n5\r\nEND\r\n"},
+		{"watch bogus\r\nget k\r\n", "ERROR\r\nVALUE k 0 1\r\n5\r\nEND\r\n"},
+	} {
+		env := newStillEnv(t)
+		env.ResumesPending = true
+		drive(t, NewSession(env), []byte("set k 0 0 1\r\n5\r\n"))
+		s := NewSession(env)
+		s.Datagram(11)
+		got := drive(t, s, []byte(tc.in))
+		if got.out != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, got.out, tc.want)
+		}
+		s.Reset()
+		if env.crawlerBusy.Load() {
+			t.Errorf("%q: the crawler is still busy after the datagram", tc.in)
+		}
+		if n := env.logs.count(); n != 0 {
+			t.Errorf("%q: %d watchers left after the datagram", tc.in, n)
+		}
+		// The next datagram on the socket is served as usual.
+		if got := drive(t, s, []byte("get k\r\n")); got.out != "VALUE k 0 1\r\n5\r\nEND\r\n" {
+			t.Errorf("%q: next datagram got %q", tc.in, got.out)
+		}
+		s.Reset()
+	}
+}

@@ -108,6 +108,10 @@ type Session struct {
 	// datagramID is the UDP socket's id for a Session serving datagrams
 	// (Datagram), which Reset keeps; 0 for a stream connection.
 	datagramID int
+	// datagramDrop: a command in a datagram handed the connection to a
+	// stream (metadump, watch) that memcached's UDP connection cannot
+	// carry; the rest of the datagram is dropped.
+	datagramDrop bool
 	// peer and transport are the client's address and "tcp"/"local" for
 	// watch connevents lines (OpenedFrom); peer is invalid when unknown.
 	peer      netip.AddrPort
@@ -218,6 +222,7 @@ func (s *Session) Reset() {
 	s.logScratch = nil
 	s.binDumped, s.binCmdLogged = false, false
 	s.swallow = 0
+	s.datagramDrop = false
 	s.proto = protoUndecided
 	s.authenticated = false
 	s.sasl = saslExchange{challenge: s.sasl.challenge[:0]}

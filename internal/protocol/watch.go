@@ -281,6 +281,14 @@ func (s *Session) watchCommand(line []byte, n int) {
 		s.reply("WATCHER_FAILED failed to add log watcher\r\n")
 		return
 	}
+	if s.datagramID != 0 {
+		// memcached's logger writes "OK" and the stream straight to the
+		// socket, which for UDP has no peer: nothing is sent, and the
+		// connection, handed to the logger, drops the rest of the
+		// datagram.
+		s.datagramDrop = true
+		return
+	}
 	if flags&logEvictions != 0 {
 		s.env.installEvictionHook()
 	}
