@@ -253,6 +253,9 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	defer o.proc.writePidFile(log)()
+	stopReturn := make(chan struct{})
+	go returnMemory(stopReturn) // hand a burst's buffers back (memreturn.go)
+	defer close(stopReturn)
 
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
