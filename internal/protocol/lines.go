@@ -5,16 +5,25 @@ import "bytes"
 // Finding where a request line ends: memcached's limits on a line's length,
 // and the retrieval lines it reads however long they are.
 
-// multigetLimit bounds what a retrieval line may buffer: max(64 KiB, -I).
-// Past it a gat/gats line is refused and a get/gets line served as it
-// arrives (retrieve_open.go).
-func (s *Session) multigetLimit() int {
+// multigetLimit bounds what a retrieval line may buffer. A get/gets line
+// is buffered whole up to max(64 KiB, min(-I, 1 MiB)), past which it is
+// served as it arrives (retrieve_open.go); a gat/gats line is refused past
+// 64 KiB, where memcached closes one at about 16 KiB (the line not met in
+// its first read buffer). Neither grows with -I beyond 1 MiB: a client's
+// unfinished line costs at most that, not -I (128 MB under -I 128m).
+func (s *Session) multigetLimit(line []byte) int {
 	n := minMultigetLen
+	if !isGetLine(line) {
+		return n
+	}
 	if st := s.env.Settings; st != nil && st.ItemSizeMax > n {
-		n = st.ItemSizeMax
+		n = min(st.ItemSizeMax, maxWholeGetLine)
 	}
 	return n
 }
+
+// maxWholeGetLine is the longest get/gets line buffered whole.
+const maxWholeGetLine = 1 << 20
 
 // lineEnd returns the index of the '\n' ending the first line of avail, or -1
 // with the status to return: NeedMore while the line may still be completed,
@@ -41,7 +50,7 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 		// memcached closes silently: nothing sane can follow such a line.
 		return -1, Close
 	}
-	limit := s.multigetLimit()
+	limit := s.multigetLimit(avail)
 	if i := indexNewline(avail, max(from, MaxLineLen+1), limit+1); i >= 0 {
 		return i, NeedMore
 	}

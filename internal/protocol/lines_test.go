@@ -14,7 +14,7 @@ import (
 func TestLongLineWantDoubles(t *testing.T) {
 	env := newStillEnv(t) // -I 1m: the bound is 1 MiB
 	s := NewSession(env)
-	line := append([]byte("gat 0 "), bytes.Repeat([]byte("k "), 600<<10)...)
+	line := append([]byte("get "), bytes.Repeat([]byte("k "), 600<<10)...)
 	wants := map[int]bool{}
 	for n := 4 << 10; n < len(line) && n <= 1<<20; n += 16 << 10 {
 		consumed, _, st := s.Process(line[:n], nil)
@@ -34,5 +34,37 @@ func TestLongLineWantDoubles(t *testing.T) {
 		if w > 1<<20+1 {
 			t.Errorf("Want %d past the multiget bound", w)
 		}
+	}
+}
+
+// TestRetrievalLineBounds: a gat/gats line is refused past 64 KiB whatever
+// -I is (memcached closes one at about 16 KiB), and a get/gets line is
+// buffered whole only up to min(-I, 1 MiB), then served as it arrives: an
+// unfinished line costs a connection at most 1 MiB, not -I.
+func TestRetrievalLineBounds(t *testing.T) {
+	keys := bytes.Repeat([]byte("k "), 40<<10) // 80 KiB, unended
+	for _, c := range []struct {
+		name    string
+		itemMax int
+		line    string
+		wantOut string
+		wantSt  Status
+		maxWant int
+	}{
+		{"gat past 64 KiB, -I 1m", 1 << 20, "gat 0 ", "CLIENT_ERROR line too long\r\n", Close, 0},
+		{"gats past 64 KiB, -I 4m", 4 << 20, "gats 0 ", "CLIENT_ERROR line too long\r\n", Close, 0},
+		{"get buffered, -I 4m", 4 << 20, "get ", "", NeedMore, 1<<20 + 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := NewSession(newTestEnvMemItem(t, 16<<20, c.itemMax))
+			in := append([]byte(c.line), keys...)
+			_, out, st := s.Process(in, nil)
+			if string(out) != c.wantOut || st != c.wantSt {
+				t.Fatalf("got %q, %v; want %q, %v", out, st, c.wantOut, c.wantSt)
+			}
+			if c.maxWant > 0 && (s.Want() <= len(in) || s.Want() > c.maxWant) {
+				t.Fatalf("Want %d for %d bytes: want more than that, at most %d", s.Want(), len(in), c.maxWant)
+			}
+		})
 	}
 }

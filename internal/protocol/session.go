@@ -12,9 +12,8 @@ import (
 // be able to hold at least MaxLineLen+1 unconsumed bytes.
 const MaxLineLen = 2048
 
-// minMultigetLen is the floor of the multiget line bound; the bound grows to
-// the item size limit so a client can always ask for as many keys as fit in
-// the largest value.
+// minMultigetLen is the floor of the multiget line bound (multigetLimit),
+// and a gat/gats line's bound.
 const minMultigetLen = 64 << 10
 
 // defaultReqsPerEvent is memcached's -R default.
