@@ -70,19 +70,7 @@ func gracefulShutdownPipeline(t *testing.T, f reactor.Factory) {
 	const gets = 20 // 6 MB of replies: more than the socket buffers hold
 	c := s.Dial(t)
 	c.Send(strings.Repeat("get big\r\n", gets) + "mn\r\n")
-	var last uint64
-	stable := 0
-	WaitFor(t, "replies to back up", func() bool {
-		time.Sleep(20 * time.Millisecond)
-		w := s.Eng.ServerStats().BytesWritten
-		if w > 1<<20 && w == last {
-			stable++
-		} else {
-			stable = 0
-		}
-		last = w
-		return stable >= 5
-	})
+	waitBackedUp(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	stopped := make(chan error, 1)
@@ -126,19 +114,7 @@ func shutdownDeadline(t *testing.T, f reactor.Factory) {
 	// cannot write (BytesWritten stops moving). Before that, a reply the
 	// socket took whole may leave nothing pending at the instant of
 	// Shutdown, and the connection may close cleanly.
-	var last uint64
-	stable := 0
-	WaitFor(t, "replies to back up", func() bool {
-		time.Sleep(20 * time.Millisecond)
-		w := s.Eng.ServerStats().BytesWritten
-		if w > 1<<20 && w == last {
-			stable++
-		} else {
-			stable = 0
-		}
-		last = w
-		return stable >= 5
-	})
+	waitBackedUp(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -170,4 +146,24 @@ func halfCloseAndQuit(t *testing.T, f reactor.Factory) {
 	q.Send("get k\r\nquit\r\nget k\r\n")
 	q.Expect("VALUE k 0 2\r\n", "hi\r\n", "END\r\n")
 	q.ExpectEOF()
+}
+
+// waitBackedUp waits until the engine has written more than 1 MiB and its
+// writes stopped moving for 100 ms: a client's socket buffers are full and
+// the engine holds a backlog it cannot write.
+func waitBackedUp(t *testing.T, s *Server) {
+	t.Helper()
+	var last uint64
+	stable := 0
+	WaitFor(t, "replies to back up", func() bool {
+		time.Sleep(20 * time.Millisecond)
+		w := s.Eng.ServerStats().BytesWritten
+		if w > 1<<20 && w == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = w
+		return stable >= 5
+	})
 }
