@@ -30,3 +30,24 @@ func reportListenFailure(w io.Writer, log *slog.Logger, o *options, err error) b
 	log.Error("cannot start", "err", err)
 	return true
 }
+
+// refuseNoTLS refuses, as memcached does, an -l entry with the "notls:"
+// prefix when TLS is off: its two lines (the second with errno 0's
+// "Success", as memcached prints it) and EX_OSERR. It reports whether it did.
+func refuseNoTLS(w io.Writer, o *options, tlsOn bool) bool {
+	if tlsOn || o.reactor.Port == 0 || o.reactor.UnixSocket != "" {
+		return false
+	}
+	addrs, err := reactor.ParseListen(o.reactor.Listen, o.reactor.Port)
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if a.NoTLS {
+			fmt.Fprintln(w, "'notls' option is valid only when SSL is enabled")
+			fmt.Fprintf(w, "failed to listen on one of interface(s) %s: Success\n", o.reactor.Listen)
+			return true
+		}
+	}
+	return false
+}

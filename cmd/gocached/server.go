@@ -181,6 +181,10 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	if !fast {
 		cfg.MaxConns = 0
 	}
+	if refuseNoTLS(stderr, o, tlsConfig != nil) {
+		log.Error("cannot start: a notls: listener without -Z")
+		return listenFailureStatus
+	}
 	eng, err := engines[o.engine](cfg)
 	if err != nil {
 		if reportListenFailure(stderr, log, o, err) {
