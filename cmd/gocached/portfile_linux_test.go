@@ -50,6 +50,21 @@ func TestPortFile(t *testing.T) {
 	}
 }
 
+// TestPortFileNotWrittenForUnixSocket: with -s memcached listens on no
+// port and writes no port file, not even an empty one.
+func TestPortFileNotWrittenForUnixSocket(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ports")
+	cmd := exec.Command(binary, "-s", filepath.Join(dir, "mc.sock"), "-v")
+	cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+	s := startProcess(t, cmd)
+	for _, f := range []string{file, file + ".lck"} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s exists (%v); log:\n%s", f, err, s.stderr)
+		}
+	}
+}
+
 // TestUDPPortAloneSetsTCPPort: as in memcached, -U N without -p serves TCP
 // on port N too.
 func TestUDPPortAloneSetsTCPPort(t *testing.T) {

@@ -231,8 +231,12 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	if o.verbosity >= 2 {
 		announceListeners(env.VerboseLog, eng, settings.BindingProtocol, udp)
 	}
-	if err := writePortFile(os.Getenv(portFileEnv), eng, udp); err != nil {
-		log.Warn("could not write the port file", "env", portFileEnv, "err", err)
+	// memcached writes the file only for its TCP/UDP listeners: with -s,
+	// none (and no empty file).
+	if portFile := os.Getenv(portFileEnv); o.reactor.UnixSocket == "" {
+		if err := writePortFile(portFile, eng, udp); err != nil {
+			log.Warn("could not write the port file", "env", portFileEnv, "err", err)
+		}
 	}
 	if !fast {
 		if err := limitDescriptorsToClients(o.reactor.MaxConns); err != nil {
