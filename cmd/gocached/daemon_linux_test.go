@@ -64,8 +64,9 @@ func TestDaemonWorkingDirectory(t *testing.T) {
 }
 
 // TestDaemonStartFailureReason: when the background server cannot start,
-// -d's parent exits 1 with the server's own reason (memcached's line
-// first), not just a status.
+// -d's parent exits with the server's status and its own reason
+// (memcached's line first): 71 for a listener, and 67 for an unknown -u
+// user, as memcached's -d exits before it forks.
 func TestDaemonStartFailureReason(t *testing.T) {
 	held, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -78,11 +79,18 @@ func TestDaemonStartFailureReason(t *testing.T) {
 	cmd := exec.CommandContext(ctx, binary, "-d", "-p", strconv.Itoa(port), "-l", "127.0.0.1")
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 {
-		t.Fatalf("gocached -d with its port held: %v, output %q; want exit 1", err, out)
+	if !ok || ee.ExitCode() != 71 {
+		t.Fatalf("gocached -d with its port held: %v, output %q; want exit 71", err, out)
 	}
 	first, _, _ := strings.Cut(string(out), "\n")
 	if first != "failed to listen on one of interface(s) 127.0.0.1: Address already in use" {
 		t.Errorf("first line %q, want memcached's listen failure; all:\n%s", first, out)
+	}
+	if os.Geteuid() != 0 {
+		return // -u is ignored unless root
+	}
+	out, err = exec.CommandContext(ctx, binary, "-d", "-p", "0", "-U", "0", "-s", filepath.Join(t.TempDir(), "s"), "-u", "no-such-user-here").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 67 || !strings.HasPrefix(string(out), "can't find the user no-such-user-here to switch to\n") {
+		t.Errorf("gocached -d -u no-such-user-here: %v, output %q; want memcached's line and exit 67", err, out)
 	}
 }

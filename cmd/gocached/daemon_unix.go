@@ -22,8 +22,10 @@ const daemonStartLimit = 60 * time.Second
 // daemonize runs this program again in the background, in a session of its
 // own with standard input and output on /dev/null (standard error too once
 // it listens, unless -v, as memcached keeps it when verbose), and returns
-// the parent's exit status once the child listens: 0, or 1 with the
-// child's own output (its reason) when it failed to start.
+// the parent's exit status once the child listens: 0, or, with the child's
+// own output (its reason) when it failed to start, the child's status (67
+// for an unknown -u user, as memcached, which looks the user up before it
+// forks, exits; 71 for a listener; 1 if it died otherwise).
 func daemonize(args []string, verbose bool, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
@@ -85,6 +87,9 @@ func daemonize(args []string, verbose bool, stderr io.Writer) int {
 			stderr.Write(startErr.output())
 		}
 		fmt.Fprintf(stderr, "gocached: -d: the server did not start (%v)\n", state)
+		if state != nil && state.ExitCode() > 0 {
+			return state.ExitCode()
+		}
 		return 1
 	case <-time.After(daemonStartLimit):
 		fmt.Fprintf(stderr, "gocached: -d: the server did not listen within %v (pid %d left running)\n", daemonStartLimit, cmd.Process.Pid)
