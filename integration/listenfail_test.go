@@ -51,6 +51,10 @@ func TestListenFailuresMatchMemcached(t *testing.T) {
 		{"address not here", fmt.Sprintf("-p %d -l 192.0.2.1", held+2), true, false},
 		{"unix socket dir missing", "-s " + missingDir, true, false},
 		{"notls without -Z", fmt.Sprintf("-p %d -l notls:127.0.0.1", held+3), false, true},
+		{"proto[proxy] without the proxy", fmt.Sprintf("-p %d -l proto[proxy]:127.0.0.1", held+3), false, true},
+		{"proto[ unterminated", fmt.Sprintf("-p %d -l proto[ascii:127.0.0.1", held+3), false, true},
+		{"tag too long", fmt.Sprintf("-p %d -l 127.0.0.1:%d,tag[abcdefghi]:127.0.0.1", held+3, held+4), false, true},
+		{"tag[ unterminated", fmt.Sprintf("-p %d -l tag[x:127.0.0.1", held+3), false, true},
 	}
 	base := []string{}
 	if os.Geteuid() == 0 {

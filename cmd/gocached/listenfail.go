@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
+	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 )
 
@@ -50,4 +52,24 @@ func refuseNoTLS(w io.Writer, o *options, tlsOn bool) bool {
 		}
 	}
 	return false
+}
+
+// listenerProtocols is the per-listener protocol of -l entries with
+// memcached's "proto[...]:" prefix (protocol.Env.ListenerBinding), nil when
+// there are none. The engines have bound these addresses already, so the
+// list parses and resolves; a -p -1 port picked at bind is not known here,
+// and such a listener serves -B's protocol.
+func listenerProtocols(o *options) func(fd int) (protocol.Binding, bool) {
+	if o.reactor.UnixSocket != "" || !strings.Contains(o.reactor.Listen, "proto[") {
+		return nil
+	}
+	addrs, err := reactor.ParseListen(o.reactor.Listen, o.reactor.Port)
+	if err != nil {
+		return nil
+	}
+	binds, err := reactor.Bindings(addrs, nil)
+	if err != nil {
+		return nil
+	}
+	return reactor.ListenerProtocols(binds)
 }

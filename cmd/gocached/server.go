@@ -200,7 +200,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		settings.TLSOptions = tlsSettings
 	}
 	env = &protocol.Env{Store: st, Settings: settings, Server: withUDPTraffic{eng, &udpConns}, StartUnix: started,
-		Protocol: o.binding, SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
+		Protocol: o.binding, ListenerBinding: listenerProtocols(o), SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
 		ResumesPending: true} // every engine, and the UDP server, resume pending Sessions
 	// memcached's -vv lines ("<fd get k", ">fd END") go to stderr whenever
 	// the verbosity is 2 or more: from the start with -vv, or from a

@@ -170,6 +170,11 @@ type Env struct {
 	// Protocol is the -B binding (binding.go); the zero value is memcached's
 	// default, auto-negotiation by the first byte.
 	Protocol Binding
+	// ListenerBinding, when set, gives a TCP connection's binding from its
+	// descriptor (the listener that accepted it: memcached's per-listener
+	// "-l proto[ascii|binary|negotiating]:addr"), and false where -B's
+	// applies. It is called once per connection, from OpenedFrom.
+	ListenerBinding func(fd int) (Binding, bool)
 	// SASL, when set, makes binary clients authenticate (memcached's -S with
 	// a MEMCACHED_SASL_PWDB password file, sasl.go); it implies binary-only
 	// connections, as -S implies -B binary in memcached.

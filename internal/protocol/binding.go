@@ -67,6 +67,16 @@ func (e *Env) binding() Binding {
 	return e.Protocol
 }
 
+// binding is the connection's: its listener's "proto[...]:" prefix
+// (Env.ListenerBinding) when it has one, else the Env's. SASL still makes
+// it binary: a listener cannot open a way around -S.
+func (s *Session) binding() Binding {
+	if s.listenerBound && s.env.SASL == nil {
+		return s.listenerBinding
+	}
+	return s.env.binding()
+}
+
 // negotiate fixes the connection's protocol from its first byte and logs
 // the choice at debug level, as memcached does at -vv.
 func (s *Session) negotiate(first byte) {
@@ -74,7 +84,7 @@ func (s *Session) negotiate(first byte) {
 		s.proto = datagramProto(first)
 		return
 	}
-	switch s.env.binding() {
+	switch s.binding() {
 	case BindingASCII:
 		s.proto = protoText
 	case BindingBinary:
@@ -85,7 +95,7 @@ func (s *Session) negotiate(first byte) {
 			s.proto = protoBinary
 		}
 	}
-	if s.vlog && s.env.binding() == BindingAuto {
+	if s.vlog && s.binding() == BindingAuto {
 		// memcached prints this only while negotiating.
 		name := "ascii"
 		if s.proto == protoBinary {
@@ -100,6 +110,6 @@ func (s *Session) negotiate(first byte) {
 		if s.proto == protoBinary {
 			name = "binary"
 		}
-		log.Debug("client using the "+name+" protocol", "protocol", name, "binding", s.env.binding().String())
+		log.Debug("client using the "+name+" protocol", "protocol", name, "binding", s.binding().String())
 	}
 }

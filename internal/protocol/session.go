@@ -107,6 +107,10 @@ type Session struct {
 	// datagramID is the UDP socket's id for a Session serving datagrams
 	// (Datagram), which Reset keeps; 0 for a stream connection.
 	datagramID int
+	// listenerBinding, when listenerBound, is the protocol the accepting
+	// listener's "proto[...]:" prefix names (Env.ListenerBinding).
+	listenerBinding Binding
+	listenerBound   bool
 	// datagramDrop: a command in a datagram handed the connection to a
 	// stream (metadump, watch) that memcached's UDP connection cannot
 	// carry; the rest of the datagram is dropped.
@@ -180,6 +184,9 @@ func (s *Session) Opened(id int) {
 // connevents` lines then carry memcached's rip= rport= transport=.
 func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
 	s.peer, s.transport = peer, transport
+	if f := s.env.ListenerBinding; f != nil && transport == "tcp" {
+		s.listenerBinding, s.listenerBound = f(id)
+	}
 	s.Opened(id)
 }
 
@@ -222,6 +229,7 @@ func (s *Session) Reset() {
 	s.binDumped, s.binCmdLogged = false, false
 	s.swallow = 0
 	s.datagramDrop = false
+	s.listenerBinding, s.listenerBound = BindingAuto, false
 	s.proto = protoUndecided
 	s.authenticated = false
 	s.sasl = saslExchange{challenge: s.sasl.challenge[:0]}

@@ -14,6 +14,10 @@ type ListenAddr struct {
 	// NoTLS is memcached's "notls:" prefix: with -Z, this address serves
 	// plain text while the others use TLS.
 	NoTLS bool
+	// Proto is memcached's "proto[NAME]:" prefix, the protocol this
+	// listener's clients speak whatever -B says: "ascii", "binary" or
+	// "negotiating"; "" when not given (listenprefix.go).
+	Proto string
 }
 
 // String is the entry as host:port ("[::1]:11211", ":11211").
@@ -35,12 +39,13 @@ func ParseListen(listen string, port int) ([]ListenAddr, error) {
 		return []ListenAddr{{Port: port}}, nil
 	}
 	var addrs []ListenAddr
-	for _, entry := range strings.FieldsFunc(listen, func(r rune) bool { return r == ',' || r == ';' }) {
+	entries := strings.FieldsFunc(listen, func(r rune) bool { return r == ',' || r == ';' })
+	for _, entry := range entries {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
 		}
-		a, err := parseListenEntry(entry, port)
+		a, err := parseListenEntry(entry, port, entries[0])
 		if err != nil {
 			return nil, err
 		}
@@ -52,13 +57,17 @@ func ParseListen(listen string, port int) ([]ListenAddr, error) {
 	return addrs, nil
 }
 
-func parseListenEntry(entry string, port int) (ListenAddr, error) {
+func parseListenEntry(entry string, port int, first string) (ListenAddr, error) {
 	noTLS := false
 	if rest, ok := strings.CutPrefix(entry, "notls:"); ok {
 		entry, noTLS = rest, true
 	}
+	entry, proto, err := cutListenPrefixes(entry, first)
+	if err != nil {
+		return ListenAddr{}, err
+	}
 	a, err := parseHostPort(entry, port)
-	a.NoTLS = noTLS
+	a.NoTLS, a.Proto = noTLS, proto
 	return a, err
 }
 
@@ -93,7 +102,8 @@ type Binding struct {
 	// Entry is the index of the -l entry it came from. Bindings of one entry
 	// share a port: with port 0, the first one bound picks it for the rest.
 	Entry int
-	NoTLS bool // the entry had memcached's "notls:" prefix
+	NoTLS bool   // the entry had memcached's "notls:" prefix
+	Proto string // the entry's "proto[NAME]:" prefix, "" if none
 }
 
 // V6 reports whether b needs an AF_INET6 socket.
@@ -138,7 +148,7 @@ func Bindings(addrs []ListenAddr, lookup func(host string) ([]net.IP, error)) ([
 				continue // "127.0.0.1,localhost" binds 127.0.0.1 once
 			}
 			seen[key] = true
-			out = append(out, Binding{IP: ip, Port: a.Port, Entry: i, NoTLS: a.NoTLS})
+			out = append(out, Binding{IP: ip, Port: a.Port, Entry: i, NoTLS: a.NoTLS, Proto: a.Proto})
 		}
 	}
 	return out, nil

@@ -39,7 +39,8 @@ func TCPListenError(err error) error  { return listenErr("tcp", err) }
 func UDPListenError(err error) error  { return listenErr("udp", err) }
 func UnixListenError(err error) error { return listenErr("unix", err) }
 
-// MemcachedMessage is memcached's line for the failure: which listener
+// MemcachedMessage is memcached's line for the failure (after its own
+// line for an entry it refuses, ListenSpecError): which listener
 // (the whole -l string when one was given, else the port; the path for
 // -s) and why, in C's strerror wording where the cause is an errno.
 func (e *ListenError) MemcachedMessage(listen string, port int, path string) string {
@@ -53,6 +54,11 @@ func (e *ListenError) MemcachedMessage(listen string, port int, path string) str
 		what = fmt.Sprintf("UDP port %d", port)
 	default:
 		what = fmt.Sprintf("TCP port %d", port)
+	}
+	var spec *ListenSpecError
+	if errors.As(e.Err, &spec) {
+		// memcached's own line first; errno is still 0 for its perror.
+		return spec.Line + "\nfailed to listen on " + what + ": Success"
 	}
 	return "failed to listen on " + what + ": " + e.reason()
 }
