@@ -58,6 +58,21 @@ func (p *LoopPools) PutWrite(b []byte) {
 	}
 }
 
+// Replaced takes back the reply buffer old once a Session's Process call
+// returned its replies in now: when the Session moved them into a larger
+// array (protocol's pooled buffer for a large reply, or one grown past it),
+// old holds nothing anyone reads and goes back to its pool. Dropping it
+// instead cost a fresh 16 KiB buffer, and its clearing, per reply of
+// more than 16 KiB, enough garbage with the small Go heap for a GC cycle
+// every few hundred such replies. The caller guarantees no send reads
+// from old (engines pass the buffer a turn appends to, never one in flight).
+func (p *LoopPools) Replaced(old, now []byte) {
+	if cap(old) == 0 || cap(now) > 0 && &old[:1][0] == &now[:1][0] {
+		return
+	}
+	p.PutWrite(old)
+}
+
 // Session returns a Session ready for a new connection.
 func (p *LoopPools) Session() Session {
 	if n := len(p.sessions); n > 0 {

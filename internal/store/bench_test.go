@@ -127,3 +127,21 @@ func BenchmarkGetHitHot(b *testing.B) {
 		s.Get(keys[i&1023], fn)
 	}
 }
+
+// BenchmarkClassesAfterOverwrites is `stats items` / `stats slabs` on a
+// ring whose tail is a million overwritten (dead) records: Classes must not
+// walk them all to find oldestScan live ones.
+func BenchmarkClassesAfterOverwrites(b *testing.B) {
+	s := newTestStore(b, Config{MemoryLimit: 1 << 30})
+	v := make([]byte, 100)
+	for i := range 1 << 20 {
+		s.Set(ModeSet, fmt.Appendf(nil, "ow:%d", i%100), 0, 0, v, 0)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if len(s.Classes()) == 0 {
+			b.Fatal("no classes")
+		}
+	}
+}

@@ -142,9 +142,20 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		if vlen > s.valueRoom(len(key), p.flags) {
 			return NotStored, 0 // memcached 1.6.18 answers NOT_STORED and keeps the item
 		}
-		// The allocation below may evict or move the old record: keep its value.
-		sh.scratch = append(sh.scratch[:0], p.old.value()...)
-		defer sh.dropLargeScratch()
+	}
+	// The old value append and prepend keep. The allocation below may
+	// evict or move the old record, so it is copied aside first, unless
+	// the ring has the room without freeing anything: then the old record
+	// stays where it is, and copying its value (a fresh heap array for a
+	// large one, which with the small Go heap meant a GC cycle every few
+	// large appends) would be for nothing.
+	var oldValue []byte
+	if mode == ModeAppend || mode == ModePrepend {
+		if oldValue = p.old.value(); !sh.fitsAsIs(recSize(len(key), vlen)) {
+			sh.scratch = append(sh.scratchFor(len(oldValue)), oldValue...)
+			defer sh.dropLargeScratch()
+			oldValue = sh.scratch
+		}
 	}
 
 	if vlen != len(value) || p.flags != r.Flags {
@@ -169,9 +180,9 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	v := nr[recHeader+len(key) : recHeader+len(key)+vlen]
 	switch mode {
 	case ModeAppend:
-		copy(v[copy(v, sh.scratch):], value)
+		copy(v[copy(v, oldValue):], value)
 	case ModePrepend:
-		copy(v[copy(v, value):], sh.scratch)
+		copy(v[copy(v, value):], oldValue)
 	default:
 		copy(v, value)
 	}

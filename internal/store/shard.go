@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/bits"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -62,10 +63,37 @@ type shard struct {
 
 func (sh *shard) rec(pos int) rec { return rec(sh.buf[pos:]) }
 
+// largeScratch holds the scratch buffers of big appends between uses, for
+// every shard: a sync.Pool, so that a run of large appends into a full ring
+// reuses one array instead of dropping one per append (each a GC cycle's
+// worth of garbage with the small Go heap), while the collector still frees
+// them once such appends stop.
+var largeScratch sync.Pool // of *[]byte
+
+// scratchFor returns sh.scratch with room for n bytes, from largeScratch
+// when it is too small for them.
+func (sh *shard) scratchFor(n int) []byte {
+	if cap(sh.scratch) < n {
+		if p, ok := largeScratch.Get().(*[]byte); ok && cap(*p) >= n {
+			sh.scratch = *p
+		} else {
+			if ok {
+				largeScratch.Put(p)
+			}
+			// A power of two: a value grown by appends fits again next time.
+			sh.scratch = make([]byte, 0, 1<<bits.Len(uint(n-1)))
+		}
+	}
+	return sh.scratch[:0]
+}
+
 // dropLargeScratch lets a big append's copy go, so that memory outside the
-// rings does not grow to a maximum-size item per shard.
+// rings does not grow to a maximum-size item per shard: back to
+// largeScratch, which the collector empties.
 func (sh *shard) dropLargeScratch() {
 	if cap(sh.scratch) > 64<<10 {
+		b := sh.scratch[:0]
+		largeScratch.Put(&b)
 		sh.scratch = nil
 	}
 }
@@ -243,10 +271,10 @@ func (sh *shard) alloc(n int, now uint32) (int, Result) {
 	}
 	chances, moved := 0, 0
 	for {
+		if sh.headRoom(n) {
+			return sh.take(n), Stored
+		}
 		if !sh.wrapped {
-			if sh.head+n <= len(sh.buf) {
-				return sh.take(n), Stored
-			}
 			if sh.head == sh.tail { // empty: start over at 0 rather than wrap
 				sh.restart()
 				continue
@@ -254,9 +282,6 @@ func (sh *shard) alloc(n int, now uint32) (int, Result) {
 			sh.end, sh.wrapped = sh.head, true
 			sh.jumpHead()
 			continue
-		}
-		if sh.tail-sh.head >= n {
-			return sh.take(n), Stored
 		}
 		if !sh.freeTail(now, &chances, &moved) {
 			return 0, OutOfMemory
@@ -284,6 +309,26 @@ func (sh *shard) noEvictFull(n int, now uint32) bool {
 		}
 	}
 	return sh.overFill(n)
+}
+
+// fitsAsIs reports whether alloc(n) will take free space at the head
+// without reclaiming, evicting, moving or restarting anything, so that the
+// records already in the ring keep their place and bytes.
+func (sh *shard) fitsAsIs(n int) bool {
+	if sh.noEvict && sh.overFill(n) {
+		return false // (alloc may then sweep flushed records)
+	}
+	return sh.headRoom(n)
+}
+
+// headRoom reports whether n bytes are free at the head as things stand:
+// before the end of an unwrapped ring, or between head and tail. alloc
+// takes them then, and fitsAsIs foresees that it will.
+func (sh *shard) headRoom(n int) bool {
+	if sh.wrapped {
+		return sh.tail-sh.head >= n
+	}
+	return sh.head+n <= len(sh.buf)
 }
 
 func (sh *shard) take(n int) int {
@@ -426,10 +471,18 @@ func (sh *shard) forEachLive(fn func(pos int)) {
 
 // forEachLiveUntil is forEachLive stopping as soon as fn returns false.
 func (sh *shard) forEachLiveUntil(fn func(pos int) bool) {
+	sh.forEachRecordUntil(func(pos int, dead bool) bool { return dead || fn(pos) })
+}
+
+// forEachRecordUntil calls fn with the offset of every record, dead ones
+// too, oldest first, until fn returns false. A walk that must stay short
+// whatever the ring holds (the tail of a ring that has not wrapped can be
+// millions of overwritten, dead records) bounds itself with it.
+func (sh *shard) forEachRecordUntil(fn func(pos int, dead bool) bool) {
 	walk := func(from, to int) bool {
 		for pos := from; pos < to; {
 			r := sh.rec(pos)
-			if r.bits()&recDead == 0 && !fn(pos) {
+			if !fn(pos, r.bits()&recDead != 0) {
 				return false
 			}
 			pos += r.size()

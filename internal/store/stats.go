@@ -67,7 +67,10 @@ func (s *Store) ResetStats() {
 }
 
 // oldestScan bounds how many records per shard Classes reads from the ring
-// tail to find each class's least recently used item.
+// tail to find each class's least recently used item. Dead records count:
+// until a ring wraps, its tail keeps every overwritten, deleted or flushed
+// record, and a walk to the first 512 live ones read all of them (24 ms
+// and the shard's lock per `stats items` after a million overwrites).
 const oldestScan = 512
 
 // Classes returns per-class statistics for `stats slabs` and `stats items`:
@@ -85,10 +88,12 @@ func (s *Store) Classes() []ClassStats {
 			addClass(&sum[c], &sh.cls[c])
 		}
 		seen := 0
-		sh.forEachLiveUntil(func(pos int) bool {
-			r := sh.rec(pos)
-			if a := r.accessed(); oldest[r.class()] == 0 || a < oldest[r.class()] {
-				oldest[r.class()] = a
+		sh.forEachRecordUntil(func(pos int, dead bool) bool {
+			if !dead {
+				r := sh.rec(pos)
+				if a := r.accessed(); oldest[r.class()] == 0 || a < oldest[r.class()] {
+					oldest[r.class()] = a
+				}
 			}
 			seen++
 			return seen < oldestScan

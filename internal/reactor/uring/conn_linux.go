@@ -157,6 +157,7 @@ func (r *loop) process(c *conn) {
 			r.closeConn(c)
 			return
 		}
+		r.pools.Replaced(c.out, out)
 		c.out = out
 		if consumed > 0 { // a request (or part of its value): memcached's last_cmd_time
 			c.lastCmd.Store(r.now)

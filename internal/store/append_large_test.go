@@ -1,0 +1,78 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// TestAppendLargeAcrossWraps checks append and prepend of large values both
+// while the ring has room (the old record is read in place) and once it has
+// wrapped and each store frees the tail (the old value is copied aside, as
+// its record may be overwritten): every result must be the old value and
+// the new part, byte for byte.
+func TestAppendLargeAcrossWraps(t *testing.T) {
+	for _, mode := range []Mode{ModeAppend, ModePrepend} {
+		s := newTestStore(t, Config{MemoryLimit: 8 << 20, MaxItemSize: 1 << 20})
+		key := []byte("big")
+		want := bytes.Repeat([]byte{'a'}, 64<<10)
+		if r := s.Set(ModeSet, key, 0, 0, want, 0); r != Stored {
+			t.Fatalf("set: %v", r)
+		}
+		sawWrap, sawFits := false, false
+		for i := range 2000 {
+			part := bytes.Repeat([]byte{byte('b' + i%20)}, 4<<10)
+			if len(want)+len(part) > 512<<10 {
+				want = want[:64<<10]
+				if r := s.Set(ModeSet, key, 0, 0, want, 0); r != Stored {
+					t.Fatalf("reset: %v", r)
+				}
+			}
+			sh, _ := s.shardFor(key)
+			sh.mu.Lock()
+			if sh.fitsAsIs(recSize(len(key), len(want)+len(part))) {
+				sawFits = true
+			} else {
+				sawWrap = true
+			}
+			sh.mu.Unlock()
+			if r := s.Set(mode, key, 0, 0, part, 0); r != Stored {
+				t.Fatalf("%v %d: %v", mode, i, r)
+			}
+			if mode == ModeAppend {
+				want = append(want, part...)
+			} else {
+				want = append(append([]byte(nil), part...), want...)
+			}
+			got, _, ok := get(s, string(key))
+			if !ok || got != string(want) {
+				t.Fatalf("%v %d: value of %d bytes differs from the %d expected", mode, i, len(got), len(want))
+			}
+			// Filler in the same shard pushes the ring round.
+			for j := 0; j < 4; j++ {
+				s.Set(ModeSet, fmt.Appendf(nil, "fill:%d:%d", i, j), 0, 0, part, 0)
+			}
+		}
+		if !sawWrap || !sawFits {
+			t.Fatalf("%v: paths taken: in place %v, copied aside %v; want both", mode, sawFits, sawWrap)
+		}
+	}
+}
+
+// BenchmarkAppendLarge appends 1 KiB to a value of 512 KiB and more (reset
+// every 256 appends), with the ring not yet full: the old value needs no
+// copy aside.
+func BenchmarkAppendLarge(b *testing.B) {
+	s := newTestStore(b, Config{MemoryLimit: 1 << 30, MaxItemSize: 1 << 20})
+	key, base, part := []byte("big"), make([]byte, 512<<10), make([]byte, 1<<10)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(base)))
+	for i := 0; b.Loop(); i++ {
+		if i%256 == 0 {
+			s.Set(ModeSet, key, 0, 0, base, 0)
+		}
+		if r := s.Set(ModeAppend, key, 0, 0, part, 0); r != Stored {
+			b.Fatal(r)
+		}
+	}
+}
