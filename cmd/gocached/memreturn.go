@@ -65,12 +65,16 @@ func readHeapSample(buf []metrics.Sample) heapSample {
 // The live figure dates from the last cycle; when none ran in the period
 // it may predate the burst's end (garbage still counted live), so then any
 // excess over the slack is enough: a quiet server's cycle is cheap, its
-// heap being mostly pointer-free buffers.
-func returnDue(prev, cur heapSample) bool {
+// heap being mostly pointer-free buffers. But not when the last cycle was
+// the one this check forced (ownCycle: its live figure is exact, and what
+// was allocated since, under quietAllocs, is all that can have died):
+// else a quiet server whose live heap exceeds the slack (the index of a
+// few million items) would be collected every period for nothing.
+func returnDue(prev, cur heapSample, ownCycle bool) bool {
 	if cur.allocs-prev.allocs >= quietAllocs || cur.retained <= returnSlack {
 		return false
 	}
-	if cur.cycles == prev.cycles {
+	if cur.cycles == prev.cycles && !ownCycle {
 		return true
 	}
 	return cur.retained > cur.live+returnSlack
@@ -85,6 +89,7 @@ func returnMemory(stop <-chan struct{}) {
 	t := time.NewTicker(returnPeriod)
 	defer t.Stop()
 	prev := readHeapSample(buf)
+	forced, forcedCycles := false, uint64(0) // the cycle count after the last FreeOSMemory
 	for {
 		select {
 		case <-stop:
@@ -92,9 +97,10 @@ func returnMemory(stop <-chan struct{}) {
 		case <-t.C:
 		}
 		cur := readHeapSample(buf)
-		if returnDue(prev, cur) {
+		if returnDue(prev, cur, forced && cur.cycles == forcedCycles) {
 			debug.FreeOSMemory()
 			cur = readHeapSample(buf)
+			forced, forcedCycles = true, cur.cycles
 		}
 		prev = cur
 	}

@@ -8,8 +8,8 @@ import "bytes"
 // multigetLimit bounds what a retrieval line may buffer. A get/gets line
 // is buffered whole up to max(64 KiB, min(-I, 1 MiB)), past which it is
 // served as it arrives (retrieve_open.go); a gat/gats line is refused past
-// 64 KiB, where memcached closes one at about 16 KiB (the line not met in
-// its first read buffer). Neither grows with -I beyond 1 MiB: a client's
+// 64 KiB, where memcached closes one longer than 2048 bytes that arrives
+// without its newline. Neither grows with -I beyond 1 MiB: a client's
 // unfinished line costs at most that, not -I (128 MB under -I 128m).
 func (s *Session) multigetLimit(line []byte) int {
 	n := minMultigetLen
@@ -74,6 +74,7 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 		w *= 2
 	}
 	s.want = min(limit+1, w)
+	s.wantLine = true // still a command line: idle_timeout may kick it (IdleKickable)
 	return -1, NeedMore
 }
 

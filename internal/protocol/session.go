@@ -111,6 +111,9 @@ type Session struct {
 	// listener's "proto[...]:" prefix names (Env.ListenerBinding).
 	listenerBinding Binding
 	listenerBound   bool
+	// wantLine: want is for the rest of a long command line, not for a
+	// value or a binary body (IdleKickable).
+	wantLine bool
 	// datagramDrop: a command in a datagram handed the connection to a
 	// stream (metadump, watch) that memcached's UDP connection cannot
 	// carry; the rest of the datagram is dropped.
@@ -233,7 +236,7 @@ func (s *Session) Reset() {
 	s.proto = protoUndecided
 	s.authenticated = false
 	s.sasl = saslExchange{challenge: s.sasl.challenge[:0]}
-	s.want = 0
+	s.want, s.wantLine = 0, false
 	s.scanned = 0
 	s.mget = multigetState{}
 	s.send = sendState{}
@@ -251,6 +254,15 @@ func (s *Session) Reset() {
 // buffer to at least this many bytes.
 func (s *Session) Want() int { return s.want }
 
+// IdleKickable reports whether -o idle_timeout may close the connection
+// now: it waits for a command, or for the rest of a command line (a long
+// get line dripped a byte at a time, which memcached's conn_read state
+// kicks too), not for a value whose size it knows (Want) nor with output
+// pending (a large value in pieces, metadump, watch).
+func (s *Session) IdleKickable() bool {
+	return (s.want <= 0 || s.wantLine) && !s.Pending()
+}
+
 func (s *Session) reqsPerEvent() int {
 	if st := s.env.Settings; st != nil && st.ReqsPerEvent > 0 {
 		return st.ReqsPerEvent
@@ -267,7 +279,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.out = out
 	s.outStart = len(out)
 	s.flushMark = len(out)
-	s.want = 0
+	s.want, s.wantLine = 0, false
 	s.budgetStop = false
 	s.vlog = s.verboseOn()
 	pos, st := s.process(in)

@@ -42,8 +42,9 @@ func Resume(pending bool, consumed, produced int) bool {
 // large value) is finished before it closes. Closing right after the
 // replies already produced would cut such a value short and drop the
 // rest of a read pipeline, which memcached and the portable engine answer.
-// Without a turn due (no input buffered, or a Session pending with nothing
-// to do, as a watcher) it closes once its replies are written.
+// A pending Session gets its turn too (a watcher's writes the lines it
+// holds; with nothing produced the turn closes it). Without a turn due (no
+// input buffered, nothing pending) it closes once its replies are written.
 func DrainTurn(buffered int, s Session) bool {
 	return buffered > 0 || s != nil && s.Pending()
 }

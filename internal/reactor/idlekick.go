@@ -6,8 +6,16 @@ package reactor
 // one partway through a value whose size it knows (conn_nread: a slow
 // client's set would lose its value) nor a watch or metadump stream. One
 // rule for every engine.
+// A Session that knows more (protocol.Session.IdleKickable: its Want may
+// be for the rest of a long command line, which memcached kicks) says so.
 func Kickable(s Session) bool {
-	return s == nil || s.Want() <= 0 && !s.Pending()
+	if s == nil {
+		return true
+	}
+	if k, ok := s.(interface{ IdleKickable() bool }); ok {
+		return k.IdleKickable()
+	}
+	return s.Want() <= 0 && !s.Pending()
 }
 
 // CloseReasonIdle and CloseReasonError are what `watch connevents` says of

@@ -136,6 +136,10 @@ func idleTimeout(t *testing.T, f reactor.Factory) {
 	busy := s.Dial(t)
 	drip := s.Dial(t)
 	drip.Send("get ")
+	// longDrip's line is past MaxLineLen already (the Session wants the
+	// rest of it): memcached kicks it all the same.
+	longDrip := s.Dial(t)
+	longDrip.Send("get " + strings.Repeat("k", 3000))
 	// busy sends a request every 100 ms for 2.5 s, well inside the timeout
 	// between requests, while idle's timeout passes twice over; drip sends
 	// a byte of its unended line as often (a write after the kick may
@@ -144,6 +148,7 @@ func idleTimeout(t *testing.T, f reactor.Factory) {
 		busy.Send("version\r\n")
 		busy.Line()
 		drip.NC.Write([]byte("k"))
+		longDrip.NC.Write([]byte("k"))
 		time.Sleep(100 * time.Millisecond)
 	}
 	idle.ExpectEOF()
@@ -152,7 +157,11 @@ func idleTimeout(t *testing.T, f reactor.Factory) {
 	if l, err := drip.R.ReadString('\n'); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("dripping client: read %q, %v; want it closed", l, err)
 	}
-	WaitFor(t, "idle_kicks to count the closes", func() bool { return s.Eng.ServerStats().IdleKicks == 2 })
+	_ = longDrip.NC.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if l, err := longDrip.R.ReadString('\n'); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("client dripping a long get line: read %q, %v; want it closed", l, err)
+	}
+	WaitFor(t, "idle_kicks to count the closes", func() bool { return s.Eng.ServerStats().IdleKicks == 3 })
 	slow.Send("defghij\r\n")
 	slow.Expect("STORED\r\n")
 	busy.Send("version\r\n")

@@ -174,6 +174,13 @@ func (r *loop) process(c *conn) {
 	if len(c.rbuf) > 0 || c.sess.Pending() {
 		if c.out == nil {
 			c.out = r.pools.Write()
+		} else if c.woff > 0 && cap(c.out)-len(c.out) < protocol.ReplyBufCap/2 {
+			// Drop the sent part before a turn that may not fit after it:
+			// else a client that reads slowly but never lets the backlog
+			// empty keeps every byte sent to it in c.out, which grows past
+			// the pooled buffer (protocol.ReplyBufCap) without bound.
+			c.out = c.out[:copy(c.out, c.out[c.woff:])]
+			c.woff = 0
 		}
 		c.state.Store(int32(reactor.StateParsing))
 		before := len(c.out)
