@@ -188,7 +188,7 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 		if s.inPieces(len(value)) {
 			b = s.startSend(b, value, s.env.Store.RefOf(s.binKey, value), false)
 		} else {
-			b = append(replyRoom(b, len(value)), value...)
+			b = append(s.replyRoom(b, len(value)), value...)
 		}
 	}
 	s.out = b

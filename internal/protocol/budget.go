@@ -65,7 +65,10 @@ func (s *Session) inPieces(n int) bool { return n > valueChunk && s.env.ResumesP
 func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) []byte {
 	k := max(0, min(valueChunk, OutputBudget-(len(b)-s.outStart)))
 	s.send = sendState{active: true, trailer: trailer, off: k, ref: ref}
-	return append(replyRoom(b, k), value[:k]...)
+	// Room for this turn's share of the value at once, so that a large
+	// one takes the pooled buffer that holds it without moving twice.
+	share := min(len(value), max(k, OutputBudget-(len(b)-s.outStart))) + len(crlf)
+	return append(s.replyRoom(b, share), value[:k]...)
 }
 
 // continueSend copies the rest of a value being sent, a piece per lock
@@ -83,7 +86,7 @@ func (s *Session) continueSend() Status {
 			return NeedMore
 		}
 		k := min(room, valueChunk, n-snd.off)
-		s.out = replyRoom(s.out, k+len(crlf))
+		s.out = s.replyRoom(s.out, k+len(crlf))
 		at := len(s.out)
 		if !s.env.Store.CopyValue(snd.ref, snd.off, s.out[at:at+k]) {
 			s.send = sendState{}

@@ -189,7 +189,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		if v := it.Value(); s.inPieces(len(v)) {
 			b = s.startSend(b, v, it.Ref(), true)
 		} else {
-			b = append(replyRoom(b, len(v)+len(crlf)), v...)
+			b = append(s.replyRoom(b, len(v)+len(crlf)), v...)
 			b = append(b, crlf...)
 		}
 	}

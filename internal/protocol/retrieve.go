@@ -218,7 +218,7 @@ func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
 // emitValue writes one VALUE block; it is the store's Get callback.
 func (s *Session) emitValue(value []byte, m store.Meta) {
 	s.lastVlen, s.lastFlags = len(value), m.Flags
-	b := replyRoom(s.out, len(valuePrefix)+len(s.getKey)+64+min(len(value), valueChunk))
+	b := s.replyRoom(s.out, len(valuePrefix)+len(s.getKey)+64+min(len(value), valueChunk))
 	b = append(b, valuePrefix...)
 	b = append(b, s.getKey...)
 	b = append(b, ' ')

@@ -107,6 +107,9 @@ type Session struct {
 	// datagramID is the UDP socket's id for a Session serving datagrams
 	// (Datagram), which Reset keeps; 0 for a stream connection.
 	datagramID int
+	// outIn is the reply buffer the engine passed to this Process call:
+	// replyRoom gives back the pooled buffers it took itself, not this one.
+	outIn []byte
 	// listenerBinding, when listenerBound, is the protocol the accepting
 	// listener's "proto[...]:" prefix names (Env.ListenerBinding).
 	listenerBinding Binding
@@ -276,7 +279,7 @@ func (s *Session) reqsPerEvent() int {
 // end in the middle of a request: those bytes are left unconsumed (or, for the
 // data of an oversized value, consumed and dropped) until more arrive.
 func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status) {
-	s.out = out
+	s.out, s.outIn = out, out
 	s.outStart = len(out)
 	s.flushMark = len(out)
 	s.want, s.wantLine = 0, false
@@ -290,7 +293,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 		}
 	}
 	reply = s.out
-	s.out = nil
+	s.out, s.outIn = nil, nil
 	s.getKey = nil
 	// Drop references into the engine's buffer so it can be reused or freed.
 	s.metaKey = nil
