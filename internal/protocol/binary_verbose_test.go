@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/binary"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,9 @@ func verboseBinaryTraffic() string {
 
 // binaryVerboseSection is the -vv lines of connection id in log, from its
 // protocol line to its close, numbered 17, with the CAS bytes of response
-// dumps masked (the two servers hand out different CAS values).
+// dumps masked (the two servers hand out different CAS values). Lines of
+// other connections are left out: a server's log may interleave another
+// client's (the test harness's readiness probe closing late, say).
 func binaryVerboseSection(t *testing.T, log, id string) string {
 	t.Helper()
 	start := strings.Index(log, id+": Client using the binary protocol\n")
@@ -44,7 +47,13 @@ func binaryVerboseSection(t *testing.T, log, id string) string {
 	if start < 0 || end < 0 {
 		t.Fatalf("connection %s is not in the log:\n%s", id, log)
 	}
-	lines := strings.Split(log[start:start+end], "\n")
+	var lines []string
+	for _, l := range strings.Split(log[start:start+end], "\n") {
+		if other := otherConnLine.FindStringSubmatch(l); other != nil && other[1]+other[2] != id {
+			continue
+		}
+		lines = append(lines, l)
+	}
 	for i, l := range lines {
 		if l == ">"+id+" Writing bin response:" && i+6 < len(lines) {
 			lines[i+5], lines[i+6] = ">17 CAS", ">17 CAS"
@@ -63,6 +72,10 @@ func binaryVerboseSection(t *testing.T, log, id string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// otherConnLine matches a -vv line that names a connection ("<24 ...",
+// ">24 ...", "24: ..."); its number is in group 1 or 2.
+var otherConnLine = regexp.MustCompile(`^(?:[<>](\d+) |(\d+): )`)
 
 func TestVerboseBinaryAgainstMemcached(t *testing.T) {
 	if testing.Short() {
