@@ -83,6 +83,7 @@ func TestVerboseBinaryAgainstMemcached(t *testing.T) {
 	}
 	var mlog lockedBuffer
 	addr := startMemcachedLog(t, &mlog, nil, "-vv")
+	probeClosed(t, &mlog)
 	exchange(t, addr, verboseBinaryTraffic(), 1<<20)
 	time.Sleep(100 * time.Millisecond)
 	text := mlog.String()

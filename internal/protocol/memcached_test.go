@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -144,5 +145,20 @@ func TestScriptsAgainstMemcached(t *testing.T) {
 			got := exchange(t, addr, sc.in, len(sc.want))
 			checkResult(t, sc, got, "memcached")
 		})
+	}
+}
+
+// probeClosed waits until memcached's -vv log shows the close of
+// startMemcachedLog's readiness probe: memcached writes a line in pieces,
+// and the probe's close, logged by another thread, could otherwise land in
+// the middle of a line of the connection under test.
+func probeClosed(t *testing.T, log *lockedBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(log.String(), " connection closed.\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("memcached -vv never logged its readiness probe's close:\n%s", log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

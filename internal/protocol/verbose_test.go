@@ -108,6 +108,7 @@ func TestVerboseAgainstMemcached(t *testing.T) {
 	}
 	var log lockedBuffer
 	addr := startMemcachedLog(t, &log, nil, "-vv")
+	probeClosed(t, &log)
 	exchange(t, addr, verboseTraffic+"quit\r\n", 1<<20)
 	time.Sleep(100 * time.Millisecond)
 	// Keep the lines of the connection that sent the traffic (the
