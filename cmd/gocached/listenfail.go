@@ -34,8 +34,9 @@ func reportListenFailure(w io.Writer, log *slog.Logger, o *options, err error) b
 }
 
 // refuseNoTLS refuses, as memcached does, an -l entry with the "notls:"
-// prefix when TLS is off: its two lines (the second with errno 0's
-// "Success", as memcached prints it) and EX_OSERR. It reports whether it did.
+// prefix when TLS is off: memcached's line, then its listen failure with
+// errno 0 (ListenSpecError's rendering), and EX_OSERR. It reports whether
+// it did.
 func refuseNoTLS(w io.Writer, o *options, tlsOn bool) bool {
 	if tlsOn || o.reactor.Port == 0 || o.reactor.UnixSocket != "" {
 		return false
@@ -46,8 +47,8 @@ func refuseNoTLS(w io.Writer, o *options, tlsOn bool) bool {
 	}
 	for _, a := range addrs {
 		if a.NoTLS {
-			fmt.Fprintln(w, "'notls' option is valid only when SSL is enabled")
-			fmt.Fprintf(w, "failed to listen on one of interface(s) %s: Success\n", o.reactor.Listen)
+			le := &reactor.ListenError{Transport: "tcp", Err: &reactor.ListenSpecError{Line: "'notls' option is valid only when SSL is enabled"}}
+			fmt.Fprintln(w, le.MemcachedMessage(o.reactor.Listen, o.reactor.Port, ""))
 			return true
 		}
 	}

@@ -95,10 +95,7 @@ func TestPidFileAndSIGHUP(t *testing.T) {
 // listens; an unknown user is memcached's exit 67.
 func TestDropPrivileges(t *testing.T) {
 	if os.Geteuid() != 0 {
-		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
-			t.Fatal("needs root (GOCACHED_REQUIRE_TESTBED=1)")
-		}
-		t.Skip("needs root to drop privileges")
+		skipMissing(t, "needs root to drop privileges")
 	}
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
