@@ -248,6 +248,7 @@ func (c *SASL) checkCRAM(challenge, resp []byte) bool {
 // exchange per connection, restarted by every SASL_AUTH.
 type saslExchange struct {
 	state     uint8  // saslIdle, ...
+	done      bool   // libsasl2's doneflag: an exchange succeeded (see saslAuth)
 	challenge []byte // what the last continue sent
 	user      []byte // LOGIN's user name, between its two steps
 	scram     *scram.ServerConversation
@@ -273,6 +274,11 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 	case step:
 		state := x.state
 		x.state = saslIdle
+		if x.done {
+			// libsasl2 refuses every step once an exchange has succeeded
+			// on the connection ("attempting server step after doneflag").
+			state, x.scram = saslIdle, nil
+		}
 		switch state {
 		case saslWantPlain:
 			// libsasl2's PLAIN stays at its step after a wrong message,
@@ -296,6 +302,12 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		if state >= saslWantSCRAM && x.state == saslIdle {
 			x.scram = nil
 		}
+	case x.done && c.mechanism(mech) != "" && (len(data) > 0 || c.mechanism(mech) != saslPlain):
+		// libsasl2's start steps at once unless the mechanism waits for
+		// the client (PLAIN without its message), and that step fails
+		// after a success; the failed start clears the flag, so a client
+		// that logs in again fails once, then succeeds.
+		x.state, x.scram = saslIdle, nil
 	default:
 		x.state, x.scram = saslIdle, nil
 		switch c.mechanism(mech) {
@@ -345,10 +357,13 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		}
 		s.out = append(s.out, body...)
 	case ok:
-		s.authenticated = true
+		s.authenticated, x.done = true, true
 		s.env.counters.authCmds.Add(1)
 		s.binReply(h, nil, nil, []byte(saslAuthOK), 0)
 	default:
+		if !step {
+			x.done = false
+		}
 		s.env.counters.authCmds.Add(1)
 		s.env.counters.authErrors.Add(1)
 		s.binError(h, statusAuthError)

@@ -57,6 +57,16 @@ var saslScripts = []binScript{
 	{name: "unknown mechanism", in: binReq(opSASLAuth, "CRAM-MD5", "", "", 1, 0) + binReq(opVersion, "", "", "", 2, 0)},
 	{name: "list resets auth", in: binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 1, 0) + binReq(opSASLList, "", "", "", 2, 0) +
 		binReq(opNoop, "", "", "", 3, 0)},
+	{name: "auth again", in: binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 1, 0) +
+		binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 2, 0) + binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 3, 0) +
+		binReq(opNoop, "", "", "", 4, 0)},
+	{name: "auth, continue, step", in: binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 1, 0) +
+		binReq(opSASLAuth, "PLAIN", "", "", 2, 0) + binReq(opSASLStep, "PLAIN", "", plain("", "alice", "secret"), 3, 0) +
+		binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 4, 0) + binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 5, 0) +
+		binReq(opNoop, "", "", "", 6, 0)},
+	{name: "auth, unknown mechanism, auth", in: binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 1, 0) +
+		binReq(opSASLAuth, "CRAM-MD5", "", "", 2, 0) + binReq(opSASLAuth, "PLAIN", "", plain("", "alice", "secret"), 3, 0) +
+		binReq(opNoop, "", "", "", 4, 0)},
 	{name: "mechanism too long", in: binReq(opSASLAuth, "PLAINPLAINPLAINPLAINPLAINPLAINPLA", "", "xyz", 1, 0) + binReq(opVersion, "", "", "", 2, 0)},
 	{name: "oversized message", in: binReq(opSASLAuth, "PLAIN", "", plain("", "alice", strings.Repeat("s", 20000)), 1, 0) + binReq(opNoop, "", "", "", 2, 0)},
 	{name: "text is not spoken", in: "version\r\n" + "x"},
@@ -82,6 +92,9 @@ var saslWants = map[string]string{
 	"step without auth":                "81 00 op=22 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000001 cas=0\n81 00 op=0a st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000002 cas=0\nclosed\n",
 	"unknown mechanism":                "81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000001 cas=0\n81 00 op=0b st=00 ext= key=\"\" val=\"1.6.18\" opq=00000002 cas=0\n",
 	"list resets auth":                 "81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000001 cas=0\n81 00 op=20 st=00 ext= key=\"\" val=\"PLAIN\" opq=00000002 cas=0\n81 00 op=0a st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000003 cas=0\nclosed\n",
+	"auth again":                       "81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000001 cas=0\n81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000002 cas=0\n81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000003 cas=0\n81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n",
+	"auth, continue, step":             "81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000001 cas=0\n81 00 op=21 st=21 ext= key=\"\" val=\"\" opq=00000002 cas=0\n81 00 op=22 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000003 cas=0\n81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000004 cas=0\n81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000005 cas=0\n81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000006 cas=0\n",
+	"auth, unknown mechanism, auth":    "81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000001 cas=0\n81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000002 cas=0\n81 00 op=21 st=00 ext= key=\"\" val=\"Authenticated\" opq=00000003 cas=0\n81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n",
 	"mechanism too long":               "81 00 op=21 st=04 ext= key=\"\" val=\"Invalid arguments\" opq=00000001 cas=0\n81 00 op=0b st=00 ext= key=\"\" val=\"1.6.18\" opq=00000002 cas=0\n",
 	"oversized message":                "81 00 op=21 st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000001 cas=0\n81 00 op=0a st=20 ext= key=\"\" val=\"Auth failure.\" opq=00000002 cas=0\nclosed\n",
 	"text is not spoken":               "",
