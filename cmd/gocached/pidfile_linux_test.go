@@ -68,3 +68,26 @@ func TestPidFileReplacesOtherUsersFile(t *testing.T) {
 		t.Errorf("pid file %q owned by %d; want %d owned by nobody (%s); stderr:\n%s", b, fi.Sys().(*syscall.Stat_t).Uid, s.cmd.Process.Pid, nobody.Uid, s.stderr)
 	}
 }
+
+// TestPidFileLeftToSuccessor: a stop removes the pid file only while it
+// still names this server. A successor started during the stop (the port
+// is free while replies in flight are finished) has written its own pid
+// there, and removing that would leave its service manager and init script
+// without a way to find it.
+func TestPidFileLeftToSuccessor(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "gocached.pid")
+	s := startServer(t, "-P", pidFile)
+	successor := strconv.Itoa(os.Getpid()) + "\n"
+	if err := os.WriteFile(pidFile, []byte(successor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, s.stderr)
+	}
+	if b, err := os.ReadFile(pidFile); err != nil || string(b) != successor {
+		t.Errorf("pid file after the stop: %q, %v; want the successor's %q kept", b, err, successor)
+	}
+}

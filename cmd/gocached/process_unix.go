@@ -139,7 +139,8 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 // PIDFile=) never sees it half written, and a file left by another user
 // (root's, from a run without -u) is replaced where the directory allows,
 // as memcached replaces it. As in memcached, a failure is reported with its
-// line and the server keeps running. The returned func removes the file.
+// line and the server keeps running. The returned func removes the file
+// unless it names another process by then.
 func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
 	if p.pidFile == "" {
 		return func() {}
@@ -162,7 +163,15 @@ func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
 		os.Remove(tmp)
 		return func() {}
 	}
+	own := strconv.Itoa(os.Getpid())
 	return func() {
+		// A stop is not instant (replies in flight are finished first)
+		// while the port is already free, so a successor may have
+		// written its pid here meanwhile: the file is then its own.
+		if b, err := os.ReadFile(p.pidFile); err == nil && strings.TrimSpace(string(b)) != own {
+			log.Info("pid file left in place: it names another process now", "file", p.pidFile)
+			return
+		}
 		if err := os.Remove(p.pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			log.Warn("could not remove the pid file", "file", p.pidFile, "err", err)
 		}

@@ -96,6 +96,10 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	defer st.Close()
+	// memcached's restart check runs before its slabs_init.
+	for _, l := range st.RestartLines() { // whatever -v says, as memcached
+		fmt.Fprintln(stderr, l)
+	}
 	if o.verbosity >= 2 { // memcached's slabs_init lines, before it listens
 		printSlabClasses(stderr, st)
 	}

@@ -66,14 +66,20 @@ func (m *memfileMeta) matches(cfg Config, ringSize int) error {
 	switch {
 	case m.Magic != memfileMagic || m.Version != memfileVersion:
 		return fmt.Errorf("metadata format %q v%d is not this version's", m.Magic, m.Version)
+	// The settings in the order memcached's metadata lists them, which
+	// decides the one its message names.
+	case m.GrowthFactor != cfg.GrowthFactor:
+		return &settingMismatch{"slab_config", savedFactor(m.GrowthFactor), "saved with other -f/-n size classes"}
 	case m.MemoryLimit != cfg.MemoryLimit:
-		return fmt.Errorf("saved with -m %d MB, now %d MB", m.MemoryLimit>>20, cfg.MemoryLimit>>20)
+		return &settingMismatch{"maxbytes", strconv.FormatInt(m.MemoryLimit, 10),
+			fmt.Sprintf("saved with -m %d MB, now %d MB", m.MemoryLimit>>20, cfg.MemoryLimit>>20)}
+	case m.MinChunk != cfg.MinChunk:
+		return &settingMismatch{"chunk_size", savedMinChunk(m.MinChunk), "saved with other -f/-n size classes"}
 	case m.MaxItemSize != cfg.MaxItemSize:
-		return fmt.Errorf("saved with -I %d, now %d", m.MaxItemSize, cfg.MaxItemSize)
+		return &settingMismatch{"item_size_max", strconv.Itoa(m.MaxItemSize),
+			fmt.Sprintf("saved with -I %d, now %d", m.MaxItemSize, cfg.MaxItemSize)}
 	case m.DisableCAS != cfg.DisableCAS:
-		return errors.New("saved with another -C setting")
-	case m.GrowthFactor != cfg.GrowthFactor || m.MinChunk != cfg.MinChunk:
-		return errors.New("saved with other -f/-n size classes")
+		return &settingMismatch{"use_cas", strconv.FormatBool(!m.DisableCAS), "saved with another -C setting"}
 	case m.RingSize != ringSize || len(m.Shards) == 0 || len(m.Shards)&(len(m.Shards)-1) != 0:
 		return errors.New("saved with another ring layout")
 	}
@@ -180,9 +186,13 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 		why = readErr.Error()
 	case saved == nil:
 		why = "no saved state (a first start, or the last stop was not a graceful one)"
+		s.restartLines = []string{restartNoMeta}
 	default:
 		if err := saved.matches(s.cfg, s.ringSize); err != nil {
 			why = err.Error()
+			if m := (*settingMismatch)(nil); errors.As(err, &m) {
+				s.restartLines = m.lines()
+			}
 		} else if items, err = s.restore(saved); err != nil {
 			why = err.Error()
 		}
@@ -191,6 +201,9 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 		why = "cannot remove the metadata, so a crash could not be told from a clean stop: " + err.Error()
 	}
 	if why != "" {
+		if s.restartLines == nil { // a failure memcached's check has no line of its own for
+			s.restartLines = []string{restartInvalid}
+		}
 		s.emptyAll()
 		s.memfile.clear()
 		s.restoreNote = fmt.Sprintf("memory file %s: starting empty: %s", path, why)
@@ -238,6 +251,9 @@ func (s *Store) restore(m *memfileMeta) (items int, err error) {
 			return 0, fmt.Errorf("shard %d: %w", i, err)
 		}
 		items += sh.idx.count
+		// memcached's restart links each item it finds again, counting it
+		// as linked in total_items.
+		sh.st.TotalItems += uint64(sh.idx.count)
 	}
 	if m.HashPower > 0 && m.HashPower <= maxHashPower {
 		s.hashPower.Store(m.HashPower) // memcached restarts at the level it had reached

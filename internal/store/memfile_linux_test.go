@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,10 @@ func TestMemoryFileRestart(t *testing.T) {
 			defer r.Close()
 			if rep := r.RestoreReport(); !strings.Contains(rep, fmt.Sprintf("restored %d items", len(want))) {
 				t.Errorf("report %q, want %d items restored", rep, len(want))
+			}
+			if st := r.Stats(); st.TotalItems != st.CurrItems || st.CurrItems != uint64(len(want)) {
+				t.Errorf("after the restart total_items %d, curr_items %d; want both %d, as memcached counts the items it links again",
+					st.TotalItems, st.CurrItems, len(want))
 			}
 			sameItems(t, want, snapshot(r, n))
 			if _, err := os.Stat(metaPath(cfg.MemoryFile)); !os.IsNotExist(err) {
@@ -267,5 +272,67 @@ func TestMemoryFileKeepsHashPowerAndFlush(t *testing.T) {
 	}
 	if _, _, ok := get(r, "after"); !ok {
 		t.Error("an item stored after the flush is gone after the restart")
+	}
+}
+
+// TestMemoryFileRestartLines: every start with a memory file has
+// memcached's stderr verdict on it: none for a restore, its "no metadata"
+// line for a first start or one after a stop that saved nothing, and for a
+// changed setting the key and saved value memcached's metadata names, with
+// its two lines after.
+func TestMemoryFileRestartLines(t *testing.T) {
+	changed := func(key, old string) []string {
+		return []string{"[restart] restart incompatible due to setting for [" + key + "] [old value: " + old + "]",
+			"[restart] missing some metadata lines",
+			"[restart] failed to validate metadata, starting with a clean cache"}
+	}
+	noMeta := []string{"[restart] no metadata save file, starting with a clean cache"}
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   []string
+	}{
+		{"same", func(*Config) {}, nil},
+		{"-m", func(c *Config) { c.MemoryLimit = 16 << 20 }, changed("maxbytes", "8388608")},
+		{"-I", func(c *Config) { c.MaxItemSize = 128 << 10 }, changed("item_size_max", "65536")},
+		{"-C", func(c *Config) { c.DisableCAS = true }, changed("use_cas", "true")},
+		{"-f", func(c *Config) { c.GrowthFactor = 1.5 }, changed("slab_config", "1.25")},
+		{"-n", func(c *Config) { c.MinChunk = 64 }, changed("chunk_size", "48")},
+		{"-f and -m", func(c *Config) { c.GrowthFactor, c.MemoryLimit = 2, 16<<20 }, changed("slab_config", "1.25")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := memfileConfig(t)
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.RestartLines(); !slices.Equal(got, noMeta) {
+				t.Errorf("first start: %q, want %q", got, noMeta)
+			}
+			fillForRestart(t, s, 100)
+			if err := s.SaveState(); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			next := cfg
+			tc.change(&next)
+			r, err := New(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.RestartLines(); !slices.Equal(got, tc.want) {
+				t.Errorf("restart: %q, want %q", got, tc.want)
+			}
+			r.Close()
+			// That start removed the metadata: the next has none.
+			r, err = New(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := r.RestartLines(); !slices.Equal(got, noMeta) {
+				t.Errorf("start after one that saved nothing: %q, want %q", got, noMeta)
+			}
+		})
 	}
 }

@@ -52,8 +52,9 @@ type Store struct {
 	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
 	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
 
-	memfile     *memFile // -e's mapping; nil without one
-	restoreNote string   // what the memory file gave at start (RestoreReport)
+	memfile      *memFile // -e's mapping; nil without one
+	restoreNote  string   // what the memory file gave at start (RestoreReport)
+	restartLines []string // memcached's stderr lines for that (RestartLines)
 
 	stop      chan struct{}
 	done      chan struct{}

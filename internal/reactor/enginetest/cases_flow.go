@@ -169,3 +169,27 @@ func idleTimeout(t *testing.T, f reactor.Factory) {
 		t.Fatalf("busy client after 2.5 s: %q", l)
 	}
 }
+
+// idleTimeoutWholeSeconds: the idle test is memcached's, on its clock of
+// whole seconds: seconds since the last request strictly greater than the
+// timeout. A client whose last request came just after a second began is
+// therefore still served half a second past the timeout (the second count
+// is only equal to it), and closed within the two seconds after that.
+func idleTimeoutWholeSeconds(t *testing.T, f reactor.Factory) {
+	s := Start(t, f, reactor.Config{IdleTimeout: time.Second}, Options{})
+	c := s.Dial(t)
+	// Just after a second boundary, so that 1.5 s later the whole
+	// seconds elapsed are 1, not 2, whatever the scheduling.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+	c.Send("version\r\n")
+	c.Line()
+	last := time.Now()
+	if last.Sub(last.Truncate(time.Second)) > 400*time.Millisecond {
+		t.Skipf("request %v into its second: too late to tell", last.Sub(last.Truncate(time.Second)))
+	}
+	time.Sleep(time.Until(last.Add(1500 * time.Millisecond)))
+	c.Send("version\r\n")
+	if l := c.Line(); !strings.HasPrefix(l, "VERSION") {
+		t.Fatalf("1.5 s after its last request, with idle_timeout 1: %q; memcached's whole-second test keeps it", l)
+	}
+}

@@ -1,11 +1,15 @@
 package enginetest
 
 import (
+	"context"
+	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
 )
@@ -167,4 +171,42 @@ func unixClosedClient(t *testing.T, f reactor.Factory) {
 		}
 		r.Expect("x\r\n", "END\r\n")
 	}
+}
+
+// unixSocketLeftAtStop: a stop leaves the -s path alone, as memcached
+// does (it never unlinks it; the next start replaces a stale one). By the
+// time a server stops, the path may belong to a newer server started on
+// it to take over, and removing it would cut that one off from every new
+// client.
+func unixSocketLeftAtStop(t *testing.T, f reactor.Factory) {
+	path := filepath.Join(t.TempDir(), "gocached.sock")
+	s, served := StartManual(t, f, reactor.Config{UnixSocket: path}, Options{})
+	c := s.Dial(t)
+	c.Send("version\r\n")
+	c.Line()
+	// The successor takes the path over, as memcached's start does.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	next, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Eng.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve after Shutdown: %v", err)
+	}
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("the stop removed the successor's socket file: %v", err)
+	}
+	nc, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		t.Fatalf("the successor is unreachable through %s after the stop: %v", path, err)
+	}
+	nc.Close()
 }

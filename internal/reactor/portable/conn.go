@@ -83,8 +83,11 @@ func (c *conn) serve() {
 			// The clock runs from the last request consumed, memcached's
 			// last_cmd_time, so a client dripping a line a byte at a time
 			// is kicked too. One partway through a value is not kickable:
-			// its deadline only comes round again.
-			deadline := lastReq.Add(idle)
+			// its deadline only comes round again. The test is memcached's
+			// on whole seconds (elapsed seconds greater than the timeout),
+			// as the other engines' sweeps make it: the deadline is the
+			// start of the first second that passes it.
+			deadline := time.Unix(lastReq.Unix()+int64(max(idle/time.Second, 1))+1, 0)
 			if !reactor.Kickable(c.sess) {
 				deadline = time.Now().Add(idle)
 			}

@@ -102,6 +102,10 @@ func (e *engine) listenUnix() error {
 		if err != nil {
 			return fmt.Errorf("portable: listen on %s: %w", path, err)
 		}
+		// memcached never removes the path at its stop, and by then it
+		// may be a successor's that took it over: Go's Close would
+		// unlink it from under that server.
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
 		e.listeners = append(e.listeners, &listener{ln: ln, fd: fdOf(ln)})
 		if err := reactor.SetUnixMask(path, e.cfg.UnixMask); err != nil {
 			return fmt.Errorf("portable: %w", err)

@@ -197,7 +197,12 @@ func (r *loop) run() error {
 		if _, err := r.ring.submitAndWait(r.waitTimeout(), busy); err != nil {
 			return fmt.Errorf("io_uring_enter: %w", err)
 		}
-		r.stats.waitNs.Add(uint64(time.Since(entered)))
+		woke := time.Now()
+		// The clock of what the wait brings: a request's last_cmd time
+		// read before a wait of up to a second would let the idle sweep
+		// kick its client a second early.
+		r.now = woke.Unix()
+		r.stats.waitNs.Add(uint64(woke.Sub(entered)))
 		r.stats.enters.Add(1)
 		busy = r.reapAll() > 0
 		if !busy {
