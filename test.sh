@@ -134,7 +134,7 @@ cross_builds() {
 }
 step "darwin and freebsd builds" cross_builds
 step "go test -race" go test -race -count=1 -timeout "$TEST_TIMEOUT" -skip '^TestMemcachedTSuite$' ./...
-# memcached's own t/ suite against each engine (about 2.5 min per engine),
+# memcached's own t/ suite against each engine (about 1.5 min per engine, three files at a time),
 # and once more in its TLS mode (SSL_TEST=1: every TCP client over TLS):
 # its own step, so its minutes do not count against the package timeout
 # above and its time shows in the summary.

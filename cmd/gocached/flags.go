@@ -72,7 +72,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVarP(&memory, "memory-limit", "m", "64", "item memory in megabytes (suffix m or g accepted)")
 	conns := newCInt(&rc.MaxConns, 1024)
 	fs.VarP(conns, "conn-limit", "c", "max simultaneous connections")
-	fs.StringVarP(&threads, "threads", "t", "auto", "reactors for the epoll engine: a number, or auto (one per NAPI of the listen interface)")
+	fs.StringVarP(&threads, "threads", "t", "auto", "reactors for the epoll and uring engines (GOMAXPROCS for the go engine): a number, or auto (one per NAPI of the listen interface)")
 	fs.StringVarP(&itemSize, "max-item-size", "I", "1m", "max item size (suffix k or m; min 1k, max 1024m, at most half of -m)")
 	fs.BoolVarP(&o.noEvict, "disable-evictions", "M", false, "return an error when memory is full instead of evicting")
 	fs.BoolVarP(&o.noCAS, "disable-cas", "C", false, "disable use of CAS")

@@ -47,7 +47,8 @@ func manPage(fs *pflag.FlagSet) string {
 		"a user:password file \\fB\\-S\\fR checks PLAIN clients against instead.\n")
 	b.WriteString(".SH EXIT STATUS\n0 after a clean stop; for a bad command line memcached's status " +
 		"(1, or 64 for the checks made once every flag is read); 67 for an unknown \\fB\\-u\\fR user; " +
-		"71 when a listener cannot be set up or the open files limit cannot be raised to \\fB\\-c\\fR; " +
+		"71 when a listener cannot be set up, the open files limit cannot be raised to \\fB\\-c\\fR, " +
+		"or \\fB\\-r\\fR finds the core file limit left at 0; " +
 		"1 when serving fails.\n")
 	b.WriteString(".SH SEE ALSO\n.BR memcached (1)\n")
 	return b.String()

@@ -39,3 +39,24 @@ func TestUsageArgumentNames(t *testing.T) {
 		}
 	}
 }
+
+// TestManPageExitStatuses: the manual's EXIT STATUS names every status a
+// start can end with, -r's 71 (memcached's "failed to ensure corefile
+// creation") included, not only the listener's and the open files limit's.
+func TestManPageExitStatuses(t *testing.T) {
+	o, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := manPage(o.flags)
+	i := strings.Index(man, ".SH EXIT STATUS\n")
+	if i < 0 {
+		t.Fatal("the manual has no EXIT STATUS section")
+	}
+	section, _, _ := strings.Cut(man[i+len(".SH EXIT STATUS\n"):], ".SH ")
+	for _, want := range []string{"67", "71", `\fB\-u\fR`, `\fB\-c\fR`, `\fB\-r\fR`} {
+		if !strings.Contains(section, want) {
+			t.Errorf("EXIT STATUS does not mention %q:\n%s", want, section)
+		}
+	}
+}

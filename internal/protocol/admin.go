@@ -15,9 +15,15 @@ const maxSlabClassID = 63 // memcached's MAX_NUMBER_OF_SLAB_CLASSES-1
 // slabs answers `slabs reassign <src> <dst>` and `slabs automove ...`.
 // gocached has no slab pages to move: a valid reassign gets memcached's
 // NOSPARE, which is also what memcached says while no class has a spare page.
+// Under -o no_slab_reassign (or no_modern) memcached refuses every reassign
+// before it reads the class ids, and so does gocached.
 func (s *Session) slabs(line []byte, n int) {
 	switch {
 	case n == 4 && string(s.token(line, 1)) == "reassign":
+		if !s.env.Settings.tuning().SlabReassign {
+			s.reply("CLIENT_ERROR slab reassignment disabled\r\n")
+			return
+		}
 		src, ok1 := parseInt32(s.token(line, 2))
 		dst, ok2 := parseInt32(s.token(line, 3))
 		largest := int32(s.env.Store.ClassCount())

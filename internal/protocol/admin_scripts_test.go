@@ -198,3 +198,28 @@ func memcachedSetting(t *testing.T, addr, name string) string {
 		}
 	}
 }
+
+// TestSlabsReassignDisabled: under -o no_slab_reassign (or no_modern)
+// memcached 1.6.18 answers every `slabs reassign` with "CLIENT_ERROR slab
+// reassignment disabled", before it reads the class ids; with the mover on
+// (the default) a valid pair gets NOSPARE.
+func TestSlabsReassignDisabled(t *testing.T) {
+	in := []byte("slabs reassign 1 2\r\nslabs reassign x 2\r\nslabs reassign 1 1\r\nslabs reassign 1\r\n")
+	for _, tc := range []struct {
+		reassign bool
+		want     string
+	}{
+		{true, lines("NOSPARE source class has no spare pages", "CLIENT_ERROR bad command line format",
+			"SAME src and dst class are identical", "ERROR")},
+		{false, lines("CLIENT_ERROR slab reassignment disabled", "CLIENT_ERROR slab reassignment disabled",
+			"CLIENT_ERROR slab reassignment disabled", "ERROR")},
+	} {
+		env := newSmallEnv(t)
+		tu := DefaultTuning()
+		tu.SlabReassign = tc.reassign
+		env.Settings.Tuning = &tu
+		if got := drive(t, NewSession(env), in).out; got != tc.want {
+			t.Errorf("slab_reassign %v: got %q, want %q", tc.reassign, got, tc.want)
+		}
+	}
+}

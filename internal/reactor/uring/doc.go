@@ -19,8 +19,8 @@
 // the epoll engine's three system calls per request (epoll_wait, read,
 // write) into a share of one io_uring_enter per batch; the TCP work inside
 // those calls stays, and on loopback it is most of a request's cost. -t 0
-// means one reactor per CPU (GOMAXPROCS): the epoll engine's per-NAPI
-// choice is not shared with this package yet.
+// (auto) is the epoll engine's choice, reactor.AutoReactors: one reactor
+// per NAPI of the listen interface, GOMAXPROCS where it has none.
 //
 // Flow control is the shared policy of package reactor: a connection whose
 // unsent replies exceed reactor.MaxUnsent has its receive cancelled (what

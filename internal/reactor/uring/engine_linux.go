@@ -28,10 +28,10 @@ type engine struct {
 
 }
 
-// New builds the io_uring engine, bound and listening: -t reactors (0:
-// GOMAXPROCS), each with its own ring and one SO_REUSEPORT listener of
-// every bound address. Where io_uring cannot be used it fails with one line
-// that says why.
+// New builds the io_uring engine, bound and listening: -t reactors (0: one
+// per NAPI of the listen interface, else GOMAXPROCS), each with its own ring
+// and one SO_REUSEPORT listener of every bound address. Where io_uring
+// cannot be used it fails with one line that says why.
 func New(cfg reactor.Config) (reactor.Engine, error) {
 	if cfg.TLS != nil {
 		return nil, errors.New("uring: TLS is served by the portable engine (--engine=go)")
