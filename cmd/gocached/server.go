@@ -307,8 +307,17 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	stopAuto() // before the knobs are restored
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	var stalled atomic.Bool
+	go func() {
+		written := func() uint64 { return eng.ServerStats().BytesWritten }
+		cutWhenStill(sctx, written, stopStillFor, stopCheckEvery, func() { stalled.Store(true); cancel() })
+	}()
 	if err := eng.Shutdown(sctx); err != nil {
-		log.Warn("shutdown did not finish cleanly", "err", err)
+		if stalled.Load() {
+			log.Info("clients that read nothing for a second were cut", "after", stopStillFor)
+		} else {
+			log.Warn("shutdown did not finish cleanly", "err", err)
+		}
 	}
 	if err := <-served; err != nil && status == 0 {
 		log.Error("engine stopped with an error", "err", err)

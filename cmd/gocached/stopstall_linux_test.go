@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A client that reads nothing must not hold a stop for shutdownGrace:
+// memcached exits within a second of SIGTERM, whatever it has not sent.
+// A client that does read still gets every reply it asked for before the
+// signal.
+func TestStopCutsStalledClient(t *testing.T) {
+	const size, gets = 512 << 10, 24
+	for _, engine := range []string{"epoll", "go", "uring"} {
+		t.Run(engine, func(t *testing.T) {
+			s := startServer(t, "--engine="+engine, "-m", "64")
+			dial := func() net.Conn {
+				c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				c.SetDeadline(time.Now().Add(30 * time.Second))
+				return c
+			}
+			setter := dial()
+			fmt.Fprintf(setter, "set big 0 0 %d\r\n%s\r\n", size, strings.Repeat("v", size))
+			if line, err := bufio.NewReader(setter).ReadString('\n'); line != "STORED\r\n" {
+				t.Fatalf("set: %q %v", line, err)
+			}
+			many := strings.Repeat("get big\r\n", gets)
+			stalled, reader := dial(), dial()
+			if _, err := io.WriteString(stalled, many); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.WriteString(reader, many); err != nil {
+				t.Fatal(err)
+			}
+			// Both pipelines are read by the server before the signal: the
+			// reader's first reply has begun.
+			br := bufio.NewReaderSize(reader, 64<<10)
+			if _, err := br.Peek(1); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+			start := time.Now()
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for ; got < gets; got++ {
+				line, err := br.ReadString('\n')
+				if err != nil || !strings.HasPrefix(line, "VALUE big 0 ") {
+					break
+				}
+				if _, err := br.Discard(size + 2); err != nil {
+					break
+				}
+				if end, _ := br.ReadString('\n'); end != "END\r\n" {
+					break
+				}
+			}
+			if code := s.wait(t); code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, s.stderr)
+			}
+			took := time.Since(start)
+			if got != gets {
+				t.Errorf("the reading client got %d of %d values", got, gets)
+			}
+			// shutdownGrace is 10 s; the cut comes a second after output stops.
+			if took > shutdownGrace/2 {
+				t.Errorf("stop took %v with a client that reads nothing", took.Round(time.Millisecond))
+			}
+			if !strings.Contains(s.stderr.String(), "were cut") {
+				t.Errorf("log lacks the cut:\n%s", s.stderr)
+			}
+		})
+	}
+}
