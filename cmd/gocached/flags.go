@@ -18,9 +18,10 @@ import (
 type options struct {
 	engine        string
 	reactor       reactor.Config
-	reqsPerEvent  int   // -R: enforced by the protocol Sessions
-	memory        int64 // -m in bytes
-	itemSize      int   // -I in bytes
+	unixMaskText  string // -a as given, in octal, for stats settings
+	reqsPerEvent  int    // -R: enforced by the protocol Sessions
+	memory        int64  // -m in bytes
+	itemSize      int    // -I in bytes
 	noEvict       bool
 	noCAS         bool
 	udpPort       int
@@ -145,11 +146,14 @@ func parseFlags(args []string) (*options, error) {
 		return nil, withWarnings(err, loop.warnings)
 	}
 	rc.Epoll.BusyPollBudget = busyPollBudget
+	// memcached keeps -a whole for `stats settings` and gives the socket
+	// its permission bits (umask(~(mask & 0777))): 1777 is mode 777.
 	mask, err := strconv.ParseUint(unixMask, 8, 32)
-	if err != nil || mask > 0o777 {
+	if err != nil || mask > 0o7777 {
 		loop.note(refusef("invalid -a %q: want an octal access mask such as 700", unixMask))
 	}
-	rc.UnixMask = os.FileMode(mask)
+	rc.UnixMask = os.ModeSocket | os.FileMode(mask)&os.ModePerm
+	o.unixMaskText = strconv.FormatUint(mask, 8)
 	if fs.Changed("udp-port") && o.udpPort != 0 && !fs.Changed("port") {
 		rc.Port = o.udpPort // as memcached: -U alone sets the TCP port too
 	}

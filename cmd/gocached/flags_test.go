@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"net"
+	"os"
 	"reflect"
 	"runtime"
 	"testing"
@@ -17,7 +18,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := reactor.Config{
-		Port: 11211, MaxConns: 1024, Backlog: 1024, UnixMask: 0o700,
+		Port: 11211, MaxConns: 1024, Backlog: 1024, UnixMask: os.ModeSocket | 0o700,
 		Epoll: reactor.EpollConfig{BusyPollBudget: 64, MaxEvents: 64, TimeoutMs: -1},
 	}
 	if !reflect.DeepEqual(o.reactor, want) {

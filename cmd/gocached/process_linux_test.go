@@ -257,40 +257,50 @@ func TestSASLSetup(t *testing.T) {
 }
 
 // TestUnixSocket: -s serves on an AF_UNIX path with -a's mode, and
-// `stats settings` reports both as memcached does.
+// `stats settings` reports both as memcached does: -a as given, the socket
+// its permission bits (memcached's umask(~(mask & 0777))), so 0 is mode
+// 000 and 1777 mode 777.
 func TestUnixSocket(t *testing.T) {
-	for _, engine := range []string{"go", "epoll"} {
-		t.Run(engine, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "mc.sock")
-			s := startServer(t, "--engine="+engine, "-s", path, "-a", "766")
-			if s.addr != path {
-				t.Errorf("serving on %q, want %q", s.addr, path)
-			}
-			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o766 {
-				t.Fatalf("socket %v, %v; want mode 0766", fi, err)
-			}
-			nc, err := net.DialTimeout("unix", path, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			nc.SetDeadline(time.Now().Add(10 * time.Second))
-			nc.Write([]byte("stats settings\r\n"))
-			r := bufio.NewReader(nc)
-			got := map[string]string{}
-			for {
-				l, err := r.ReadString('\n')
-				if err != nil || l == "END\r\n" {
-					break
+	for _, engine := range []string{"go", "epoll", "uring"} {
+		for _, c := range []struct {
+			mask string
+			mode os.FileMode
+		}{{"766", 0o766}, {"0", 0}, {"1777", 0o777}} {
+			t.Run(engine+"/-a "+c.mask, func(t *testing.T) {
+				if c.mode&0o600 != 0o600 && os.Geteuid() != 0 {
+					skipMissing(t, "only root may connect to a socket of mode %#o", c.mode)
 				}
-				if f := strings.Fields(l); len(f) == 3 {
-					got[f[1]] = f[2]
+				path := filepath.Join(t.TempDir(), "mc.sock")
+				s := startServer(t, "--engine="+engine, "-s", path, "-a", c.mask)
+				if s.addr != path {
+					t.Errorf("serving on %q, want %q", s.addr, path)
 				}
-			}
-			if got["domain_socket"] != path || got["umask"] != "766" {
-				t.Errorf("stats settings domain_socket=%q umask=%q, want %q and 766", got["domain_socket"], got["umask"], path)
-			}
-		})
+				if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != c.mode {
+					t.Fatalf("socket %v, %v; want mode %#o", fi, err, c.mode)
+				}
+				nc, err := net.DialTimeout("unix", path, 5*time.Second) // as root
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer nc.Close()
+				nc.SetDeadline(time.Now().Add(10 * time.Second))
+				nc.Write([]byte("stats settings\r\n"))
+				r := bufio.NewReader(nc)
+				got := map[string]string{}
+				for {
+					l, err := r.ReadString('\n')
+					if err != nil || l == "END\r\n" {
+						break
+					}
+					if f := strings.Fields(l); len(f) == 3 {
+						got[f[1]] = f[2]
+					}
+				}
+				if got["domain_socket"] != path || got["umask"] != c.mask {
+					t.Errorf("stats settings domain_socket=%q umask=%q, want %q and %s", got["domain_socket"], got["umask"], path, c.mask)
+				}
+			})
+		}
 	}
 }
 

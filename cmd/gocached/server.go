@@ -372,7 +372,7 @@ func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
 		UDPPort:         o.udpPort,
 		Interface:       o.reactor.Listen,
 		DomainSocket:    o.reactor.UnixSocket,
-		Umask:           uint32(o.reactor.UnixMask),
+		Umask:           o.unixMaskText,
 		MaxConns:        o.reactor.MaxConns,
 		Threads:         eng.Threads(),
 		MaxBytes:        o.memory,

@@ -16,7 +16,7 @@ type Settings struct {
 	Port, UDPPort   int
 	Interface       string // -l
 	DomainSocket    string // -s; "" = none
-	Umask           uint32 // -a, the unix socket's mode (memcached prints it in octal)
+	Umask           string // -a as given, in octal, as memcached prints it ("": its default, 700)
 	MaxConns        int    // -c
 	Threads         int    // reactors (or GOMAXPROCS on the portable engine)
 	MaxBytes        int64  // -m in bytes

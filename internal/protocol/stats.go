@@ -344,10 +344,10 @@ func (s *Session) appendSettings(w *statWriter) {
 		w.str("domain_socket", "NULL")
 	}
 	umask := set.Umask
-	if umask == 0 {
-		umask = 0o700
+	if umask == "" {
+		umask = "700"
 	}
-	w.str("umask", strconv.FormatUint(uint64(umask), 8))
+	w.str("umask", umask)
 	w.flag("shutdown_command", set.ShutdownEnabled)
 	w.str("growth_factor", fmt2(factor))
 	w.int("chunk_size", int64(chunk))

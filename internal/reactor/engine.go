@@ -55,7 +55,9 @@ type Config struct {
 	NoTCP bool
 
 	// UnixSocket (-s) makes the engine listen on this AF_UNIX path instead
-	// of TCP, as memcached does; UnixMask (-a) is the socket file's mode.
+	// of TCP, as memcached does. UnixMask (-a) is the mode the socket file
+	// gets, os.ModeSocket included as os.Stat reports it (so -a 0, mode
+	// 000, is not the zero value); zero: memcached's default, 0700.
 	UnixSocket string
 	UnixMask   os.FileMode
 
