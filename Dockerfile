@@ -31,5 +31,9 @@ COPY --from=build /out/group /etc/group
 COPY --from=build /out/gocached /usr/local/bin/gocached
 USER memcache:memcache
 EXPOSE 11211
-HEALTHCHECK --interval=30s --timeout=5s --retries=3 CMD ["gocached", "ping", "127.0.0.1:11211"]
+# The server writes its ports to memcached's port file, where the health
+# check's `gocached ping` finds them (any -p); ping counts -Y, -S and -Z
+# servers as up too.
+ENV MEMCACHED_PORT_FILENAME=/tmp/gocached.ports
+HEALTHCHECK --interval=30s --timeout=5s --retries=3 CMD ["gocached", "ping"]
 ENTRYPOINT ["gocached"]

@@ -2,24 +2,43 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/tls"
+	binenc "encoding/binary" // (the tests name the server binary "binary")
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 )
 
-// pingTimeout bounds `gocached ping` as a container health check.
+// pingTimeout bounds `gocached ping` as a container health check, all its
+// attempts together (Docker's own timeout in the image is 5 s).
 const pingTimeout = 3 * time.Second
 
-// ping is `gocached ping [ADDR]`: it asks the server at ADDR (default
-// 127.0.0.1:11211; a path is a unix socket) for its version and exits 0 when
-// it answers, 1 otherwise — the image's HEALTHCHECK, which has no shell or
-// nc to do it with.
+// pingEach bounds one way of asking.
+const pingEach = time.Second
+
+// ping is `gocached ping [ADDR]`: the image's HEALTHCHECK, which has no
+// shell or nc. It exits 0 when the server at ADDR answers, 1 otherwise.
+// Without ADDR it asks the port memcached's MEMCACHED_PORT_FILENAME file
+// names (the image sets that variable, so a server started with another -p
+// is found), else 127.0.0.1:11211; a path is a unix socket.
+//
+// A health check asks whether the server is up, whatever it was started
+// with, so the question is put the ways a server may want it: text
+// `version` (-Y answers CLIENT_ERROR until a login, which is an answer
+// too), then the binary VERSION (-B binary, -S, which lets VERSION through
+// before a login), then TLS (-Z; the certificate is not checked, and a
+// server that wants a client certificate says so in an alert, which also
+// shows it is up).
 func ping(args []string, stdout, stderr io.Writer) int {
-	addr := "127.0.0.1:11211"
+	var addr string
 	switch len(args) {
 	case 0:
+		addr = pingDefaultAddr(os.Getenv(portFileEnv))
 	case 1:
 		addr = args[0]
 	default:
@@ -30,22 +49,112 @@ func ping(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(addr, "/") {
 		network = "unix"
 	}
-	c, err := net.DialTimeout(network, addr, pingTimeout)
-	if err != nil {
-		fmt.Fprintf(stderr, "gocached ping: %v\n", err)
-		return 1
+	deadline := time.Now().Add(pingTimeout)
+	var errs []error
+	for _, ask := range []func(net.Conn) (string, error){askText, askBinary, askTLS} {
+		c, err := net.DialTimeout(network, addr, time.Until(deadline))
+		if err != nil {
+			fmt.Fprintf(stderr, "gocached ping: %v\n", err)
+			return 1 // nothing listens: no other way will find it
+		}
+		// Each way gets a second at most: a server that does not speak it
+		// may wait for more bytes rather than close (-B ascii with the
+		// binary header, -B binary with a short text line).
+		each := time.Now().Add(pingEach)
+		if each.After(deadline) {
+			each = deadline
+		}
+		c.SetDeadline(each)
+		answer, err := ask(c)
+		c.Close()
+		if err == nil {
+			fmt.Fprintln(stdout, answer)
+			return 0
+		}
+		errs = append(errs, err)
+		if time.Now().After(deadline) {
+			break
+		}
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(pingTimeout))
+	fmt.Fprintf(stderr, "gocached ping: %s did not answer: %v\n", addr, errors.Join(errs...))
+	return 1
+}
+
+// pingDefaultAddr is the address ping asks without one: the first TCP port
+// in memcached's port file at path, on the loopback address of its family,
+// else memcached's default.
+func pingDefaultAddr(path string) string {
+	if path != "" {
+		if b, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				family, port, ok := strings.Cut(line, ": ")
+				switch {
+				case !ok:
+				case family == "TCP INET":
+					return net.JoinHostPort("127.0.0.1", port)
+				case family == "TCP INET6":
+					return net.JoinHostPort("::1", port)
+				}
+			}
+		}
+	}
+	return "127.0.0.1:11211"
+}
+
+// askText asks for the version in the text protocol.
+func askText(c net.Conn) (string, error) {
 	if _, err := io.WriteString(c, "version\r\n"); err != nil {
-		fmt.Fprintf(stderr, "gocached ping: %v\n", err)
-		return 1
+		return "", err
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "VERSION ") {
-		fmt.Fprintf(stderr, "gocached ping: %s answered %q, %v\n", addr, line, err)
-		return 1
+	switch {
+	case strings.HasPrefix(line, "VERSION "), strings.HasPrefix(line, "CLIENT_ERROR "):
+		return strings.TrimSuffix(line, "\r\n"), nil
+	case err != nil:
+		return "", fmt.Errorf("text: %w", err)
 	}
-	fmt.Fprint(stdout, strings.TrimSuffix(line, "\r\n")+"\n")
-	return 0
+	return "", fmt.Errorf("text: answered %q", line)
+}
+
+// askBinary asks for the version in the binary protocol: a 24-byte
+// request header with opcode 0x0b and no body.
+func askBinary(c net.Conn) (string, error) {
+	req := make([]byte, 24)
+	req[0], req[1] = 0x80, 0x0b
+	if _, err := c.Write(req); err != nil {
+		return "", err
+	}
+	head := make([]byte, 24)
+	if _, err := io.ReadFull(c, head); err != nil {
+		return "", fmt.Errorf("binary: %w", err)
+	}
+	if head[0] != 0x81 || head[1] != 0x0b {
+		return "", fmt.Errorf("binary: answered % x", head)
+	}
+	body := make([]byte, min(binenc.BigEndian.Uint32(head[8:12]), 256))
+	if _, err := io.ReadFull(c, body); err != nil {
+		return "", fmt.Errorf("binary: %w", err)
+	}
+	if status := binenc.BigEndian.Uint16(head[6:8]); status != 0 {
+		return fmt.Sprintf("binary status %#x: %s", status, bytes.TrimSpace(body)), nil
+	}
+	return "VERSION " + string(body), nil
+}
+
+// askTLS asks for the version in the text protocol over TLS. A completed
+// handshake already shows the server up: one that wants a client
+// certificate ends the connection right after it (with an alert the
+// client may not get to read before the reset).
+func askTLS(c net.Conn) (string, error) {
+	// A liveness probe of the server it was pointed at, not an identity
+	// check: the certificate is not verified.
+	tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true})
+	if err := tc.Handshake(); err != nil {
+		return "", fmt.Errorf("tls: %w", err)
+	}
+	answer, err := askText(tc)
+	if err != nil {
+		return "TLS handshake done; then " + err.Error(), nil
+	}
+	return answer, nil
 }
