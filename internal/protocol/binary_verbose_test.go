@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // verboseBinaryTraffic is binary requests whose -vv lines memcached and
@@ -85,13 +84,19 @@ func TestVerboseBinaryAgainstMemcached(t *testing.T) {
 	addr := startMemcachedLog(t, &mlog, nil, "-vv")
 	probeClosed(t, &mlog)
 	exchange(t, addr, verboseBinaryTraffic(), 1<<20)
-	time.Sleep(100 * time.Millisecond)
-	text := mlog.String()
-	i := strings.Index(text, ": Client using the binary protocol")
-	if i < 0 {
-		t.Fatalf("no binary client in memcached's log:\n%s", text)
+	// The binary client's connection, from its protocol line to its close.
+	clientID := func(text string) string {
+		i := strings.Index(text, ": Client using the binary protocol\n")
+		if i < 0 {
+			return ""
+		}
+		return text[strings.LastIndex(text[:i], "\n")+1 : i]
 	}
-	id := text[strings.LastIndex(text[:i], "\n")+1 : i]
+	text := waitLogged(t, &mlog, "the binary client's connection and its close", func(text string) bool {
+		id := clientID(text)
+		return id != "" && strings.Contains(text[strings.Index(text, id+": Client using"):], "\n<"+id+" connection closed.\n")
+	})
+	id := clientID(text)
 	want := binaryVerboseSection(t, text, id)
 
 	env := newSmallEnv(t)

@@ -154,10 +154,26 @@ func TestScriptsAgainstMemcached(t *testing.T) {
 // the middle of a line of the connection under test.
 func probeClosed(t *testing.T, log *lockedBuffer) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(log.String(), " connection closed.\n") {
+	waitLogged(t, log, "its readiness probe's close", func(text string) bool {
+		return strings.Contains(text, " connection closed.\n")
+	})
+}
+
+// waitLogged polls memcached's log (at most 10 s) until done holds for its
+// text, and returns that text. memcached writes a connection's -vv lines
+// before it closes the socket, but they reach log through a pipe this
+// process copies from in its own time: a client that has seen the close
+// has not necessarily got the lines yet.
+func waitLogged(t *testing.T, log *lockedBuffer, what string, done func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		text := log.String()
+		if done(text) {
+			return text
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("memcached -vv never logged its readiness probe's close:\n%s", log.String())
+			t.Fatalf("memcached -vv never logged %s:\n%s", what, text)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // lockedBuffer is a VerboseLog for tests.
@@ -110,15 +109,15 @@ func TestVerboseAgainstMemcached(t *testing.T) {
 	addr := startMemcachedLog(t, &log, nil, "-vv")
 	probeClosed(t, &log)
 	exchange(t, addr, verboseTraffic+"quit\r\n", 1<<20)
-	time.Sleep(100 * time.Millisecond)
 	// Keep the lines of the connection that sent the traffic (the
 	// readiness probe's may interleave, or have had the same descriptor),
 	// numbering its descriptor as ours.
-	text := log.String()
-	m := regexp.MustCompile(`(?m)^<(\d+) set a 0 0 1$`).FindStringSubmatchIndex(text)
-	if m == nil {
-		t.Fatalf("the traffic is not in memcached's log:\n%s", text)
-	}
+	first := regexp.MustCompile(`(?m)^<(\d+) set a 0 0 1$`)
+	text := waitLogged(t, &log, "the traffic's connection from its set to its close", func(text string) bool {
+		m := first.FindStringSubmatchIndex(text)
+		return m != nil && strings.Contains(text[m[1]:], "\n<"+text[m[2]:m[3]]+" connection closed.\n")
+	})
+	m := first.FindStringSubmatchIndex(text)
 	id := text[m[2]:m[3]]
 	text = text[strings.LastIndex(text[:m[0]], "<"+id+" new auto-negotiating client connection"):]
 	var got []string

@@ -1,7 +1,9 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/binary"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -154,7 +156,7 @@ func TestWatchStoredAndBinaryAgainstMemcached(t *testing.T) {
 	}
 	addr := startMemcached(t)
 	for _, tc := range watchStoredCases {
-		got := memcachedWatchLines(t, addr, tc.traffic)
+		got := memcachedWatchLines(t, addr, tc.traffic, len(tc.want))
 		for i, l := range got {
 			// memcached's clock may tick between the set and what follows.
 			got[i] = strings.Replace(l, " ttl=299 ", " ttl=300 ", 1)
@@ -166,16 +168,20 @@ func TestWatchStoredAndBinaryAgainstMemcached(t *testing.T) {
 }
 
 // memcachedWatchLines runs traffic against the memcached at addr while a
-// watcher of fetchers and mutations listens, and returns its lines.
-func memcachedWatchLines(t *testing.T, addr, traffic string) []string {
+// watcher of fetchers and mutations listens, and returns its lines: at
+// least lines of them (see memcachedWatch).
+func memcachedWatchLines(t *testing.T, addr, traffic string, lines int) []string {
 	t.Helper()
-	return normalizeWatch(t, memcachedWatch(t, addr, "fetchers mutations", traffic, 1<<20), "type=")
+	return normalizeWatch(t, memcachedWatch(t, addr, "fetchers mutations", traffic, 1<<20, lines), "type=")
 }
 
 // memcachedWatch runs traffic against the memcached at addr (reading its
 // replies up to want bytes, as exchange does) while a watcher of kinds
-// listens, and returns what the watcher got after its OK.
-func memcachedWatch(t *testing.T, addr, kinds, traffic string, want int) string {
+// listens, and returns what the watcher got after its OK: the first lines
+// lines, however long memcached's logger thread takes to hand them over
+// (it sleeps up to a second between rounds, longer on a loaded machine),
+// and any that follow them within watchQuiet.
+func memcachedWatch(t *testing.T, addr, kinds, traffic string, want, lines int) string {
 	t.Helper()
 	wc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -183,25 +189,39 @@ func memcachedWatch(t *testing.T, addr, kinds, traffic string, want int) string 
 	}
 	defer wc.Close()
 	wc.Write([]byte("watch " + kinds + "\r\n"))
-	time.Sleep(100 * time.Millisecond)
+	// memcached queues the OK as it registers the watcher, which sees only
+	// what is logged from then on: traffic sent before the OK is read may
+	// be served, and logged, before the watch command is.
+	ok := make([]byte, len("OK\r\n"))
+	wc.SetReadDeadline(time.Now().Add(watchWait))
+	if _, err := io.ReadFull(wc, ok); err != nil || string(ok) != "OK\r\n" {
+		t.Fatalf("memcached's watch reply: %q %v", ok, err)
+	}
 	exchange(t, addr, traffic, want)
 	var buf []byte
 	b := make([]byte, 64<<10)
-	// memcached's logger thread hands lines over about once a second.
-	wc.SetReadDeadline(time.Now().Add(1500 * time.Millisecond))
 	for {
+		wait := watchWait
+		if bytes.Count(buf, []byte("\n")) >= lines && bytes.HasSuffix(buf, []byte("\n")) {
+			wait = watchQuiet
+		}
+		wc.SetReadDeadline(time.Now().Add(wait))
 		n, err := wc.Read(b)
 		buf = append(buf, b[:n]...)
 		if err != nil {
 			break
 		}
 	}
-	ref, ok := strings.CutPrefix(string(buf), "OK\r\n")
-	if !ok {
-		t.Fatalf("memcached's watch reply: %q", abbrev(string(buf)))
-	}
-	return ref
+	return string(buf)
 }
+
+// Bounds of memcachedWatch: the wait for the watcher's OK and for each
+// read until the expected lines are in (a missing line fails the
+// comparison only after it), and how long lines past those are waited for.
+const (
+	watchWait  = 10 * time.Second
+	watchQuiet = 300 * time.Millisecond
+)
 
 // watchLongLines are watch lines with more tokens than memcached splits
 // (23): what follows the last one split is not looked at, so a bad kind or

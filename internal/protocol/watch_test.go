@@ -168,7 +168,7 @@ func TestWatchAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	if got := memcachedWatchLines(t, startMemcached(t), watchTraffic); strings.Join(got, "\n") != strings.Join(watchWant, "\n") {
+	if got := memcachedWatchLines(t, startMemcached(t), watchTraffic, len(watchWant)); strings.Join(got, "\n") != strings.Join(watchWant, "\n") {
 		t.Fatalf("memcached's watch lines:\n%s", strings.Join(got, "\n"))
 	}
 }
@@ -228,7 +228,7 @@ func TestWatchEvictionsAgainstMemcached(t *testing.T) {
 		t.Skip("short mode")
 	}
 	addr := startMemcachedWith(t, nil, "-m", "8")
-	ref := memcachedWatch(t, addr, "evictions", evictionTraffic(2000)+"version\r\n", len("VERSION 1.6.18\r\n"))
+	ref := memcachedWatch(t, addr, "evictions", evictionTraffic(2000)+"version\r\n", len("VERSION 1.6.18\r\n"), 1)
 	if checkEvictionLines(t, ref, "memcached") == 0 {
 		t.Fatalf("memcached's eviction stream: %q", abbrev(ref))
 	}
