@@ -155,7 +155,7 @@ func TestAdminScriptsAgainstMemcached(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 			}
 			checkResult(t, sc, got, "memcached")
-			exchange(t, addr, restoreAdmin, 1<<20)
+			exchangeUntil(t, addr, restoreAdmin+"mn\r\n", "MN\r\n")
 			ensureCrawler(t, addr)
 		})
 	}

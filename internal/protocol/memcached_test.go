@@ -112,6 +112,32 @@ func exchange(t *testing.T, addr string, in string, want int) result {
 	}
 }
 
+// exchangeUntil sends in and reads until the output ends with end (a
+// sentinel such as mn's "MN\r\n" after commands whose replies vary), so
+// that a script with no fixed reply length does not wait out a deadline.
+func exchangeUntil(t *testing.T, addr, in, end string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	buf := make([]byte, 4<<10)
+	for !bytes.HasSuffix(out, []byte(end)) {
+		n, err := c.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			t.Fatalf("waiting for %q after %q: got %q, %v", end, in, out, err)
+		}
+	}
+	return string(out)
+}
+
 func flushMemcached(t *testing.T, addr string) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
