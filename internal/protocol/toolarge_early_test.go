@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,26 @@ func TestTooLargeAnsweredBeforeBlock(t *testing.T) {
 				t.Fatalf("after the block: got %q, want %q", rest.out, want)
 			}
 		})
+	}
+}
+
+// The binary protocol likewise: a SET over the item size limit is answered
+// "Too large." as soon as its header is read, and its body is skipped as
+// it comes; memcached answers once the whole body is in.
+func TestBinaryTooLargeAnsweredBeforeBody(t *testing.T) {
+	s := NewSession(newTestEnv(t))
+	const vlen = 2000000
+	head := binReq(opSet, "a", setExt(0, 0), "", 1, 0)
+	hb := []byte(head)
+	binary.BigEndian.PutUint32(hb[8:12], uint32(8+1+vlen)) // extras, key, value
+	got := drive(t, s, hb, []byte(strings.Repeat("v", 1000)))
+	want := "81 00 op=01 st=03 ext= key=\"\" val=\"Too large.\" opq=00000001 cas=0\n"
+	if d := describePackets(got.out, got.closed); d != want {
+		t.Fatalf("after the header and part of the body: got\n%swant\n%s", d, want)
+	}
+	rest := drive(t, s, []byte(strings.Repeat("v", vlen-1000)+binReq(opNoop, "", "", "", 2, 0)))
+	want = "81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000002 cas=0\n"
+	if d := describePackets(rest.out, rest.closed); d != want {
+		t.Fatalf("after the body: got\n%swant\n%s", d, want)
 	}
 }
