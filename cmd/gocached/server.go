@@ -90,6 +90,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		// Without memcached's segmented LRU one read protects an item.
 		PlainLRU:    lruMaintainerOff(o.ext),
 		Premalloced: initialMalloc(log),
+		Started:     time.Now().Unix(),
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)
@@ -111,7 +112,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	if rep := st.RestoreReport(); rep != "" {
 		log.Info(rep)
 	}
-	started := time.Now().Unix()
+	started := st.Started() // a warm restart goes on from the first start
 	sasl, err := saslConfig(o, log, stderr)
 	if err != nil {
 		log.Error("cannot start", "err", err)

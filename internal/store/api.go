@@ -54,6 +54,11 @@ type Config struct {
 	// rings share only what is left of MemoryLimit, so a test can reach
 	// the limit of a large -m (64bit.t fakes 4 GiB) without the memory.
 	Premalloced int64
+	// Started is the server's start, unix seconds (memcached's
+	// process_started, which `uptime` counts from). A memory file's
+	// metadata keeps it, so a warm restart carries the first start on,
+	// as memcached's does (Store.Started).
+	Started int64
 	// Now returns the current unix time in seconds. Nil means the store's own
 	// coarse clock. Tests set it to move time by hand.
 	Now func() int64

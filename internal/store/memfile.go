@@ -39,6 +39,7 @@ type memfileMeta struct {
 	SavedAt      int64        `json:"saved_at"`
 	Items        int          `json:"items"`
 	HashPower    uint32       `json:"hash_power,omitempty"` // the level reached, kept as memcached keeps it
+	Started      int64        `json:"started,omitempty"`    // the first start of the cache, as memcached keeps process_started
 }
 
 // shardState is one shard's ring positions as SaveState found them.
@@ -135,7 +136,7 @@ func (s *Store) SaveState() error {
 	}()
 	m := memfileMeta{Magic: memfileMagic, Version: memfileVersion, MemoryLimit: s.cfg.MemoryLimit,
 		MaxItemSize: s.cfg.MaxItemSize, DisableCAS: s.cfg.DisableCAS, GrowthFactor: s.cfg.GrowthFactor,
-		MinChunk: s.cfg.MinChunk, RingSize: s.ringSize, SavedAt: s.Now(), HashPower: s.hashPower.Load()}
+		MinChunk: s.cfg.MinChunk, RingSize: s.ringSize, SavedAt: s.Now(), HashPower: s.hashPower.Load(), Started: s.started}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		if !mf.holds(sh.buf, i) {
@@ -205,6 +206,7 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 			s.restartLines = []string{restartInvalid}
 		}
 		s.emptyAll()
+		s.started = s.cfg.Started // an empty cache starts now
 		s.memfile.clear()
 		s.restoreNote = fmt.Sprintf("memory file %s: starting empty: %s", path, why)
 		return
@@ -257,6 +259,9 @@ func (s *Store) restore(m *memfileMeta) (items int, err error) {
 	}
 	if m.HashPower > 0 && m.HashPower <= maxHashPower {
 		s.hashPower.Store(m.HashPower) // memcached restarts at the level it had reached
+	}
+	if m.Started != 0 {
+		s.started = m.Started // uptime goes on from the first start, as memcached's process_started
 	}
 	return items, nil
 }

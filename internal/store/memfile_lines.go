@@ -50,6 +50,10 @@ func savedMinChunk(n int) string {
 	return strconv.Itoa(n)
 }
 
+// Started is the start `uptime` counts from: Config.Started, or the one a
+// restored memory file carried.
+func (s *Store) Started() int64 { return s.started }
+
 // RestartLines are memcached's stderr lines for how this start found its
 // memory file; none without -e, or when the items were restored.
 func (s *Store) RestartLines() []string { return s.restartLines }

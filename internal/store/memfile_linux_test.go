@@ -75,6 +75,7 @@ func TestMemoryFileRestart(t *testing.T) {
 	for _, n := range []int{3000, 20000} { // all fit; rings wrapped and evicting
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			cfg := memfileConfig(t)
+			cfg.Started = 1_700_000_000
 			s, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -88,11 +89,15 @@ func TestMemoryFileRestart(t *testing.T) {
 			}
 			s.Close()
 
+			cfg.Started = 1_700_000_500
 			r, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
+			if got := r.Started(); got != 1_700_000_000 {
+				t.Errorf("Started() = %d after the restart, want the first start, 1700000000 (memcached's process_started)", got)
+			}
 			if rep := r.RestoreReport(); !strings.Contains(rep, fmt.Sprintf("restored %d items", len(want))) {
 				t.Errorf("report %q, want %d items restored", rep, len(want))
 			}

@@ -55,6 +55,7 @@ type Store struct {
 	memfile      *memFile // -e's mapping; nil without one
 	restoreNote  string   // what the memory file gave at start (RestoreReport)
 	restartLines []string // memcached's stderr lines for that (RestartLines)
+	started      int64    // Config.Started, or the restored one (Started)
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -105,6 +106,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		cfg:       cfg,
+		started:   cfg.Started,
 		shards:    make([]shard, n),
 		shardMask: uint64(n - 1),
 		maxValue:  cfg.MaxItemSize - overhead,
