@@ -37,6 +37,7 @@ type heapSample struct {
 	retained uint64 // heap bytes the process holds: objects, unused, free
 	live     uint64 // live heap bytes at the end of the last cycle
 	cycles   uint64 // completed GC cycles
+	index    uint64 // heap bytes of the store's index (hash_bytes), live for good
 }
 
 var heapMetrics = []string{
@@ -69,19 +70,25 @@ func readHeapSample(buf []metrics.Sample) heapSample {
 // the one this check forced (ownCycle: its live figure is exact, and what
 // was allocated since, under quietAllocs, is all that can have died):
 // else a quiet server whose live heap exceeds the slack (the index of a
-// few million items) would be collected every period for nothing.
+// few million items) would be collected every period for nothing. Only
+// the index is sure to stay live, though: buffers that stalled clients
+// held at the check's own cycle die when those clients read or leave, and
+// nothing would collect them until the runtime's forced cycle two minutes
+// later; so a live figure that exceeds the index by the slack is still
+// worth a cycle.
 func returnDue(prev, cur heapSample, ownCycle bool) bool {
 	if cur.allocs-prev.allocs >= quietAllocs || cur.retained <= returnSlack {
 		return false
 	}
-	if cur.cycles == prev.cycles && !ownCycle {
+	if cur.cycles == prev.cycles && (!ownCycle || cur.live > cur.index+returnSlack) {
 		return true
 	}
 	return cur.retained > cur.live+returnSlack
 }
 
-// returnMemory runs the check every returnPeriod until stop is closed.
-func returnMemory(stop <-chan struct{}) {
+// returnMemory runs the check every returnPeriod until stop is closed;
+// indexBytes reports the store's index size (nil: none).
+func returnMemory(stop <-chan struct{}, indexBytes func() uint64) {
 	buf := make([]metrics.Sample, len(heapMetrics))
 	for i, name := range heapMetrics {
 		buf[i].Name = name
@@ -97,6 +104,9 @@ func returnMemory(stop <-chan struct{}) {
 		case <-t.C:
 		}
 		cur := readHeapSample(buf)
+		if indexBytes != nil {
+			cur.index = indexBytes()
+		}
 		if returnDue(prev, cur, forced && cur.cycles == forcedCycles) {
 			debug.FreeOSMemory()
 			cur = readHeapSample(buf)

@@ -24,7 +24,10 @@ func TestReturnDue(t *testing.T) {
 		{"just over the slack", heapSample{allocs: at.allocs, retained: returnSlack + 1, live: 0, cycles: 10}, false, true},
 		// A quiet server whose live heap (a large index) exceeds the slack:
 		// once its own forced cycle measured that, no cycle every period.
-		{"large live heap, returned already", heapSample{allocs: at.allocs + mb, retained: 400 * mb, live: 399 * mb, cycles: 10}, true, false},
+		{"large live heap, returned already", heapSample{allocs: at.allocs + mb, retained: 400 * mb, live: 399 * mb, cycles: 10, index: 396 * mb}, true, false},
+		// Stalled clients held their buffers at the check's own cycle and
+		// left since: that live figure is stale, the heap is garbage.
+		{"burst outlived the own cycle", heapSample{allocs: at.allocs + mb, retained: 400 * mb, live: 399 * mb, cycles: 10, index: 4 * mb}, true, true},
 	} {
 		if got := returnDue(at, c.cur, c.own); got != c.want {
 			t.Errorf("%s: returnDue = %v, want %v", c.name, got, c.want)

@@ -267,7 +267,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	}
 	defer o.proc.writePidFile(log)()
 	stopReturn := make(chan struct{})
-	go returnMemory(stopReturn) // hand a burst's buffers back (memreturn.go)
+	go returnMemory(stopReturn, func() uint64 { return st.Stats().HashBytes }) // hand a burst's buffers back (memreturn.go)
 	defer close(stopReturn)
 
 	stopProfile, err := startCPUProfile(o.cpuProfile)
