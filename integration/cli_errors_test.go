@@ -35,6 +35,8 @@ func TestCommandLineErrorsMatchMemcached(t *testing.T) {
 		// Names of other memcached versions 1.6.18 does not know.
 		"-o lru_segmented", "-o no_lru_segmented", "-o meta_response_old",
 		"-o hashpower", "-o hashpower=", "-o hashpower=abc", "-o hashpower=11", "-o hashpower=40",
+		// The item lock table, at thread start: -t 4 unless given.
+		"-o hashpower=12", "-t 8 -o hashpower=13", "-t 30 -o hashpower=15", "-t 3 -o hashpower=11,hashpower=11",
 		"-o hash_algorithm=foo", "-o hash_algorithm",
 		"-o tail_repair_time=1", "-o tail_repair_time=abc", "-o tail_repair_time",
 		"-o ext_path=/x", "-o ext_path=/x:", "-o ext_path=:64m", "-o ext_path",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -321,4 +322,36 @@ func checkSlabSizes(s string, minChunk, chunkMax int64) error {
 		}
 	}
 	return nil
+}
+
+// lockTableRefusal is memcached's refusal of a hash table no larger than
+// its table of item locks, which its worker threads share and which grows
+// with -t (thread.c, when the threads start: after the slab classes, exit
+// 1); "" when the start goes on. threads is memcached's -t (4 unless
+// given), whatever gocached's own reactor count.
+func lockTableRefusal(hashpower, threads int) string {
+	if hashpower == 0 {
+		return "" // memcached's default, 16, is above every lock table
+	}
+	var power int
+	switch {
+	case threads < 3:
+		power = 10
+	case threads < 4:
+		power = 11
+	case threads < 5:
+		power = 12
+	case threads <= 10:
+		power = 13
+	case threads <= 20:
+		power = 14
+	default:
+		power = 15
+	}
+	if power < hashpower {
+		return ""
+	}
+	return fmt.Sprintf("Hash table power size (%d) cannot be equal to or less than item lock table (%d)\n", hashpower, power) +
+		"Item lock table grows with `-t N` (worker threadcount)\n" +
+		"Hash table grows with `-o hashpower=N` \n"
 }

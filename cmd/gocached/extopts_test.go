@@ -104,3 +104,19 @@ func TestHashPowerOption(t *testing.T) {
 		t.Error("extHas: no_hashexpand given, hashpower not")
 	}
 }
+
+func TestLockTableRefusal(t *testing.T) {
+	for _, c := range []struct {
+		hashpower, threads int
+		refused            bool
+	}{
+		{0, 64, false}, // not given: memcached's 16
+		{11, 2, false}, {10, 2, true}, {11, 3, true}, {12, 3, false},
+		{12, 4, true}, {13, 4, false}, {13, 10, true}, {14, 10, false},
+		{14, 20, true}, {15, 21, true}, {16, 64, false},
+	} {
+		if got := lockTableRefusal(c.hashpower, c.threads) != ""; got != c.refused {
+			t.Errorf("hashpower %d, -t %d: refused %v, want %v", c.hashpower, c.threads, got, c.refused)
+		}
+	}
+}

@@ -104,6 +104,14 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	if o.verbosity >= 2 { // memcached's slabs_init lines, before it listens
 		printSlabClasses(stderr, st)
 	}
+	threads := o.reactor.Threads
+	if threads == 0 {
+		threads = memcachedDefaultThreads
+	}
+	if msg := lockTableRefusal(extHashPower(o.ext), threads); msg != "" {
+		fmt.Fprint(stderr, msg)
+		return 1
+	}
 	// -o temporary_ttl turns memcached's TEMP LRU on: items stored with at
 	// most that many seconds to live are never evicted.
 	if v, given := extLast(o.ext, "temporary_ttl"); given {
