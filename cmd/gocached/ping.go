@@ -85,7 +85,7 @@ func ping(args []string, stdout, stderr io.Writer) int {
 // else memcached's default.
 func pingDefaultAddr(path string) string {
 	if path != "" {
-		if b, err := os.ReadFile(path); err == nil {
+		if b, err := readPortFile(path); err == nil {
 			for _, line := range strings.Split(string(b), "\n") {
 				family, port, ok := strings.Cut(line, ": ")
 				switch {
@@ -99,6 +99,26 @@ func pingDefaultAddr(path string) string {
 		}
 	}
 	return "127.0.0.1:11211"
+}
+
+// maxPortFile bounds what ping reads of the port file: memcached's holds a
+// line per listener.
+const maxPortFile = 64 << 10
+
+// readPortFile reads the port file only when it is a regular file, and
+// only its first maxPortFile bytes: a FIFO or device named there by
+// mistake would block the health check or feed it without end.
+// (Opening a FIFO already blocks, so the file is looked at first.)
+func readPortFile(path string) ([]byte, error) {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxPortFile))
 }
 
 // askText asks for the version in the text protocol.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,5 +59,25 @@ func TestPingAnswersEveryWay(t *testing.T) {
 				t.Errorf("ping: %q, %v (%s); want an answer beginning %q", out, err, stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestPingPortFileNotRegular: a port file variable naming a FIFO (or a
+// device) must not hold the health check past its bound: ping asks the
+// default address instead.
+func TestPingPortFileNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "ports")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- pingDefaultAddr(fifo) }()
+	select {
+	case got := <-done:
+		if got != "127.0.0.1:11211" {
+			t.Errorf("pingDefaultAddr(a FIFO) = %q, want memcached's default", got)
+		}
+	case <-time.After(pingTimeout):
+		t.Fatal("pingDefaultAddr blocked on a FIFO")
 	}
 }

@@ -9,11 +9,15 @@ import (
 // replies to go out; a client that reads nothing would hold the stop for
 // all of shutdownGrace. memcached has no such wait: it exits at its clock's
 // next tick, within a second of the signal, whatever is still unsent. So
-// the wait ends as soon as no reply byte has gone out for stopStillFor: a
-// client that reads, however much it asked for, gets all of it, and one
+// the wait ends as soon as no reply byte has been handed to the kernel for
+// stopStillFor: a client that keeps reading gets what it asked for, and one
 // that does not is cut a second later, before an init script's SIGKILL
 // (Debian's sends it after 5 s) would cost the NAPI knobs' restore and
-// the -e save.
+// the -e save, and without holding up a systemd restart, which waits for
+// the exit. The count moves only when a write completes: a full socket
+// buffer takes bytes back in steps of about a third of it (up to some
+// 1.4 MB), so a client reading slower than about 1 MB/s may be cut too;
+// memcached cuts every client within the second.
 const (
 	stopStillFor   = time.Second
 	stopCheckEvery = 100 * time.Millisecond

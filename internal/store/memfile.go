@@ -309,6 +309,9 @@ func (s *Store) emptyAll() {
 		sh.head, sh.tail, sh.end, sh.wrapped, sh.touched = 0, 0, 0, false, 0
 		sh.vhead, sh.vtail = 0, 0 // nothing can hold a ValueRef yet
 		sh.live, sh.expiring, sh.seq = 0, 0, 0
+		// A start empties: what restore counted as linked is gone again
+		// (nothing else has been counted before serving).
+		sh.st.TotalItems = 0
 		sh.flushPending, sh.flushLive, sh.flushCAS, sh.flushSweepAt = 0, 0, 0, 0
 		for c := range sh.cls {
 			sh.cls[c] = classCounters{}

@@ -4,6 +4,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -339,5 +340,53 @@ func TestMemoryFileRestartLines(t *testing.T) {
 				t.Errorf("start after one that saved nothing: %q, want %q", got, noMeta)
 			}
 		})
+	}
+}
+
+// TestMemoryFileFailedRestoreCountsNothing: a restore that fails partway
+// (here the last ring's records do not parse, after the first rings were
+// linked again) starts empty, and so does total_items: memcached starts
+// with a clean cache and counts nothing it did not keep.
+func TestMemoryFileFailedRestoreCountsNothing(t *testing.T) {
+	cfg := memfileConfig(t)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillForRestart(t, s, 3000)
+	if err := s.SaveState(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	b, err := os.ReadFile(metaPath(cfg.MemoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m memfileMeta
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Shards) < 2 {
+		t.Skipf("%d ring: no ring is linked before the broken one", len(m.Shards))
+	}
+	// The last ring ends inside its first record; its checksum still holds.
+	last := &m.Shards[len(m.Shards)-1]
+	last.Wrapped, last.Tail, last.Head = false, 0, 8
+	if b, err = json.Marshal(&m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(metaPath(cfg.MemoryFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if rep := r.RestoreReport(); !strings.Contains(rep, "starting empty") {
+		t.Fatalf("report %q: the broken ring was restored", rep)
+	}
+	if st := r.Stats(); st.CurrItems != 0 || st.TotalItems != 0 {
+		t.Errorf("after a failed restore curr_items %d, total_items %d; want 0 and 0", st.CurrItems, st.TotalItems)
 	}
 }
