@@ -323,7 +323,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	}()
 	if err := eng.Shutdown(sctx); err != nil {
 		if stalled.Load() {
-			log.Info("clients that read nothing for a second were cut", "after", stopStillFor)
+			log.Info("clients whose replies had not moved for a second were cut", "after", stopStillFor)
 		} else {
 			log.Warn("shutdown did not finish cleanly", "err", err)
 		}

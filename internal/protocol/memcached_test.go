@@ -8,7 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,37 +41,59 @@ func startMemcachedLog(t *testing.T, stderr io.Writer, env []string, extra ...st
 		}
 		t.Skipf("memcached not installed (%v): reference replies not re-checked", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// memcached picks its own port (-p -1) and names it in its port file:
+	// a port picked here and freed for it could be taken by another
+	// test's server first, and the dial would then reach that one.
+	// As root memcached runs as nobody, who must reach and write the
+	// directory (its file goes in as FILE.lck, renamed).
+	dir, err := os.MkdirTemp("", "memcached-ports-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0"}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	portFile := filepath.Join(dir, "ports")
+	args := []string{"-l", "127.0.0.1", "-p", "-1", "-U", "0"}
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "nobody")
 	}
 	args = append(args, extra...)
 	cmd := exec.Command(memcachedPath, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), "MEMCACHED_PORT_FILENAME="+portFile)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start memcached: %v", err)
 	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-exited
 	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return addr
+		if b, err := os.ReadFile(portFile); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if port, ok := strings.CutPrefix(line, "TCP INET: "); ok {
+					// One connection opened and closed: the -vv tests
+					// wait for its lines (probeClosed) before their own.
+					addr := net.JoinHostPort("127.0.0.1", port)
+					c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+					if err != nil {
+						t.Fatalf("memcached on %s: %v", addr, err)
+					}
+					c.Close()
+					return addr
+				}
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("memcached %q exited before it listened", args)
+		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("memcached did not start on %s: %v", addr, err)
+			t.Fatalf("memcached %q wrote no port file in 5 s", args)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
