@@ -151,13 +151,19 @@ func (l *getoptLoop) parse(args []string) error {
 	return nil
 }
 
+// memcachedThreads is memcached's -t for its checks: as given, else its
+// default, whatever number of reactors gocached's own -t auto picks.
+func (o *options) memcachedThreads() int {
+	if o.reactor.Threads == 0 {
+		return memcachedDefaultThreads
+	}
+	return o.reactor.Threads
+}
+
 // checkAfterLoop makes memcached's checks after its getopt loop, in its
 // order: EX_USAGE. The TCP port is the one -U may have set.
 func (o *options) checkAfterLoop(fs *pflag.FlagSet) error {
-	threads := o.reactor.Threads
-	if threads == 0 {
-		threads = memcachedDefaultThreads
-	}
+	threads := o.memcachedThreads()
 	if o.napiIDs > threads {
 		return mcUsage("Number of napi_ids(%d) cannot be greater than number of threads(%d)", o.napiIDs, threads)
 	}

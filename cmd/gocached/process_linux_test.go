@@ -284,18 +284,7 @@ func TestUnixSocket(t *testing.T) {
 				}
 				defer nc.Close()
 				nc.SetDeadline(time.Now().Add(10 * time.Second))
-				nc.Write([]byte("stats settings\r\n"))
-				r := bufio.NewReader(nc)
-				got := map[string]string{}
-				for {
-					l, err := r.ReadString('\n')
-					if err != nil || l == "END\r\n" {
-						break
-					}
-					if f := strings.Fields(l); len(f) == 3 {
-						got[f[1]] = f[2]
-					}
-				}
+				got := readStats(t, nc, bufio.NewReader(nc), "stats settings")
 				if got["domain_socket"] != path || got["umask"] != c.mask {
 					t.Errorf("stats settings domain_socket=%q umask=%q, want %q and %s", got["domain_socket"], got["umask"], path, c.mask)
 				}

@@ -104,11 +104,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	if o.verbosity >= 2 { // memcached's slabs_init lines, before it listens
 		printSlabClasses(stderr, st)
 	}
-	threads := o.reactor.Threads
-	if threads == 0 {
-		threads = memcachedDefaultThreads
-	}
-	if msg := lockTableRefusal(extHashPower(o.ext), threads); msg != "" {
+	if msg := lockTableRefusal(extHashPower(o.ext), o.memcachedThreads()); msg != "" {
 		fmt.Fprint(stderr, msg)
 		return 1
 	}
