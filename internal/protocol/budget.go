@@ -73,11 +73,10 @@ func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) [
 
 // continueSend copies the rest of a value being sent, a piece per lock
 // hold, until it is done or the budget is spent. If the store no longer
-// holds the value's bytes (the ring's head wrote over them while the
-// client was slow to read), it returns Close: the reply cannot be
-// completed, and a cut connection is the only way to tell the client, as
-// no bytes may be sent in place of the value's. memcached pins the item
-// instead; store.Stats.RefsLost counts these.
+// holds the value's bytes (which its pin prevents: a bug), it returns
+// Close: the reply cannot be completed, and a cut connection is the only
+// way to tell the client, as no bytes may be sent in place of the
+// value's; store.Stats.RefsLost counts these.
 func (s *Session) continueSend() Status {
 	snd := &s.send
 	for n := snd.ref.Len(); snd.off < n; {
@@ -89,7 +88,7 @@ func (s *Session) continueSend() Status {
 		s.out = s.replyRoom(s.out, k+len(crlf))
 		at := len(s.out)
 		if !s.env.Store.CopyValue(snd.ref, snd.off, s.out[at:at+k]) {
-			s.send = sendState{}
+			s.endSend()
 			return Close
 		}
 		s.out = s.out[:at+k]
@@ -98,6 +97,14 @@ func (s *Session) continueSend() Status {
 	if snd.trailer {
 		s.out = append(s.out, crlf...)
 	}
-	s.send = sendState{}
+	s.endSend()
 	return NeedMore
+}
+
+// endSend ends a value sent in pieces, releasing the store's pin on it.
+func (s *Session) endSend() {
+	if s.send.active {
+		s.env.Store.ReleaseRef(s.send.ref)
+	}
+	s.send = sendState{}
 }

@@ -19,8 +19,8 @@ import "github.com/gocached/gocached/internal/store"
 // input is stored directly, as before: small values, and most large ones
 // on a fast link, never take this path.
 //
-// A reservation the store lost before the end (other stores went round the
-// ring first) is answered "SERVER_ERROR out of memory storing object", as
+// A reservation the store could not make (no chunk to be had) is answered
+// "SERVER_ERROR out of memory storing object" at the value's end, as
 // memcached answers a store it cannot allocate, and its data is consumed.
 
 // recvAbove is the data block size (value and "\r\n") above which a block
@@ -113,8 +113,17 @@ func (s *Session) continueRecv(in []byte) (int, Status) {
 	} else {
 		_, st = s.execute(r.line, term)
 	}
-	r.reset()
+	s.endRecv()
 	return n, st
+}
+
+// endRecv ends a value received into the store: a reservation the command
+// did not commit (bad data, a closed connection) gives its chunk back.
+func (s *Session) endRecv() {
+	if s.recv.active {
+		s.env.Store.ReleaseReserved(&s.recv.res)
+	}
+	s.recv.reset()
 }
 
 // badTerminator reports whether a text data block lacks its "\r\n".

@@ -242,8 +242,8 @@ func (s *Session) Reset() {
 	s.want, s.wantLine = 0, false
 	s.scanned = 0
 	s.mget = multigetState{}
-	s.send = sendState{}
-	s.recv.reset()
+	s.endSend()
+	s.endRecv()
 	s.budgetStop = false
 	s.out = nil
 	s.getKey = nil

@@ -91,17 +91,18 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	flags, exp := r0.flags(), r0.exptime()
 	size := recSize(len(key), len(num))
 	epoch := sh.idx.epoch
-	pos, res := sh.alloc(size, now)
+	class := s.ItemClass(len(key), len(num), flags)
+	pos, res := s.alloc(sh, size, class, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
-		sh.cls[s.ItemClass(len(key), len(num), flags)].outOfMemory++
+		sh.cls[class].outOfMemory++
 		return res
 	}
 	if sh.idx.epoch != epoch {
 		slot = sh.find(key, tag)
 	}
 	nr := sh.rec(pos)
-	nr.writeHeader(len(key), len(num), s.ItemClass(len(key), len(num), flags), flags, exp, sh.casOrNext(r.NewCAS), now)
+	nr.writeHeader(len(key), len(num), class, flags, exp, sh.casOrNext(r.NewCAS), now)
 	copy(nr[recHeader:], key)
 	copy(nr[recHeader+len(key):], num)
 	sh.link(slot, tag, pos)

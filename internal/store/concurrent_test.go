@@ -159,7 +159,10 @@ func isCounter(v []byte) bool {
 // remaining entry findable. Some tags repeat, so equal tags with different
 // offsets share probe runs, as colliding keys do.
 func TestIndexAgainstModel(t *testing.T) {
-	type entry struct{ tag, loc uint32 }
+	type entry struct {
+		tag uint32
+		loc uint64
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	ix := newIndex(0)
 	var live []entry
@@ -176,11 +179,11 @@ func TestIndexAgainstModel(t *testing.T) {
 			live = live[:len(live)-1]
 			continue
 		}
-		tag := rng.Uint32() | 1
+		tag := rng.Uint32()>>(32-tagBits) | 1
 		if len(live) > 0 && rng.IntN(10) == 0 {
 			tag = live[rng.IntN(len(live))].tag
 		}
-		e := entry{tag, uint32(step)}
+		e := entry{tag, uint64(step)}
 		ix.insert(e.tag, e.loc)
 		live = append(live, e)
 	}

@@ -6,17 +6,6 @@ import (
 	"testing"
 )
 
-// oneRing is a store with a single 1 MiB ring, so tests know which records
-// share it.
-func oneRing(t *testing.T) *Store {
-	t.Helper()
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 256 << 10})
-	if len(s.shards) != 1 {
-		t.Fatalf("%d shards, want 1", len(s.shards))
-	}
-	return s
-}
-
 // refFor reads key and returns its ValueRef and a copy of its value.
 func refFor(t *testing.T, s *Store, key string) (ValueRef, []byte) {
 	t.Helper()
@@ -42,129 +31,76 @@ func copyAll(s *Store, ref ValueRef, n int) ([]byte, bool) {
 	return out, true
 }
 
-// fillUntilLost stores filler values (bytes unlike the value named by ref)
-// until CopyValue refuses ref. Every copy that succeeds on the way must
-// give exactly want. It returns how many fillers were stored first.
-func fillUntilLost(t *testing.T, s *Store, ref ValueRef, want []byte) int {
-	t.Helper()
-	filler := bytes.Repeat([]byte{'F'}, 8<<10)
-	for i := range 10000 {
-		got, ok := copyAll(s, ref, 4096)
-		if !ok {
-			return i
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("after %d fillers CopyValue gave other bytes", i)
-		}
-		s.Set(ModeSet, fmt.Appendf(nil, "filler%d", i), 0, 0, filler, 0)
+// fill stores n values of 8 KiB, each in the class a 64 KiB value is not
+// in, and n of 64 KiB, so both classes turn over.
+func fillers(s *Store, tag string, n int) {
+	for i := range n {
+		s.Set(ModeSet, fmt.Appendf(nil, "%s-small%d", tag, i), 0, 0, bytes.Repeat([]byte{'f'}, 8<<10), 0)
+		s.Set(ModeSet, fmt.Appendf(nil, "%s-big%d", tag, i), 0, 0, bytes.Repeat([]byte{'F'}, 64<<10), 0)
 	}
-	t.Fatal("the value was never overwritten")
-	return 0
 }
 
-func TestValueRefSurvivesUntilOverwritten(t *testing.T) {
-	s := oneRing(t)
-	value := bytes.Repeat([]byte("0123456789abcdef"), 100<<10/16)
-	set(s, "big", string(value))
-	ref, got := refFor(t, s, "big")
-	if !bytes.Equal(got, value) {
-		t.Fatal("Get gave other bytes")
+// A pinned value reads as it was while its item is replaced, deleted and
+// its class turned over many times, and its chunk goes back only on
+// release: the next store in the class may then take it.
+func TestValueRefPinsUntilReleased(t *testing.T) {
+	for _, end := range []string{"replace", "delete", "evict"} {
+		t.Run(end, func(t *testing.T) {
+			s := newTestStore(t, Config{MemoryLimit: 4 << 20, MaxItemSize: 256 << 10})
+			value := bytes.Repeat([]byte{'v'}, 64<<10)
+			set(s, "big", string(value))
+			ref, _ := refFor(t, s, "big")
+			switch end {
+			case "replace":
+				set(s, "big", string(bytes.Repeat([]byte{'w'}, 64<<10)))
+			case "delete":
+				s.Delete([]byte("big"))
+			}
+			fillers(s, end, 200)
+			if s.Stats().Evictions == 0 {
+				t.Fatal("nothing was evicted")
+			}
+			if got, ok := copyAll(s, ref, 4096); !ok || !bytes.Equal(got, value) {
+				t.Fatalf("pinned value: ok %v, same bytes %v", ok, bytes.Equal(got, value))
+			}
+			if end == "evict" {
+				if _, _, ok := get(s, "big"); !ok {
+					t.Fatal("the pinned item was evicted")
+				}
+			}
+			checkInvariants(t, s)
+			s.ReleaseRef(ref)
+			if s.CopyValue(ref, 0, make([]byte, 1)) {
+				t.Fatal("a released ref still copies")
+			}
+			fillers(s, end+"2", 200)
+			checkInvariants(t, s)
+		})
 	}
-	// Deleted and replaced, the old bytes are still the value as read.
-	s.Delete([]byte("big"))
-	set(s, "big", "small now")
-	n := fillUntilLost(t, s, ref, value)
-	// The ring holds 1 MiB: about that much of fillers passes before the
-	// head comes back to the record (less the bytes stored before it).
-	if n < 100 {
-		t.Fatalf("lost after only %d fillers of 8 KiB", n)
-	}
-	if st := s.Stats(); st.RefsLost != 1 {
-		t.Fatalf("RefsLost %d, want 1", st.RefsLost)
-	}
-	checkInvariants(t, s)
 }
 
-// A read item gets a second chance when the tail reaches it: it is copied
-// to the head, in this ring nearly always over part of its old bytes. A ref
-// taken before must then read the old value exactly or be refused.
-func TestValueRefAcrossSecondChanceMove(t *testing.T) {
-	s := oneRing(t)
-	value := bytes.Repeat([]byte{'v'}, 64<<10)
-	set(s, "pad", "p")
-	set(s, "big", string(value))
-	get(s, "big")
-	ref, _ := refFor(t, s, "big") // the second read earns it a second chance
-	sh := &s.shards[0]
-	moved := func() bool {
-		sh.mu.Lock()
-		defer sh.mu.Unlock()
-		pos := sh.posOf(sh.find([]byte("big"), tagOfKey([]byte("big"))))
-		return sh.bornOf(pos) != ref.born
-	}
-	for i := 0; !moved(); i++ {
-		if got, ok := copyAll(s, ref, 4096); !ok || !bytes.Equal(got, value) {
-			t.Fatalf("before the move, after %d fillers: ok %v", i, ok)
-		}
-		s.Set(ModeSet, fmt.Appendf(nil, "f%d", i), 0, 0, bytes.Repeat([]byte{'F'}, 8<<10), 0)
-		if i > 1000 {
-			t.Fatal("the item was never moved")
-		}
-	}
-	if got, ok := copyAll(s, ref, 4096); ok && !bytes.Equal(got, value) {
-		t.Fatal("after the move the old ref read other bytes")
-	}
-	// A fresh ref names the moved record and lives on.
-	ref2, _ := refFor(t, s, "big")
-	if got, ok := copyAll(s, ref2, 1<<20); !ok || !bytes.Equal(got, value) {
-		t.Fatalf("moved record: ok %v", ok)
-	}
-	fillUntilLost(t, s, ref2, value)
-	checkInvariants(t, s)
-}
-
-func TestValueRefAcrossMemoryLimitChange(t *testing.T) {
+// An orphaned chunk (its item gone while pinned) is neither free nor
+// queued until released; then it is free again.
+func TestReleasedOrphanChunkIsReused(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 4 << 20, MaxItemSize: 256 << 10})
-	value := bytes.Repeat([]byte{'m'}, 200<<10)
-	set(s, "big", string(value))
+	set(s, "big", string(bytes.Repeat([]byte{'v'}, 64<<10)))
 	ref, _ := refFor(t, s, "big")
-	if err := s.SetMemoryLimit(8 << 20); err != nil {
-		t.Fatal(err)
+	class := s.ItemClass(3, 64<<10, 0)
+	c := &s.slabs.classes[class]
+	freeNow := func() int { c.mu.Lock(); defer c.mu.Unlock(); return c.freeChunks() }
+	before := freeNow()
+	s.Delete([]byte("big"))
+	if freeNow() != before {
+		t.Fatal("a pinned chunk went back to its class at delete")
 	}
-	// The ring it named is gone (unmapped, with Mmap).
-	if _, ok := copyAll(s, ref, 1<<20); ok {
-		t.Fatal("ref survived the ring's replacement")
-	}
-	ref2, _ := refFor(t, s, "big")
-	if got, ok := copyAll(s, ref2, 1<<20); !ok || !bytes.Equal(got, value) {
-		t.Fatalf("after resize: ok %v", ok)
-	}
-}
-
-func TestValueRefAcrossFlushAll(t *testing.T) {
-	s := oneRing(t)
-	value := bytes.Repeat([]byte{'q'}, 100<<10)
-	set(s, "big", string(value))
-	ref, _ := refFor(t, s, "big")
-	s.FlushAll(0)
-	if _, _, ok := get(s, "big"); ok {
-		t.Fatal("flushed item still there")
-	}
-	// Nothing overwrote it yet: the reply in progress can finish.
-	if got, ok := copyAll(s, ref, 1<<20); !ok || !bytes.Equal(got, value) {
-		t.Fatalf("after flush_all: ok %v", ok)
-	}
-	// flush_all is lazy: the record stays until the ring turns over it.
-	for i := 0; i < 12; i++ {
-		set(s, fmt.Sprint("next", i), string(value))
-	}
-	if _, ok := copyAll(s, ref, 1<<20); ok {
-		t.Fatal("ref survived the head writing over it")
+	s.ReleaseRef(ref)
+	if freeNow() != before+1 {
+		t.Fatalf("free chunks %d after release, want %d", freeNow(), before+1)
 	}
 }
 
 func TestCopyValueBounds(t *testing.T) {
-	s := oneRing(t)
+	s := newTestStore(t, Config{MemoryLimit: 8 << 20, MaxItemSize: 256 << 10})
 	set(s, "k", "hello")
 	var ref ValueRef
 	s.View([]byte("k"), func(i Item) { ref = i.Ref() })
@@ -188,4 +124,11 @@ func TestCopyValueBounds(t *testing.T) {
 	if it != big {
 		t.Fatalf("Item.Ref %+v, Get's %+v", it, big)
 	}
+	for _, r := range []ValueRef{ref, big, it} {
+		s.ReleaseRef(r)
+	}
+	if s.CopyValue(big, 0, buf) {
+		t.Fatal("a released ref still copies")
+	}
+	checkInvariants(t, s)
 }

@@ -64,28 +64,38 @@ func (sh *shard) inForce(oldest, at, now uint32) {
 	sh.flushSweepAt, sh.flushSweeping = max(at+flushSweepDelay, now), false
 }
 
-// pullTailTries is how many records at the ring's tail pullTail looks at,
-// as memcached's allocation looks at five items at its LRU's tail.
-const pullTailTries = 5
-
-// pullTail reclaims the first flushed or expired item among the oldest
-// few records while a flush's items may still be in place: memcached's
-// allocation does this at its LRU's tail before each store, so a store
-// soon after flush_all counts reclaimed (issue_183.t). Outside that window
-// it costs callers one test, and stores do not read the tail.
-func (sh *shard) pullTail(now uint32) {
-	pos, stop := sh.tail, sh.head
-	if sh.wrapped {
-		stop = sh.end
-	}
-	for tries := 0; tries < pullTailTries && pos < stop; tries++ {
-		r := sh.rec(pos)
-		if r.bits()&recDead == 0 && (sh.flushed(r, now) || r.expired(now)) {
-			sh.reclaimOne(r)
-			sh.unlink(sh.slotOfRecord(pos))
-			return
+// pullFlushed reclaims the first flushed or expired item among the
+// oldest few of each of class's queues, for a store into class by shard
+// sh (locked), while a flush's items may still be in place: memcached's
+// LRU tails are pulled around each store, so a store soon after flush_all
+// counts reclaimed (issue_183.t). Outside that window it costs callers
+// one test.
+func (s *Store) pullFlushed(sh *shard, class int, now uint32) {
+	c := &s.slabs.classes[class]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, qi := range [...]int{queueCold, queueWarm, queueHot, queueTemp} {
+		pos := c.q[qi].tail
+		for tries := 0; tries < pullTries && pos != nilLoc; tries++ {
+			r := s.slabs.rec(pos)
+			prev := r.prev()
+			vs := s.shardOf(r)
+			if vs == sh || vs.mu.TryLock() {
+				done := false
+				if slot := vs.slotOfRecord(int(pos)); slot >= 0 && (vs.flushed(r, now) || r.expired(now)) {
+					vs.reclaimOne(r)
+					vs.unlinkHeld(slot, c)
+					done = true
+				}
+				if vs != sh {
+					vs.mu.Unlock()
+				}
+				if done {
+					return
+				}
+			}
+			pos = prev
 		}
-		pos += r.size()
 	}
 }
 

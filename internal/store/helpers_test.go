@@ -64,55 +64,98 @@ func checkInvariants(t testing.TB, s *Store) {
 		}
 		sh.mu.Unlock()
 	}
+	if err := s.verifySlabs(0); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (sh *shard) verify() error {
-	live, n, expiring := 0, 0, 0
+	n, expiring := 0, 0
 	items := make([]uint64, len(sh.cls))
 	temps := make([]uint64, len(sh.cls))
-	var err error
-	sh.forEachLive(func(pos int) {
+	bytes := make([]uint64, len(sh.cls))
+	for slot, e := range sh.idx.slots {
+		if e == 0 {
+			continue
+		}
+		pos := sh.posOf(slot)
 		r := sh.rec(pos)
-		live += r.size()
 		n++
 		items[r.class()]++
+		bytes[r.class()] += uint64(r.size())
+		if r.bits()&recDead != 0 {
+			return fmt.Errorf("indexed record at %d (key %q) is marked dead", pos, r.key())
+		}
 		if r.bits()&recTemp != 0 {
 			temps[r.class()]++
 		}
 		if r.exptime() != 0 {
 			expiring++
 		}
-		if err == nil && sh.slotOfRecord(pos) < 0 {
-			err = fmt.Errorf("live record at %d (key %q) not in the index", pos, r.key())
+		if sh.find(r.key(), tagOfKey(r.key())) != slot {
+			return fmt.Errorf("key %q of record at %d not found at its slot", r.key(), pos)
 		}
-		if err == nil && sh.find(r.key(), tagOfKey(r.key())) < 0 {
-			err = fmt.Errorf("key %q of live record at %d not found", r.key(), pos)
-		}
-	})
+	}
 	switch {
-	case err != nil:
-		return err
-	case live != sh.live:
-		return fmt.Errorf("live bytes %d, records hold %d", sh.live, live)
 	case n != sh.idx.count:
-		return fmt.Errorf("index counts %d entries, ring has %d live records", sh.idx.count, n)
+		return fmt.Errorf("index counts %d entries, holds %d", sh.idx.count, n)
 	case expiring != sh.expiring:
-		return fmt.Errorf("expiring counter %d, ring has %d", sh.expiring, expiring)
+		return fmt.Errorf("expiring counter %d, index has %d", sh.expiring, expiring)
 	}
 	for c := range items {
-		if items[c] != sh.cls[c].items {
-			return fmt.Errorf("class %d: counter %d items, ring has %d", c, sh.cls[c].items, items[c])
+		if items[c] != sh.cls[c].items || bytes[c] != sh.cls[c].bytes {
+			return fmt.Errorf("class %d: counters %d items of %d bytes, index has %d of %d", c, sh.cls[c].items, sh.cls[c].bytes, items[c], bytes[c])
 		}
 		if temps[c] != sh.cls[c].temp {
-			return fmt.Errorf("class %d: counter %d temporary items, ring has %d", c, sh.cls[c].temp, temps[c])
+			return fmt.Errorf("class %d: counter %d temporary items, index has %d", c, sh.cls[c].temp, temps[c])
 		}
 	}
-	used := sh.head - sh.tail
-	if sh.wrapped {
-		used = sh.end - sh.tail + sh.head
+	return nil
+}
+
+// verifySlabs checks every class's queues and free list against the
+// shards' counts: each queued record is indexed in its shard, and each
+// chunk is queued, free, pinned or reserved.
+func (s *Store) verifySlabs(reserved int) error {
+	queued := 0
+	for id := 1; id < len(s.slabs.classes); id++ {
+		c := &s.slabs.classes[id]
+		c.mu.Lock()
+		inQueues := 0
+		for qi := range c.q {
+			k, prev := 0, nilLoc
+			for pos := c.q[qi].head; pos != nilLoc; pos = s.slabs.rec(pos).next() {
+				r := s.slabs.rec(pos)
+				if r.prev() != prev || r.queue() != qi || r.class() != id {
+					c.mu.Unlock()
+					return fmt.Errorf("class %d queue %d: bad links at %d", id, qi, pos)
+				}
+				prev = pos
+				k++
+			}
+			if k != c.q[qi].items || prev != c.q[qi].tail {
+				c.mu.Unlock()
+				return fmt.Errorf("class %d queue %d: %d linked, %d counted", id, qi, k, c.q[qi].items)
+			}
+			inQueues += k
+		}
+		free := 0
+		for pos := c.free; pos != nilLoc; pos = s.slabs.rec(pos).next() {
+			free++
+		}
+		if free != c.nfree {
+			c.mu.Unlock()
+			return fmt.Errorf("class %d: %d free chunks linked, %d counted", id, free, c.nfree)
+		}
+		c.mu.Unlock()
+		queued += inQueues
 	}
-	if used < live || used > len(sh.buf) {
-		return fmt.Errorf("ring span %d bytes for %d live bytes (ring %d)", used, live, len(sh.buf))
+	indexed := 0
+	for i := range s.shards {
+		indexed += s.shards[i].idx.count
+	}
+	if queued != indexed {
+		return fmt.Errorf("%d records queued, %d indexed", queued, indexed)
 	}
 	return nil
 }

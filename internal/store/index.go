@@ -3,9 +3,10 @@ package store
 import "unsafe"
 
 // index maps keys of one shard to record offsets. It is an open-addressing
-// table with linear probing over one []uint64: each entry holds a 32-bit tag
-// (the high half of the key's xxhash, never 0) in its high half and the
-// record's ring offset divided by 8 in its low half; 0 marks an empty slot.
+// table with linear probing over one []uint64: each entry holds a 28-bit tag
+// (the top bits of the key's xxhash, never 0) in its top bits and the
+// record's arena offset divided by 8 in its low 36 bits (512 GiB of
+// arena); 0 marks an empty slot.
 // The table holds no pointers, so the garbage collector never looks inside
 // it however many items there are, and a probe touches one cache line for
 // both tag and offset.
@@ -44,25 +45,32 @@ func makeSlots(n int) []uint64 {
 // tagOf derives an entry's tag from the key hash. The shard is chosen from the
 // low bits of the hash, the tag from the high half, so they are independent.
 func tagOf(h uint64) uint32 {
-	t := uint32(h >> 32)
+	t := uint32(h >> (64 - tagBits))
 	if t == 0 {
 		t = 1
 	}
 	return t
 }
 
-func entry(tag, loc uint32) uint64 { return uint64(tag)<<32 | uint64(loc) }
-func entryTag(e uint64) uint32     { return uint32(e >> 32) }
-func entryLoc(e uint64) uint32     { return uint32(e) }
+// An entry's split between tag and location.
+const (
+	tagBits = 28
+	locBits = 64 - tagBits
+	locMask = 1<<locBits - 1
+)
 
-func (ix *index) loc(slot int) uint32 { return entryLoc(ix.slots[slot]) }
+func entry(tag uint32, loc uint64) uint64 { return uint64(tag)<<locBits | loc }
+func entryTag(e uint64) uint32            { return uint32(e >> locBits) }
+func entryLoc(e uint64) uint64            { return e & locMask }
 
-func (ix *index) setLoc(slot int, loc uint32) {
+func (ix *index) loc(slot int) uint64 { return entryLoc(ix.slots[slot]) }
+
+func (ix *index) setLoc(slot int, loc uint64) {
 	ix.slots[slot] = entry(entryTag(ix.slots[slot]), loc)
 }
 
 // findLoc returns the slot holding exactly (tag, loc), or -1.
-func (ix *index) findLoc(tag, loc uint32) int {
+func (ix *index) findLoc(tag uint32, loc uint64) int {
 	want := entry(tag, loc)
 	for i := tag & ix.mask; ; i = (i + 1) & ix.mask {
 		e := ix.slots[i]
@@ -76,7 +84,7 @@ func (ix *index) findLoc(tag, loc uint32) int {
 }
 
 // insert adds an entry for a key known to be absent.
-func (ix *index) insert(tag, loc uint32) {
+func (ix *index) insert(tag uint32, loc uint64) {
 	if (ix.count+1)*maxLoadDen > len(ix.slots)*maxLoadNum {
 		ix.grow()
 	}

@@ -12,17 +12,19 @@ import (
 
 // Warm restart (memcached's -e, Config.MemoryFile).
 //
-// With a memory file the rings are one shared mapping of that file, so the
+// With a memory file the arena is a shared mapping of that file, so the
 // item bytes outlive the process. A graceful stop (SaveState) writes a
 // small metadata file next to it, FILE.meta: the settings the records'
-// layout depends on, each shard's ring positions and CAS sequence, and a
-// checksum of each ring's written bytes. The next start with the same
-// settings maps the file, removes the metadata at once (from then on a
-// crash leaves no metadata, so a torn file is never trusted), checks the
-// checksums, and rebuilds every shard's index by walking its ring from the
-// tail. Anything that does not match (no metadata, other settings, a bad
-// checksum, a record that does not parse) starts the cache empty and says
-// why in RestoreReport; the file is then cleared.
+// layout depends on, the owner of each page, each class's partly cut
+// page, each shard's CAS sequence and flush state, and a checksum of the
+// pages. The next start with the same settings maps the file, removes the
+// metadata at once (from then on a crash leaves no metadata, so a torn
+// file is never trusted), checks the checksum, and walks every page:
+// each chunk holding a record goes back in its shard's index and its
+// class's queue, each other chunk on its class's free list. Anything
+// that does not match (no metadata, other settings, a bad checksum, a
+// record that does not parse) starts the cache empty and says why in
+// RestoreReport; the file is then cleared.
 
 // memfileMeta is FILE.meta. Every field that shapes the rings or the
 // records must match for a restore.
@@ -34,7 +36,12 @@ type memfileMeta struct {
 	DisableCAS   bool         `json:"disable_cas"`
 	GrowthFactor float64      `json:"growth_factor"`
 	MinChunk     int          `json:"min_chunk"`
-	RingSize     int          `json:"ring_size"`
+	Pages        int          `json:"pages"` // the arena's size in pages
+	Front        int          `json:"front"` // pages cut from the front
+	Owners       []byte       `json:"owners"`
+	Pool         []int32      `json:"pool"`
+	Carves       []carveState `json:"carves"` // by class id
+	Sum          string       `json:"sum"`    // xxhash of the pages cut from the front, hex
 	Shards       []shardState `json:"shards"`
 	SavedAt      int64        `json:"saved_at"`
 	Items        int          `json:"items"`
@@ -42,28 +49,29 @@ type memfileMeta struct {
 	Started      int64        `json:"started,omitempty"`    // the first start of the cache, as memcached keeps process_started
 }
 
-// shardState is one shard's ring positions as SaveState found them.
+// shardState is one shard's state as SaveState found it.
 type shardState struct {
-	Head, Tail, End int
-	Wrapped         bool
-	Touched         int
-	Seq             uint64
-	FlushOldest     uint32 // a pending delayed flush_all (flushPending)
-	FlushLive       uint32 // the flush in force (flushLive, flushCAS): flushed items stay unmet
-	FlushCAS        uint64
-	Sum             string // xxhash of buf[:Touched], hex
+	Seq         uint64
+	FlushOldest uint32 // a pending delayed flush_all (flushPending)
+	FlushLive   uint32 // the flush in force (flushLive, flushCAS): flushed items stay unmet
+	FlushCAS    uint64
+}
+
+// carveState is a class's partly cut page.
+type carveState struct {
+	Carve uint64
+	Left  int
 }
 
 const (
 	memfileMagic   = "gocached-memory-file"
-	memfileVersion = 1
-	memfilePage    = 4096
+	memfileVersion = 2
 )
 
 func metaPath(file string) string { return file + ".meta" }
 
 // matches reports whether m was saved by a store with this configuration.
-func (m *memfileMeta) matches(cfg Config, ringSize int) error {
+func (m *memfileMeta) matches(cfg Config, pages int) error {
 	switch {
 	case m.Magic != memfileMagic || m.Version != memfileVersion:
 		return fmt.Errorf("metadata format %q v%d is not this version's", m.Magic, m.Version)
@@ -81,8 +89,9 @@ func (m *memfileMeta) matches(cfg Config, ringSize int) error {
 			fmt.Sprintf("saved with -I %d, now %d", m.MaxItemSize, cfg.MaxItemSize)}
 	case m.DisableCAS != cfg.DisableCAS:
 		return &settingMismatch{"use_cas", strconv.FormatBool(!m.DisableCAS), "saved with another -C setting"}
-	case m.RingSize != ringSize || len(m.Shards) == 0 || len(m.Shards)&(len(m.Shards)-1) != 0:
-		return errors.New("saved with another ring layout")
+	case m.Pages != pages || len(m.Shards) == 0 || len(m.Shards)&(len(m.Shards)-1) != 0 ||
+		m.Front < 0 || m.Front > pages || len(m.Owners) != m.Front:
+		return errors.New("saved with another page layout")
 	}
 	return nil
 }
@@ -107,18 +116,15 @@ func readMemfileMeta(file string) (*memfileMeta, error) {
 	return &m, nil
 }
 
-// memfileRingSize is a shard's ring size with a memory file: whole pages,
-// so that each ring is its own page range of the mapping and can be
-// unmapped alone when SetMemoryLimit replaces it.
-func memfileRingSize(limit int64, shards int) int {
-	return int(limit/int64(shards)) &^ (memfilePage - 1)
-}
+// memfilePages is the arena's size in pages with a memory file: the
+// limit and a page per class beyond it, no room to grow.
+func memfilePages(limit int64) int { return limitPages(limit) + arenaSlack/pageSize }
 
 // SaveState writes the metadata that lets the next start with the same
 // memory file serve the items stored now (memcached's graceful stop with
 // -e). Call it once the server no longer changes the store: after the
-// engine stopped. It stops the background reclaimer (Close). It fails when there is no memory file, or when a ring was
-// replaced at run time (cache_memlimit) and so no longer lives in it.
+// engine stopped. It stops the background reclaimer (Close). It fails
+// when there is no memory file.
 func (s *Store) SaveState() error {
 	mf := s.memfile
 	if mf == nil {
@@ -134,19 +140,28 @@ func (s *Store) SaveState() error {
 			s.shards[i].mu.Unlock()
 		}
 	}()
+	a := s.slabs.arena
 	m := memfileMeta{Magic: memfileMagic, Version: memfileVersion, MemoryLimit: s.cfg.MemoryLimit,
 		MaxItemSize: s.cfg.MaxItemSize, DisableCAS: s.cfg.DisableCAS, GrowthFactor: s.cfg.GrowthFactor,
-		MinChunk: s.cfg.MinChunk, RingSize: s.ringSize, SavedAt: s.Now(), HashPower: s.hashPower.Load(), Started: s.started}
+		MinChunk: s.cfg.MinChunk, SavedAt: s.Now(), HashPower: s.hashPower.Load(), Started: s.started}
+	a.mu.Lock()
+	m.Pages, m.Front = a.pages(), a.front
+	m.Owners = append([]byte(nil), a.owner[:a.front]...)
+	m.Pool = append([]int32(nil), a.pool...)
+	a.mu.Unlock()
+	for id := range s.slabs.classes {
+		c := &s.slabs.classes[id]
+		c.mu.Lock()
+		m.Carves = append(m.Carves, carveState{Carve: c.carve, Left: c.carveLeft})
+		c.mu.Unlock()
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		if !mf.holds(sh.buf, i) {
-			return errors.New("store: a ring was resized at run time and is not in the memory file; not saved")
-		}
 		m.Items += sh.idx.count
-		m.Shards = append(m.Shards, shardState{Head: sh.head, Tail: sh.tail, End: sh.end, Wrapped: sh.wrapped,
-			Touched: sh.touched, Seq: sh.seq, FlushOldest: sh.flushPending,
-			FlushLive: sh.flushLive, FlushCAS: sh.flushCAS, Sum: ringSum(sh.buf[:sh.touched])})
+		m.Shards = append(m.Shards, shardState{Seq: sh.seq, FlushOldest: sh.flushPending,
+			FlushLive: sh.flushLive, FlushCAS: sh.flushCAS})
 	}
+	m.Sum = pagesSum(a.mem[:m.Front*pageSize])
 	if err := mf.sync(); err != nil {
 		return fmt.Errorf("store: sync %s: %w", mf.path, err)
 	}
@@ -189,7 +204,7 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 		why = "no saved state (a first start, or the last stop was not a graceful one)"
 		s.restartLines = []string{restartNoMeta}
 	default:
-		if err := saved.matches(s.cfg, s.ringSize); err != nil {
+		if err := saved.matches(s.cfg, s.slabs.arena.pages()); err != nil {
 			why = err.Error()
 			if m := (*settingMismatch)(nil); errors.As(err, &m) {
 				s.restartLines = m.lines()
@@ -218,40 +233,33 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 // how many items were restored, or why the cache started empty.
 func (s *Store) RestoreReport() string { return s.restoreNote }
 
-func ringSum(b []byte) string { return strconv.FormatUint(xxhash.Sum64(b), 16) }
+func pagesSum(b []byte) string { return strconv.FormatUint(xxhash.Sum64(b), 16) }
 
-// restore adopts the rings' records as m describes them. On any mismatch
+// restore adopts the pages' records as m describes them. On any mismatch
 // it leaves every shard empty and returns why.
 func (s *Store) restore(m *memfileMeta) (items int, err error) {
-	if len(m.Shards) != len(s.shards) {
+	a := s.slabs.arena
+	switch {
+	case len(m.Shards) != len(s.shards):
 		return 0, errors.New("shard count differs")
-	}
-	for i, st := range m.Shards {
-		n := len(s.shards[i].buf)
-		if st.Touched < 0 || st.Touched > n || st.Head < 0 || st.Head > n || st.Tail < 0 || st.Tail > n ||
-			st.End < 0 || st.End > n || st.Head%8 != 0 || st.Tail%8 != 0 {
-			return 0, fmt.Errorf("shard %d: ring positions out of range", i)
-		}
-		if ringSum(s.shards[i].buf[:st.Touched]) != st.Sum {
-			return 0, fmt.Errorf("shard %d: checksum mismatch (the file changed after the save)", i)
-		}
+	case len(m.Carves) != len(s.slabs.classes):
+		return 0, errors.New("class count differs")
+	case pagesSum(a.mem[:m.Front*pageSize]) != m.Sum:
+		return 0, errors.New("checksum mismatch (the file changed after the save)")
 	}
 	for i, st := range m.Shards {
 		sh := &s.shards[i]
-		sh.head, sh.tail, sh.end, sh.wrapped, sh.touched = st.Head, st.Tail, st.End, st.Wrapped, st.Touched
 		sh.seq, sh.flushPending, sh.flushLive, sh.flushCAS = st.Seq, st.FlushOldest, st.FlushLive, st.FlushCAS
 		if sh.flushLive != 0 {
 			sh.flushSweepAt = 1 // flushed items saved unmet: the reclaimer may sweep them now
 		}
-		// Virtual positions as cursor.go derives them from physical ones:
-		// the head in its second lap, the tail one lap behind when the
-		// records wrap.
-		sh.vhead = uint64(len(sh.buf) + sh.head)
-		sh.vtail = sh.bornOf(sh.tail)
-		if err := relinkAll(sh); err != nil {
-			s.emptyAll()
-			return 0, fmt.Errorf("shard %d: %w", i, err)
-		}
+	}
+	if err := s.adoptPages(m); err != nil {
+		s.emptyAll()
+		return 0, err
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
 		items += sh.idx.count
 		// memcached's restart links each item it finds again, counting it
 		// as linked in total_items.
@@ -266,49 +274,116 @@ func (s *Store) restore(m *memfileMeta) (items int, err error) {
 	return items, nil
 }
 
-// relinkAll walks sh's ring from the tail and indexes every live record,
-// checking that each one parses and that no key appears twice.
-func relinkAll(sh *shard) error {
-	walk := func(from, to int) error {
-		for pos := from; pos < to; {
-			if to-pos < recHeader {
-				return fmt.Errorf("record at %d runs past %d", pos, to)
+// adoptPages gives the arena and the classes their saved pages and links
+// every record in them, checking that each parses and that no key appears
+// twice.
+func (s *Store) adoptPages(m *memfileMeta) error {
+	a, sl := s.slabs.arena, s.slabs
+	a.front = m.Front
+	copy(a.owner, m.Owners)
+	for _, p := range m.Pool {
+		if p < 0 || int(p) >= m.Front || a.owner[p] != 0 {
+			return errors.New("page pool does not parse")
+		}
+	}
+	a.pool = append(a.pool[:0], m.Pool...)
+	for id, cs := range m.Carves {
+		if id == 0 {
+			continue
+		}
+		c := &sl.classes[id]
+		if cs.Left < 0 || cs.Left > c.perPage || cs.Left > 0 && (cs.Carve >= uint64(m.Front)*pageSize ||
+			int(cs.Carve/pageSize) != int((cs.Carve+uint64(cs.Left*c.size)-1)/pageSize) ||
+			a.owner[cs.Carve/pageSize] != uint8(id)) {
+			return fmt.Errorf("class %d: cut page does not parse", id)
+		}
+		c.carve, c.carveLeft = cs.Carve, cs.Left
+	}
+	for p := 0; p < m.Front; p++ {
+		o := a.owner[p]
+		switch {
+		case o == 0 || o == runBody:
+			continue
+		case o&runHead != 0:
+			id := int(o &^ runHead)
+			if id == 0 || id >= len(sl.classes) {
+				return fmt.Errorf("page %d: owner does not parse", p)
 			}
-			r := sh.rec(pos)
-			sz := r.size()
-			if r.klen() == 0 || pos+sz > to || r.class() >= len(sh.cls) {
-				return fmt.Errorf("record at %d does not parse", pos)
+			c := &sl.classes[id]
+			r := sl.rec(uint64(p) * pageSize)
+			n := runPages(r.size())
+			if r.bits()&recDead != 0 || p+n > m.Front || r.class() != id {
+				return fmt.Errorf("page %d: large item does not parse", p)
 			}
-			if r.bits()&recDead == 0 {
-				h := xxhash.Sum64(r.key())
-				if sh.find(r.key(), tagOf(h)) >= 0 {
-					return fmt.Errorf("key at %d stored twice", pos)
+			for i := 1; i < n; i++ {
+				if a.owner[p+i] != runBody {
+					return fmt.Errorf("page %d: large item does not parse", p)
 				}
-				sh.link(-1, tagOf(h), pos)
 			}
-			pos += sz
+			a.inUse += n
+			c.pages += n
+			if err := s.relink(c, p*pageSize); err != nil {
+				return err
+			}
+		default:
+			if int(o) >= len(sl.classes) {
+				return fmt.Errorf("page %d: owner does not parse", p)
+			}
+			c := &sl.classes[o]
+			a.inUse++
+			c.pages++
+			if err := s.adoptPage(c, p); err != nil {
+				return err
+			}
 		}
-		return nil
 	}
-	var err error
-	if sh.wrapped {
-		if err = walk(sh.tail, sh.end); err == nil {
-			err = walk(0, sh.head)
-		}
-	} else {
-		err = walk(sh.tail, sh.head)
-	}
-	return err
+	return nil
 }
 
-// emptyAll forgets every record of every shard (a restore that failed).
+// adoptPage links the records of one class page and frees its other
+// chunks, up to the class's cut point when this is its newest page.
+func (s *Store) adoptPage(c *slabClass, p int) error {
+	start := uint64(p) * pageSize
+	n := c.perPage
+	if c.carveLeft > 0 && c.carve/pageSize == uint64(p) {
+		n = int(c.carve-start) / c.size
+	}
+	for i := range n {
+		pos := start + uint64(i*c.size)
+		r := s.slabs.rec(pos)
+		if r.bits()&recDead != 0 {
+			s.slabs.freeChunk(c, pos)
+			continue
+		}
+		if err := s.relink(c, int(pos)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relink indexes the record at pos and queues it in class c.
+func (s *Store) relink(c *slabClass, pos int) error {
+	r := s.slabs.rec(uint64(pos))
+	if r.klen() == 0 || r.class() != c.id || r.size() > c.size && !c.runs && r.size() <= pageSize {
+		return fmt.Errorf("record at %d does not parse", pos)
+	}
+	h := xxhash.Sum64(r.key())
+	sh := &s.shards[h&s.shardMask]
+	if sh.find(r.key(), tagOf(h)) >= 0 {
+		return fmt.Errorf("key at %d stored twice", pos)
+	}
+	sh.link(-1, tagOf(h), pos)
+	return nil
+}
+
+// emptyAll forgets every record of every shard and every page (a restore
+// that failed).
 func (s *Store) emptyAll() {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.idx.clear()
-		sh.head, sh.tail, sh.end, sh.wrapped, sh.touched = 0, 0, 0, false, 0
-		sh.vhead, sh.vtail = 0, 0 // nothing can hold a ValueRef yet
-		sh.live, sh.expiring, sh.seq = 0, 0, 0
+		sh.expiring, sh.seq = 0, 0
 		// A start empties: what restore counted as linked is gone again
 		// (nothing else has been counted before serving).
 		sh.st.TotalItems = 0
@@ -317,6 +392,17 @@ func (s *Store) emptyAll() {
 			sh.cls[c] = classCounters{}
 		}
 	}
+	sl := s.slabs
+	for id := 1; id < len(sl.classes); id++ {
+		c := &sl.classes[id]
+		*c = slabClass{id: c.id, size: c.size, perPage: c.perPage, runs: c.runs, free: nilLoc}
+		for i := range c.q {
+			c.q[i] = lruQueue{head: nilLoc, tail: nilLoc}
+		}
+	}
+	a := sl.arena
+	a.front, a.inUse, a.pool = 0, 0, a.pool[:0]
+	clear(a.owner)
 	if h := s.sizes.Load(); h != nil {
 		for b := range h.counts {
 			h.counts[b].Store(0)

@@ -10,23 +10,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// memFile is the shared mapping of -e's file: ring i is bytes
-// [i*ring, (i+1)*ring), whole pages each.
+// memFile is the shared mapping of -e's file, which is the arena.
 type memFile struct {
 	path string
 	f    *os.File
 	mem  []byte
-	ring int
 }
 
-// openMemFile opens (creating it if needed) path, sizes it for shards rings
-// of ring bytes and maps it shared.
-func openMemFile(path string, shards, ring int) (*memFile, error) {
+// openMemFile opens (creating it if needed) path, sizes it to size bytes
+// and maps it shared.
+func openMemFile(path string, size int64) (*memFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: memory file: %w", err)
 	}
-	size := int64(shards) * int64(ring)
 	if err := f.Truncate(size); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("store: memory file %s: %w", path, err)
@@ -36,18 +33,7 @@ func openMemFile(path string, shards, ring int) (*memFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("store: mmap of memory file %s: %w", path, err)
 	}
-	return &memFile{path: path, f: f, mem: unsafe.Slice((*byte)(p), size), ring: ring}, nil
-}
-
-// ringAt is ring i of the mapping.
-func (m *memFile) ringAt(i int) []byte {
-	return m.mem[i*m.ring : (i+1)*m.ring : (i+1)*m.ring]
-}
-
-// holds reports whether b is still ring i of the mapping (and not a ring
-// SetMemoryLimit put in its place).
-func (m *memFile) holds(b []byte, i int) bool {
-	return len(b) == m.ring && len(b) > 0 && &b[0] == &m.mem[i*m.ring]
+	return &memFile{path: path, f: f, mem: unsafe.Slice((*byte)(p), size)}, nil
 }
 
 // sync writes the mapping back to the file (a no-op on tmpfs).

@@ -63,13 +63,13 @@ func (s *Store) MetaGet(key []byte, vivify bool, cas NewCAS, fn func(it Item, cr
 // and no expiry, and returns its position.
 func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint32, cas NewCAS) (int, bool) {
 	size := recSize(len(key), len(value))
-	pos, res := sh.alloc(size, now)
+	class := s.ItemClass(len(key), len(value), 0)
+	pos, res := s.alloc(sh, size, class, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
-		sh.cls[s.ItemClass(len(key), len(value), 0)].outOfMemory++
+		sh.cls[class].outOfMemory++
 		return 0, false
 	}
-	class := s.ItemClass(len(key), len(value), 0)
 	r := sh.rec(pos)
 	r.writeHeader(len(key), len(value), class, 0, 0, sh.casOrNext(cas), now)
 	copy(r[recHeader:], key)

@@ -129,7 +129,7 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	class := s.ItemClass(len(key), len(value), r.Flags)
 	sh.countSet(class)
 	if sh.flushSweepAt|sh.flushPending != 0 { // (tested here so the common case makes no call)
-		sh.pullTail(now) // before the lookup, as memcached allocates before it looks
+		s.pullFlushed(sh, class, now) // before the lookup, as memcached allocates before it looks
 	}
 	p, res, done := s.plan(sh, tag, r, now64, now)
 	if done {
@@ -144,18 +144,14 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		}
 	}
 	// The old value append and prepend keep. The allocation below may
-	// evict or move the old record, so it is copied aside first, unless
-	// the ring has the room without freeing anything: then the old record
-	// stays where it is, and copying its value (a fresh heap array for a
-	// large one, which with the small Go heap meant a GC cycle every few
-	// large appends) would be for nothing.
+	// evict the old record and hand its chunk out again, so the record is
+	// pinned (cursor.go) until its value is copied.
 	var oldValue []byte
 	if mode == ModeAppend || mode == ModePrepend {
-		if oldValue = p.old.value(); !sh.fitsAsIs(recSize(len(key), vlen)) {
-			sh.scratch = append(sh.scratchFor(len(oldValue)), oldValue...)
-			defer sh.dropLargeScratch()
-			oldValue = sh.scratch
-		}
+		oldPos := sh.posOf(p.slot)
+		oldValue = p.old.value()
+		sh.refOf(oldPos, p.old)
+		defer sh.unpin(oldPos)
 	}
 
 	if vlen != len(value) || p.flags != r.Flags {
@@ -163,7 +159,7 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	}
 	size := recSize(len(key), vlen)
 	epoch := sh.idx.epoch
-	pos, res := sh.alloc(size, now)
+	pos, res := s.alloc(sh, size, class, now)
 	if res != Stored {
 		s.noMemory(sh, tag, mode, key, class)
 		return res, 0

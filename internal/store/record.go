@@ -2,37 +2,45 @@ package store
 
 import "encoding/binary"
 
-// A record is one item in a shard's ring. Records start at 8-byte aligned
-// offsets, so the index can store offset/8 in 32 bits. Layout (little endian):
+// A record is one item in a chunk of a slab class (slab.go). Chunks start at
+// 8-byte aligned arena offsets, so the index stores offset/8. Layout
+// (little endian):
 //
 //	0  u32 value length
 //	4  u8  key length
 //	5  u8  state bits (recDead, recFetched, recReferenced, recTemp, and
 //	       the meta protocol's recStale, recTokenSent, recKeyBinary)
-//	6  u16 size class, for per-class statistics
+//	6  u8  slab class (1..63)
+//	7  u8  LRU queue (queueHot, ...; lru.go)
 //	8  u32 client flags
 //	12 u32 exptime, absolute unix seconds, 0 = never
 //	16 u64 cas unique (always kept; reported as 0 under -C)
 //	24 u32 time stored, unix seconds (flush_all compares it)
 //	28 u32 time last accessed, unix seconds (stats items age)
-//	32 key, then value, then padding to 8 bytes
+//	32 u64 arena offset of the previous record in its LRU queue (nilLoc: none)
+//	40 u64 arena offset of the next record in its LRU queue, or of the next
+//	       free chunk while the chunk is free
+//	48 key, then value
 const (
-	recHeader = 32
+	recHeader = 48
 
 	offVlen   = 0
 	offKlen   = 4
 	offBits   = 5
 	offClass  = 6
+	offQueue  = 7
 	offFlags  = 8
 	offExp    = 12
 	offCAS    = 16
 	offStored = 24
 	offAccess = 28
+	offPrev   = 32
+	offNext   = 40
 )
 
 // State bits of a record.
 const (
-	recDead       = 1 << 0 // unlinked from the index; its bytes wait for the ring tail
+	recDead       = 1 << 0 // not in the index: free, or reserved for a value still arriving
 	recFetched    = 1 << 1 // read at least once (for *_unfetched counters)
 	recReferenced = 1 << 2 // read since it was written or last given a second chance
 	// The meta protocol's item states (memcached's ITEM_STALE,
@@ -48,17 +56,19 @@ const (
 
 var le = binary.LittleEndian
 
-// recSize is the ring footprint of an item with the given key and value lengths.
+// recSize is the bytes of chunk an item with the given key and value
+// lengths needs (8-byte aligned, as chunks are).
 func recSize(klen, vlen int) int { return (recHeader + klen + vlen + 7) &^ 7 }
 
-// rec is a view of the record at one offset of a ring.
+// rec is a view of the record at one arena offset.
 type rec []byte
 
 func (r rec) vlen() int        { return int(le.Uint32(r[offVlen:])) }
 func (r rec) klen() int        { return int(r[offKlen]) }
 func (r rec) size() int        { return recSize(r.klen(), r.vlen()) }
 func (r rec) bits() uint8      { return r[offBits] }
-func (r rec) class() int       { return int(le.Uint16(r[offClass:])) }
+func (r rec) class() int       { return int(r[offClass]) }
+func (r rec) queue() int       { return int(r[offQueue]) }
 func (r rec) flags() uint32    { return le.Uint32(r[offFlags:]) }
 func (r rec) exptime() uint32  { return le.Uint32(r[offExp:]) }
 func (r rec) cas() uint64      { return le.Uint64(r[offCAS:]) }
@@ -75,13 +85,18 @@ func (r rec) clearBits(b uint8)    { r[offBits] &^= b }
 func (r rec) setExptime(e uint32)  { le.PutUint32(r[offExp:], e) }
 func (r rec) setCAS(c uint64)      { le.PutUint64(r[offCAS:], c) }
 func (r rec) setAccessed(t uint32) { le.PutUint32(r[offAccess:], t) }
+func (r rec) prev() uint64         { return le.Uint64(r[offPrev:]) }
+func (r rec) next() uint64         { return le.Uint64(r[offNext:]) }
+func (r rec) setPrev(p uint64)     { le.PutUint64(r[offPrev:], p) }
+func (r rec) setNext(n uint64)     { le.PutUint64(r[offNext:], n) }
 
-// writeHeader fills the header of a fresh record; the caller copies key and value.
+// writeHeader fills the header of a fresh record, leaving its queue links
+// to the class; the caller copies key and value.
 func (r rec) writeHeader(klen, vlen, class int, flags, exptime uint32, cas uint64, now uint32) {
 	le.PutUint32(r[offVlen:], uint32(vlen))
 	r[offKlen] = uint8(klen)
 	r[offBits] = 0
-	le.PutUint16(r[offClass:], uint16(class))
+	r[offClass] = uint8(class)
 	le.PutUint32(r[offFlags:], flags)
 	le.PutUint32(r[offExp:], exptime)
 	le.PutUint64(r[offCAS:], cas)

@@ -1,25 +1,21 @@
 package store
 
-// Values received into the ring.
+// Values received into a chunk.
 //
-// A storage command whose value is still arriving reserves its record at
-// the ring's head when its line is parsed, so the bytes in flight count
-// against the memory limit and need no buffer of their own; the protocol
-// copies each part in as it arrives (FillReserved) and commits on the
-// value's end (CommitReserved), which runs the command's rules then.
+// A storage command whose value is still arriving allocates its chunk when
+// its line is parsed, as memcached allocates the item before reading the
+// data, so the bytes in flight count against the memory limit and need no
+// buffer of their own; the protocol copies each part in as it arrives
+// (FillReserved) and commits on the value's end (CommitReserved), which
+// runs the command's rules then, or gives the chunk back (ReleaseReserved)
+// when the value is not stored (bad data, a closed connection).
 //
 // Until then the record is written with its header and key but marked dead
-// and left out of the index: no lookup, dump, statistic or walker sees it,
-// and the ring's tail drops it like any dead record when it gets there. A
-// reservation the tail has passed is lost (its space may already hold other
-// records): filling it stops, and the commit answers OutOfMemory, which is
-// what memcached answers when it cannot allocate the item at all. Unlike
-// memcached, whose item being read is pinned, a reservation thus competes
-// with the stores that follow it: a value that trickles in while a full
-// ring turns over is refused rather than evicting everything else.
+// and is in no queue and no index: no lookup, dump, statistic, walker or
+// eviction sees it.
 
-// Reservation is a record reserved for a value being received. The zero
-// value is a lost reservation.
+// Reservation is a chunk reserved for a value being received. The zero
+// value holds none (a failed or used-up reservation).
 type Reservation struct {
 	ref ValueRef // on a failed Reserve only vlen is set
 	ok  bool
@@ -29,7 +25,8 @@ type Reservation struct {
 	made bool
 }
 
-// Lost reports whether the reservation can no longer be committed.
+// Lost reports whether the reservation holds no chunk: the allocation
+// failed, or it was committed or released.
 func (rv *Reservation) Lost() bool { return !rv.ok }
 
 // Len is the length of the value the reservation was made for.
@@ -48,35 +45,40 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 	defer sh.mu.Unlock()
 	now := clampTime(s.Now())
 	size := recSize(len(key), vlen)
+	class := s.ItemClass(len(key), vlen, 0)
 	if sh.flushSweepAt|sh.flushPending != 0 {
-		sh.pullTail(now)
+		s.pullFlushed(sh, class, now)
 	}
-	pos, res := sh.alloc(size, now)
+	pos, res := s.alloc(sh, size, class, now)
 	if res != Stored {
 		return failed
 	}
 	r := sh.rec(pos)
-	r.writeHeader(len(key), vlen, s.ItemClass(len(key), vlen, 0), 0, 0, 0, now)
+	r.writeHeader(len(key), vlen, class, 0, 0, 0, now)
 	r.setBits(recDead)
 	copy(r[recHeader:], key)
 	return Reservation{ref: sh.refOf(pos, r), ok: true, made: true}
 }
 
-// held reports whether the tail has not yet passed the reservation, with
-// the shard locked; it marks and counts a reservation found lost.
-func (sh *shard) held(rv *Reservation) bool {
-	if rv.ok && rv.ref.gen == sh.gen && sh.vtail <= rv.ref.born {
-		return true
+// held reports whether rv still holds its chunk, with its shard locked.
+func (sh *shard) held(rv *Reservation) bool { return rv.ok }
+
+// ReleaseReserved gives an uncommitted reservation's chunk back; a used
+// up or failed one is left alone.
+func (s *Store) ReleaseReserved(rv *Reservation) {
+	if !rv.ok {
+		return
 	}
-	if rv.ok {
-		rv.ok = false
-		sh.st.ReservationsLost++
-	}
-	return false
+	rv.ok = false
+	sh := &s.shards[rv.ref.shard]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.freeChunkLocked(rv.ref.pos)
 }
 
 // FillReserved copies src into the reserved value at offset off. It returns
-// false, copying nothing, once the reservation is lost.
+// false, copying nothing, for a range outside the value or a reservation
+// that holds no chunk.
 func (s *Store) FillReserved(rv *Reservation, off int, src []byte) bool {
 	if !rv.ok {
 		return false
@@ -91,7 +93,7 @@ func (s *Store) FillReserved(rv *Reservation, off int, src []byte) bool {
 	if !sh.held(rv) {
 		return false
 	}
-	copy(sh.buf[rv.ref.pos+int(rv.ref.voff)+off:], src)
+	copy(sh.rec(rv.ref.pos)[int(rv.ref.voff)+off:], src)
 	return true
 }
 
@@ -99,32 +101,39 @@ func (s *Store) FillReserved(rv *Reservation, off int, src []byte) bool {
 // value is the reservation's) as SetItem would and returns the same
 // results. A set, add, replace or cas links the reserved record where it
 // lies; append and prepend combine it with the old value into a new
-// record. A lost reservation answers OutOfMemory. Either way the
-// reservation is used up.
+// record. A reservation without a chunk answers OutOfMemory. Either way
+// the reservation is used up, its chunk linked or given back.
 func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	sh, tag := s.shardFor(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ref := rv.ref
-	if !rv.ok || &s.shards[ref.shard] != sh || !sh.held(rv) ||
-		string(sh.rec(ref.pos).key()) != string(r.Key) {
-		rv.ok = false
+	if !rv.ok || &s.shards[ref.shard] != sh || string(sh.rec(ref.pos).key()) != string(r.Key) {
+		if rv.ok {
+			rv.ok = false
+			sh.freeChunkLocked(ref.pos) // (only its class lock is needed)
+		}
 		sh.st.CmdSet++
 		class := s.ItemClass(len(r.Key), int(ref.vlen), r.Flags)
 		if rv.made {
-			sh.countSet(class) // lost after memcached would have allocated it
+			sh.countSet(class) // failed after memcached would have allocated it
 		}
 		s.noMemory(sh, tag, r.Mode, r.Key, class)
 		return OutOfMemory, 0
 	}
 	rv.ok = false
 	pos, vlen := ref.pos, int(ref.vlen)
-	value := sh.buf[pos+int(ref.voff) : pos+int(ref.voff)+vlen]
-	if r.Mode == ModeAppend || r.Mode == ModePrepend {
-		// A new record is allocated, which may overwrite the reserved one:
-		// the value goes through a copy. Appends of large values are rare.
-		r.Value = append([]byte(nil), value...)
-		return s.setLocked(sh, tag, &r)
+	value := sh.rec(pos)[int(ref.voff) : int(ref.voff)+vlen]
+	chunkClass := sh.rec(pos).class()
+	if r.Mode == ModeAppend || r.Mode == ModePrepend || s.ItemClass(len(r.Key), vlen, r.Flags) != chunkClass {
+		// A new record, in the class the item's flags call for, or
+		// combining old and new values: the reserved chunk goes back once
+		// it is copied from. Rare: appends of large values, and flags
+		// whose 4 bytes cross a class boundary.
+		r.Value = value
+		res, cas := s.setLocked(sh, tag, &r)
+		sh.freeChunkLocked(pos)
+		return res, cas
 	}
 	sh.st.CmdSet++
 	class := s.ItemClass(len(r.Key), vlen, r.Flags)
@@ -133,19 +142,8 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	now := clampTime(now64)
 	p, res, done := s.plan(sh, tag, &r, now64, now)
 	if done {
+		sh.freeChunkLocked(pos)
 		return res, 0
-	}
-	size := recSize(len(r.Key), vlen)
-	epoch := sh.idx.epoch
-	if p.flags != r.Flags {
-		class = s.ItemClass(len(r.Key), vlen, p.flags)
-	}
-	if sh.noEvict && sh.noEvictFull(size, now) {
-		s.noMemory(sh, tag, r.Mode, r.Key, class)
-		return OutOfMemory, 0
-	}
-	if sh.idx.epoch != epoch {
-		p.slot = sh.find(r.Key, tag)
 	}
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)

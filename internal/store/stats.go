@@ -8,12 +8,14 @@ func (s *Store) Stats() Stats {
 		sh.mu.Lock()
 		st.add(&sh.st)
 		st.CurrItems += uint64(sh.idx.count)
-		st.Bytes += uint64(sh.live)
-		st.TotalMallocedBytes += uint64(sh.touched)
+		for c := range sh.cls {
+			st.Bytes += sh.cls[c].bytes
+		}
 		st.HashBytes += uint64(sh.idx.bytes())
 		sh.mu.Unlock()
 	}
-	st.TotalMallocedBytes += uint64(max(s.cfg.Premalloced, 0))
+	malloced, _ := s.slabs.arena.usage()
+	st.TotalMallocedBytes = uint64(malloced)*pageSize + uint64(max(s.cfg.Premalloced, 0))
 	st.CmdFlush = s.cmdFlush.Load()
 	st.LimitMaxbytes = uint64(s.memLimit.Load())
 	st.HashPowerLevel = uint64(s.hashPower.Load())
@@ -87,32 +89,28 @@ func (s *Store) Classes() []ClassStats {
 		for c := range sh.cls {
 			addClass(&sum[c], &sh.cls[c])
 		}
-		seen := 0
-		sh.forEachRecordUntil(func(pos int, dead bool) bool {
-			if !dead {
-				r := sh.rec(pos)
-				if a := r.accessed(); oldest[r.class()] == 0 || a < oldest[r.class()] {
-					oldest[r.class()] = a
-				}
-			}
-			seen++
-			return seen < oldestScan
-		})
 		sh.mu.Unlock()
+	}
+	for id := 1; id < len(s.slabs.classes); id++ {
+		oldest[id] = s.oldestAccess(&s.slabs.classes[id])
 	}
 	var out []ClassStats
 	for id := 1; id < len(s.classes.sizes); id++ {
 		c := &sum[id]
-		if *c == (classCounters{}) {
+		sc := &s.slabs.classes[id]
+		sc.mu.Lock()
+		pages, free := sc.pages, sc.freeChunks()
+		sc.mu.Unlock()
+		if *c == (classCounters{}) && pages == 0 {
 			continue
 		}
-		size := s.classes.sizes[id]
 		cs := ClassStats{
 			ID:               id,
-			ChunkSize:        size,
-			ChunksPer:        max(1, pageSize/size),
-			TotalPages:       max(int((c.bytes+pageSize-1)/pageSize), b2i(c.held)),
-			UsedChunks:       c.items,
+			ChunkSize:        sc.size,
+			ChunksPer:        sc.perPage,
+			TotalPages:       pages,
+			UsedChunks:       uint64(pages*sc.perPage - free),
+			FreeChunks:       uint64(free),
 			Items:            c.items,
 			Bytes:            c.bytes,
 			MemRequested:     c.requested,
@@ -172,4 +170,29 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// oldestAccess is the last access time of the item longest unread at the
+// tails of c's queues (0: none), for `stats items` age. A tail whose shard
+// is busy is passed over.
+func (s *Store) oldestAccess(c *slabClass) uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	oldest := uint32(0)
+	for qi := range c.q {
+		pos := c.q[qi].tail
+		if pos == nilLoc {
+			continue
+		}
+		r := s.slabs.rec(pos)
+		sh := s.shardOf(r)
+		if !sh.mu.TryLock() {
+			continue
+		}
+		if a := r.accessed(); oldest == 0 || a < oldest {
+			oldest = a
+		}
+		sh.mu.Unlock()
+	}
+	return oldest
 }

@@ -21,11 +21,7 @@ const (
 	// value is the same byte for byte.
 	itemOverhead      = 59
 	itemOverheadNoCAS = 51
-	// A shard's ring must hold several items of the largest size, or one big
-	// item would evict everything else in its shard.
-	minItemsPerRing = 4
-	maxRingBytes    = 16 << 30 // index offsets are 32-bit multiples of 8
-	clockTick       = 20 * time.Millisecond
+	clockTick = 20 * time.Millisecond
 )
 
 // MaxKeyLen is memcached's key length limit; the protocol enforces it, and
@@ -38,8 +34,8 @@ type Store struct {
 	shards    []shard
 	shardMask uint64
 	classes   classTable
+	slabs     *slabs
 	maxValue  int // largest key+value length (MaxItemSize minus memcached's overhead)
-	ringSize  int
 
 	clock     atomic.Int64  // coarse unix seconds when cfg.Now is nil
 	debugTime debugClock    // memcached-debug's debugtime shift and pause (debugclock.go)
@@ -62,7 +58,8 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// New returns an empty store whose rings together hold cfg.MemoryLimit bytes.
+// New returns an empty store whose slab pages together take at most
+// cfg.MemoryLimit bytes (and a page per class beyond, as memcached's).
 // A MaxItemSize above half the memory limit is lowered to it, as memcached
 // refuses such a setting.
 func New(cfg Config) (*Store, error) {
@@ -82,26 +79,25 @@ func New(cfg Config) (*Store, error) {
 	if cfg.MaxItemSize <= overhead+recHeader {
 		return nil, fmt.Errorf("store: memory limit %d bytes leaves no room for items", cfg.MemoryLimit)
 	}
-	rings := cfg.MemoryLimit - max(cfg.Premalloced, 0) // bytes the rings share
-	if rings < minRingBytes {
-		return nil, fmt.Errorf("store: %d bytes taken as allocated already leave %d of the %d-byte limit, under one ring's minimum", cfg.Premalloced, rings, cfg.MemoryLimit)
+	items := cfg.MemoryLimit - max(cfg.Premalloced, 0) // bytes the pages may take
+	if items < pageSize {
+		return nil, fmt.Errorf("store: %d bytes taken as allocated already leave %d of the %d-byte limit, under one page", cfg.Premalloced, items, cfg.MemoryLimit)
 	}
-	n := shardCount(rings, cfg.MaxItemSize)
+	n := shardCount()
 	var saved *memfileMeta
 	var savedErr error
 	if cfg.MemoryFile != "" {
-		// A restore needs the saved layout; the shard count depended on
-		// GOMAXPROCS, so take the saved one when the rest matches.
+		// A restore needs the saved shard count (it depended on
+		// GOMAXPROCS, and the CAS uniques on it): take it when the rest
+		// matches.
 		saved, savedErr = readMemfileMeta(cfg.MemoryFile)
 		if errors.Is(savedErr, errCorruptMeta) {
 			// memcached aborts on an empty or unparsable metadata file
 			// (restart.t: "Died with an empty metadata file").
 			return nil, fmt.Errorf("store: %w", savedErr)
 		}
-		if saved != nil {
-			if k := len(saved.Shards); k > 0 && saved.matches(cfg, memfileRingSize(rings, k)) == nil {
-				n = k
-			}
+		if saved != nil && saved.matches(cfg, memfilePages(items)) == nil {
+			n = len(saved.Shards)
 		}
 	}
 	s := &Store{
@@ -110,41 +106,37 @@ func New(cfg Config) (*Store, error) {
 		shards:    make([]shard, n),
 		shardMask: uint64(n - 1),
 		maxValue:  cfg.MaxItemSize - overhead,
-		ringSize:  int(rings/int64(n)) &^ 7,
 		hooks:     &storeHooks{},
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	s.hooks.temp.Store(tempSetting(defaultTemporaryTTL, false))
-	var err error
-	if cfg.MemoryFile != "" {
-		s.ringSize = memfileRingSize(rings, n)
-		if s.memfile, err = openMemFile(cfg.MemoryFile, n, s.ringSize); err != nil {
-			return nil, err
-		}
-	}
 	chunkMax := cfg.SlabChunkMax
 	if chunkMax <= 0 {
 		// No item is chunked: the largest class holds the largest record.
 		chunkMax = (recSize(MaxKeyLen, s.maxValue) + 7) &^ 7
 	}
 	s.classes = newClassTable(chunkMax, cfg.MinChunk, cfg.GrowthFactor, cfg.SlabSizes)
+	var err error
+	var file []byte
+	if cfg.MemoryFile != "" {
+		if s.memfile, err = openMemFile(cfg.MemoryFile, int64(memfilePages(items))*pageSize); err != nil {
+			return nil, err
+		}
+		file = s.memfile.mem
+	}
+	a, err := newArena(items, arenaReserve(items), file, true, cfg.LargePages)
+	if err != nil {
+		return nil, err
+	}
+	s.slabs = newSlabs(a, s.classes.sizes)
 	idBits := uint(bits.Len(uint(n - 1)))
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.id, sh.idBits = uint64(i), idBits
 		sh.noEvict, sh.noCAS, sh.plainLRU = cfg.DisableEvictions, cfg.DisableCAS, cfg.PlainLRU
 		sh.hooks = s.hooks
-		var buf []byte
-		if s.memfile != nil {
-			buf = s.memfile.ringAt(i)
-		} else if buf, err = s.newRing(s.ringSize); err != nil {
-			for j := range i {
-				s.freeRing(s.shards[j].buf)
-			}
-			return nil, err
-		}
-		sh.buf = buf
+		sh.slabs = s.slabs
 		sh.idx = newIndex(0)
 		sh.cls = make([]classCounters, len(s.classes.sizes))
 	}
@@ -155,28 +147,33 @@ func New(cfg Config) (*Store, error) {
 	if s.memfile != nil {
 		s.adoptMemoryFile(saved, savedErr)
 	}
-	s.releaseRingsWhenUnreachable()
+	s.releaseArenaWhenUnreachable()
 	s.memLimit.Store(cfg.MemoryLimit)
 	s.clock.Store(time.Now().Unix())
 	go s.background()
 	return s, nil
 }
 
-// shardCount picks a power of two: enough shards that cores rarely meet on a
-// lock, few enough that each ring holds minItemsPerRing items of the largest
-// size, and enough that no ring outgrows what a 32-bit index offset reaches.
-func shardCount(memory int64, maxItem int) int {
+// shardCount picks a power of two: enough lock stripes that cores rarely
+// meet on one.
+func shardCount() int {
 	n := 16
 	for n < 16*runtime.GOMAXPROCS(0) && n < 256 {
 		n *= 2
 	}
-	for n > 1 && memory/int64(n) < int64(minItemsPerRing*maxItem) {
-		n /= 2
-	}
-	for n < 1<<16 && memory/int64(n) > maxRingBytes {
-		n *= 2
-	}
 	return n
+}
+
+// arenaReserve is the address space the arena reserves for a limit, so
+// that cache_memlimit can raise it later: at least 64 GiB (untouched pages
+// cost nothing but page-table room), or four times the limit.
+func arenaReserve(limit int64) int64 { return max(64<<30, 4*limit) }
+
+// releaseArenaWhenUnreachable unmaps the arena once the Store is garbage:
+// the slabs do not point back at the Store, and no slice of the arena
+// outlives the callback it was handed to.
+func (s *Store) releaseArenaWhenUnreachable() {
+	runtime.AddCleanup(s, func(sl *slabs) { sl.arena.release() }, s.slabs)
 }
 
 // Close stops the background goroutine. The store stays usable, but the

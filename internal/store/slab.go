@@ -1,0 +1,126 @@
+package store
+
+import "sync"
+
+// Slab classes: memcached's slab allocator over the arena's pages.
+//
+// Each class cuts the pages it is granted into chunks of its size; an item
+// takes one chunk of the smallest class that holds memcached's size of it
+// (ITEM_ntotal), so the same items fill the same classes, and the same
+// number fit in a page, as in memcached. A freed chunk (delete, expiry,
+// replacement, eviction) goes on its class's free list and the next
+// allocation in the class takes it, before any new page. When the class
+// has no free chunk and the arena no page for it, the allocation evicts
+// from the class's LRU (lru.go).
+//
+// An item larger than the largest class's chunk (memcached's
+// slab_chunk_max; only with -I above it) takes a run of whole consecutive
+// pages instead, counted in the largest class, which memcached would store
+// as a chain of that class's chunks; the run goes back to the arena when
+// the item goes.
+//
+// Locks: a class's lock guards its free list, its queues and the queue
+// links of its records; it is taken after a shard's lock, never before.
+
+// nilLoc marks the end of a free list or queue.
+const nilLoc = ^uint64(0)
+
+type slabClass struct {
+	mu      sync.Mutex
+	id      int
+	size    int // chunk size
+	perPage int
+	// runs: every item of the class takes a run of whole pages (its chunk
+	// is larger than a page: -I above slab_chunk_max without chunking).
+	runs  bool
+	pages int // pages held, runs included
+	free  uint64
+	nfree int
+	// carve is the next chunk not yet handed out of the newest page, and
+	// carveLeft how many remain there: a page is cut as it is used, so the
+	// kernel backs its memory only as items arrive.
+	carve     uint64
+	carveLeft int
+	q         [numQueues]lruQueue
+
+	_ [64]byte // keep neighbouring classes' locks off one cache line
+}
+
+// slabs is the store's item memory: the arena and its classes.
+type slabs struct {
+	arena   *arena
+	classes []slabClass // by class id; 0 unused
+}
+
+func newSlabs(a *arena, sizes []int) *slabs {
+	sl := &slabs{arena: a, classes: make([]slabClass, len(sizes))}
+	for id := 1; id < len(sizes); id++ {
+		c := &sl.classes[id]
+		c.id, c.size = id, sizes[id]
+		c.perPage = max(1, pageSize/c.size)
+		c.runs = c.size > pageSize
+		c.free = nilLoc
+		for i := range c.q {
+			c.q[i] = lruQueue{head: nilLoc, tail: nilLoc}
+		}
+	}
+	return sl
+}
+
+func (sl *slabs) rec(pos uint64) rec { return rec(sl.arena.mem[pos:]) }
+
+// runPages is how many pages an item of size bytes takes in a run.
+func runPages(size int) int { return (size + pageSize - 1) / pageSize }
+
+// takeChunk returns a free chunk of c for a record of size bytes, or nilLoc
+// when there is none and no page to cut one from. c is locked.
+func (sl *slabs) takeChunk(c *slabClass, size int) uint64 {
+	if size > c.size || c.runs {
+		n := runPages(size)
+		p := sl.arena.grantRun(c.id, n)
+		if p < 0 {
+			return nilLoc
+		}
+		c.pages += n
+		return uint64(p) * pageSize
+	}
+	if c.free != nilLoc {
+		pos := c.free
+		c.free = sl.rec(pos).next()
+		c.nfree--
+		return pos
+	}
+	if c.carveLeft == 0 {
+		p := sl.arena.grant(c.id, c.pages == 0)
+		if p < 0 {
+			return nilLoc
+		}
+		c.pages++
+		c.carve, c.carveLeft = uint64(p)*pageSize, c.perPage
+	}
+	pos := c.carve
+	c.carve += uint64(c.size)
+	c.carveLeft--
+	return pos
+}
+
+// freeChunk gives back the chunk of the record at pos, which is in no
+// queue. c is locked.
+func (sl *slabs) freeChunk(c *slabClass, pos uint64) {
+	r := sl.rec(pos)
+	if size := r.size(); size > c.size || c.runs {
+		n := runPages(size)
+		c.pages -= n
+		r.setBits(recDead)
+		sl.arena.giveBack(int(pos/pageSize), n)
+		return
+	}
+	r.setBits(recDead)
+	r.setNext(c.free)
+	c.free = pos
+	c.nfree++
+}
+
+// freeChunks is how many chunks of c hold no item: memcached's
+// free_chunks.
+func (c *slabClass) freeChunks() int { return c.nfree + c.carveLeft }
