@@ -103,13 +103,14 @@ func (a *arena) grant(class int, first bool) int {
 	return p
 }
 
-// grantRun gives n consecutive pages for one large item, within the limit,
-// from the pool when it holds such a run, else from the front. It returns
+// grantRun gives n consecutive pages for one large item, within the limit
+// unless the class has none yet (first), from the pool when it holds such
+// a run, else from the front. It returns
 // the first page, or -1.
-func (a *arena) grantRun(class, n int) int {
+func (a *arena) grantRun(class, n int, first bool) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.inUse+n > a.limitPages {
+	if !first && a.inUse+n > a.limitPages {
 		return -1
 	}
 	p := a.takePoolRun(n)

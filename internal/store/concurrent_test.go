@@ -139,8 +139,8 @@ func TestConcurrentStress(t *testing.T) {
 			wg.Wait()
 			checkInvariants(t, s)
 			st := s.Stats()
-			if st.Bytes > uint64(tt.cfg.MemoryLimit) {
-				t.Fatalf("bytes %d over the limit", st.Bytes)
+			if st.TotalMallocedBytes > itemBound(s, tt.cfg.MemoryLimit) {
+				t.Fatalf("malloced %d over the limit and a page per class", st.TotalMallocedBytes)
 			}
 			if st.CmdGet != st.GetHits+st.GetMisses || st.CmdTouch != st.TouchHits+st.TouchMisses {
 				t.Fatalf("counters do not add up: %+v", st)

@@ -40,9 +40,9 @@ func fillers(s *Store, tag string, n int) {
 	}
 }
 
-// A pinned value reads as it was while its item is replaced, deleted and
-// its class turned over many times, and its chunk goes back only on
-// release: the next store in the class may then take it.
+// A pinned value reads as it was while its item is replaced, deleted or
+// evicted and its class turned over many times, and its chunk goes back
+// only on release: the next store in the class may then take it.
 func TestValueRefPinsUntilReleased(t *testing.T) {
 	for _, end := range []string{"replace", "delete", "evict"} {
 		t.Run(end, func(t *testing.T) {
@@ -63,10 +63,8 @@ func TestValueRefPinsUntilReleased(t *testing.T) {
 			if got, ok := copyAll(s, ref, 4096); !ok || !bytes.Equal(got, value) {
 				t.Fatalf("pinned value: ok %v, same bytes %v", ok, bytes.Equal(got, value))
 			}
-			if end == "evict" {
-				if _, _, ok := get(s, "big"); !ok {
-					t.Fatal("the pinned item was evicted")
-				}
+			if _, _, ok := get(s, "big"); ok && end != "replace" {
+				t.Fatal("the item outlived its delete or eviction") // (memcached evicts an item in use too)
 			}
 			checkInvariants(t, s)
 			s.ReleaseRef(ref)

@@ -163,3 +163,9 @@ func (s *Store) verifySlabs(reserved int) error {
 func tagOfKey(key []byte) uint32 { return tagOf(xxhash.Sum64(key)) }
 
 func sleepTick() { time.Sleep(clockTick) }
+
+// itemBound is what memcached's page rule lets item memory reach: the
+// limit, and a page for each class past it.
+func itemBound(s *Store, limit int64) uint64 {
+	return uint64(limit) + uint64(len(s.slabs.classes)-1)*pageSize
+}

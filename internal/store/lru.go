@@ -77,22 +77,19 @@ func (s *Store) shardOf(r rec) *shard {
 	return &s.shards[xxhash.Sum64(r.key())&s.shardMask]
 }
 
-// A pull's outcome.
-const (
-	pulledNothing = iota
-	pulledFreed   // a chunk went back to the class (reclaimed or evicted)
-	pulledMoved   // an item moved to another queue
-)
-
-// pull looks at up to pullTries items at the tail of queue qi of class c
-// (locked) and acts on the first it can: an expired or flushed item is
-// reclaimed; HOT's and WARM's tail items move down to COLD (an active one
-// to WARM's head instead); with evict, an active COLD item moves to WARM
-// and any other is evicted (never a TEMP one, nor any under -M). sh is the allocating
-// shard, locked by the caller; other shards are only tried, and an item
-// whose shard is busy is skipped, as memcached skips a locked item.
+// pull is memcached's lru_pull_tail on queue qi of class c (locked): it
+// looks at up to pullTries items from the tail. An expired or flushed item
+// is reclaimed and the walk goes on; the first other item ends it: HOT's
+// tail moves to WARM if active (its bit cleared), else down to COLD;
+// COLD's is evicted with evict (not under -M), or else moves to WARM if
+// active; TEMP's stays. sh is the allocating shard, locked by the caller;
+// other shards are only tried, and an item whose shard is busy is passed
+// over, as memcached passes an item whose lock it cannot take. An item a
+// ValueRef pins may be evicted: its chunk comes back on release. It
+// returns how many items it removed or moved.
 func (s *Store) pull(c *slabClass, qi int, sh *shard, now uint32, evict bool) int {
 	sl := s.slabs
+	removed := 0
 	pos := c.q[qi].tail
 	for tries := 0; tries < pullTries && pos != nilLoc; tries++ {
 		r := sl.rec(pos)
@@ -102,67 +99,61 @@ func (s *Store) pull(c *slabClass, qi int, sh *shard, now uint32, evict bool) in
 			pos = prev
 			continue
 		}
-		out := s.pullOne(c, qi, vs, pos, r, now, evict)
+		done := s.pullOne(c, qi, vs, pos, r, now, evict, &removed)
 		if vs != sh {
 			vs.mu.Unlock()
 		}
-		if out != pulledNothing {
-			return out
+		if done {
+			break
 		}
 		pos = prev
 	}
-	return pulledNothing
+	return removed
 }
 
-// pullOne acts on one tail item (see pull); vs, its shard, is locked.
-func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now uint32, evict bool) int {
+// pullOne acts on one tail item (see pull) and reports whether the walk
+// ends there; vs, its shard, is locked.
+func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now uint32, evict bool, removed *int) bool {
 	slot := vs.slotOfRecord(int(pos))
-	if slot < 0 || vs.pinned(int(pos)) {
-		return pulledNothing // in use, as memcached skips a referenced item
+	if slot < 0 {
+		return false // (cannot happen: queued records are indexed)
 	}
-	cc := &vs.cls[c.id]
-	if r.expired(now) || vs.flushed(r, now) {
+	if e := r.exptime(); e != 0 && e < now || vs.flushed(r, now) {
 		vs.reclaimOne(r)
 		vs.unlinkHeld(slot, c)
-		return pulledFreed
+		*removed++
+		return false
 	}
 	active := r.bits()&recReferenced != 0
-	switch {
-	case qi == queueTemp || vs.noEvict && qi == queueCold:
-		return pulledNothing
-	case qi == queueHot:
+	switch qi {
+	case queueHot:
 		to := queueCold
 		if active {
 			to = queueWarm
 			r.clearBits(recReferenced)
 		}
 		s.slabs.move(c, to, pos)
-		return pulledMoved
-	case qi == queueWarm:
-		// WARM's tail goes down to COLD unless read again meanwhile.
-		to := queueCold
-		if active {
-			to = queueWarm
+		*removed++
+	case queueCold:
+		switch {
+		case evict && !vs.noEvict:
+			vs.countEviction(r, &vs.cls[c.id])
+			vs.unlinkHeld(slot, c)
+			*removed++
+		case !evict && active && !vs.plainLRU:
 			r.clearBits(recReferenced)
+			s.slabs.move(c, queueWarm, pos)
+			*removed++
 		}
-		s.slabs.move(c, to, pos)
-		return pulledMoved
-	case !evict:
-		return pulledNothing
-	case active && !vs.plainLRU:
-		r.clearBits(recReferenced)
-		s.slabs.move(c, queueWarm, pos)
-		return pulledMoved
 	}
-	vs.countEviction(r, cc)
-	vs.unlinkHeld(slot, c)
-	return pulledFreed
+	return true
 }
 
 // allocIn takes a chunk of class c for a record of size bytes for shard sh
-// (locked), reclaiming and evicting at the class's tails as memcached's
-// allocation does. It returns nilLoc when none could be had: the class
-// holds only TEMP items, items of busy shards, or -M forbids evicting.
+// (locked), as memcached's do_item_alloc_pull: up to allocTries times, a
+// free chunk or a new page, else an eviction at COLD's tail, else HOT's
+// tail moved down. WARM and TEMP are left to the maintainer. It returns
+// nilLoc when none could be had.
 func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,18 +161,9 @@ func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
 		if pos := s.slabs.takeChunk(c, size); pos != nilLoc {
 			return pos
 		}
-		if s.pull(c, queueTemp, sh, now, true) == pulledFreed {
-			continue
-		}
-		if s.pull(c, queueCold, sh, now, true) != pulledNothing {
-			continue
-		}
-		if s.pull(c, queueHot, sh, now, false) != pulledNothing {
-			continue
-		}
-		if s.pull(c, queueWarm, sh, now, false) == pulledNothing {
-			break
+		if s.pull(c, queueCold, sh, now, true) == 0 {
+			s.pull(c, queueHot, sh, now, false)
 		}
 	}
-	return s.slabs.takeChunk(c, size)
+	return nilLoc
 }

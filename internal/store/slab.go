@@ -77,7 +77,7 @@ func runPages(size int) int { return (size + pageSize - 1) / pageSize }
 func (sl *slabs) takeChunk(c *slabClass, size int) uint64 {
 	if size > c.size || c.runs {
 		n := runPages(size)
-		p := sl.arena.grantRun(c.id, n)
+		p := sl.arena.grantRun(c.id, n, c.pages == 0)
 		if p < 0 {
 			return nilLoc
 		}

@@ -21,7 +21,7 @@ const (
 	// value is the same byte for byte.
 	itemOverhead      = 59
 	itemOverheadNoCAS = 51
-	clockTick = 20 * time.Millisecond
+	clockTick         = 20 * time.Millisecond
 )
 
 // MaxKeyLen is memcached's key length limit; the protocol enforces it, and
@@ -113,8 +113,9 @@ func New(cfg Config) (*Store, error) {
 	s.hooks.temp.Store(tempSetting(defaultTemporaryTTL, false))
 	chunkMax := cfg.SlabChunkMax
 	if chunkMax <= 0 {
-		// No item is chunked: the largest class holds the largest record.
-		chunkMax = (recSize(MaxKeyLen, s.maxValue) + 7) &^ 7
+		// memcached's default slab_chunk_max, half a page, or the largest
+		// record when that is smaller.
+		chunkMax = min(pageSize/2, (recSize(MaxKeyLen, s.maxValue)+7)&^7)
 	}
 	s.classes = newClassTable(chunkMax, cfg.MinChunk, cfg.GrowthFactor, cfg.SlabSizes)
 	var err error
