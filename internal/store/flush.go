@@ -133,6 +133,7 @@ func (s *Store) background() {
 		case now := <-t.C:
 			s.tickClock(now)
 		}
+		s.maintain(clampTime(s.Now()))
 		if tick%reclaimEvery == 0 {
 			next = s.reclaim(next, reclaimBudget)
 			s.hashExpand()

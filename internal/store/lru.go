@@ -22,6 +22,7 @@ const (
 type lruQueue struct {
 	head, tail uint64 // arena offsets; nilLoc when empty
 	items      int
+	bytes      int64 // memcached's sizes of the items (ITEM_ntotal), for the maintainer's limits
 }
 
 // push puts the record at pos at the head of queue qi. c is locked.
@@ -38,6 +39,7 @@ func (sl *slabs) push(c *slabClass, qi int, pos uint64) {
 	}
 	q.head = pos
 	q.items++
+	q.bytes += int64(r.mcSize(sl.noCAS))
 }
 
 // remove takes the record at pos out of its queue. c is locked.
@@ -56,6 +58,7 @@ func (sl *slabs) remove(c *slabClass, pos uint64) {
 		q.tail = p
 	}
 	q.items--
+	q.bytes -= int64(r.mcSize(sl.noCAS))
 }
 
 // move takes the record at pos to the head of queue qi. c is locked.
@@ -88,6 +91,14 @@ func (s *Store) shardOf(r rec) *shard {
 // ValueRef pins may be evicted: its chunk comes back on release. It
 // returns how many items it removed or moved.
 func (s *Store) pull(c *slabClass, qi int, sh *shard, now uint32, evict bool) int {
+	return s.pullLimited(c, qi, sh, now, evict, 0, 0)
+}
+
+// pullLimited is pull with the maintainer's limits for HOT and WARM: an
+// inactive tail item moves down to COLD only while the queue holds more
+// than limit bytes or the item was last read more than maxAge seconds ago
+// (limit 0 and maxAge 0: always).
+func (s *Store) pullLimited(c *slabClass, qi int, sh *shard, now uint32, evict bool, limit int64, maxAge uint32) int {
 	sl := s.slabs
 	removed := 0
 	pos := c.q[qi].tail
@@ -99,7 +110,7 @@ func (s *Store) pull(c *slabClass, qi int, sh *shard, now uint32, evict bool) in
 			pos = prev
 			continue
 		}
-		done := s.pullOne(c, qi, vs, pos, r, now, evict, &removed)
+		done := s.pullOne(c, qi, vs, pos, r, now, evict, limit, maxAge, &removed)
 		if vs != sh {
 			vs.mu.Unlock()
 		}
@@ -113,7 +124,7 @@ func (s *Store) pull(c *slabClass, qi int, sh *shard, now uint32, evict bool) in
 
 // pullOne acts on one tail item (see pull) and reports whether the walk
 // ends there; vs, its shard, is locked.
-func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now uint32, evict bool, removed *int) bool {
+func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now uint32, evict bool, limit int64, maxAge uint32, removed *int) bool {
 	slot := vs.slotOfRecord(int(pos))
 	if slot < 0 {
 		return false // (cannot happen: queued records are indexed)
@@ -126,14 +137,16 @@ func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now 
 	}
 	active := r.bits()&recReferenced != 0
 	switch qi {
-	case queueHot:
-		to := queueCold
-		if active {
-			to = queueWarm
+	case queueHot, queueWarm:
+		switch {
+		case active:
 			r.clearBits(recReferenced)
+			s.slabs.move(c, queueWarm, pos)
+			*removed++
+		case limit == 0 && maxAge == 0 || c.q[qi].bytes > limit || now-r.accessed() > maxAge:
+			s.slabs.move(c, queueCold, pos)
+			*removed++
 		}
-		s.slabs.move(c, to, pos)
-		*removed++
 	case queueCold:
 		switch {
 		case evict && !vs.noEvict:
@@ -166,4 +179,60 @@ func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
 		}
 	}
 	return nilLoc
+}
+
+// The maintainer (memcached's LRU maintainer thread) juggles every class
+// on each clock tick: HOT is trimmed to hotPct of the class's queued bytes
+// and to items read within a fifth of COLD's tail age, WARM to warmPct
+// and twice that age, each moving inactive tail items down to COLD (an
+// active one up to WARM's head); COLD's tail gives active items back to
+// WARM; and expired or flushed items met on the way are reclaimed.
+const (
+	hotPct, warmPct = 20, 40
+	hotAgeNum       = 1 // hot_max_factor 0.2
+	hotAgeDen       = 5
+	warmAgeNum      = 2 // warm_max_factor 2.0
+	maxJuggles      = 500
+)
+
+// maintain juggles each class once.
+func (s *Store) maintain(now uint32) {
+	for id := 1; id < len(s.slabs.classes); id++ {
+		s.juggle(&s.slabs.classes[id], now)
+	}
+}
+
+// juggle is lru_maintainer_juggle for one class.
+func (s *Store) juggle(c *slabClass, now uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.q[queueHot].items+c.q[queueWarm].items+c.q[queueCold].items+c.q[queueTemp].items == 0 {
+		return
+	}
+	for range maxJuggles {
+		if s.pullLimited(c, queueTemp, nil, now, false, 0, 0) == 0 {
+			break
+		}
+	}
+	coldAge := uint32(0)
+	if t := c.q[queueCold].tail; t != nilLoc {
+		r := s.slabs.rec(t)
+		if sh := s.shardOf(r); sh.mu.TryLock() {
+			coldAge = now - min(now, r.accessed())
+			sh.mu.Unlock()
+		}
+	}
+	total := c.q[queueHot].bytes + c.q[queueWarm].bytes + c.q[queueCold].bytes
+	hotLimit, warmLimit := max(total*hotPct/100, 1), max(total*warmPct/100, 1)
+	hotAge, warmAge := coldAge*hotAgeNum/hotAgeDen, coldAge*warmAgeNum
+	for range maxJuggles {
+		moved := s.pullLimited(c, queueHot, nil, now, false, hotLimit, hotAge)
+		if moved == 0 {
+			moved = s.pullLimited(c, queueWarm, nil, now, false, warmLimit, warmAge)
+		}
+		moved += s.pull(c, queueCold, nil, now, false)
+		if moved == 0 {
+			break
+		}
+	}
 }

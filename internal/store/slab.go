@@ -50,6 +50,7 @@ type slabClass struct {
 type slabs struct {
 	arena   *arena
 	classes []slabClass // by class id; 0 unused
+	noCAS   bool        // -C: memcached's item sizes lack the CAS
 }
 
 func newSlabs(a *arena, sizes []int) *slabs {

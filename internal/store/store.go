@@ -131,6 +131,7 @@ func New(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.slabs = newSlabs(a, s.classes.sizes)
+	s.slabs.noCAS = cfg.DisableCAS
 	idBits := uint(bits.Len(uint(n - 1)))
 	for i := range s.shards {
 		sh := &s.shards[i]
