@@ -57,7 +57,9 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 	r.writeHeader(len(key), vlen, class, 0, 0, 0, now)
 	r.setBits(recDead)
 	copy(r[recHeader:], key)
-	return Reservation{ref: sh.refOf(pos, r), ok: true, made: true}
+	// (not pinned: the chunk is the reservation's alone until committed)
+	ref := ValueRef{pos: pos, vlen: uint32(vlen), voff: uint32(recHeader + len(key)), shard: uint32(sh.id), ok: true}
+	return Reservation{ref: ref, ok: true, made: true}
 }
 
 // held reports whether rv still holds its chunk, with its shard locked.
