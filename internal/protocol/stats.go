@@ -453,31 +453,29 @@ func appendItems(w *statWriter, classes []store.ClassStats, temp, maintainer boo
 			continue
 		}
 		age := uint64(max(c.OldestAge, 0))
-		// gocached has no HOT and WARM queues: every item but the
-		// temporary ones counts as cold.
 		w.classUint(p, c.ID, "number", c.Items)
 		if maintainer {
-			w.classUint(p, c.ID, "number_hot", 0)
-			w.classUint(p, c.ID, "number_warm", 0)
-			w.classUint(p, c.ID, "number_cold", c.Items-c.Temp)
+			w.classUint(p, c.ID, "number_hot", c.NumberHot)
+			w.classUint(p, c.ID, "number_warm", c.NumberWarm)
+			w.classUint(p, c.ID, "number_cold", c.NumberCold)
 			if temp {
-				w.classUint(p, c.ID, "number_temp", c.Temp)
+				w.classUint(p, c.ID, "number_temp", c.NumberTemp)
 			}
-			w.classUint(p, c.ID, "age_hot", 0)
-			w.classUint(p, c.ID, "age_warm", 0)
+			w.classUint(p, c.ID, "age_hot", uint64(max(c.AgeHot, 0)))
+			w.classUint(p, c.ID, "age_warm", uint64(max(c.AgeWarm, 0)))
 		}
 		w.classUint(p, c.ID, "age", age)
 		w.classUint(p, c.ID, "mem_requested", c.MemRequested)
 		w.classUint(p, c.ID, "evicted", c.Evicted)
 		w.classUint(p, c.ID, "evicted_nonzero", c.EvictedNonzero)
-		w.classUint(p, c.ID, "evicted_time", 0)
+		w.classUint(p, c.ID, "evicted_time", uint64(max(c.EvictedTime, 0)))
 		w.classUint(p, c.ID, "outofmemory", c.Outofmemory)
 		w.classUint(p, c.ID, "tailrepairs", 0)
 		w.classUint(p, c.ID, "reclaimed", c.Reclaimed)
 		w.classUint(p, c.ID, "expired_unfetched", c.ExpiredUnfetched)
 		w.classUint(p, c.ID, "evicted_unfetched", c.EvictedUnfetched)
 		if maintainer {
-			w.classUint(p, c.ID, "evicted_active", 0)
+			w.classUint(p, c.ID, "evicted_active", c.EvictedActive)
 		}
 		w.classUint(p, c.ID, "crawler_reclaimed", c.CrawlerReclaimed)
 		w.classUint(p, c.ID, "crawler_items_checked", 0)
@@ -485,12 +483,14 @@ func appendItems(w *statWriter, classes []store.ClassStats, temp, maintainer boo
 		if !maintainer {
 			continue
 		}
-		for _, name := range [...]string{"moves_to_cold", "moves_to_warm", "moves_within_lru",
-			"direct_reclaims", "hits_to_hot", "hits_to_warm"} {
-			w.classUint(p, c.ID, name, 0)
-		}
-		w.classUint(p, c.ID, "hits_to_cold", c.GetHits-c.TempHits)
-		w.classUint(p, c.ID, "hits_to_temp", c.TempHits)
+		w.classUint(p, c.ID, "moves_to_cold", c.MovesToCold)
+		w.classUint(p, c.ID, "moves_to_warm", c.MovesToWarm)
+		w.classUint(p, c.ID, "moves_within_lru", c.MovesWithinLRU)
+		w.classUint(p, c.ID, "direct_reclaims", c.DirectReclaims)
+		w.classUint(p, c.ID, "hits_to_hot", c.HitsToHot)
+		w.classUint(p, c.ID, "hits_to_warm", c.HitsToWarm)
+		w.classUint(p, c.ID, "hits_to_cold", c.HitsToCold)
+		w.classUint(p, c.ID, "hits_to_temp", c.HitsToTemp)
 	}
 }
 

@@ -181,8 +181,8 @@ func TestItemsAndSlabs(t *testing.T) {
 		t.Fatalf("items values: %v", v)
 	}
 	// With the TEMP LRU on, memcached adds number_temp after number_cold;
-	// temporary items and their hits are not counted as cold.
-	classes[0].Temp, classes[0].TempHits = 1, 2
+	// each queue's numbers come from the store.
+	classes[0].NumberTemp, classes[0].NumberCold, classes[0].HitsToCold, classes[0].HitsToTemp = 1, 1, 1, 2
 	w = statWriter{}
 	appendItems(&w, classes, true, true)
 	names, v = parseStats(t, string(w.b)+"END\r\n")

@@ -135,11 +135,11 @@ type ClassStats struct {
 	UsedChunks                                                                     uint64
 	FreeChunks                                                                     uint64
 	Items                                                                          uint64 // live items in the class
-	Bytes                                                                          uint64 // ring bytes of the class's items
+	Bytes                                                                          uint64 // chunk bytes the class's items use
 	MemRequested                                                                   uint64 // the items' sizes as memcached counts them (ITEM_ntotal)
 	Evicted                                                                        uint64
 	EvictedNonzero                                                                 uint64 // evicted items that had an exptime
-	OldestAge                                                                      int64  // seconds since the least recently used item was touched
+	OldestAge                                                                      int64  // seconds COLD's tail item has gone unread (memcached's age)
 	Outofmemory                                                                    uint64
 	Reclaimed                                                                      uint64
 	CrawlerReclaimed                                                               uint64 // expired or flushed items the sweep (memcached's LRU crawler) reclaimed
@@ -147,6 +147,15 @@ type ClassStats struct {
 	EvictedUnfetched                                                               uint64
 	GetHits, CmdSet, DeleteHits, IncrHits, DecrHits, CasHits, CasBadval, TouchHits uint64
 	// Temp is the class's items in memcached's TEMP LRU (templru.go), of
-	// Items; TempHits is the part of GetHits that found them.
-	Temp, TempHits uint64
+	// Items.
+	Temp uint64
+	// The segmented LRU: items per queue, seconds the HOT and WARM tails
+	// have gone unread (OldestAge is COLD's), and the maintainer's and
+	// allocations' moves (lru.go).
+	NumberHot, NumberWarm, NumberCold, NumberTemp            uint64
+	AgeHot, AgeWarm                                          int64
+	EvictedActive                                            uint64
+	EvictedTime                                              int64 // seconds the last evicted item had gone unread
+	MovesToCold, MovesToWarm, MovesWithinLRU, DirectReclaims uint64
+	HitsToHot, HitsToWarm, HitsToCold, HitsToTemp            uint64
 }

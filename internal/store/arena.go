@@ -7,25 +7,30 @@ import (
 
 // The arena is all item memory: one reserved region cut into 1 MiB pages,
 // which slab classes take one at a time (slab.go), as memcached's slab
-// allocator takes its pages. Pages are granted from the region's front, so
-// the kernel backs only the pages in use; a page given back (by the page
-// mover, or by a large item going) waits in a pool that is taken from
-// before the front.
+// allocator takes its pages. A page is malloced (memcached's
+// mem_malloced, total_malloced) from the region's front, or from the pages
+// given back to the kernel before; pages no class owns (moved out by the
+// page mover, or left by a large item) wait in the global page pool, still
+// malloced, and are taken first.
 //
-// memcached's limit rule (do_slabs_newslab): a class gets a new page while
-// the pages in use stay within -m, and always when it has none yet, so
-// every class can store something even after others took the whole limit.
-// So the region reserves -m plus one page per class.
+// memcached's limit rule (do_slabs_newslab): a class gets a page from the
+// pool whatever the limit; a new page only while malloced pages stay
+// within -m, or when the class has none yet, so every class can store
+// something even after others took the whole limit. So the region
+// reserves -m plus one page per class. Pool pages beyond the limit go
+// back to the kernel when the limit is lowered or the mover fills the
+// pool (memcached's memory_release).
 type arena struct {
 	mem    []byte // the reserved region; page p is mem[p*pageSize:]
-	mapped bool   // mem is a mapping to unmap at the end (arena_linux.go)
+	mapped bool   // mem is a mapping of its own (arena_linux.go), not a memory file's
 
 	mu         sync.Mutex
 	limitPages int     // -m in pages (cache_memlimit changes it)
-	front      int     // pages granted from the front so far
-	pool       []int32 // pages given back, reused first
-	inUse      int     // pages held by classes and large items
-	// owner is each page's class (0: not in use); a run's first page has
+	front      int     // pages cut from the region's front so far
+	malloced   int     // pages malloced: owned by classes or in the pool
+	pool       []int32 // the global page pool (memcached's class 0), LIFO
+	released   []int32 // pages given back to the kernel, malloced again first
+	// owner is each page's class (0: not owned); a run's first page has
 	// runHead set, the rest are runBody. Only a memory file's save and
 	// restore read it.
 	owner []uint8
@@ -80,48 +85,49 @@ func (a *arena) pages() int { return len(a.mem) / pageSize }
 // page returns page p's bytes.
 func (a *arena) page(p int) []byte { return a.mem[p*pageSize : (p+1)*pageSize] }
 
-// grant gives a class a page: from the pool, else from the front while
-// within the limit or when the class has none (first). It returns -1 when
-// there is none to give.
+// grant gives class a page: from the pool, else a newly malloced one
+// while within the limit or when the class has none (first). It returns
+// -1 when there is none to give.
 func (a *arena) grant(class int, first bool) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := -1
-	switch n := len(a.pool); {
-	case !first && a.inUse >= a.limitPages:
+	switch n, r := len(a.pool), len(a.released); {
 	case n > 0:
 		p = int(a.pool[n-1])
 		a.pool = a.pool[:n-1]
+	case !first && a.malloced >= a.limitPages:
+	case r > 0:
+		p = int(a.released[r-1])
+		a.released = a.released[:r-1]
+		a.malloced++
 	case a.front < a.pages():
 		p = a.front
 		a.front++
+		a.malloced++
 	}
 	if p >= 0 {
-		a.inUse++
 		a.owner[p] = uint8(class)
 	}
 	return p
 }
 
-// grantRun gives n consecutive pages for one large item, within the limit
-// unless the class has none yet (first), from the pool when it holds such
-// a run, else from the front. It returns
-// the first page, or -1.
+// grantRun gives n consecutive pages for one large item of class: from
+// the pool when it holds such a run, else newly malloced ones from the
+// front, within the limit unless the class has none yet (first). It
+// returns the first page, or -1.
 func (a *arena) grantRun(class, n int, first bool) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !first && a.inUse+n > a.limitPages {
-		return -1
-	}
 	p := a.takePoolRun(n)
 	if p < 0 {
-		if a.front+n > a.pages() {
+		if !first && a.malloced+n > a.limitPages || a.front+n > a.pages() {
 			return -1
 		}
 		p = a.front
 		a.front += n
+		a.malloced += n
 	}
-	a.inUse += n
 	a.owner[p] = runHead | uint8(class)
 	for i := 1; i < n; i++ {
 		a.owner[p+i] = runBody
@@ -162,7 +168,7 @@ func (a *arena) takePoolRun(n int) int {
 	return -1
 }
 
-// giveBack returns n pages from p on to the pool.
+// giveBack puts n pages from p on into the pool.
 func (a *arena) giveBack(p, n int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -170,24 +176,43 @@ func (a *arena) giveBack(p, n int) {
 		a.pool = append(a.pool, int32(p+i))
 		a.owner[p+i] = 0
 	}
-	a.inUse -= n
 }
 
-// setLimit changes the limit (cache_memlimit). Pages in use beyond it stay
-// until they are given back; no class gets more meanwhile.
+// setLimit changes the limit (cache_memlimit) and gives pool pages beyond
+// it back. Pages classes own beyond it stay until the mover takes them.
 func (a *arena) setLimit(limit int64) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.limitPages = min(limitPages(limit), a.pages())
-	a.mu.Unlock()
+	a.releaseLocked()
 }
 
-// usage reports the pages granted from the front (memcached's
-// total_malloced, in pages: memory the process took for items) and the
-// pages in use now.
-func (a *arena) usage() (malloced, inUse int) {
+// releaseOver gives pool pages back to the kernel while more pages are
+// malloced than the limit allows (memcached's memory_release).
+func (a *arena) releaseOver() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.front, a.inUse
+	a.releaseLocked()
+}
+
+func (a *arena) releaseLocked() {
+	for a.malloced > a.limitPages && len(a.pool) > 0 {
+		p := a.pool[len(a.pool)-1]
+		a.pool = a.pool[:len(a.pool)-1]
+		if a.mapped {
+			dropPage(a.page(int(p)))
+		}
+		a.released = append(a.released, p)
+		a.malloced--
+	}
+}
+
+// usage reports the pages malloced (memcached's total_malloced in pages)
+// and those in the global page pool.
+func (a *arena) usage() (malloced, pool int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.malloced, len(a.pool)
 }
 
 // release unmaps the region; the arena is unusable after.

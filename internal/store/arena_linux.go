@@ -53,3 +53,7 @@ func unmapArena(b []byte) {
 		_ = unix.MunmapPtr(unsafe.Pointer(&b[0]), uintptr(len(b)))
 	}
 }
+
+// dropPage gives a page's memory back to the kernel; it reads as zeros
+// when next touched.
+func dropPage(b []byte) { _ = unix.Madvise(b, unix.MADV_DONTNEED) }

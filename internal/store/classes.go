@@ -100,11 +100,11 @@ type classCounters struct {
 	getHits, cmdSet, deleteHits            uint64
 	incrHits, decrHits, casHits, casBadval uint64
 	touchHits                              uint64
-	temp, tempHits                         uint64 // live items in the TEMP LRU, and get hits on them (templru.go)
-	// held is set once the class has held an item: memcached keeps a
-	// class's slab pages when its items go, so `stats slabs` goes on
-	// listing it (with used_chunks 0).
-	held bool
+	temp                                   uint64 // live items in the TEMP LRU (templru.go)
+	evictedActive                          uint64 // evicted items read since they entered COLD
+	evictedTime                            uint32 // seconds the last evicted item had gone unread
+	// Get hits by the queue the item was in (memcached's hits_to_*).
+	hitsHot, hitsWarm, hitsCold, hitsTemp uint64
 }
 
 // countSet counts a store whose data arrived in class, the class of the
@@ -113,14 +113,12 @@ type classCounters struct {
 // cmd_set is their sum, and the allocation gives the class its first page,
 // so `stats slabs` lists it even when nothing was stored (a failed add).
 func (sh *shard) countSet(class int) {
-	c := &sh.cls[class]
-	c.cmdSet++
-	c.held = true
+	sh.cls[class].cmdSet++
 }
 
 // resetEvents zeroes what `stats reset` clears, keeping the live totals.
 func (c *classCounters) resetEvents() {
-	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, temp: c.temp, held: c.held}
+	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, temp: c.temp}
 }
 
 // ClassSizes returns the chunk size of each class, ids 1..ClassCount in

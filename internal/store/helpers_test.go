@@ -169,3 +169,11 @@ func sleepTick() { time.Sleep(clockTick) }
 func itemBound(s *Store, limit int64) uint64 {
 	return uint64(limit) + uint64(len(s.slabs.classes)-1)*pageSize
 }
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

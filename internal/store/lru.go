@@ -142,20 +142,27 @@ func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now 
 		case active:
 			r.clearBits(recReferenced)
 			s.slabs.move(c, queueWarm, pos)
+			if qi == queueHot {
+				c.movesToWarm++
+			} else {
+				c.movesWithinLRU++
+			}
 			*removed++
-		case limit == 0 && maxAge == 0 || c.q[qi].bytes > limit || now-r.accessed() > maxAge:
+		case limit == 0 && maxAge == 0 || c.q[qi].bytes > limit || now-min(now, r.accessed()) > maxAge:
 			s.slabs.move(c, queueCold, pos)
+			c.movesToCold++
 			*removed++
 		}
 	case queueCold:
 		switch {
 		case evict && !vs.noEvict:
-			vs.countEviction(r, &vs.cls[c.id])
+			vs.countEviction(r, &vs.cls[c.id], now)
 			vs.unlinkHeld(slot, c)
 			*removed++
 		case !evict && active && !vs.plainLRU:
 			r.clearBits(recReferenced)
 			s.slabs.move(c, queueWarm, pos)
+			c.movesToWarm++
 			*removed++
 		}
 	}
@@ -170,14 +177,16 @@ func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now 
 func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for range allocTries {
+	for try := range allocTries {
 		if pos := s.slabs.takeChunk(c, size); pos != nilLoc {
+			c.directReclaims += uint64(try)
 			return pos
 		}
-		if s.pull(c, queueCold, sh, now, true) == 0 {
+		if s.pull(c, queueCold, sh, now, true) == 0 && !sh.plainLRU {
 			s.pull(c, queueHot, sh, now, false)
 		}
 	}
+	c.directReclaims += allocTries
 	return nilLoc
 }
 

@@ -287,6 +287,16 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 		}
 	}
 	a.pool = append(a.pool[:0], m.Pool...)
+	inPool := make(map[int32]bool, len(a.pool))
+	for _, p := range a.pool {
+		inPool[p] = true
+	}
+	for p := range m.Front {
+		if a.owner[p] == 0 && !inPool[int32(p)] {
+			a.released = append(a.released, int32(p))
+		}
+	}
+	a.malloced = m.Front - len(a.released)
 	for id, cs := range m.Carves {
 		if id == 0 {
 			continue
@@ -320,7 +330,6 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 					return fmt.Errorf("page %d: large item does not parse", p)
 				}
 			}
-			a.inUse += n
 			c.pages += n
 			if err := s.relink(c, p*pageSize); err != nil {
 				return err
@@ -330,7 +339,6 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 				return fmt.Errorf("page %d: owner does not parse", p)
 			}
 			c := &sl.classes[o]
-			a.inUse++
 			c.pages++
 			if err := s.adoptPage(c, p); err != nil {
 				return err
@@ -401,7 +409,7 @@ func (s *Store) emptyAll() {
 		}
 	}
 	a := sl.arena
-	a.front, a.inUse, a.pool = 0, 0, a.pool[:0]
+	a.front, a.malloced, a.pool, a.released = 0, 0, a.pool[:0], a.released[:0]
 	clear(a.owner)
 	if h := s.sizes.Load(); h != nil {
 		for b := range h.counts {

@@ -196,10 +196,12 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	r := sh.rec(pos)
 	c := &sh.cls[r.class()]
 	c.items++
-	c.held = true
 	c.bytes += uint64(r.size())
 	c.requested += uint64(r.mcSize(sh.noCAS))
 	q := queueHot
+	if sh.plainLRU {
+		q = queueCold // (memcached without its segmented LRU has one queue)
+	}
 	if sh.temporary(r) {
 		r.setBits(recTemp)
 		c.temp++
@@ -277,7 +279,7 @@ func (sh *shard) markRead(r rec) {
 
 // countEviction reports the eviction of r to the hook and counts it in the
 // shard's and its class's statistics (c is r's class).
-func (sh *shard) countEviction(r rec, c *classCounters) {
+func (sh *shard) countEviction(r rec, c *classCounters, now uint32) {
 	sh.noteEviction(r)
 	sh.st.Evictions++
 	c.evicted++
@@ -290,5 +292,7 @@ func (sh *shard) countEviction(r rec, c *classCounters) {
 	}
 	if r.bits()&recReferenced != 0 {
 		sh.st.EvictedActive++
+		c.evictedActive++
 	}
+	c.evictedTime = now - min(now, r.accessed())
 }

@@ -42,6 +42,8 @@ type slabClass struct {
 	carve     uint64
 	carveLeft int
 	q         [numQueues]lruQueue
+	// memcached's per-class LRU counters (moves_to_cold, ...; lru.go).
+	movesToCold, movesToWarm, movesWithinLRU, directReclaims uint64
 
 	_ [64]byte // keep neighbouring classes' locks off one cache line
 }

@@ -68,21 +68,11 @@ func (s *Store) ResetStats() {
 	}
 }
 
-// oldestScan bounds how many records per shard Classes reads from the ring
-// tail to find each class's least recently used item. Dead records count:
-// until a ring wraps, its tail keeps every overwritten, deleted or flushed
-// record, and a walk to the first 512 live ones read all of them (24 ms
-// and the shard's lock per `stats items` after a million overwrites).
-const oldestScan = 512
-
 // Classes returns per-class statistics for `stats slabs` and `stats items`:
-// every size class that holds items or has counted an event. Pages are
-// reported in 1 MiB units of the bytes the class's items occupy, and
-// OldestAge comes from the oldest records near each ring's tail.
+// every slab class that owns pages, holds items or has counted an event.
 func (s *Store) Classes() []ClassStats {
 	now := clampTime(s.Now())
 	sum := make([]classCounters, len(s.classes.sizes))
-	oldest := make([]uint32, len(s.classes.sizes))
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
@@ -91,36 +81,47 @@ func (s *Store) Classes() []ClassStats {
 		}
 		sh.mu.Unlock()
 	}
-	for id := 1; id < len(s.slabs.classes); id++ {
-		oldest[id] = s.oldestAccess(&s.slabs.classes[id])
-	}
 	var out []ClassStats
 	for id := 1; id < len(s.classes.sizes); id++ {
 		c := &sum[id]
-		sc := &s.slabs.classes[id]
-		sc.mu.Lock()
-		pages, free := sc.pages, sc.freeChunks()
-		sc.mu.Unlock()
-		if *c == (classCounters{}) && pages == 0 {
+		q := s.slabs.classes[id].snapshot(s, now)
+		if *c == (classCounters{}) && q.pages == 0 {
 			continue
 		}
-		cs := ClassStats{
+		out = append(out, ClassStats{
 			ID:               id,
-			ChunkSize:        sc.size,
-			ChunksPer:        sc.perPage,
-			TotalPages:       pages,
-			UsedChunks:       uint64(pages*sc.perPage - free),
-			FreeChunks:       uint64(free),
+			ChunkSize:        q.size,
+			ChunksPer:        q.perPage,
+			TotalPages:       q.pages,
+			UsedChunks:       uint64(q.pages*q.perPage - q.free),
+			FreeChunks:       uint64(q.free),
 			Items:            c.items,
 			Bytes:            c.bytes,
 			MemRequested:     c.requested,
+			NumberHot:        uint64(q.items[queueHot]),
+			NumberWarm:       uint64(q.items[queueWarm]),
+			NumberCold:       uint64(q.items[queueCold]),
+			NumberTemp:       uint64(q.items[queueTemp]),
+			AgeHot:           int64(q.age[queueHot]),
+			AgeWarm:          int64(q.age[queueWarm]),
+			OldestAge:        int64(q.age[queueCold]),
 			Evicted:          c.evicted,
 			EvictedNonzero:   c.evictedNonzero,
+			EvictedActive:    c.evictedActive,
+			EvictedTime:      int64(c.evictedTime),
 			Outofmemory:      c.outOfMemory,
 			Reclaimed:        c.reclaimed,
 			CrawlerReclaimed: c.crawlerReclaimed,
 			ExpiredUnfetched: c.expiredUnfetched,
 			EvictedUnfetched: c.evictedUnfetched,
+			MovesToCold:      q.movesToCold,
+			MovesToWarm:      q.movesToWarm,
+			MovesWithinLRU:   q.movesWithinLRU,
+			DirectReclaims:   q.directReclaims,
+			HitsToHot:        c.hitsHot,
+			HitsToWarm:       c.hitsWarm,
+			HitsToCold:       c.hitsCold,
+			HitsToTemp:       c.hitsTemp,
 			GetHits:          c.getHits,
 			CmdSet:           c.cmdSet,
 			DeleteHits:       c.deleteHits,
@@ -130,12 +131,7 @@ func (s *Store) Classes() []ClassStats {
 			CasBadval:        c.casBadval,
 			TouchHits:        c.touchHits,
 			Temp:             c.temp,
-			TempHits:         c.tempHits,
-		}
-		if oldest[id] != 0 && oldest[id] <= now {
-			cs.OldestAge = int64(now - oldest[id])
-		}
-		out = append(out, cs)
+		})
 	}
 	return out
 }
@@ -147,7 +143,6 @@ func addClass(dst, src *classCounters) {
 	dst.evicted += src.evicted
 	dst.evictedUnfetched += src.evictedUnfetched
 	dst.evictedNonzero += src.evictedNonzero
-	dst.held = dst.held || src.held
 	dst.reclaimed += src.reclaimed
 	dst.crawlerReclaimed += src.crawlerReclaimed
 	dst.expiredUnfetched += src.expiredUnfetched
@@ -161,38 +156,47 @@ func addClass(dst, src *classCounters) {
 	dst.casBadval += src.casBadval
 	dst.touchHits += src.touchHits
 	dst.temp += src.temp
-	dst.tempHits += src.tempHits
+	dst.evictedActive += src.evictedActive
+	dst.evictedTime = max(dst.evictedTime, src.evictedTime)
+	dst.hitsHot += src.hitsHot
+	dst.hitsWarm += src.hitsWarm
+	dst.hitsCold += src.hitsCold
+	dst.hitsTemp += src.hitsTemp
 }
 
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+// classSnapshot is what Classes reads of a slab class under its lock.
+type classSnapshot struct {
+	size, perPage, pages, free                               int
+	items                                                    [numQueues]int
+	age                                                      [numQueues]uint32 // seconds the queue's tail item has gone unread
+	movesToCold, movesToWarm, movesWithinLRU, directReclaims uint64
 }
 
-// oldestAccess is the last access time of the item longest unread at the
-// tails of c's queues (0: none), for `stats items` age. A tail whose shard
-// is busy is passed over.
-func (s *Store) oldestAccess(c *slabClass) uint32 {
+// snapshot reads c's pages, queues and move counters. A queue's age needs
+// its tail item's shard, which is only tried (a busy one reads as 0).
+func (c *slabClass) snapshot(s *Store, now uint32) classSnapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	oldest := uint32(0)
+	q := classSnapshot{size: c.size, perPage: c.perPage, pages: c.pages, free: c.freeChunks(),
+		movesToCold: c.movesToCold, movesToWarm: c.movesToWarm, movesWithinLRU: c.movesWithinLRU,
+		directReclaims: c.directReclaims}
 	for qi := range c.q {
-		pos := c.q[qi].tail
-		if pos == nilLoc {
-			continue
+		q.items[qi] = c.q[qi].items
+		if pos := c.q[qi].tail; pos != nilLoc {
+			q.age[qi] = s.tailAge(pos, now)
 		}
-		r := s.slabs.rec(pos)
-		sh := s.shardOf(r)
-		if !sh.mu.TryLock() {
-			continue
-		}
-		if a := r.accessed(); oldest == 0 || a < oldest {
-			oldest = a
-		}
-		sh.mu.Unlock()
 	}
-	return oldest
+	return q
+}
+
+// tailAge is how long the queued record at pos has gone unread, or 0 when
+// its shard is busy. Its class is locked.
+func (s *Store) tailAge(pos uint64, now uint32) uint32 {
+	r := s.slabs.rec(pos)
+	sh := s.shardOf(r)
+	if !sh.mu.TryLock() {
+		return 0
+	}
+	defer sh.mu.Unlock()
+	return now - min(now, r.accessed())
 }

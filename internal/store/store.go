@@ -80,8 +80,8 @@ func New(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: memory limit %d bytes leaves no room for items", cfg.MemoryLimit)
 	}
 	items := cfg.MemoryLimit - max(cfg.Premalloced, 0) // bytes the pages may take
-	if items < pageSize {
-		return nil, fmt.Errorf("store: %d bytes taken as allocated already leave %d of the %d-byte limit, under one page", cfg.Premalloced, items, cfg.MemoryLimit)
+	if items <= 0 {
+		return nil, fmt.Errorf("store: %d bytes taken as allocated already leave none of the %d-byte limit", cfg.Premalloced, cfg.MemoryLimit)
 	}
 	n := shardCount()
 	var saved *memfileMeta

@@ -61,12 +61,20 @@ func (sh *shard) temporary(r rec) bool {
 	return e != 0 && int64(e)-int64(r.stored()) <= ttl
 }
 
-// countHit counts a get hit on r in its class, and in the TEMP LRU's hits
-// when r is temporary (memcached's hits_to_temp).
+// countHit counts a get hit on r in its class and by the queue r is in
+// (memcached's hits_to_hot, ...; the queue byte changes only with r's
+// shard locked, as here).
 func (sh *shard) countHit(r rec) {
 	c := &sh.cls[r.class()]
 	c.getHits++
-	if r.bits()&recTemp != 0 {
-		c.tempHits++
+	switch r.queue() {
+	case queueHot:
+		c.hitsHot++
+	case queueWarm:
+		c.hitsWarm++
+	case queueCold:
+		c.hitsCold++
+	case queueTemp:
+		c.hitsTemp++
 	}
 }

@@ -10,7 +10,7 @@ import (
 func tempTotals(s *Store) (temp, hits uint64) {
 	for _, c := range s.Classes() {
 		temp += c.Temp
-		hits += c.TempHits
+		hits += c.HitsToTemp
 	}
 	return temp, hits
 }
