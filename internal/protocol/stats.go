@@ -231,7 +231,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 		w.uint("lru_crawler_starts", adm.crawlerStarts)
 	}
 	if maintainer {
-		w.uint("lru_maintainer_juggles", 0)
+		w.uint("lru_maintainer_juggles", st.LRUMaintainerJuggles)
 	}
 	for _, name := range [...]string{"malloc_fails", "log_worker_dropped"} {
 		w.uint(name, 0)
@@ -261,7 +261,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("bytes", st.Bytes)
 	w.uint("curr_items", st.CurrItems)
 	w.uint("total_items", st.TotalItems)
-	w.uint("slab_global_page_pool", 0)
+	w.uint("slab_global_page_pool", st.SlabGlobalPagePool)
 	w.uint("expired_unfetched", st.ExpiredUnfetched)
 	w.uint("evicted_unfetched", st.EvictedUnfetched)
 	if maintainer {
@@ -273,10 +273,11 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 		w.uint(name, 0)
 	}
 	if maintainer {
-		for _, name := range [...]string{"moves_to_cold", "moves_to_warm", "moves_within_lru",
-			"direct_reclaims", "lru_bumps_dropped"} {
-			w.uint(name, 0)
-		}
+		w.uint("moves_to_cold", st.MovesToCold)
+		w.uint("moves_to_warm", st.MovesToWarm)
+		w.uint("moves_within_lru", st.MovesWithinLRU)
+		w.uint("direct_reclaims", st.DirectReclaims)
+		w.uint("lru_bumps_dropped", 0) // (no bump queue to drop from)
 	}
 	return w.b
 }

@@ -122,6 +122,11 @@ type Stats struct {
 	RefsLost, ReservationsLost uint64
 	LimitMaxbytes              uint64
 	TotalMallocedBytes         uint64 // bytes of pages allocated for items
+	SlabGlobalPagePool         uint64 // pages no class owns (arena.go)
+	// The segmented LRU's moves over all classes, and the maintainer's
+	// passes (lru.go).
+	MovesToCold, MovesToWarm, MovesWithinLRU, DirectReclaims uint64
+	LRUMaintainerJuggles                                     uint64
 	HashBytes                  uint64 // bytes of the index
 	HashPowerLevel             uint64
 }

@@ -206,6 +206,10 @@ const (
 
 // maintain juggles each class once.
 func (s *Store) maintain(now uint32) {
+	if s.cfg.PlainLRU {
+		return // (memcached without its maintainer has no queues to juggle)
+	}
+	s.juggles.Add(1)
 	for id := 1; id < len(s.slabs.classes); id++ {
 		s.juggle(&s.slabs.classes[id], now)
 	}

@@ -14,8 +14,19 @@ func (s *Store) Stats() Stats {
 		st.HashBytes += uint64(sh.idx.bytes())
 		sh.mu.Unlock()
 	}
-	malloced, _ := s.slabs.arena.usage()
+	malloced, pool := s.slabs.arena.usage()
 	st.TotalMallocedBytes = uint64(malloced)*pageSize + uint64(max(s.cfg.Premalloced, 0))
+	st.SlabGlobalPagePool = uint64(pool)
+	for id := 1; id < len(s.slabs.classes); id++ {
+		c := &s.slabs.classes[id]
+		c.mu.Lock()
+		st.MovesToCold += c.movesToCold
+		st.MovesToWarm += c.movesToWarm
+		st.MovesWithinLRU += c.movesWithinLRU
+		st.DirectReclaims += c.directReclaims
+		c.mu.Unlock()
+	}
+	st.LRUMaintainerJuggles = s.juggles.Load()
 	st.CmdFlush = s.cmdFlush.Load()
 	st.LimitMaxbytes = uint64(s.memLimit.Load())
 	st.HashPowerLevel = uint64(s.hashPower.Load())
