@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"log/slog"
+
+	"github.com/gocached/gocached/internal/store"
 )
 
 // The admin commands memcached 1.6.18 has beyond storage and retrieval:
@@ -12,11 +14,10 @@ import (
 
 const maxSlabClassID = 63 // memcached's MAX_NUMBER_OF_SLAB_CLASSES-1
 
-// slabs answers `slabs reassign <src> <dst>` and `slabs automove ...`.
-// gocached has no slab pages to move: a valid reassign gets memcached's
-// NOSPARE, which is also what memcached says while no class has a spare page.
-// Under -o no_slab_reassign (or no_modern) memcached refuses every reassign
-// before it reads the class ids, and so does gocached.
+// slabs answers `slabs reassign <src> <dst>` (the store's page mover) and
+// `slabs automove ...`. Under -o no_slab_reassign (or no_modern) memcached
+// refuses every reassign before it reads the class ids, and so does
+// gocached.
 func (s *Session) slabs(line []byte, n int) {
 	switch {
 	case n == 4 && string(s.token(line, 1)) == "reassign":
@@ -26,18 +27,11 @@ func (s *Session) slabs(line []byte, n int) {
 		}
 		src, ok1 := parseInt32(s.token(line, 2))
 		dst, ok2 := parseInt32(s.token(line, 3))
-		largest := int32(s.env.Store.ClassCount())
-		switch {
-		case !ok1 || !ok2:
+		if !ok1 || !ok2 {
 			s.reply(rBadFormat)
-		case src == dst:
-			s.reply("SAME src and dst class are identical\r\n")
-		case src < 0 || src > largest || dst < 0 || dst > largest:
-			// src -1 asks memcached to pick a class with a spare page; none has one.
-			s.reply("BADCLASS invalid src or dst class id\r\n")
-		default:
-			s.reply("NOSPARE source class has no spare pages\r\n")
+			return
 		}
+		s.reply(reassignReplies[s.env.Store.Reassign(int(src), int(dst))])
 	case n >= 3 && string(s.token(line, 1)) == "automove":
 		s.setNoreply(line, n)
 		if string(s.token(line, 2)) == "ratio" {
@@ -213,4 +207,13 @@ func (s *Session) verbose() int32 {
 		return st.Verbosity.Load()
 	}
 	return 0
+}
+
+// reassignReplies are memcached's answers to `slabs reassign`.
+var reassignReplies = [...]string{
+	store.ReassignOK:       "OK\r\n",
+	store.ReassignBusy:     "BUSY currently processing reassign request\r\n",
+	store.ReassignBadClass: "BADCLASS invalid src or dst class id\r\n",
+	store.ReassignNoSpare:  "NOSPARE source class has no spare pages\r\n",
+	store.ReassignSame:     "SAME src and dst class are identical\r\n",
 }

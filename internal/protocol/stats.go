@@ -216,12 +216,16 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("hash_power_level", st.HashPowerLevel)
 	w.uint("hash_bytes", st.HashBytes)
 	w.uint("hash_is_expanding", 0)
-	for _, name := range [...]string{"slab_reassign_rescues", "slab_reassign_chunk_rescues",
-		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim", "slab_reassign_busy_items",
-		"slab_reassign_busy_deletes", "slab_reassign_running", "slabs_moved"} {
-		if tu.SlabReassign { // memcached shows the mover's counters only with it on
-			w.uint(name, 0)
-		}
+	if tu.SlabReassign { // memcached shows the mover's counters only with it on
+		mv := s.env.Store.MoverStats()
+		w.uint("slab_reassign_rescues", mv.Rescues)
+		w.uint("slab_reassign_chunk_rescues", mv.ChunkRescues)
+		w.uint("slab_reassign_evictions_nomem", mv.EvictionsNomem)
+		w.uint("slab_reassign_inline_reclaim", mv.InlineReclaim)
+		w.uint("slab_reassign_busy_items", mv.BusyItems)
+		w.uint("slab_reassign_busy_deletes", mv.BusyDeletes)
+		w.uint("slab_reassign_running", boolNum(mv.Running))
+		w.uint("slabs_moved", mv.Moved)
 	}
 	// As memcached, the crawler's and the LRU maintainer's counters are
 	// shown only while each runs (stats.t counts the fields with both off).

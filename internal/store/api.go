@@ -127,8 +127,8 @@ type Stats struct {
 	// passes (lru.go).
 	MovesToCold, MovesToWarm, MovesWithinLRU, DirectReclaims uint64
 	LRUMaintainerJuggles                                     uint64
-	HashBytes                  uint64 // bytes of the index
-	HashPowerLevel             uint64
+	HashBytes                                                uint64 // bytes of the index
+	HashPowerLevel                                           uint64
 }
 
 // ClassStats describes one slab class (or segment class) for `stats slabs` and `stats items`.

@@ -168,6 +168,26 @@ func (a *arena) takePoolRun(n int) int {
 	return -1
 }
 
+// setOwner records page p as class's.
+func (a *arena) setOwner(p, class int) {
+	a.mu.Lock()
+	a.owner[p] = uint8(class)
+	a.mu.Unlock()
+}
+
+// takePooled takes a page from the pool (for the mover), or -1.
+func (a *arena) takePooled() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := len(a.pool)
+	if n == 0 {
+		return -1
+	}
+	p := int(a.pool[n-1])
+	a.pool = a.pool[:n-1]
+	return p
+}
+
 // giveBack puts n pages from p on into the pool.
 func (a *arena) giveBack(p, n int) {
 	a.mu.Lock()

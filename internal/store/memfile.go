@@ -340,6 +340,7 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 			}
 			c := &sl.classes[o]
 			c.pages++
+			c.pageList = append(c.pageList, int32(p))
 			if err := s.adoptPage(c, p); err != nil {
 				return err
 			}

@@ -42,6 +42,7 @@ type slabClass struct {
 	carve     uint64
 	carveLeft int
 	q         [numQueues]lruQueue
+	pageList  []int32 // the class's pages in the order it got them, runs left out (the mover's oldest first)
 	// memcached's per-class LRU counters (moves_to_cold, ...; lru.go).
 	movesToCold, movesToWarm, movesWithinLRU, directReclaims uint64
 
@@ -99,6 +100,7 @@ func (sl *slabs) takeChunk(c *slabClass, size int) uint64 {
 			return nilLoc
 		}
 		c.pages++
+		c.pageList = append(c.pageList, int32(p))
 		c.carve, c.carveLeft = uint64(p)*pageSize, c.perPage
 	}
 	pos := c.carve

@@ -45,6 +45,7 @@ type Store struct {
 	resizeMu  sync.Mutex // one SetMemoryLimit at a time
 	cmdFlush  atomic.Uint64
 	juggles   atomic.Uint64 // LRU maintainer passes (lru.go)
+	mover     mover         // the page mover (mover.go)
 
 	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
 	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
