@@ -97,6 +97,9 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	defer st.Close()
+	if tu := extTuning(o.ext); tu.SlabReassign {
+		st.SetAutomove(tu.SlabAutomove, tu.AutomoveRatio, int(tu.AutomoveWindow))
+	}
 	// memcached's restart check runs before its slabs_init.
 	for _, l := range st.RestartLines() { // whatever -v says, as memcached
 		fmt.Fprintln(stderr, l)

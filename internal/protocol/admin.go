@@ -44,6 +44,7 @@ func (s *Session) slabs(line []byte, n int) {
 				return
 			}
 			s.env.adminUpdate(func(a *adminState) { a.automoveRatio = ratio })
+			s.env.syncAutomove()
 			s.reply(rOK)
 			return
 		}
@@ -55,6 +56,7 @@ func (s *Session) slabs(line []byte, n int) {
 			s.reply(rError)
 		default:
 			s.env.adminUpdate(func(a *adminState) { a.automove = level })
+			s.env.syncAutomove()
 			s.reply(rOK)
 		}
 	default:
@@ -216,4 +218,11 @@ var reassignReplies = [...]string{
 	store.ReassignBadClass: "BADCLASS invalid src or dst class id\r\n",
 	store.ReassignNoSpare:  "NOSPARE source class has no spare pages\r\n",
 	store.ReassignSame:     "SAME src and dst class are identical\r\n",
+}
+
+// syncAutomove hands the automover's level and ratio, as `slabs automove`
+// left them, to the store.
+func (e *Env) syncAutomove() {
+	a := e.adminSnapshot()
+	e.Store.SetAutomove(a.automove, a.automoveRatio, int(e.Settings.tuning().AutomoveWindow))
 }

@@ -133,7 +133,9 @@ func (s *Store) background() {
 		case now := <-t.C:
 			s.tickClock(now)
 		}
-		s.maintain(clampTime(s.Now()))
+		now := clampTime(s.Now())
+		s.maintain(now)
+		s.automoveTick(now)
 		if tick%reclaimEvery == 0 {
 			next = s.reclaim(next, reclaimBudget)
 			s.hashExpand()

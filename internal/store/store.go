@@ -46,6 +46,7 @@ type Store struct {
 	cmdFlush  atomic.Uint64
 	juggles   atomic.Uint64 // LRU maintainer passes (lru.go)
 	mover     mover         // the page mover (mover.go)
+	automove  automover     // slab_automove (automove.go)
 
 	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
 	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
