@@ -177,10 +177,14 @@ func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now 
 func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	run := size > c.size || c.runs
 	for try := range allocTries {
 		if pos := s.slabs.takeChunk(c, size); pos != nilLoc {
 			c.directReclaims += uint64(try)
 			return pos
+		}
+		if run && s.slabs.poolFreePages(c) > 0 {
+			continue
 		}
 		if s.pull(c, queueCold, sh, now, true) == 0 && !sh.plainLRU {
 			s.pull(c, queueHot, sh, now, false)

@@ -331,7 +331,7 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 				}
 			}
 			c.pages += n
-			if err := s.relink(c, p*pageSize); err != nil {
+			if err := s.relink(c, p*pageSize, true); err != nil {
 				return err
 			}
 		default:
@@ -364,17 +364,18 @@ func (s *Store) adoptPage(c *slabClass, p int) error {
 			s.slabs.freeChunk(c, pos)
 			continue
 		}
-		if err := s.relink(c, int(pos)); err != nil {
+		if err := s.relink(c, int(pos), false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// relink indexes the record at pos and queues it in class c.
-func (s *Store) relink(c *slabClass, pos int) error {
+// relink indexes the record at pos, a page run's or a chunk's, and
+// queues it in class c.
+func (s *Store) relink(c *slabClass, pos int, run bool) error {
 	r := s.slabs.rec(uint64(pos))
-	if r.klen() == 0 || r.class() != c.id || r.size() > c.size && !c.runs && r.size() <= pageSize {
+	if fits := r.size() <= c.size && !c.runs; r.klen() == 0 || r.class() != c.id || fits == run {
 		return fmt.Errorf("record at %d does not parse", pos)
 	}
 	h := xxhash.Sum64(r.key())

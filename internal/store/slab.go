@@ -129,3 +129,53 @@ func (sl *slabs) freeChunk(c *slabClass, pos uint64) {
 // freeChunks is how many chunks of c hold no item: memcached's
 // free_chunks.
 func (c *slabClass) freeChunks() int { return c.nfree + c.carveLeft }
+
+// poolFreePages gives the pages of c (locked) whose chunks are all free
+// to the global pool, so that an item too large for a chunk, which takes
+// whole pages, can have them: evicting the chunks of c's tail frees
+// chunks, not pages. It returns how many pages went.
+func (sl *slabs) poolFreePages(c *slabClass) int {
+	if c.nfree < c.perPage || len(c.pageList) == 0 {
+		return 0
+	}
+	freeIn := make(map[int32]int)
+	for pos := c.free; pos != nilLoc; pos = sl.rec(pos).next() {
+		freeIn[int32(pos/pageSize)]++
+	}
+	whole := make(map[int32]bool)
+	for p, n := range freeIn {
+		carving := c.carveLeft > 0 && int32(c.carve/pageSize) == p
+		if n == c.perPage && !carving {
+			whole[p] = true
+		}
+	}
+	if len(whole) == 0 {
+		return 0
+	}
+	prev := nilLoc
+	for pos := c.free; pos != nilLoc; {
+		next := sl.rec(pos).next()
+		if whole[int32(pos/pageSize)] {
+			if prev == nilLoc {
+				c.free = next
+			} else {
+				sl.rec(prev).setNext(next)
+			}
+			c.nfree--
+		} else {
+			prev = pos
+		}
+		pos = next
+	}
+	kept := c.pageList[:0]
+	for _, p := range c.pageList {
+		if whole[p] {
+			sl.arena.giveBack(int(p), 1)
+			c.pages--
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	c.pageList = kept
+	return len(whole)
+}

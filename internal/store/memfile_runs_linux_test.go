@@ -1,0 +1,43 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// Large items (page runs) and a pool page left by a deleted one survive a
+// warm restart, as restart.t's chunked items do in memcached.
+func TestMemoryFileRestoresLargeItems(t *testing.T) {
+	cfg := Config{MemoryLimit: 128 << 20, MaxItemSize: 2 << 20, SlabChunkMax: 512 << 10,
+		MemoryFile: filepath.Join(t.TempDir(), "items")}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		s.Set(ModeSet, fmt.Appendf(nil, "small%d", i), 0, 0, bytes.Repeat([]byte{'s'}, 100<<i), 0)
+	}
+	n := 0
+	for size := 768000; size <= 768000+1024; size += 50 {
+		if r := s.Set(ModeSet, fmt.Appendf(nil, "chunk%d", n), 0, 0, bytes.Repeat([]byte{'x'}, size), 0); r != Stored {
+			t.Fatalf("chunk%d: %v", n, r)
+		}
+		n++
+	}
+	s.Delete(fmt.Appendf(nil, "chunk%d", n-1))
+	if err := s.SaveState(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := r.Stats().CurrItems; got != uint64(3+n-1) {
+		t.Fatalf("%d items restored, want %d: %s", got, 3+n-1, r.RestoreReport())
+	}
+	checkInvariants(t, r)
+}
