@@ -142,3 +142,16 @@ func (s *Store) RefOf(key, value []byte) ValueRef {
 	}
 	return sh.refOf(pos, r)
 }
+
+// Pins reports how many chunks ValueRefs hold now (a diagnostic: 0 once
+// every reply in pieces has been sent or its connection reset).
+func (s *Store) Pins() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += len(sh.pins)
+		sh.mu.Unlock()
+	}
+	return n
+}

@@ -93,9 +93,7 @@ func (it Item) KeyBinary() bool { return it.rec().bits()&recKeyBinary != 0 }
 
 // Bump marks the item as read now: fetched, recently used, accessed.
 func (it Item) Bump() {
-	r := it.rec()
-	it.sh.markRead(r)
-	r.setAccessed(it.now)
+	it.sh.markRead(it.rec(), it.pos, it.now)
 }
 
 // Size returns the item's size as memcached accounts it (ITEM_ntotal),

@@ -25,7 +25,7 @@ func (s *Store) SetMemoryLimit(limit int64) error {
 	s.resizeMu.Lock()
 	defer s.resizeMu.Unlock()
 	items := limit - max(s.cfg.Premalloced, 0)
-	if items <= 0 || s.cfg.LargePages {
+	if items < pageSize || s.cfg.LargePages {
 		return ErrMemoryLimit
 	}
 	s.slabs.arena.setLimit(items)

@@ -46,50 +46,64 @@ func TestSetMemoryLimitGrowKeepsEverything(t *testing.T) {
 	checkInvariants(t, s)
 }
 
-func TestSetMemoryLimitShrinkEvictsOldest(t *testing.T) {
+// Lowering the limit leaves the classes their pages, as memcached's
+// cache_memlimit: items stay, and the classes stop growing, so further
+// stores evict within the pages they have.
+func TestSetMemoryLimitShrinkStopsGrowth(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 32 << 20, MaxItemSize: 64 << 10})
 	const n = 20000
 	for i := range n {
 		set(s, fmt.Sprintf("k%d", i), strings.Repeat("v", 1000))
 	}
+	before := s.Stats()
 	if err := s.SetMemoryLimit(8 << 20); err != nil {
 		t.Fatal(err)
 	}
-	checkInvariants(t, s)
 	st := s.Stats()
-	if st.Bytes > 8<<20 || st.Evictions == 0 || st.CurrItems+st.Evictions != n {
-		t.Fatalf("bytes %d items %d evictions %d", st.Bytes, st.CurrItems, st.Evictions)
+	if st.CurrItems != before.CurrItems || st.TotalMallocedBytes != before.TotalMallocedBytes {
+		t.Fatalf("items %d -> %d, malloced %d -> %d", before.CurrItems, st.CurrItems, before.TotalMallocedBytes, st.TotalMallocedBytes)
 	}
-	// The newest items survive: eviction order is kept.
-	if _, _, ok := get(s, fmt.Sprintf("k%d", n-1)); !ok {
-		t.Fatal("newest item evicted")
-	}
-	if _, _, ok := get(s, "k0"); ok {
-		t.Fatal("oldest item survived a 4x shrink")
-	}
-	// The store keeps working at the new size.
 	for i := range n {
 		set(s, fmt.Sprintf("m%d", i), strings.Repeat("w", 1000))
 	}
 	checkInvariants(t, s)
-	if b := s.Stats().Bytes; b > 8<<20 {
-		t.Fatalf("%d bytes live in 8 MiB", b)
+	if after := s.Stats(); after.TotalMallocedBytes != st.TotalMallocedBytes || after.Evictions == 0 {
+		t.Fatalf("malloced %d -> %d, evictions %d", st.TotalMallocedBytes, after.TotalMallocedBytes, after.Evictions)
 	}
 }
 
-func TestSetMemoryLimitReclaimsExpired(t *testing.T) {
-	clock := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 8 << 20, Now: clock.Now})
-	s.Set(ModeSet, []byte("a"), 0, 10, []byte("x"), 0)
-	set(s, "b", "y")
-	clock.advance(20)
-	if err := s.SetMemoryLimit(16 << 20); err != nil {
+// A page the mover puts in the pool is released once malloced pages pass
+// the limit (memcached's memory_release), and raising the limit lets the
+// classes grow again.
+func TestSetMemoryLimitReleasesPoolPages(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 16 << 20, MaxItemSize: 64 << 10})
+	for i := range 12000 {
+		set(s, fmt.Sprintf("k%d", i), strings.Repeat("v", 1000))
+	}
+	class := s.ItemClass(6, 1000, 0)
+	pages := s.pagesOf(class)
+	if err := s.SetMemoryLimit(8 << 20); err != nil {
 		t.Fatal(err)
 	}
-	checkInvariants(t, s)
-	if st := s.Stats(); st.CurrItems != 1 || st.Reclaimed != 1 {
-		t.Fatalf("items %d reclaimed %d", st.CurrItems, st.Reclaimed)
+	if r := s.Reassign(class, 0); r != ReassignOK {
+		t.Fatalf("reassign: %v", r)
 	}
+	<-s.mover.done
+	st := s.Stats()
+	if s.pagesOf(class) != pages-1 || st.SlabGlobalPagePool != 0 || st.TotalMallocedBytes != uint64(pages-1)<<20 {
+		t.Fatalf("pages %d -> %d, pool %d, malloced %d", pages, s.pagesOf(class), st.SlabGlobalPagePool, st.TotalMallocedBytes)
+	}
+	checkInvariants(t, s)
+	if err := s.SetMemoryLimit(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12000 {
+		set(s, fmt.Sprintf("n%d", i), strings.Repeat("w", 1000))
+	}
+	if st := s.Stats(); st.TotalMallocedBytes <= uint64(pages)<<20 {
+		t.Fatalf("malloced %d after raising the limit", st.TotalMallocedBytes)
+	}
+	checkInvariants(t, s)
 }
 
 func TestSetMemoryLimitBounds(t *testing.T) {
@@ -100,17 +114,10 @@ func TestSetMemoryLimitBounds(t *testing.T) {
 	if s.MemoryLimit() != 64<<20 {
 		t.Fatal("refused limit changed the store")
 	}
-	noEvict := newTestStore(t, Config{MemoryLimit: 16 << 20, MaxItemSize: 64 << 10, DisableEvictions: true})
-	for i := range 12000 {
-		set(noEvict, fmt.Sprintf("k%d", i), strings.Repeat("v", 1000))
+	large := newTestStore(t, Config{MemoryLimit: 64 << 20, LargePages: true})
+	if err := large.SetMemoryLimit(128 << 20); err != ErrMemoryLimit {
+		t.Fatalf("-L: %v", err)
 	}
-	if err := noEvict.SetMemoryLimit(8 << 20); err != ErrMemoryLimit {
-		t.Fatalf("-M shrink below live items: %v", err)
-	}
-	if err := noEvict.SetMemoryLimit(32 << 20); err != nil {
-		t.Fatalf("-M grow: %v", err)
-	}
-	checkInvariants(t, noEvict)
 }
 
 func TestSizeClassesFollowFactorAndMin(t *testing.T) {

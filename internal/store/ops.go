@@ -210,8 +210,7 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	r := sh.rec(sh.posOf(slot))
 	sh.st.GetHits++
 	sh.countHit(r)
-	sh.markRead(r)
-	r.setAccessed(now)
+	sh.markRead(r, sh.posOf(slot), now)
 	fn(r.value(), s.meta(r))
 	return true
 }
@@ -264,8 +263,7 @@ func (sh *shard) touch(key []byte, tag uint32, exp uint32, now uint32) int {
 	}
 	r.setExptime(exp)
 	// A touch is a fetch to memcached (it bumps the item with DO_UPDATE).
-	sh.markRead(r)
-	r.setAccessed(now)
+	sh.markRead(r, sh.posOf(slot), now)
 	return slot
 }
 

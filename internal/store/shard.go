@@ -263,19 +263,34 @@ func (s *Store) alloc(sh *shard, size, class int, now uint32) (int, Result) {
 	return int(pos), Stored
 }
 
-// markRead marks r as read, as memcached's do_item_bump: the first read of
-// an item only marks it fetched, a later one makes it active (referenced),
-// which is what earns it a second chance at the ring's tail; after that
-// one read keeps it active, as fetched stays. So a key read once is evicted
-// like one never read, as in memcached's segmented LRU. Without it
-// (plainLRU) memcached moves an item up on every read: one read is enough.
-func (sh *shard) markRead(r rec) {
-	if sh.plainLRU || r.bits()&recFetched != 0 {
-		r.setBits(recFetched | recReferenced)
-		return
+// markRead marks r, the record at pos, as read at now, as memcached's
+// do_item_bump: the first read of an item only marks it fetched, a later
+// one makes it active (referenced), which the LRU's tail pulls act on
+// (lru.go): an active item moves up to WARM instead of down or out. So a
+// key read once is evicted like one never read. Without the segmented
+// LRU (plainLRU) memcached moves a read item to its queue's head, if it
+// was last moved more than a minute before (ITEM_UPDATE_INTERVAL).
+func (sh *shard) markRead(r rec, pos int, now uint32) {
+	switch {
+	case sh.plainLRU:
+		r.setBits(recFetched)
+		if now-min(now, r.accessed()) > itemUpdateInterval {
+			c := &sh.slabs.classes[r.class()]
+			c.mu.Lock()
+			sh.slabs.move(c, r.queue(), uint64(pos))
+			c.mu.Unlock()
+		}
+	case r.bits()&recFetched != 0:
+		r.setBits(recReferenced)
+	default:
+		r.setBits(recFetched)
 	}
-	r.setBits(recFetched)
+	r.setAccessed(now)
 }
+
+// itemUpdateInterval is memcached's ITEM_UPDATE_INTERVAL: without the
+// segmented LRU, a read moves an item up at most once a minute.
+const itemUpdateInterval = 60
 
 // countEviction reports the eviction of r to the hook and counts it in the
 // shard's and its class's statistics (c is r's class).
