@@ -253,12 +253,10 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 		w.int("time_since_server_cert_refresh", since)
 	}
 	// gocached's own, shown once nonzero so that the names match
-	// memcached's until something happened: large replies cut because the
-	// ring overwrote their value mid-send (memcached pins items instead),
-	// and values being received whose reservation the ring passed.
-	if st.RefsLost != 0 || st.ReservationsLost != 0 {
+	// memcached's until something happened: large replies cut because
+	// their value was no longer pinned (which would be a bug).
+	if st.RefsLost != 0 {
 		w.uint("value_sends_cut", st.RefsLost)
-		w.uint("value_receives_lost", st.ReservationsLost)
 	}
 	w.uint("unexpected_napi_ids", srv.UnexpectedNAPIIDs)
 	w.uint("round_robin_fallback", srv.RoundRobinFallback)

@@ -115,14 +115,13 @@ type Stats struct {
 	Evictions, Reclaimed, ExpiredUnfetched     uint64
 	EvictedUnfetched, EvictedActive            uint64
 	OutOfMemory                                uint64 // stores refused for lack of memory
-	// RefsLost counts CopyValue calls that found the value overwritten
-	// (a large reply cut short: its connection is closed); ReservationsLost
-	// counts values being received whose reservation the ring's tail passed
-	// before they were complete (answered as out of memory). cursor.go.
-	RefsLost, ReservationsLost uint64
-	LimitMaxbytes              uint64
-	TotalMallocedBytes         uint64 // bytes of pages allocated for items
-	SlabGlobalPagePool         uint64 // pages no class owns (arena.go)
+	// RefsLost counts CopyValue calls that found their ValueRef released
+	// (a large reply cut short, its connection closed: a bug, as a
+	// ValueRef pins its value until released; cursor.go).
+	RefsLost           uint64
+	LimitMaxbytes      uint64
+	TotalMallocedBytes uint64 // bytes of pages allocated for items
+	SlabGlobalPagePool uint64 // pages no class owns (arena.go)
 	// The segmented LRU's moves over all classes, and the maintainer's
 	// passes (lru.go).
 	MovesToCold, MovesToWarm, MovesWithinLRU, DirectReclaims uint64

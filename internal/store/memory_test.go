@@ -205,7 +205,7 @@ func TestClasses(t *testing.T) {
 			t.Errorf("classes out of order: %d after %d", c.ID, classes[i-1].ID)
 		}
 		items += c.Items
-		bytes += c.Bytes
+		bytes += c.MemRequested
 	}
 	if st := s.Stats(); st.CurrItems != items || st.Bytes != bytes {
 		t.Fatalf("classes sum to %d items / %d bytes, stats say %d / %d", items, bytes, st.CurrItems, st.Bytes)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"math/bits"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -44,49 +43,13 @@ type shard struct {
 	sizesCASMin   uint64    // items with an older CAS are not in sizes
 	cursor        uint32
 
-	st      Stats
-	cls     []classCounters
-	scratch []byte // holds an old value while append/prepend allocate
+	st  Stats
+	cls []classCounters
 
 	_ [64]byte // keep neighbouring shards' locks off this cache line
 }
 
 func (sh *shard) rec(pos int) rec { return sh.slabs.rec(uint64(pos)) }
-
-// largeScratch holds the scratch buffers of big appends between uses, for
-// every shard: a sync.Pool, so that a run of large appends into a full ring
-// reuses one array instead of dropping one per append (each a GC cycle's
-// worth of garbage with the small Go heap), while the collector still frees
-// them once such appends stop.
-var largeScratch sync.Pool // of *[]byte
-
-// scratchFor returns sh.scratch with room for n bytes, from largeScratch
-// when it is too small for them.
-func (sh *shard) scratchFor(n int) []byte {
-	if cap(sh.scratch) < n {
-		if p, ok := largeScratch.Get().(*[]byte); ok && cap(*p) >= n {
-			sh.scratch = *p
-		} else {
-			if ok {
-				largeScratch.Put(p)
-			}
-			// A power of two: a value grown by appends fits again next time.
-			sh.scratch = make([]byte, 0, 1<<bits.Len(uint(n-1)))
-		}
-	}
-	return sh.scratch[:0]
-}
-
-// dropLargeScratch lets a big append's copy go, so that memory outside the
-// rings does not grow to a maximum-size item per shard: back to
-// largeScratch, which the collector empties.
-func (sh *shard) dropLargeScratch() {
-	if cap(sh.scratch) > 64<<10 {
-		b := sh.scratch[:0]
-		largeScratch.Put(&b)
-		sh.scratch = nil
-	}
-}
 
 // find returns the index slot of key, or -1.
 func (sh *shard) find(key []byte, tag uint32) int {

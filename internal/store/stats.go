@@ -9,7 +9,7 @@ func (s *Store) Stats() Stats {
 		st.add(&sh.st)
 		st.CurrItems += uint64(sh.idx.count)
 		for c := range sh.cls {
-			st.Bytes += sh.cls[c].bytes
+			st.Bytes += sh.cls[c].requested // memcached's bytes: its item sizes
 		}
 		st.HashBytes += uint64(sh.idx.bytes())
 		sh.mu.Unlock()
@@ -61,7 +61,6 @@ func (st *Stats) add(o *Stats) {
 	st.EvictedActive += o.EvictedActive
 	st.OutOfMemory += o.OutOfMemory
 	st.RefsLost += o.RefsLost
-	st.ReservationsLost += o.ReservationsLost
 }
 
 // ResetStats zeroes the counters that `stats reset` clears; item counts,
