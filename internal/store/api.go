@@ -23,14 +23,15 @@ type Config struct {
 	// chunk sizes of the classes before the last (SlabChunkMax), in place
 	// of the ones GrowthFactor and MinChunk make. Empty means none given.
 	SlabSizes []int
-	// Mmap maps the rings outside the Go heap (anonymous mmap on Linux), so
-	// the garbage collector's heap goal does not grow with MemoryLimit.
+	// Mmap is kept for callers: the arena is always mapped outside the Go
+	// heap where mmap exists (arena_linux.go).
 	Mmap bool
-	// LargePages is memcached's -L: the rings are mapped, prefaulted and
-	// advised to use huge pages; like memcached's preallocated memory, the
-	// limit can then not change at run time (SetMemoryLimit refuses).
+	// LargePages is memcached's -L: the arena's pages within the limit are
+	// prefaulted and advised to use huge pages; like memcached's
+	// preallocated memory, the limit can then not change at run time
+	// (SetMemoryLimit refuses).
 	LargePages bool
-	// MemoryFile is memcached's -e: the rings are a shared mapping of this
+	// MemoryFile is memcached's -e: the arena is a shared mapping of this
 	// file, and a store stopped with SaveState comes back with its items
 	// when the next New gets the same file and settings (memfile.go).
 	MemoryFile string
@@ -45,13 +46,13 @@ type Config struct {
 	// of `stats sizes` is on from the start (sizes.go).
 	TrackSizes bool
 	// PlainLRU is memcached without its segmented LRU (-o
-	// no_lru_maintainer, no_modern): one read keeps an item from
-	// eviction, where the segmented LRU asks for a second (record.go's
+	// no_lru_maintainer, no_modern): one queue per class, no maintainer,
+	// and a read moves an item up at most once a minute (shard.go's
 	// markRead).
 	PlainLRU bool
 	// Premalloced is memcached's test hook T_MEMD_INITIAL_MALLOC: bytes
 	// taken as allocated already. total_malloced starts there and the
-	// rings share only what is left of MemoryLimit, so a test can reach
+	// pages get only what is left of MemoryLimit, so a test can reach
 	// the limit of a large -m (64bit.t fakes 4 GiB) without the memory.
 	Premalloced int64
 	// Started is the server's start, unix seconds (memcached's

@@ -1,15 +1,14 @@
 package store
 
-// Size classes exist here only for reporting: records of every size share a
-// shard's ring, but `stats slabs` and `stats items` group items the way
-// memcached's slab classes would (chunk sizes from 96 bytes growing by 1.25,
-// 8-byte aligned, or what -n and -f ask), so tools that read those stats see
-// familiar numbers.
+// Size classes: memcached's chunk sizes (from 96 bytes growing by 1.25,
+// 8-byte aligned, or what -n, -f and -o slab_sizes ask), which the slab
+// allocator cuts its pages into (slab.go), and the per-shard counters of
+// each class that `stats slabs` and `stats items` report.
 
 const (
 	defaultMinChunk = 48      // memcached's -n: key+value+flags room of the smallest class
 	defaultFactor   = 1.25    // memcached's -f
-	pageSize        = 1 << 20 // the "page" ClassStats counts in; memcached's slab page
+	pageSize        = 1 << 20 // memcached's slab page: what the arena hands out
 	// maxClasses is memcached's MAX_NUMBER_OF_SLAB_CLASSES-1: ids 1..63.
 	maxClasses = 63
 )

@@ -1,108 +1,100 @@
-// Package store is gocached's cache: a memory-bounded, sharded key/value
-// store with memcached's item semantics, built so that the garbage
-// collector's work does not grow with the number of items.
+// Package store is gocached's cache: memcached's slab allocator and
+// segmented LRU over memory the garbage collector never scans, with
+// memcached's item semantics.
 //
 // # Layout
 //
-// Keys are spread over a power-of-two number of shards by their xxhash; each
-// shard has its own mutex, so there is no global lock. A shard owns one ring:
-// a single []byte of MemoryLimit/shards bytes, allocated up front (the kernel
-// backs it with memory only as it is written; on Linux it is advised to use
-// transparent huge pages, which cuts TLB misses on random reads). Items are
-// records appended at the ring's head: a 32-byte header (lengths, state bits,
-// size class, flags, exptime, CAS, store and access times), the key, the
-// value, padding to 8 bytes. The shard's index is an open-addressing hash
-// table in one []uint64, a 32-bit hash tag and the record's offset/8 per
-// entry. Neither the rings nor the index contain pointers, so a GC cycle
-// costs the same with ten items or ten million (about 0.2 ms with 10 million
-// 100-byte items, each costing about 46 bytes beyond its key and value: the
-// header, padding and ~13 bytes of index).
+// Item memory is one arena (arena.go): a reserved region, mapped outside
+// the Go heap on Linux, cut into 1 MiB pages that slab classes take one at
+// a time, as memcached's do. The classes are memcached's (96-byte chunks
+// growing by 1.25, or what -n, -f, -o slab_sizes and slab_chunk_max say);
+// each cuts its pages into chunks of its size (slab.go), and an item takes
+// one chunk of the smallest class that holds memcached's size of it
+// (ITEM_ntotal), so the same items land in the same classes, and the same
+// number fit in a page, as in memcached. A class gets a page from the
+// global page pool, else a new one while the pages stay within -m, and
+// always its first, as memcached's do_slabs_newslab. A freed chunk goes on
+// its class's free list and is the next one handed out.
 //
-// The shard count is chosen so that a ring holds several items of the
-// largest size (-I), even with a small -m: -m 64 with -I 1m gives 16 rings
-// of 4 MiB. A ring is the unit of memory: the sum of the rings is exactly
-// -m, and nothing else holds item bytes.
+// A chunk holds a record: a 48-byte header (lengths, state bits, class,
+// queue, flags, exptime, CAS, store and access times, and the links of
+// its LRU queue, as arena offsets), the key and the value (record.go).
+// Keys are spread over a power-of-two number of shards by their xxhash;
+// a shard is a lock stripe with its own index, an open-addressing table in
+// one []uint64 of a 28-bit hash tag and the record's arena offset/8 per
+// entry (index.go). Neither the arena nor the indexes hold pointers, so a
+// GC cycle costs the same with ten items or ten million.
 //
-// # Meta protocol state
+// An item larger than the largest class's chunk (memcached's
+// slab_chunk_max, half a page by default, so only with -I above it) takes
+// a run of whole consecutive pages, where memcached chains chunks.
 //
-// The meta commands need per-item state beyond value and flags: whether the
-// item was read before (h), when it was last accessed (l), whether it was
-// invalidated (stale, X), whether a client already holds its recache token
-// (W/Z), and whether its key arrived base64-encoded. These are bits of the
-// record header and its access time, so they cost no memory per item and no
-// pointers. Meta commands apply their flags in the client's order under the
-// shard lock through an Item handle (item.go) rather than through one store
-// method per flag combination.
+// # LRU and eviction
 //
-// # Replacement and eviction
+// Each class keeps its items in memcached's HOT, WARM, COLD and TEMP
+// queues (lru.go). New items enter HOT (TEMP for -o temporary_ttl); a read
+// only sets the item's fetched bit, and a second one its active bit. An
+// allocation that finds no free chunk and no page evicts COLD's tail, or
+// when COLD has nothing to give moves HOT's tail down, up to ten times, as
+// memcached's do_item_alloc_pull; the maintainer, run on each 20 ms clock
+// tick, trims HOT and WARM to their share of the class's bytes and to an
+// age limit, moving active items up to WARM and the rest down to COLD.
+// The page mover (mover.go, `slabs reassign`) and the automover
+// (automove.go) move pages between classes and to the pool.
 //
-// Overwriting, deleting or expiring an item marks its record dead; the bytes
-// are reused when the ring's tail passes them. When the head needs room, the
-// record at the tail is dropped if dead, reclaimed if expired or flushed, and
-// otherwise evicted. Eviction is FIFO with a second chance (CLOCK): an item
-// read since it was written or last spared is moved to the head instead,
-// which approximates LRU per shard without any per-item list. While live
-// items fill less than 3/4 of the ring (the rest being records made dead by
-// overwrites and deletes), unread items at the tail are moved too, so the
-// ring compacts instead of evicting when it is not really full. One store
-// moves at most 64 items, bounding its time under the lock. With
-// DisableEvictions (-M) live items are always moved, never evicted, and a
-// store that would take a ring's live items past 15/16 of it fails with
-// OutOfMemory (the slack bounds the copying compaction does).
+// # Locks
 //
-// # Time
-//
-// Exptimes follow memcached (0 never, up to 30 days relative, larger absolute,
-// negative already expired) and are kept as absolute unix seconds. Expired
-// items are found lazily on access and by a background reclaimer that sweeps
-// index slots a bounded batch at a time, skipping shards with nothing that can
-// expire and items touched in the current second (so a get right after a set
-// of an already expired item counts get_expired, as in memcached). flush_all is lazy, as in memcached: it sets oldest_live (and, with
-// CAS on, oldest_cas, which makes it exact within a second), and items it
-// invalidates stay in place until a lookup meets them (get_flushed), the
-// ring's tail passes them, or the reclaimer sweeps them a little later
-// (flush.go).
-//
-// # Memory limit and mapping
-//
-// SetMemoryLimit (memcached's cache_memlimit) replaces each ring with one of
-// the new size under its shard's lock, copying live records oldest first
-// and evicting the oldest when shrinking (memlimit.go). With Config.Mmap the
-// rings are anonymous mappings outside the Go heap, 2 MiB aligned for
-// transparent huge pages; Config.LargePages (-L) also prefaults them and
-// fixes the limit, as memcached's preallocation does (ring.go).
+// A shard's mutex guards its index, its counters and the records of its
+// keys; a class's mutex guards its free list, its queues and the queue
+// links. A shard's lock comes first; a class lock holder (an eviction,
+// the maintainer, the mover) only tries the shard of an item it meets,
+// and passes the item over if that shard is busy, as memcached passes an
+// item whose lock it cannot take.
 //
 // # Records across lock releases
 //
-// A large value is sent and received over many turns of its connection, so
-// the protocol needs to name a record without holding a slice into a ring
-// the shard lock no longer protects (the ring may be replaced and unmapped,
-// the record moved or dropped). Each shard counts the bytes its head and
-// tail have passed (vhead, vtail; wraps count the bytes they skip) and a
-// ring generation. A ValueRef (Store.RefOf inside a Get callback, or
-// Item.Ref) is the record's
-// offset, the virtual position at which it was written and the generation;
-// CopyValue copies part of its value under the lock if the head has not
-// come back over those bytes since, else refuses (Stats.RefsLost). A
-// Reservation (Reserve, FillReserved, CommitReserved) is a record written
-// dead and outside the index for a value still arriving: invisible to
-// lookups, dumps, statistics and walkers, dropped when the tail passes it
-// (then lost, Stats.ReservationsLost), and linked where it lies on commit
-// (append and prepend combine into a new record). cursor.go, reserve.go.
+// A large value is sent in pieces over several turns of its connection:
+// a ValueRef pins its record's chunk, which an unlink then leaves in place
+// until the last ValueRef on it is released (cursor.go), as memcached's
+// reference count keeps an item being sent. A value arriving in pieces is
+// copied into a chunk reserved when its command line is parsed, invisible
+// until committed (reserve.go). The protocol releases both when it is done
+// with them, or when its connection goes.
 //
-// # Iteration
+// # Meta protocol state
 //
-// Dump walks the live items a bounded batch of index slots per lock hold,
-// for lru_crawler metadump and stats cachedump (dump.go); SetEvictionHook
-// reports evictions for `watch evictions`.
+// The meta commands need per-item state beyond value and flags: whether
+// the item was read before (h), when it was last accessed (l), whether it
+// was invalidated (stale, X), whether a client already holds its recache
+// token (W/Z), and whether its key arrived base64-encoded. These are bits
+// of the record header and its access time. Meta commands apply their
+// flags in the client's order under the shard lock through an Item handle
+// (item.go).
+//
+// # Time
+//
+// Exptimes follow memcached (0 never, up to 30 days relative, larger
+// absolute, negative already expired) and are kept as absolute unix
+// seconds. Expired items are found on access, at the LRU tails and by a
+// background reclaimer that sweeps index slots a bounded batch at a time.
+// flush_all is lazy, as in memcached: it sets oldest_live (and, with CAS
+// on, oldest_cas, which makes it exact within a second), and items it
+// invalidates stay until a lookup, a tail pull or the reclaimer meets
+// them (flush.go).
+//
+// # Memory limit and warm restart
+//
+// SetMemoryLimit (cache_memlimit) changes how many pages the classes may
+// take; pages already taken stay, and pool pages beyond the limit go back
+// to the kernel (memlimit.go). With Config.MemoryFile (-e) the arena is a
+// shared mapping of that file, and SaveState writes what a restart needs
+// to find every record again (memfile.go). Config.LargePages (-L)
+// prefaults the arena and fixes the limit, as memcached's preallocation.
 //
 // # Statistics
 //
-// Counters live in each shard under its lock and are summed on demand. Size
-// classes (memcached's 96-byte chunks growing by 1.25, or by -f from -n)
-// exist only to report
-// `stats slabs` and `stats items` the way memcached tools expect; all sizes
-// share a ring. mem_requested is memcached's own item size (ITEM_ntotal),
-// and hash_power_level grows by memcached's rule from the item count
-// (hashpower.go).
+// Counters live in each shard under its lock, and the queues' and moves'
+// in each class under its lock; both are summed on demand. mem_requested
+// and bytes are memcached's item sizes, and hash_power_level grows by
+// memcached's rule from the item count (hashpower.go).
 package store

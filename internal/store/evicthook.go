@@ -14,7 +14,7 @@ type EvictedItem struct {
 }
 
 // storeHooks is shared by the Store and its shards; it is a separate object
-// so that the shards never point into the Store (see ring.go).
+// so that the shards never point into the Store (releaseArenaWhenUnreachable).
 type storeHooks struct {
 	evict atomic.Pointer[func(EvictedItem)]
 	temp  atomic.Int64 // the TEMP LRU setting, packed by tempSetting (templru.go)

@@ -4,8 +4,8 @@ import "time"
 
 // FlushAll is memcached's flush_all: items stored before a point in time
 // become invalid, lazily. Nothing is removed here; a later lookup of a
-// flushed item counts get_flushed and misses, the ring's tail reclaims its
-// bytes when it passes, and the reclaimer sweeps the rest flushSweepDelay
+// flushed item counts get_flushed and misses, an LRU tail pull reclaims
+// its chunk when it meets it, and the reclaimer sweeps the rest flushSweepDelay
 // seconds after the flush takes effect, as memcached's LRU crawler finds
 // them later.
 //

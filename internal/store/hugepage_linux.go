@@ -2,7 +2,7 @@ package store
 
 import "golang.org/x/sys/unix"
 
-// adviseHugePages asks the kernel to back a ring (or index) with transparent
+// adviseHugePages asks the kernel to back the arena (or an index) with transparent
 // huge pages where it is configured for madvise: random access over hundreds
 // of megabytes misses the TLB far less often with 2 MiB pages. The advice is
 // best effort; failure only costs speed.

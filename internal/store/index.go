@@ -18,7 +18,7 @@ type index struct {
 	mask  uint32
 	count int
 	// epoch changes whenever entries move or vanish, so a caller that found a
-	// slot before allocating ring space knows whether the slot is still valid.
+	// slot before allocating (which may evict) knows whether it is still valid.
 	epoch uint64
 }
 

@@ -26,7 +26,7 @@ import (
 // record that does not parse) starts the cache empty and says why in
 // RestoreReport; the file is then cleared.
 
-// memfileMeta is FILE.meta. Every field that shapes the rings or the
+// memfileMeta is FILE.meta. Every field that shapes the pages or the
 // records must match for a restore.
 type memfileMeta struct {
 	Magic        string       `json:"magic"`
@@ -130,7 +130,7 @@ func (s *Store) SaveState() error {
 	if mf == nil {
 		return errors.New("store: no memory file")
 	}
-	// The reclaimer must not change a ring after its checksum is taken.
+	// The background loop must not change a page after its checksum is taken.
 	s.Close()
 	for i := range s.shards {
 		s.shards[i].mu.Lock()

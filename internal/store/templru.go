@@ -7,10 +7,8 @@ package store
 // long and loses data a client expects to find for those few seconds.
 //
 // Here a temporary record carries recTemp, decided when it is linked, and
-// the ring's tail moves it to the head instead of evicting it, as it moves
-// an item given a second chance. Those moves do not use up an allocation's
-// second chances; they are bounded by the ring's size instead, so an
-// allocation in a ring holding nothing but temporary items fails with
+// sits in its class's TEMP queue, which allocations never evict from: a
+// class holding nothing but temporary items fails a store with
 // OutOfMemory, as memcached's does when only its TEMP LRU holds items.
 
 // defaultTemporaryTTL is memcached's temporary_ttl when none is given (it
