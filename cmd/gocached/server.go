@@ -97,9 +97,11 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	defer st.Close()
-	if tu := extTuning(o.ext); tu.SlabReassign {
+	tu := extTuning(o.ext)
+	if tu.SlabReassign {
 		st.SetAutomove(tu.SlabAutomove, tu.AutomoveRatio, int(tu.AutomoveWindow))
 	}
+	st.SetLRUTuning(tu.HotPct, tu.WarmPct, tu.HotFactor, tu.WarmFactor, lruMaintainerOff(o.ext))
 	// memcached's restart check runs before its slabs_init.
 	for _, l := range st.RestartLines() { // whatever -v says, as memcached
 		fmt.Fprintln(stderr, l)

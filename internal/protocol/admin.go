@@ -90,15 +90,18 @@ func (s *Session) lru(line []byte, n int) {
 			s.env.adminUpdate(func(a *adminState) {
 				a.hotPct, a.warmPct, a.hotFactor, a.warmFactor = hot, warm, hotF, warmF
 			})
+			s.env.syncLRU()
 			s.reply(rOK)
 		}
 	case sub == "mode" && n >= 3 && !s.env.Settings.LRUMaintainerDisabled:
 		switch string(s.token(line, 2)) {
 		case "flat":
 			s.env.adminUpdate(func(a *adminState) { a.segmented = false })
+			s.env.syncLRU()
 			s.reply(rOK)
 		case "segmented":
 			s.env.adminUpdate(func(a *adminState) { a.segmented = true })
+			s.env.syncLRU()
 			s.reply(rOK)
 		default:
 			s.reply(rError)
@@ -218,6 +221,13 @@ var reassignReplies = [...]string{
 	store.ReassignBadClass: "BADCLASS invalid src or dst class id\r\n",
 	store.ReassignNoSpare:  "NOSPARE source class has no spare pages\r\n",
 	store.ReassignSame:     "SAME src and dst class are identical\r\n",
+}
+
+// syncLRU hands the LRU's settings, as `lru tune` and `lru mode` left
+// them, to the store.
+func (e *Env) syncLRU() {
+	a := e.adminSnapshot()
+	e.Store.SetLRUTuning(a.hotPct, a.warmPct, a.hotFactor, a.warmFactor, !a.segmented)
 }
 
 // syncAutomove hands the automover's level and ratio, as `slabs automove`

@@ -18,6 +18,7 @@ type EvictedItem struct {
 type storeHooks struct {
 	evict atomic.Pointer[func(EvictedItem)]
 	temp  atomic.Int64 // the TEMP LRU setting, packed by tempSetting (templru.go)
+	lru   atomic.Pointer[lruTuning]
 }
 
 // SetEvictionHook installs fn, called for every item evicted to make room

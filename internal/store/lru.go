@@ -159,7 +159,7 @@ func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now 
 			vs.countEviction(r, &vs.cls[c.id], now)
 			vs.unlinkHeld(slot, c)
 			*removed++
-		case !evict && active && !vs.plainLRU:
+		case !evict && active && !vs.flat():
 			r.clearBits(recReferenced)
 			s.slabs.move(c, queueWarm, pos)
 			c.movesToWarm++
@@ -186,7 +186,7 @@ func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
 		if run && s.slabs.poolFreePages(c) > 0 {
 			continue
 		}
-		if s.pull(c, queueCold, sh, now, true) == 0 && !sh.plainLRU {
+		if s.pull(c, queueCold, sh, now, true) == 0 && !sh.flat() {
 			s.pull(c, queueHot, sh, now, false)
 		}
 	}
@@ -200,18 +200,35 @@ func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
 // and twice that age, each moving inactive tail items down to COLD (an
 // active one up to WARM's head); COLD's tail gives active items back to
 // WARM; and expired or flushed items met on the way are reclaimed.
-const (
-	hotPct, warmPct = 20, 40
-	hotAgeNum       = 1 // hot_max_factor 0.2
-	hotAgeDen       = 5
-	warmAgeNum      = 2 // warm_max_factor 2.0
-	maxJuggles      = 500
-)
+const maxJuggles = 500
+
+// lruTuning is memcached's LRU settings: hot_lru_pct, warm_lru_pct,
+// hot_max_factor and warm_max_factor (-o, or `lru tune` at run time), and
+// whether the LRU is flat (-o no_lru_maintainer, no_modern, or `lru mode
+// flat`): one queue per class, a read moving an item up at most once a
+// minute.
+type lruTuning struct {
+	HotPct, WarmPct       uint32
+	HotFactor, WarmFactor float64
+	Flat                  bool
+}
+
+// defaultLRUTuning is memcached's.
+var defaultLRUTuning = lruTuning{HotPct: 20, WarmPct: 40, HotFactor: 0.2, WarmFactor: 2.0}
+
+// SetLRUTuning sets the LRU's percentages and age factors and whether it
+// is flat, for items stored and juggled from then on.
+func (s *Store) SetLRUTuning(hotPct, warmPct uint32, hotFactor, warmFactor float64, flat bool) {
+	s.hooks.lru.Store(&lruTuning{HotPct: hotPct, WarmPct: warmPct, HotFactor: hotFactor, WarmFactor: warmFactor, Flat: flat})
+}
+
+// flat reports whether the LRU is flat now.
+func (sh *shard) flat() bool { return sh.hooks.lru.Load().Flat }
 
 // maintain juggles each class once.
 func (s *Store) maintain(now uint32) {
-	if s.cfg.PlainLRU {
-		return // (memcached without its maintainer has no queues to juggle)
+	if s.cfg.PlainLRU || s.hooks.lru.Load().Flat {
+		return // (memcached's flat LRU has no queues to juggle)
 	}
 	s.juggles.Add(1)
 	for id := 1; id < len(s.slabs.classes); id++ {
@@ -239,9 +256,11 @@ func (s *Store) juggle(c *slabClass, now uint32) {
 			sh.mu.Unlock()
 		}
 	}
+	tu := s.hooks.lru.Load()
 	total := c.q[queueHot].bytes + c.q[queueWarm].bytes + c.q[queueCold].bytes
-	hotLimit, warmLimit := max(total*hotPct/100, 1), max(total*warmPct/100, 1)
-	hotAge, warmAge := coldAge*hotAgeNum/hotAgeDen, coldAge*warmAgeNum
+	hotLimit := max(total*int64(tu.HotPct)/100, 1)
+	warmLimit := max(total*int64(tu.WarmPct)/100, 1)
+	hotAge, warmAge := uint32(float64(coldAge)*tu.HotFactor), uint32(float64(coldAge)*tu.WarmFactor)
 	for range maxJuggles {
 		moved := s.pullLimited(c, queueHot, nil, now, false, hotLimit, hotAge)
 		if moved == 0 {

@@ -13,11 +13,9 @@ import (
 type shard struct {
 	mu sync.Mutex
 
-	id      uint64 // shard number, folded into CAS uniques to keep them unique store-wide
-	idBits  uint
-	noEvict bool // -M
-	// plainLRU: one read protects an item (Config.PlainLRU, markRead).
-	plainLRU bool
+	id       uint64 // shard number, folded into CAS uniques to keep them unique store-wide
+	idBits   uint
+	noEvict  bool // -M
 	hooks    *storeHooks
 	slabs    *slabs
 	idx      index
@@ -162,7 +160,7 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	c.bytes += uint64(r.size())
 	c.requested += uint64(r.mcSize(sh.noCAS))
 	q := queueHot
-	if sh.plainLRU {
+	if sh.flat() {
 		q = queueCold // (memcached without its segmented LRU has one queue)
 	}
 	if sh.temporary(r) {
@@ -231,11 +229,11 @@ func (s *Store) alloc(sh *shard, size, class int, now uint32) (int, Result) {
 // one makes it active (referenced), which the LRU's tail pulls act on
 // (lru.go): an active item moves up to WARM instead of down or out. So a
 // key read once is evicted like one never read. Without the segmented
-// LRU (plainLRU) memcached moves a read item to its queue's head, if it
+// LRU (flat) memcached moves a read item to its queue's head, if it
 // was last moved more than a minute before (ITEM_UPDATE_INTERVAL).
 func (sh *shard) markRead(r rec, pos int, now uint32) {
 	switch {
-	case sh.plainLRU:
+	case sh.flat():
 		r.setBits(recFetched)
 		if now-min(now, r.accessed()) > itemUpdateInterval {
 			c := &sh.slabs.classes[r.class()]

@@ -114,6 +114,9 @@ func New(cfg Config) (*Store, error) {
 		done:      make(chan struct{}),
 	}
 	s.hooks.temp.Store(tempSetting(defaultTemporaryTTL, false))
+	lru := defaultLRUTuning
+	lru.Flat = cfg.PlainLRU
+	s.hooks.lru.Store(&lru)
 	chunkMax := cfg.SlabChunkMax
 	if chunkMax <= 0 {
 		// memcached's default slab_chunk_max, half a page, or the largest
@@ -139,7 +142,7 @@ func New(cfg Config) (*Store, error) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.id, sh.idBits = uint64(i), idBits
-		sh.noEvict, sh.noCAS, sh.plainLRU = cfg.DisableEvictions, cfg.DisableCAS, cfg.PlainLRU
+		sh.noEvict, sh.noCAS = cfg.DisableEvictions, cfg.DisableCAS
 		sh.hooks = s.hooks
 		sh.slabs = s.slabs
 		sh.idx = newIndex(0)
