@@ -17,6 +17,10 @@ const (
 	queueCold
 	queueTemp
 	numQueues
+	// A chunk in no queue says why in the same byte, written under its
+	// class's lock, so the page mover can tell without the item's shard:
+	queueFree = 0xfe // on the free list, or not handed out yet
+	queueNone = 0xff // handed out and not linked: being written, reserved, or pinned after an unlink
 )
 
 type lruQueue struct {

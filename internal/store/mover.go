@@ -168,7 +168,9 @@ func (s *Store) emptyOldestPage(c *slabClass) int {
 	for i, t := range taken {
 		if t {
 			pos := uint64(p)*pageSize + uint64(i*c.size)
-			s.slabs.rec(pos).setNext(c.free)
+			r := s.slabs.rec(pos)
+			r[offBits], r[offQueue] = recDead, queueFree
+			r.setNext(c.free)
 			c.free = pos
 			c.nfree++
 		}
@@ -196,8 +198,8 @@ func (s *Store) clearPage(c *slabClass, p int, taken []bool) int {
 	now := clampTime(s.Now())
 	for pos := start; pos < end; pos += uint64(c.size) {
 		r := sl.rec(pos)
-		if taken[(pos-start)/uint64(c.size)] || r.bits()&recDead != 0 {
-			continue // free, reserved, or an orphan a reader pins
+		if taken[(pos-start)/uint64(c.size)] || r.queue() >= numQueues {
+			continue // free, being written, reserved, or an orphan a reader pins
 		}
 		sh := s.shardOf(r)
 		if sh.mu.TryLock() {
@@ -298,6 +300,7 @@ func (sl *slabs) adoptFreePage(c *slabClass, p int) {
 		pos := start + uint64(i*c.size)
 		r := sl.rec(pos)
 		r[offBits] = recDead
+		r[offQueue] = queueFree
 		r.setNext(c.free)
 		c.free = pos
 		c.nfree++

@@ -130,6 +130,9 @@ func (sh *shard) unlinkHeld(slot int, c *slabClass) {
 func (sh *shard) release(c *slabClass, pos int) {
 	if sh.pinned(pos) {
 		sh.orphan(pos)
+		r := sh.rec(pos)
+		r.setBits(recDead)
+		r[offQueue] = queueNone
 		return
 	}
 	sh.slabs.freeChunk(c, uint64(pos))

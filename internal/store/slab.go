@@ -90,8 +90,10 @@ func (sl *slabs) takeChunk(c *slabClass, size int) uint64 {
 	}
 	if c.free != nilLoc {
 		pos := c.free
-		c.free = sl.rec(pos).next()
+		r := sl.rec(pos)
+		c.free = r.next()
 		c.nfree--
+		r[offQueue] = queueNone
 		return pos
 	}
 	if c.carveLeft == 0 {
@@ -106,6 +108,7 @@ func (sl *slabs) takeChunk(c *slabClass, size int) uint64 {
 	pos := c.carve
 	c.carve += uint64(c.size)
 	c.carveLeft--
+	sl.rec(pos)[offQueue] = queueNone
 	return pos
 }
 
@@ -117,10 +120,12 @@ func (sl *slabs) freeChunk(c *slabClass, pos uint64) {
 		n := runPages(size)
 		c.pages -= n
 		r.setBits(recDead)
+		r[offQueue] = queueFree
 		sl.arena.giveBack(int(pos/pageSize), n)
 		return
 	}
 	r.setBits(recDead)
+	r[offQueue] = queueFree
 	r.setNext(c.free)
 	c.free = pos
 	c.nfree++
