@@ -42,6 +42,10 @@ const (
 	runBody = 0xff
 )
 
+// maxArena is the most item memory the index can address (arena offsets
+// are kept divided by 8 in locBits bits).
+const maxArena = int64(locMask+1) * 8
+
 // arenaSlack is what the region reserves beyond -m: a page for each class
 // that may take its first page past the limit, and rounding.
 const arenaSlack = (maxClasses + 2) * pageSize
@@ -53,7 +57,7 @@ const arenaSlack = (maxClasses + 2) * pageSize
 func newArena(limit, reserve int64, file []byte, mapped, populate bool) (*arena, error) {
 	a := &arena{limitPages: limitPages(limit)}
 	size := max(reserve, int64(a.limitPages)*pageSize+arenaSlack)
-	if maxArena := int64(locMask+1) * 8; size > maxArena {
+	if size > maxArena {
 		return nil, fmt.Errorf("store: %d bytes of item memory pass the %d bytes the index can address", size, maxArena)
 	}
 	var err error

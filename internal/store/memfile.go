@@ -130,8 +130,11 @@ func (s *Store) SaveState() error {
 	if mf == nil {
 		return errors.New("store: no memory file")
 	}
-	// The background loop must not change a page after its checksum is taken.
+	// The background loop and the page mover must not change a page
+	// after its checksum is taken.
 	s.Close()
+	s.mover.mu.Lock()
+	defer s.mover.mu.Unlock()
 	for i := range s.shards {
 		s.shards[i].mu.Lock()
 	}

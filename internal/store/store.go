@@ -174,8 +174,9 @@ func shardCount() int {
 
 // arenaReserve is the address space the arena reserves for a limit, so
 // that cache_memlimit can raise it later: at least 64 GiB (untouched pages
-// cost nothing but page-table room), or four times the limit.
-func arenaReserve(limit int64) int64 { return max(64<<30, 4*limit) }
+// cost nothing but page-table room), or four times the limit, within what
+// the index can address.
+func arenaReserve(limit int64) int64 { return min(max(64<<30, 4*limit), maxArena) }
 
 // releaseArenaWhenUnreachable unmaps the arena once the Store is garbage:
 // the slabs do not point back at the Store, and no slice of the arena
