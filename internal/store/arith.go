@@ -77,7 +77,10 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	}
 	num := strconv.AppendUint(digits[:0], cur, 10)
 	r0.setAccessed(now)
-	if v := r0.value(); len(num) <= len(v) {
+	// In place only when no reader holds the value, as memcached's
+	// refcount == 2 test: one sending it in pieces (a ValueRef) would
+	// send part of the old value and part of the new.
+	if v := r0.value(); len(num) <= len(v) && !sh.pinned(sh.posOf(slot)) {
 		for i := copy(v, num); i < len(v); i++ {
 			v[i] = ' '
 		}

@@ -140,3 +140,25 @@ func TestArithRefusesChunkedItems(t *testing.T) {
 		}
 	}
 }
+
+// memcached changes a counter in place only when no one else holds the
+// item (refcount == 2); a reader sending the old value in pieces keeps it
+// whole.
+func TestIncrDoesNotChangePinnedValue(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20})
+	old := "5 " + strings.Repeat("x", 100<<10) // numeric: strtoull stops at the space
+	set(s, "n", old)
+	var ref ValueRef
+	s.Get([]byte("n"), func(v []byte, _ Meta) { ref = s.RefOf([]byte("n"), v) })
+	if v, res := s.IncrDecr([]byte("n"), 1, false); res != Stored || v != 6 {
+		t.Fatalf("incr = %d, %v", v, res)
+	}
+	got := make([]byte, ref.Len())
+	if !s.CopyValue(ref, 0, got) || string(got) != old {
+		t.Errorf("the pinned value changed under its reader: %q...", got[:min(len(got), 12)])
+	}
+	s.ReleaseRef(ref)
+	if v, _, _ := get(s, "n"); strings.TrimRight(v, " ") != "6" {
+		t.Errorf("n = %q..., want 6", v[:min(len(v), 12)])
+	}
+}

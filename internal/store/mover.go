@@ -147,6 +147,12 @@ func (s *Store) emptyOldestPage(c *slabClass) int {
 		return -1
 	}
 	p := int(c.pageList[0])
+	c.moving = int32(p) + 1
+	defer func() {
+		c.mu.Lock()
+		c.moving = 0
+		c.mu.Unlock()
+	}()
 	c.mu.Unlock()
 	taken := make([]bool, c.perPage) // chunks off the free list for good
 	sleep := time.Microsecond

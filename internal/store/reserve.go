@@ -86,7 +86,7 @@ func (s *Store) FillReserved(rv *Reservation, off int, src []byte) bool {
 		return false
 	}
 	if off < 0 || off+len(src) > int(rv.ref.vlen) {
-		rv.ok = false
+		s.ReleaseReserved(rv) // (a lost reservation is never released again: its chunk would leak)
 		return false
 	}
 	sh := &s.shards[rv.ref.shard]

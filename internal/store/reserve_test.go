@@ -196,3 +196,17 @@ func TestReservationUnderNoEvictions(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// A fill outside the value loses the reservation; its chunk must go back
+// then, as a lost reservation is never released again.
+func TestFillOutOfRangeGivesChunkBack(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, MaxItemSize: 256 << 10})
+	rv := s.Reserve([]byte("k"), 100<<10)
+	if s.FillReserved(&rv, 100<<10-10, make([]byte, 20)) || !rv.Lost() {
+		t.Fatal("an out-of-range fill was taken")
+	}
+	s.ReleaseReserved(&rv)
+	if err := s.accountChunks(nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -41,8 +41,14 @@ type slabClass struct {
 	// kernel backs its memory only as items arrive.
 	carve     uint64
 	carveLeft int
-	q         [numQueues]lruQueue
-	pageList  []int32 // the class's pages in the order it got them, runs left out (the mover's oldest first)
+	// moving is 1 + the page the mover is emptying (0: none). Its chunks
+	// leave the free list walk by walk; poolFreePages must not pool it
+	// meanwhile, or the mover walks on over a page that is no longer the
+	// class's: a page run's record "rescued" into a chunk too small for
+	// it, or the page taken twice.
+	moving   int32
+	q        [numQueues]lruQueue
+	pageList []int32 // the class's pages in the order it got them, runs left out (the mover's oldest first)
 	// memcached's per-class LRU counters (moves_to_cold, ...; lru.go).
 	movesToCold, movesToWarm, movesWithinLRU, directReclaims uint64
 
@@ -150,7 +156,7 @@ func (sl *slabs) poolFreePages(c *slabClass) int {
 	whole := make(map[int32]bool)
 	for p, n := range freeIn {
 		carving := c.carveLeft > 0 && int32(c.carve/pageSize) == p
-		if n == c.perPage && !carving {
+		if n == c.perPage && !carving && c.moving != p+1 {
 			whole[p] = true
 		}
 	}

@@ -132,7 +132,11 @@ func New(cfg Config) (*Store, error) {
 		}
 		file = s.memfile.mem
 	}
-	a, err := newArena(items, arenaReserve(items), file, true, cfg.LargePages)
+	reserve, mapped := arenaReserve(items), true
+	if heapArena {
+		reserve, mapped = 0, false
+	}
+	a, err := newArena(items, reserve, file, mapped, cfg.LargePages)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +165,11 @@ func New(cfg Config) (*Store, error) {
 	go s.background()
 	return s, nil
 }
+
+// heapArena puts a new store's arena on the Go heap, sized for the limit
+// (cache_memlimit cannot raise it much): the race detector watches Go
+// memory only, so a test sets it to see races on the records' bytes.
+var heapArena bool
 
 // shardCount picks a power of two: enough lock stripes that cores rarely
 // meet on one.

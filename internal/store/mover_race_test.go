@@ -1,0 +1,102 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// The mover walks class c's oldest page while every chunk in it is busy
+// (here: two values a reader pins). Both pins end between two of its
+// walks, and an item too large for a chunk then takes the page: the
+// allocation's poolFreePages finds the page wholly free, pools it, and
+// grantRun gives it back as a page run. The mover still walks the page as
+// c's: it meets the run's record at the page's start and "rescues" it into
+// a 512 KiB chunk, copying the whole record (over the next chunk), or
+// drops it; and when the page empties it takes c.pageList[0], another page,
+// from the class.
+func TestMoverPageTakenByRunMeanwhile(t *testing.T) {
+	for _, spare := range []bool{false, true} {
+		t.Run(fmt.Sprint("spare chunk ", spare), func(t *testing.T) { moverPageTakenByRun(t, spare) })
+	}
+}
+
+func moverPageTakenByRun(t *testing.T, spare bool) {
+	s := newTestStore(t, Config{MemoryLimit: 8 << 20, MaxItemSize: 1 << 20})
+	mid := func(i int) []byte { return makeValue(uint64(i), 500<<10) } // 512 KiB chunks, 2 a page
+	for i := range 16 {
+		if r := s.Set(ModeSet, fmt.Appendf(nil, "mid%d", i), 0, 0, mid(i), 0); r != Stored {
+			t.Fatalf("mid%d: %v", i, r)
+		}
+	}
+	c := &s.slabs.classes[s.ItemClass(5, 500<<10, 0)]
+	c.mu.Lock()
+	p := int(c.pageList[0])
+	pages := len(c.pageList)
+	c.mu.Unlock()
+	// The two items of the oldest page.
+	var keys [][]byte
+	for i := range 16 {
+		k := fmt.Appendf(nil, "mid%d", i)
+		sh, tag := s.shardFor(k)
+		sh.mu.Lock()
+		if slot := sh.find(k, tag); slot >= 0 && sh.posOf(slot)/pageSize == p {
+			keys = append(keys, k)
+		}
+		sh.mu.Unlock()
+	}
+	if len(keys) != 2 || pages < 2 {
+		t.Fatalf("oldest page %d holds %q, class has %d pages", p, keys, pages)
+	}
+	var refs []ValueRef
+	for _, k := range keys {
+		s.Get(k, func(v []byte, _ Meta) { refs = append(refs, s.RefOf(k, v)) })
+	}
+	if r := s.Reassign(c.id, 0); r != ReassignOK {
+		t.Fatalf("reassign: %v", r)
+	}
+	time.Sleep(30 * time.Millisecond) // the mover now sleeps 1 ms between walks
+	for _, k := range keys {
+		s.Delete(k)
+	}
+	for _, ref := range refs {
+		s.ReleaseRef(ref)
+	}
+	if spare { // a free chunk elsewhere in the class for the mover's rescue
+		for i := 15; i >= 0; i-- {
+			if k := fmt.Appendf(nil, "mid%d", i); !bytes.Equal(k, keys[0]) && !bytes.Equal(k, keys[1]) {
+				s.Delete(k)
+				break
+			}
+		}
+	}
+	big := makeValue(99, 600<<10) // a page run
+	if r := s.Set(ModeSet, []byte("big"), 0, 0, big, 0); r != Stored {
+		t.Fatalf("big: %v", r)
+	}
+	<-s.mover.done
+	s.mover.mu.Lock()
+	defer s.mover.mu.Unlock()
+	if v, _, ok := get(s, "big"); !ok || checkValue([]byte(v)) != nil {
+		t.Errorf("big after the move: ok %v, %v", ok, checkValue([]byte(v)))
+	}
+	for i := range 16 {
+		if v, _, ok := get(s, fmt.Sprint("mid", i)); ok {
+			if err := checkValue([]byte(v)); err != nil {
+				t.Errorf("mid%d: %v", i, err)
+			}
+		}
+	}
+	checkInvariants(t, s)
+	if err := s.accountChunks(nil); err != nil {
+		t.Error(err)
+	}
+	// A record larger than its chunk is freed as a page run: the page
+	// holding its chunk goes to the pool with its other chunk's item.
+	s.Delete([]byte("big"))
+	if err := s.accountChunks(nil); err != nil {
+		t.Errorf("after deleting big: %v", err)
+	}
+	t.Logf("mover %+v", s.MoverStats())
+}
