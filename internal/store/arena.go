@@ -172,6 +172,16 @@ func (a *arena) takePoolRun(n int) int {
 	return -1
 }
 
+// setRunOwner records n pages from p on as one run of class.
+func (a *arena) setRunOwner(p, n, class int) {
+	a.mu.Lock()
+	a.owner[p] = runHead | uint8(class)
+	for i := 1; i < n; i++ {
+		a.owner[p+i] = runBody
+	}
+	a.mu.Unlock()
+}
+
 // setOwner records page p as class's.
 func (a *arena) setOwner(p, class int) {
 	a.mu.Lock()

@@ -325,7 +325,7 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 			c := &sl.classes[id]
 			r := sl.rec(uint64(p) * pageSize)
 			n := runPages(r.size())
-			if r.bits()&recDead != 0 || p+n > m.Front || r.class() != id {
+			if p+n > m.Front || r.class() != id {
 				return fmt.Errorf("page %d: large item does not parse", p)
 			}
 			for i := 1; i < n; i++ {
@@ -334,6 +334,11 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 				}
 			}
 			c.pages += n
+			if r.bits()&recDead != 0 {
+				r[offQueue] = queueFree
+				c.freeRuns = append(c.freeRuns, pageRun{page: int32(p), n: int32(n)})
+				continue
+			}
 			if err := s.relink(c, p*pageSize, true); err != nil {
 				return err
 			}

@@ -131,37 +131,58 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	if sh.flushSweepAt|sh.flushPending != 0 { // (tested here so the common case makes no call)
 		s.pullFlushed(sh, class, now) // before the lookup, as memcached allocates before it looks
 	}
-	p, res, done := s.plan(sh, tag, r, now64, now)
-	if done {
-		return res, 0
-	}
-	vlen := len(value)
-	if mode == ModeAppend || mode == ModePrepend {
-		p.flags, p.exp = p.old.flags(), p.old.exptime()
-		vlen += p.old.vlen()
-		if vlen > s.valueRoom(len(key), p.flags) {
-			return NotStored, 0 // memcached 1.6.18 answers NOT_STORED and keeps the item
-		}
-	}
-	// The old value append and prepend keep. The allocation below may
-	// evict the old record and hand its chunk out again, so the record is
-	// pinned (cursor.go) until its value is copied.
-	var oldValue []byte
-	if mode == ModeAppend || mode == ModePrepend {
-		oldPos := sh.posOf(p.slot)
-		oldValue = p.old.value()
-		sh.refOf(oldPos, p.old)
-		defer sh.unpin(oldPos)
-	}
-
-	if vlen != len(value) || p.flags != r.Flags {
-		class = s.ItemClass(len(key), vlen, p.flags) // the whole item's, appended or not
-	}
-	size := recSize(len(key), vlen)
-	epoch := sh.idx.epoch
-	pos, res := s.alloc(sh, size, class, now)
+	// As memcached's process_update_command, the item for the request's
+	// data is allocated before the key is looked up: a store that then
+	// fails (an add of a present key, a cas mismatch) has still taken a
+	// chunk, and a page for a class that had none, and has evicted in a
+	// full class. Index slots may move meanwhile, so plan looks up after.
+	pos, res := s.alloc(sh, recSize(len(key), len(value)), class, now)
 	if res != Stored {
 		s.noMemory(sh, tag, mode, key, class)
+		return res, 0
+	}
+	nr := sh.rec(pos)
+	nr.writeHeader(len(key), len(value), class, r.Flags, 0, 0, now) // (what freeing it reads)
+	p, res, done := s.plan(sh, tag, r, now64, now)
+	if done {
+		sh.freeChunkLocked(pos)
+		return res, 0
+	}
+	if mode == ModeAppend || mode == ModePrepend {
+		// The data's chunk goes once the combined item is written.
+		defer sh.freeChunkLocked(pos)
+		return s.appendLocked(sh, tag, r, p, now)
+	}
+	cas := sh.casOrNext(r.NewCAS)
+	nr.writeHeader(len(key), len(value), class, p.flags, p.exp, cas, now)
+	nr.setBits(p.bits)
+	copy(nr[recHeader:], key)
+	copy(nr[recHeader+len(key):], value)
+	sh.link(p.slot, tag, pos)
+	sh.st.TotalItems++
+	return Stored, s.casOf(cas)
+}
+
+// appendLocked stores the item an append or prepend makes of the old
+// item p names and r's value, in a chunk of its own class.
+func (s *Store) appendLocked(sh *shard, tag uint32, r *SetRequest, p setPlan, now uint32) (Result, uint64) {
+	key, value := r.Key, r.Value
+	p.flags, p.exp = p.old.flags(), p.old.exptime()
+	vlen := len(value) + p.old.vlen()
+	if vlen > s.valueRoom(len(key), p.flags) {
+		return NotStored, 0 // memcached 1.6.18 answers NOT_STORED and keeps the item
+	}
+	// The allocation below may evict the old record and hand its chunk out
+	// again, so the record is pinned (cursor.go) until its value is copied.
+	oldPos := sh.posOf(p.slot)
+	oldValue := p.old.value()
+	sh.refOf(oldPos, p.old)
+	defer sh.unpin(oldPos)
+	class := s.ItemClass(len(key), vlen, p.flags) // the whole item's
+	epoch := sh.idx.epoch
+	pos, res := s.alloc(sh, recSize(len(key), vlen), class, now)
+	if res != Stored {
+		s.noMemory(sh, tag, r.Mode, key, class)
 		return res, 0
 	}
 	slot := p.slot
@@ -174,13 +195,10 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	nr.setBits(p.bits)
 	copy(nr[recHeader:], key)
 	v := nr[recHeader+len(key) : recHeader+len(key)+vlen]
-	switch mode {
-	case ModeAppend:
+	if r.Mode == ModeAppend {
 		copy(v[copy(v, oldValue):], value)
-	case ModePrepend:
+	} else {
 		copy(v[copy(v, value):], oldValue)
-	default:
-		copy(v, value)
 	}
 	sh.link(slot, tag, pos)
 	sh.st.TotalItems++

@@ -1,6 +1,9 @@
 package store
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Slab classes: memcached's slab allocator over the arena's pages.
 //
@@ -16,8 +19,8 @@ import "sync"
 // An item larger than the largest class's chunk (memcached's
 // slab_chunk_max; only with -I above it) takes a run of whole consecutive
 // pages instead, counted in the largest class, which memcached would store
-// as a chain of that class's chunks; the run goes back to the arena when
-// the item goes.
+// as a chain of that class's chunks. When the item goes, the class keeps
+// the run for the next such item, as memcached's class keeps the chunks.
 //
 // Locks: a class's lock guards its free list, its queues and the queue
 // links of its records; it is taken after a shard's lock, never before.
@@ -47,6 +50,7 @@ type slabClass struct {
 	// class's: a page run's record "rescued" into a chunk too small for
 	// it, or the page taken twice.
 	moving   int32
+	freeRuns []pageRun // page runs of items gone, kept by the class as memcached keeps a chained item's chunks
 	q        [numQueues]lruQueue
 	pageList []int32 // the class's pages in the order it got them, runs left out (the mover's oldest first)
 	// memcached's per-class LRU counters (moves_to_cold, ...; lru.go).
@@ -87,11 +91,14 @@ func runPages(size int) int { return (size + pageSize - 1) / pageSize }
 func (sl *slabs) takeChunk(c *slabClass, size int) uint64 {
 	if size > c.size || c.runs {
 		n := runPages(size)
-		p := sl.arena.grantRun(c.id, n, c.pages == 0)
+		p := sl.takeFreeRun(c, n)
 		if p < 0 {
-			return nilLoc
+			if p = sl.arena.grantRun(c.id, n, c.pages == 0); p < 0 {
+				return nilLoc
+			}
+			c.pages += n
 		}
-		c.pages += n
+		sl.rec(uint64(p) * pageSize)[offQueue] = queueNone
 		return uint64(p) * pageSize
 	}
 	if c.free != nilLoc {
@@ -123,11 +130,9 @@ func (sl *slabs) takeChunk(c *slabClass, size int) uint64 {
 func (sl *slabs) freeChunk(c *slabClass, pos uint64) {
 	r := sl.rec(pos)
 	if size := r.size(); size > c.size || c.runs {
-		n := runPages(size)
-		c.pages -= n
 		r.setBits(recDead)
 		r[offQueue] = queueFree
-		sl.arena.giveBack(int(pos/pageSize), n)
+		c.freeRuns = append(c.freeRuns, pageRun{page: int32(pos / pageSize), n: int32(runPages(size))})
 		return
 	}
 	r.setBits(recDead)
@@ -138,8 +143,80 @@ func (sl *slabs) freeChunk(c *slabClass, pos uint64) {
 }
 
 // freeChunks is how many chunks of c hold no item: memcached's
-// free_chunks.
-func (c *slabClass) freeChunks() int { return c.nfree + c.carveLeft }
+// free_chunks (a free page run counts as a page's worth).
+func (c *slabClass) freeChunks() int {
+	n := c.nfree + c.carveLeft
+	for _, r := range c.freeRuns {
+		n += int(r.n) * c.perPage
+	}
+	return n
+}
+
+// pageRun is n consecutive pages from page on.
+type pageRun struct{ page, n int32 }
+
+// takeFreeRun takes n pages from c's free runs (locked): a run of just n
+// (the common case: items of one size), else the first longer one, whose
+// rest stays free; adjacent free runs are merged when none is long
+// enough. It returns the first page, or -1.
+func (sl *slabs) takeFreeRun(c *slabClass, n int) int {
+	for merged := false; ; merged = true {
+		best := -1
+		for i, r := range c.freeRuns {
+			if int(r.n) == n {
+				best = i
+				break
+			}
+			if int(r.n) > n && best < 0 {
+				best = i
+			}
+		}
+		if best >= 0 {
+			r := c.freeRuns[best]
+			c.freeRuns = append(c.freeRuns[:best], c.freeRuns[best+1:]...)
+			if rest := int(r.n) - n; rest > 0 {
+				sl.splitRun(c, int(r.page)+n, rest)
+			}
+			sl.arena.setRunOwner(int(r.page), n, c.id)
+			return int(r.page)
+		}
+		if merged || len(c.freeRuns) < 2 {
+			return -1
+		}
+		sl.mergeRuns(c)
+	}
+}
+
+// splitRun makes n pages from p on a free run of c of their own: a dead
+// record at its start says how long it is, for a memory file's restore.
+func (sl *slabs) splitRun(c *slabClass, p, n int) {
+	r := sl.rec(uint64(p) * pageSize)
+	r.writeHeader(1, n*pageSize-recHeader-1, c.id, 0, 0, 0, 0)
+	r.setBits(recDead)
+	r[offQueue] = queueFree
+	sl.arena.setRunOwner(p, n, c.id)
+	c.freeRuns = append(c.freeRuns, pageRun{page: int32(p), n: int32(n)})
+}
+
+// mergeRuns joins c's adjacent free runs.
+func (sl *slabs) mergeRuns(c *slabClass) {
+	slices.SortFunc(c.freeRuns, func(a, b pageRun) int { return int(a.page - b.page) })
+	runs := c.freeRuns
+	c.freeRuns = nil
+	for i := 0; i < len(runs); {
+		j, n := i+1, int(runs[i].n)
+		for j < len(runs) && int(runs[j].page) == int(runs[i].page)+n {
+			n += int(runs[j].n)
+			j++
+		}
+		if j == i+1 {
+			c.freeRuns = append(c.freeRuns, runs[i])
+		} else {
+			sl.splitRun(c, int(runs[i].page), n)
+		}
+		i = j
+	}
+}
 
 // poolFreePages gives the pages of c (locked) whose chunks are all free
 // to the global pool, so that an item too large for a chunk, which takes

@@ -48,6 +48,11 @@ func (s *Store) accountChunks(reservations []int) error {
 				return err
 			}
 		}
+		for _, r := range c.freeRuns {
+			if err := mark(uint64(r.page)*pageSize, "free run"); err != nil {
+				return err
+			}
+		}
 		for qi := range c.q {
 			for pos := c.q[qi].head; pos != nilLoc; pos = sl.rec(pos).next() {
 				if err := mark(pos, fmt.Sprintf("queued(%d)", qi)); err != nil {
