@@ -178,10 +178,10 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	}
 	sh.sizesAdd(r)
 	sc := &sh.slabs.classes[r.class()]
-	sc.mu.Lock()
-	sh.slabs.push(sc, q, uint64(pos))
-	sc.mu.Unlock()
 	if slot < 0 {
+		sc.mu.Lock()
+		sh.slabs.push(sc, q, uint64(pos))
+		sc.mu.Unlock()
 		sh.idx.insert(tag, uint64(pos>>3))
 		return
 	}
@@ -189,7 +189,12 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	sh.uncount(sh.rec(old))
 	sh.idx.setLoc(slot, uint64(pos>>3))
 	oc := &sh.slabs.classes[sh.rec(old).class()]
-	oc.mu.Lock()
+	sc.mu.Lock()
+	sh.slabs.push(sc, q, uint64(pos))
+	if oc != sc { // (an overwrite of the same size takes the class lock once)
+		sc.mu.Unlock()
+		oc.mu.Lock()
+	}
 	sh.slabs.remove(oc, uint64(old))
 	sh.release(oc, old)
 	oc.mu.Unlock()
