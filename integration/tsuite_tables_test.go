@@ -7,15 +7,14 @@ package integration
 // proxy.t and misbehave.t, whose features Debian's memcached is built
 // without too, so both servers skip them alike).
 var tsuiteExcluded = map[string]string{
-	"binary-extstore.t":        "extstore (ext_path): gocached has no flash tier",
-	"chunked-extstore.t":       "extstore (ext_path): gocached has no flash tier",
-	"error-extstore.t":         "extstore (ext_path): gocached has no flash tier",
-	"extstore-buckets.t":       "extstore (ext_path): gocached has no flash tier",
-	"extstore-jbod.t":          "extstore (ext_path): gocached has no flash tier",
-	"extstore.t":               "extstore (ext_path): gocached has no flash tier",
-	"whitespace.t":             "checks the formatting of memcached's own sources in a git checkout, not the server",
-	"slabs-reassign-chunked.t": "items larger than slab_chunk_max (here -o slab_chunk_max=4096 with 11 KB values): memcached chains them in chunks of its largest class, gocached gives each a run of whole 1 MiB pages, so 60 fit in -m 60 where the file needs 4000",
-	"conn-limits.t":            "-o read_buf_mem_limit's out-of-memory on response buffers: gocached has no such pool (the option is accepted, no effect)",
+	"binary-extstore.t":  "extstore (ext_path): gocached has no flash tier",
+	"chunked-extstore.t": "extstore (ext_path): gocached has no flash tier",
+	"error-extstore.t":   "extstore (ext_path): gocached has no flash tier",
+	"extstore-buckets.t": "extstore (ext_path): gocached has no flash tier",
+	"extstore-jbod.t":    "extstore (ext_path): gocached has no flash tier",
+	"extstore.t":         "extstore (ext_path): gocached has no flash tier",
+	"whitespace.t":       "checks the formatting of memcached's own sources in a git checkout, not the server",
+	"conn-limits.t":      "-o read_buf_mem_limit's out-of-memory on response buffers: gocached has no such pool (the option is accepted, no effect)",
 }
 
 // Owners of the fixes named in tsuiteKnown.

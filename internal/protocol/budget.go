@@ -63,12 +63,19 @@ func (s *Session) inPieces(n int) bool { return n > valueChunk && s.env.ResumesP
 // ref, and leaves the rest (and "\r\n" when trailer is set) to
 // continueSend. It runs with the item's shard locked.
 func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) []byte {
-	k := max(0, min(valueChunk, OutputBudget-(len(b)-s.outStart)))
+	return s.startSendHead(b, value, len(value), ref, trailer)
+}
+
+// startSendHead is startSend for a value of n bytes of which head, its
+// start, lies in one piece (a chained item's head chunk): at most head is
+// sent at once, the rest through ref.
+func (s *Session) startSendHead(b, head []byte, n int, ref store.ValueRef, trailer bool) []byte {
+	k := max(0, min(valueChunk, OutputBudget-(len(b)-s.outStart), len(head)))
 	s.send = sendState{active: true, trailer: trailer, off: k, ref: ref}
 	// Room for this turn's share of the value at once, so that a large
 	// one takes the pooled buffer that holds it without moving twice.
-	share := min(len(value), max(k, OutputBudget-(len(b)-s.outStart))) + len(crlf)
-	return append(s.replyRoom(b, share), value[:k]...)
+	share := min(n, max(k, OutputBudget-(len(b)-s.outStart))) + len(crlf)
+	return append(s.replyRoom(b, share), head[:k]...)
 }
 
 // continueSend copies the rest of a value being sent, a piece per lock

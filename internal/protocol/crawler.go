@@ -292,7 +292,7 @@ func (s *Session) cachedump(line []byte, n int) {
 		b := append(s.out, "ITEM "...)
 		b = append(b, it.Key()...)
 		b = append(b, " ["...)
-		b = strconv.AppendInt(b, int64(len(it.Value())), 10)
+		b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
 		b = append(b, " b; "...)
 		b = strconv.AppendInt(b, it.Exptime(), 10)
 		b = append(b, " s]\r\n"...)

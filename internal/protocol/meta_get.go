@@ -106,7 +106,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	b := s.out
 	if f.value {
 		b = append(b, "VA "...)
-		b = strconv.AppendInt(b, int64(len(it.Value())), 10)
+		b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
 	} else {
 		b = append(b, "HD"...)
 	}
@@ -135,7 +135,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			}
 		case 's':
 			b = append(b, " s"...)
-			b = strconv.AppendInt(b, int64(len(it.Value())), 10)
+			b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
 		case 't':
 			b = append(b, " t"...)
 			b = strconv.AppendInt(b, s.metaTTL(it), 10)
@@ -186,10 +186,10 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	}
 	b = append(b, crlf...)
 	if f.value {
-		if v := it.Value(); s.inPieces(len(v)) {
-			b = s.startSend(b, v, it.Ref(), true)
+		if n := it.ValueLen(); s.inPieces(n) {
+			b = s.startSendHead(b, it.ValueHead(), n, it.Ref(), true)
 		} else {
-			b = append(s.replyRoom(b, len(v)+len(crlf)), v...)
+			b = it.AppendValue(s.replyRoom(b, n+len(crlf)))
 			b = append(b, crlf...)
 		}
 	}

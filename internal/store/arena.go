@@ -10,7 +10,7 @@ import (
 // allocator takes its pages. A page is malloced (memcached's
 // mem_malloced, total_malloced) from the region's front, or from the pages
 // given back to the kernel before; pages no class owns (moved out by the
-// page mover, or left by a large item) wait in the global page pool, still
+// page mover) wait in the global page pool, still
 // malloced, and are taken first.
 //
 // memcached's limit rule (do_slabs_newslab): a class gets a page from the
@@ -30,17 +30,10 @@ type arena struct {
 	malloced   int     // pages malloced: owned by classes or in the pool
 	pool       []int32 // the global page pool (memcached's class 0), LIFO
 	released   []int32 // pages given back to the kernel, malloced again first
-	// owner is each page's class (0: not owned); a run's first page has
-	// runHead set, the rest are runBody. Only a memory file's save and
-	// restore read it.
+	// owner is each page's class (0: not owned). Only a memory file's
+	// save and restore read it.
 	owner []uint8
 }
-
-// Page owners beyond a class id.
-const (
-	runHead = 0x80
-	runBody = 0xff
-)
 
 // maxArena is the most item memory the index can address (arena offsets
 // are kept divided by 8 in locBits bits).
@@ -114,72 +107,6 @@ func (a *arena) grant(class int, first bool) int {
 		a.owner[p] = uint8(class)
 	}
 	return p
-}
-
-// grantRun gives n consecutive pages for one large item of class: from
-// the pool when it holds such a run, else newly malloced ones from the
-// front, within the limit unless the class has none yet (first). It
-// returns the first page, or -1.
-func (a *arena) grantRun(class, n int, first bool) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p := a.takePoolRun(n)
-	if p < 0 {
-		if !first && a.malloced+n > a.limitPages || a.front+n > a.pages() {
-			return -1
-		}
-		p = a.front
-		a.front += n
-		a.malloced += n
-	}
-	a.owner[p] = runHead | uint8(class)
-	for i := 1; i < n; i++ {
-		a.owner[p+i] = runBody
-	}
-	return p
-}
-
-// takePoolRun removes n consecutive pages from the pool if it has them.
-func (a *arena) takePoolRun(n int) int {
-	if n == 1 && len(a.pool) > 0 {
-		p := a.pool[len(a.pool)-1]
-		a.pool = a.pool[:len(a.pool)-1]
-		return int(p)
-	}
-	have := make(map[int32]bool, len(a.pool))
-	for _, p := range a.pool {
-		have[p] = true
-	}
-	for _, p := range a.pool {
-		if have[p-1] {
-			continue // not the start of a run
-		}
-		k := int32(1)
-		for k < int32(n) && have[p+k] {
-			k++
-		}
-		if k == int32(n) {
-			kept := a.pool[:0]
-			for _, q := range a.pool {
-				if q < p || q >= p+k {
-					kept = append(kept, q)
-				}
-			}
-			a.pool = kept
-			return int(p)
-		}
-	}
-	return -1
-}
-
-// setRunOwner records n pages from p on as one run of class.
-func (a *arena) setRunOwner(p, n, class int) {
-	a.mu.Lock()
-	a.owner[p] = runHead | uint8(class)
-	for i := 1; i < n; i++ {
-		a.owner[p+i] = runBody
-	}
-	a.mu.Unlock()
 }
 
 // setOwner records page p as class's.

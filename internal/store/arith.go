@@ -55,7 +55,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 		return NotFound
 	}
 	r0 := sh.rec(sh.posOf(slot))
-	if r0.vlen() == 0 || s.cfg.SlabChunkMax > 0 && r0.mcSize(s.cfg.DisableCAS) > s.cfg.SlabChunkMax {
+	if r0.vlen() == 0 || s.slabs.chained(r0) || s.cfg.SlabChunkMax > 0 && r0.mcSize(s.cfg.DisableCAS) > s.cfg.SlabChunkMax {
 		return NonNumeric // empty, or chunked in memcached ("too large to be a number")
 	}
 	if r.CAS != 0 && s.casOf(r0.cas()) != r.CAS {
@@ -92,10 +92,9 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	}
 
 	flags, exp := r0.flags(), r0.exptime()
-	size := recSize(len(key), len(num))
 	epoch := sh.idx.epoch
 	class := s.ItemClass(len(key), len(num), flags)
-	pos, res := s.alloc(sh, size, class, now)
+	pos, res := s.alloc(sh, len(key), len(num), class, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
 		sh.cls[class].outOfMemory++

@@ -43,7 +43,7 @@ func (sh *shard) refOf(pos int, r rec) ValueRef {
 	p := sh.pins[pos]
 	p.n++
 	sh.pins[pos] = p
-	return ValueRef{pos: pos, vlen: uint32(r.vlen()), voff: uint32(recHeader + r.klen()), shard: uint32(sh.id), ok: true}
+	return ValueRef{pos: pos, vlen: uint32(r.vlen()), voff: uint32(sh.slabs.valueOff(r)), shard: uint32(sh.id), ok: true}
 }
 
 // pinned reports whether a ValueRef holds the chunk at pos.
@@ -74,7 +74,7 @@ func (s *Store) CopyValue(ref ValueRef, off int, dst []byte) bool {
 		sh.st.RefsLost++
 		return false
 	}
-	copy(dst, sh.rec(ref.pos)[int(ref.voff)+off:])
+	s.slabs.copyValue(uint64(ref.pos), off, dst)
 	return true
 }
 
@@ -126,9 +126,20 @@ func (it Item) Ref() ValueRef { return it.sh.refOf(it.pos, it.rec()) }
 // the callbacks of small values, nearly all of them, pay nothing for them.
 // A value that is not such a slice gets the zero ValueRef.
 func (s *Store) RefOf(key, value []byte) ValueRef {
-	sh, _ := s.shardFor(key)
+	sh, tag := s.shardFor(key)
 	mem := s.slabs.arena.mem
 	if len(value) == 0 || len(mem) == 0 {
+		return ValueRef{}
+	}
+	if !inside(value, mem) {
+		// A chained item's value, copied out for the callback: its
+		// record is the key's (the callback holds its shard).
+		if slot := sh.find(key, tag); slot >= 0 {
+			pos := sh.posOf(slot)
+			if r := sh.rec(pos); r.vlen() == len(value) && s.slabs.chained(r) {
+				return sh.refOf(pos, r)
+			}
+		}
 		return ValueRef{}
 	}
 	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(value))) - uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
@@ -154,4 +165,10 @@ func (s *Store) Pins() int {
 		sh.mu.Unlock()
 	}
 	return n
+}
+
+// inside reports whether b lies within mem.
+func inside(b, mem []byte) bool {
+	p, m := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	return p >= m && p+uintptr(len(b)) <= m+uintptr(len(mem))
 }

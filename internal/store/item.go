@@ -21,8 +21,31 @@ func (it Item) rec() rec { return it.sh.rec(it.pos) }
 // Key returns the item's key (raw bytes, base64-decoded if it was sent so).
 func (it Item) Key() []byte { return it.rec().key() }
 
-// Value returns the item's value.
-func (it Item) Value() []byte { return it.rec().value() }
+// Value returns the item's value: a slice of its chunk, valid while the
+// item's callback runs, or for a chained item a copy.
+func (it Item) Value() []byte {
+	if r := it.rec(); !it.s.slabs.chained(r) {
+		return r.value()
+	}
+	return it.AppendValue(nil)
+}
+
+// ValueLen is the value's length.
+func (it Item) ValueLen() int { return it.rec().vlen() }
+
+// ValueHead is the value's leading part that lies in one piece: all of it,
+// or a chained item's part in its head chunk.
+func (it Item) ValueHead() []byte {
+	r := it.rec()
+	if !it.s.slabs.chained(r) {
+		return r.value()
+	}
+	off := it.s.slabs.valueOff(r)
+	return r[off : off+min(r.vlen(), it.s.slabs.headRoom(r.klen()))]
+}
+
+// AppendValue appends the value to dst.
+func (it Item) AppendValue(dst []byte) []byte { return it.s.slabs.appendValue(dst, uint64(it.pos)) }
 
 // Flags returns the client flags.
 func (it Item) Flags() uint32 { return it.rec().flags() }

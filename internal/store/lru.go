@@ -178,17 +178,18 @@ func (s *Store) pullOne(c *slabClass, qi int, vs *shard, pos uint64, r rec, now 
 // free chunk or a new page, else an eviction at COLD's tail, else HOT's
 // tail moved down. WARM and TEMP are left to the maintainer. It returns
 // nilLoc when none could be had.
-func (s *Store) allocIn(c *slabClass, sh *shard, size int, now uint32) uint64 {
+func (s *Store) allocIn(c *slabClass, sh *shard, now uint32) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	run := size > c.size || c.runs
+	return s.takeOrPull(c, sh, now)
+}
+
+// takeOrPull is allocIn with c locked.
+func (s *Store) takeOrPull(c *slabClass, sh *shard, now uint32) uint64 {
 	for try := range allocTries {
-		if pos := s.slabs.takeChunk(c, size); pos != nilLoc {
+		if pos := s.slabs.takeChunk(c); pos != nilLoc {
 			c.directReclaims += uint64(try)
 			return pos
-		}
-		if run && s.slabs.poolFreePages(c) > 0 {
-			continue
 		}
 		if s.pull(c, queueCold, sh, now, true) == 0 && !sh.flat() {
 			s.pull(c, queueHot, sh, now, false)

@@ -315,33 +315,8 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 	for p := 0; p < m.Front; p++ {
 		o := a.owner[p]
 		switch {
-		case o == 0 || o == runBody:
+		case o == 0:
 			continue
-		case o&runHead != 0:
-			id := int(o &^ runHead)
-			if id == 0 || id >= len(sl.classes) {
-				return fmt.Errorf("page %d: owner does not parse", p)
-			}
-			c := &sl.classes[id]
-			r := sl.rec(uint64(p) * pageSize)
-			n := runPages(r.size())
-			if p+n > m.Front || r.class() != id {
-				return fmt.Errorf("page %d: large item does not parse", p)
-			}
-			for i := 1; i < n; i++ {
-				if a.owner[p+i] != runBody {
-					return fmt.Errorf("page %d: large item does not parse", p)
-				}
-			}
-			c.pages += n
-			if r.bits()&recDead != 0 {
-				r[offQueue] = queueFree
-				c.freeRuns = append(c.freeRuns, pageRun{page: int32(p), n: int32(n)})
-				continue
-			}
-			if err := s.relink(c, p*pageSize, true); err != nil {
-				return err
-			}
 		default:
 			if int(o) >= len(sl.classes) {
 				return fmt.Errorf("page %d: owner does not parse", p)
@@ -368,23 +343,31 @@ func (s *Store) adoptPage(c *slabClass, p int) error {
 	for i := range n {
 		pos := start + uint64(i*c.size)
 		r := s.slabs.rec(pos)
-		if r.bits()&recDead != 0 {
-			s.slabs.freeChunk(c, pos)
+		switch {
+		case r.bits()&recDead != 0:
+			s.slabs.pushFree(c, pos)
 			continue
+		case r.bits() == recChunk:
+			continue // a chain's link: its head accounts for it
 		}
-		if err := s.relink(c, int(pos), false); err != nil {
+		if err := s.relink(c, int(pos)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// relink indexes the record at pos, a page run's or a chunk's, and
-// queues it in class c.
-func (s *Store) relink(c *slabClass, pos int, run bool) error {
+// relink indexes the record at pos, and queues it in class c; a chain's
+// head brings its links (checked to be c's, ending where its length says).
+func (s *Store) relink(c *slabClass, pos int) error {
 	r := s.slabs.rec(uint64(pos))
-	if fits := r.size() <= c.size && !c.runs; r.klen() == 0 || r.class() != c.id || fits == run {
+	if r.klen() == 0 || r.class() != c.id || r.size() > c.size && !s.slabs.chained(r) {
 		return fmt.Errorf("record at %d does not parse", pos)
+	}
+	if s.slabs.chained(r) {
+		if err := s.checkChain(c, uint64(pos), r); err != nil {
+			return err
+		}
 	}
 	h := xxhash.Sum64(r.key())
 	sh := &s.shards[h&s.shardMask]
@@ -392,6 +375,26 @@ func (s *Store) relink(c *slabClass, pos int, run bool) error {
 		return fmt.Errorf("key at %d stored twice", pos)
 	}
 	sh.link(-1, tagOf(h), pos)
+	return nil
+}
+
+// checkChain checks that the links of the chain whose head r is at pos
+// are c's, name it as their head and hold the rest of its value.
+func (s *Store) checkChain(c *slabClass, pos uint64, r rec) error {
+	sl := s.slabs
+	need := r.vlen() - min(r.vlen(), sl.headRoom(r.klen()))
+	limit := uint64(sl.arena.front) * pageSize
+	for link, k := sl.firstLink(r), 0; need > 0; k++ {
+		if link == nilLoc || link >= limit || k > sl.chainLinks(r.klen(), r.vlen()) {
+			return fmt.Errorf("chain at %d does not parse", pos)
+		}
+		l := sl.rec(link)
+		if l.bits() != recChunk || l.queue() != queueChunk || l.prev() != pos || l.class() != c.id || l.vlen() > need {
+			return fmt.Errorf("chain at %d: link at %d does not parse", pos, link)
+		}
+		need -= l.vlen()
+		link = l.next()
+	}
 	return nil
 }
 
@@ -413,7 +416,7 @@ func (s *Store) emptyAll() {
 	sl := s.slabs
 	for id := 1; id < len(sl.classes); id++ {
 		c := &sl.classes[id]
-		*c = slabClass{id: c.id, size: c.size, perPage: c.perPage, runs: c.runs, free: nilLoc}
+		*c = slabClass{id: c.id, size: c.size, perPage: c.perPage, largest: c.largest, free: nilLoc}
 		for i := range c.q {
 			c.q[i] = lruQueue{head: nilLoc, tail: nilLoc}
 		}

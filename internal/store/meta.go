@@ -62,9 +62,8 @@ func (s *Store) MetaGet(key []byte, vivify bool, cas NewCAS, fn func(it Item, cr
 // create links a new item for key (known to be absent) with value, flags 0
 // and no expiry, and returns its position.
 func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint32, cas NewCAS) (int, bool) {
-	size := recSize(len(key), len(value))
 	class := s.ItemClass(len(key), len(value), 0)
-	pos, res := s.alloc(sh, size, class, now)
+	pos, res := s.alloc(sh, len(key), len(value), class, now)
 	if res != Stored {
 		sh.st.OutOfMemory++
 		sh.cls[class].outOfMemory++

@@ -52,6 +52,7 @@ type mover struct {
 	cursor  int // where src -1 goes on looking for a class with a spare page
 
 	moved, rescues, evictionsNomem, inlineReclaim, busyItems atomic.Uint64
+	chunkRescues                                             atomic.Uint64
 	done                                                     chan struct{} // closed when the last move started ends (tests)
 }
 
@@ -147,12 +148,6 @@ func (s *Store) emptyOldestPage(c *slabClass) int {
 		return -1
 	}
 	p := int(c.pageList[0])
-	c.moving = int32(p) + 1
-	defer func() {
-		c.mu.Lock()
-		c.moving = 0
-		c.mu.Unlock()
-	}()
 	c.mu.Unlock()
 	taken := make([]bool, c.perPage) // chunks off the free list for good
 	sleep := time.Microsecond
@@ -204,6 +199,10 @@ func (s *Store) clearPage(c *slabClass, p int, taken []bool) int {
 	now := clampTime(s.Now())
 	for pos := start; pos < end; pos += uint64(c.size) {
 		r := sl.rec(pos)
+		if r.queue() == queueChunk && !taken[(pos-start)/uint64(c.size)] {
+			s.clearLink(c, pos, start, end, now)
+			continue
+		}
 		if taken[(pos-start)/uint64(c.size)] || r.queue() >= numQueues {
 			continue // free, being written, reserved, or an orphan a reader pins
 		}
@@ -259,16 +258,68 @@ func (s *Store) clearItem(c *slabClass, sh *shard, pos, start, end uint64, now u
 		return
 	}
 	nr := sl.rec(to)
-	copy(nr[:r.size()], r[:r.size()])
+	n := min(r.size(), c.size) // (a chain's head: its chunk; the links stay)
+	copy(nr[:n], r[:n])
 	q := r.queue()
 	sl.remove(c, pos)
 	nr.setCAS(sh.nextCAS())
 	nr.setAccessed(now)
 	sl.push(c, q, to)
+	if sl.chained(nr) {
+		for link := sl.firstLink(nr); link != nilLoc; link = sl.rec(link).next() {
+			sl.rec(link).setPrev(to)
+		}
+	}
 	sh.idx.setLoc(slot, to>>3)
 	sh.idx.epoch++
-	sl.freeChunk(c, pos) // (taken off the free list with the page's others)
+	sl.pushFree(c, pos) // (taken off the free list with the page's others)
 	s.mover.rescues.Add(1)
+}
+
+// clearLink moves the chain link at pos, in the page [start, end) of c
+// (locked), to a free chunk of c outside it, or drops its item when there
+// is none. A link whose head is not linked yet (its value still being
+// written), whose shard is busy or that a reader pins, is left for the
+// next walk.
+func (s *Store) clearLink(c *slabClass, pos, start, end uint64, now uint32) {
+	sl := s.slabs
+	headPos := sl.rec(pos).prev()
+	head := sl.rec(headPos)
+	if head.queue() >= numQueues {
+		return
+	}
+	sh := s.shardOf(head)
+	if !sh.mu.TryLock() {
+		return
+	}
+	defer sh.mu.Unlock()
+	slot := sh.slotOfRecord(int(headPos))
+	if slot < 0 || sh.pinned(int(headPos)) {
+		return
+	}
+	if head.expired(now) || sh.flushed(head, now) {
+		sh.unlinkHeld(slot, c)
+		return
+	}
+	to := sl.takeFreeOutside(c, start, end)
+	if to == nilLoc {
+		sh.unlinkHeld(slot, c)
+		s.mover.evictionsNomem.Add(1)
+		return
+	}
+	copy(sl.rec(to)[:c.size], sl.rec(pos)[:c.size])
+	if first := sl.firstLink(head); first == pos {
+		le.PutUint64(head[recHeader+head.klen():], to)
+	} else {
+		for link := first; link != nilLoc; link = sl.rec(link).next() {
+			if sl.rec(link).next() == pos {
+				sl.rec(link).setNext(to)
+				break
+			}
+		}
+	}
+	sl.pushFree(c, pos)
+	s.mover.chunkRescues.Add(1)
 }
 
 // takeFreeOutside pops a free chunk of c (locked) outside [start, end),
@@ -318,6 +369,6 @@ func (sl *slabs) adoptFreePage(c *slabClass, p int) {
 // MoverStats reports the mover's counters.
 func (s *Store) MoverStats() MoverStats {
 	m := &s.mover
-	return MoverStats{Running: m.running.Load(), Moved: m.moved.Load(), Rescues: m.rescues.Load(),
+	return MoverStats{Running: m.running.Load(), Moved: m.moved.Load(), Rescues: m.rescues.Load(), ChunkRescues: m.chunkRescues.Load(),
 		EvictionsNomem: m.evictionsNomem.Load(), InlineReclaim: m.inlineReclaim.Load(), BusyItems: m.busyItems.Load()}
 }

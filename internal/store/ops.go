@@ -1,5 +1,7 @@
 package store
 
+import "sync"
+
 // Set stores value under key according to mode. cas is compared only in ModeCAS.
 func (s *Store) Set(mode Mode, key []byte, flags uint32, exptime int64, value []byte, cas uint64) Result {
 	res, _ := s.SetItem(SetRequest{Mode: mode, Key: key, Flags: flags, Exptime: exptime, Value: value, CAS: cas})
@@ -136,7 +138,7 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	// fails (an add of a present key, a cas mismatch) has still taken a
 	// chunk, and a page for a class that had none, and has evicted in a
 	// full class. Index slots may move meanwhile, so plan looks up after.
-	pos, res := s.alloc(sh, recSize(len(key), len(value)), class, now)
+	pos, res := s.alloc(sh, len(key), len(value), class, now)
 	if res != Stored {
 		s.noMemory(sh, tag, mode, key, class)
 		return res, 0
@@ -157,10 +159,21 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	nr.writeHeader(len(key), len(value), class, p.flags, p.exp, cas, now)
 	nr.setBits(p.bits)
 	copy(nr[recHeader:], key)
-	copy(nr[recHeader+len(key):], value)
+	s.slabs.writeValue(uint64(pos), 0, value)
 	sh.link(p.slot, tag, pos)
 	sh.st.TotalItems++
 	return Stored, s.casOf(cas)
+}
+
+// copyInto copies the n-byte value of the record at from into the value
+// of the record at to, from off on, in pieces of at most 64 KiB.
+func (s *Store) copyInto(to uint64, off int, from uint64, n int) {
+	var buf [64 << 10]byte
+	for at := 0; at < n; at += len(buf) {
+		k := min(len(buf), n-at)
+		s.slabs.copyValue(from, at, buf[:k])
+		s.slabs.writeValue(to, off+at, buf[:k])
+	}
 }
 
 // appendLocked stores the item an append or prepend makes of the old
@@ -175,12 +188,11 @@ func (s *Store) appendLocked(sh *shard, tag uint32, r *SetRequest, p setPlan, no
 	// The allocation below may evict the old record and hand its chunk out
 	// again, so the record is pinned (cursor.go) until its value is copied.
 	oldPos := sh.posOf(p.slot)
-	oldValue := p.old.value()
 	sh.refOf(oldPos, p.old)
 	defer sh.unpin(oldPos)
 	class := s.ItemClass(len(key), vlen, p.flags) // the whole item's
 	epoch := sh.idx.epoch
-	pos, res := s.alloc(sh, recSize(len(key), vlen), class, now)
+	pos, res := s.alloc(sh, len(key), vlen, class, now)
 	if res != Stored {
 		s.noMemory(sh, tag, r.Mode, key, class)
 		return res, 0
@@ -194,11 +206,14 @@ func (s *Store) appendLocked(sh *shard, tag uint32, r *SetRequest, p setPlan, no
 	nr.writeHeader(len(key), vlen, class, p.flags, p.exp, cas, now)
 	nr.setBits(p.bits)
 	copy(nr[recHeader:], key)
-	v := nr[recHeader+len(key) : recHeader+len(key)+vlen]
-	if r.Mode == ModeAppend {
-		copy(v[copy(v, oldValue):], value)
+	first, second := uint64(oldPos), value // the old value, then the new part
+	oldLen := vlen - len(value)
+	if r.Mode == ModePrepend {
+		s.slabs.writeValue(uint64(pos), 0, value)
+		s.copyInto(uint64(pos), len(value), first, oldLen)
 	} else {
-		copy(v[copy(v, value):], oldValue)
+		s.copyInto(uint64(pos), 0, first, oldLen)
+		s.slabs.writeValue(uint64(pos), oldLen, second)
 	}
 	sh.link(slot, tag, pos)
 	sh.st.TotalItems++
@@ -229,8 +244,29 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	sh.st.GetHits++
 	sh.countHit(r)
 	sh.markRead(r, sh.posOf(slot), now)
-	fn(r.value(), s.meta(r))
+	s.withValue(sh.posOf(slot), r, fn)
 	return true
+}
+
+// chainBufs holds the buffers a chained item's value is copied into for a
+// Get callback, between uses: a sync.Pool, so the collector empties it
+// when such gets stop.
+var chainBufs sync.Pool // of *[]byte
+
+// withValue calls fn with the value of the record r at pos and its meta:
+// a slice of its chunk, or for a chain, its value copied out whole.
+func (s *Store) withValue(pos int, r rec, fn func(value []byte, m Meta)) {
+	if !s.slabs.chained(r) {
+		fn(r.value(), s.meta(r))
+		return
+	}
+	bp, _ := chainBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	*bp = s.slabs.appendValue((*bp)[:0], uint64(pos))
+	fn(*bp, s.meta(r))
+	chainBufs.Put(bp)
 }
 
 // GetAndTouch is Get that also sets a new exptime (gat/gats). Like memcached
@@ -248,7 +284,7 @@ func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m M
 	}
 	r := sh.rec(sh.posOf(slot))
 	r.setBits(recFetched)
-	fn(r.value(), s.meta(r))
+	s.withValue(sh.posOf(slot), r, fn)
 	return true
 }
 

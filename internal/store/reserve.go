@@ -44,12 +44,11 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now := clampTime(s.Now())
-	size := recSize(len(key), vlen)
 	class := s.ItemClass(len(key), vlen, 0)
 	if sh.flushSweepAt|sh.flushPending != 0 {
 		s.pullFlushed(sh, class, now)
 	}
-	pos, res := s.alloc(sh, size, class, now)
+	pos, res := s.alloc(sh, len(key), vlen, class, now)
 	if res != Stored {
 		return failed
 	}
@@ -58,7 +57,7 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 	r.setBits(recDead)
 	copy(r[recHeader:], key)
 	// (not pinned: the chunk is the reservation's alone until committed)
-	ref := ValueRef{pos: pos, vlen: uint32(vlen), voff: uint32(recHeader + len(key)), shard: uint32(sh.id), ok: true}
+	ref := ValueRef{pos: pos, vlen: uint32(vlen), voff: uint32(s.slabs.valueOff(r)), shard: uint32(sh.id), ok: true}
 	return Reservation{ref: ref, ok: true, made: true}
 }
 
@@ -95,7 +94,7 @@ func (s *Store) FillReserved(rv *Reservation, off int, src []byte) bool {
 	if !sh.held(rv) {
 		return false
 	}
-	copy(sh.rec(rv.ref.pos)[int(rv.ref.voff)+off:], src)
+	s.slabs.writeValue(uint64(rv.ref.pos), off, src)
 	return true
 }
 
@@ -125,14 +124,17 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	}
 	rv.ok = false
 	pos, vlen := ref.pos, int(ref.vlen)
-	value := sh.rec(pos)[int(ref.voff) : int(ref.voff)+vlen]
 	chunkClass := sh.rec(pos).class()
 	if r.Mode == ModeAppend || r.Mode == ModePrepend || s.ItemClass(len(r.Key), vlen, r.Flags) != chunkClass {
 		// A new record, in the class the item's flags call for, or
 		// combining old and new values: the reserved chunk goes back once
 		// it is copied from. Rare: appends of large values, and flags
 		// whose 4 bytes cross a class boundary.
-		r.Value = value
+		if rr := sh.rec(pos); s.slabs.chained(rr) {
+			r.Value = s.slabs.appendValue(nil, uint64(pos))
+		} else {
+			r.Value = rr.value()
+		}
 		res, cas := s.setLocked(sh, tag, &r)
 		sh.freeChunkLocked(pos)
 		return res, cas

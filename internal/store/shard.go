@@ -224,8 +224,13 @@ func (sh *shard) nextCAS() uint64 {
 // alloc takes a chunk of class for a record of size bytes for shard sh
 // (locked), reclaiming and evicting in the class as memcached does; it
 // fails with OutOfMemory when the class yields nothing.
-func (s *Store) alloc(sh *shard, size, class int, now uint32) (int, Result) {
-	pos := s.allocIn(&s.slabs.classes[class], sh, size, now)
+func (s *Store) alloc(sh *shard, klen, vlen, class int, now uint32) (int, Result) {
+	var pos uint64
+	if s.slabs.chainedSize(klen, vlen) {
+		pos = s.allocChain(sh, klen, vlen, now)
+	} else {
+		pos = s.allocIn(&s.slabs.classes[class], sh, now)
+	}
 	if pos == nilLoc {
 		return 0, OutOfMemory
 	}

@@ -48,11 +48,6 @@ func (s *Store) accountChunks(reservations []int) error {
 				return err
 			}
 		}
-		for _, r := range c.freeRuns {
-			if err := mark(uint64(r.page)*pageSize, "free run"); err != nil {
-				return err
-			}
-		}
 		for qi := range c.q {
 			for pos := c.q[qi].head; pos != nilLoc; pos = sl.rec(pos).next() {
 				if err := mark(pos, fmt.Sprintf("queued(%d)", qi)); err != nil {
@@ -79,6 +74,19 @@ func (s *Store) accountChunks(reservations []int) error {
 			return err
 		}
 	}
+	heads := make([]uint64, 0, len(seen))
+	for pos, what := range seen {
+		if what != "free" && sl.chained(sl.rec(pos)) {
+			heads = append(heads, pos)
+		}
+	}
+	for _, pos := range heads {
+		for l := sl.firstLink(sl.rec(pos)); l != nilLoc; l = sl.rec(l).next() {
+			if err := mark(l, "link"); err != nil {
+				return err
+			}
+		}
+	}
 	a := sl.arena
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -102,16 +110,6 @@ func (s *Store) accountChunks(reservations []int) error {
 		o := a.owner[p]
 		switch {
 		case o == 0:
-			continue
-		case o == runBody:
-			inUse++
-			continue
-		case o&runHead != 0:
-			inUse++
-			handed++
-			if _, ok := seen[uint64(p)*pageSize]; !ok {
-				return fmt.Errorf("run at page %d (class %d) leaked: neither free, queued, orphaned nor reserved", p, o&^runHead)
-			}
 			continue
 		}
 		inUse++
