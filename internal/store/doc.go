@@ -26,8 +26,9 @@
 // GC cycle costs the same with ten items or ten million.
 //
 // An item larger than the largest class's chunk (memcached's
-// slab_chunk_max, half a page by default, so only with -I above it) takes
-// a run of whole consecutive pages, where memcached chains chunks.
+// slab_chunk_max, half a page by default) is a chain of that class's
+// chunks, as in memcached (chain.go); a Get callback is handed its value
+// copied out whole, a ValueRef reads it across the chain.
 //
 // # LRU and eviction
 //
