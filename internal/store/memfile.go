@@ -329,7 +329,38 @@ func (s *Store) adoptPages(m *memfileMeta) error {
 			}
 		}
 	}
+	s.freeStrayLinks()
 	return nil
+}
+
+// freeStrayLinks frees the chain links no restored head holds: those of
+// a value that was still arriving when the cache was saved.
+func (s *Store) freeStrayLinks() {
+	sl := s.slabs
+	c := sl.largest()
+	held := map[uint64]bool{}
+	for qi := range c.q {
+		for pos := c.q[qi].head; pos != nilLoc; pos = sl.rec(pos).next() {
+			if r := sl.rec(pos); sl.chained(r) {
+				for l := sl.firstLink(r); l != nilLoc; l = sl.rec(l).next() {
+					held[l] = true
+				}
+			}
+		}
+	}
+	for _, p := range c.pageList {
+		start := uint64(p) * pageSize
+		n := c.perPage
+		if c.carveLeft > 0 && c.carve/pageSize == uint64(p) {
+			n = int(c.carve-start) / c.size
+		}
+		for i := range n {
+			pos := start + uint64(i*c.size)
+			if r := sl.rec(pos); r.bits() == recChunk && r.queue() == queueChunk && !held[pos] {
+				sl.pushFree(c, pos)
+			}
+		}
+	}
 }
 
 // adoptPage links the records of one class page and frees its other

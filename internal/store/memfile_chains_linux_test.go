@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Large items (page runs) and a pool page left by a deleted one survive a
+// Chained items, and the chunks a deleted one left, survive a
 // warm restart, as restart.t's chunked items do in memcached.
 func TestMemoryFileRestoresLargeItems(t *testing.T) {
 	cfg := Config{MemoryLimit: 128 << 20, MaxItemSize: 2 << 20, SlabChunkMax: 512 << 10,
@@ -40,4 +40,35 @@ func TestMemoryFileRestoresLargeItems(t *testing.T) {
 		t.Fatalf("%d items restored, want %d: %s", got, 3+n-1, r.RestoreReport())
 	}
 	checkInvariants(t, r)
+}
+
+// A value still arriving when the cache is saved leaves a reserved chain;
+// the restore gives its links back.
+func TestMemoryFileFreesStrayLinks(t *testing.T) {
+	cfg := Config{MemoryLimit: 16 << 20, MaxItemSize: 1 << 20, SlabChunkMax: 4096,
+		MemoryFile: filepath.Join(t.TempDir(), "items")}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Set(ModeSet, []byte("kept"), 0, 0, bytes.Repeat([]byte{'k'}, 50_000), 0)
+	rv := s.Reserve([]byte("arriving"), 100_000)
+	if rv.Lost() {
+		t.Fatal("reserve failed")
+	}
+	if err := s.SaveState(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if v, _, ok := get(r, "kept"); !ok || len(v) != 50_000 {
+		t.Fatalf("kept: ok %v, %d bytes (%s)", ok, len(v), r.RestoreReport())
+	}
+	if err := r.accountChunks(nil); err != nil {
+		t.Fatal(err)
+	}
 }
