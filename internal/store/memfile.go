@@ -350,11 +350,7 @@ func (s *Store) freeStrayLinks() {
 	}
 	for _, p := range c.pageList {
 		start := uint64(p) * pageSize
-		n := c.perPage
-		if c.carveLeft > 0 && c.carve/pageSize == uint64(p) {
-			n = int(c.carve-start) / c.size
-		}
-		for i := range n {
+		for i := range c.cutChunks(p) {
 			pos := start + uint64(i*c.size)
 			if r := sl.rec(pos); r.bits() == recChunk && r.queue() == queueChunk && !held[pos] {
 				sl.pushFree(c, pos)
@@ -363,15 +359,20 @@ func (s *Store) freeStrayLinks() {
 	}
 }
 
+// cutChunks is how many chunks of page p of c have been handed out at
+// some time: all of them, or up to the cut point of c's newest page.
+func (c *slabClass) cutChunks(p int32) int {
+	if c.carveLeft > 0 && c.carve/pageSize == uint64(p) {
+		return int(c.carve-uint64(p)*pageSize) / c.size
+	}
+	return c.perPage
+}
+
 // adoptPage links the records of one class page and frees its other
 // chunks, up to the class's cut point when this is its newest page.
 func (s *Store) adoptPage(c *slabClass, p int) error {
 	start := uint64(p) * pageSize
-	n := c.perPage
-	if c.carveLeft > 0 && c.carve/pageSize == uint64(p) {
-		n = int(c.carve-start) / c.size
-	}
-	for i := range n {
+	for i := range c.cutChunks(int32(p)) {
 		pos := start + uint64(i*c.size)
 		r := s.slabs.rec(pos)
 		switch {

@@ -243,18 +243,8 @@ func (s *Store) clearPage(c *slabClass, p int, taken []bool) int {
 func (s *Store) clearItem(c *slabClass, sh *shard, pos, start, end uint64, now uint32) {
 	sl := s.slabs
 	r := sl.rec(pos)
-	slot := sh.slotOfRecord(int(pos))
-	if slot < 0 || sh.pinned(int(pos)) {
-		return
-	}
-	if r.expired(now) || sh.flushed(r, now) {
-		sh.unlinkHeld(slot, c)
-		return
-	}
-	to := sl.takeFreeOutside(c, start, end)
+	slot, to := s.rescueTarget(c, sh, pos, start, end, now)
 	if to == nilLoc {
-		sh.unlinkHeld(slot, c)
-		s.mover.evictionsNomem.Add(1)
 		return
 	}
 	nr := sl.rec(to)
@@ -293,20 +283,39 @@ func (s *Store) clearLink(c *slabClass, pos, start, end uint64, now uint32) {
 		return
 	}
 	defer sh.mu.Unlock()
-	slot := sh.slotOfRecord(int(headPos))
-	if slot < 0 || sh.pinned(int(headPos)) {
-		return
+	if _, to := s.rescueTarget(c, sh, headPos, start, end, now); to != nilLoc {
+		s.moveLink(c, head, pos, to)
 	}
-	if head.expired(now) || sh.flushed(head, now) {
+}
+
+// rescueTarget decides the fate of the linked item at pos (a chain's head
+// for a link) while the mover empties [start, end) of class c; c and the
+// item's shard sh are locked. It returns the item's index slot and a free
+// chunk of c outside the page to move it (or its link) to, or nilLoc: the
+// item is pinned (left for the next walk), expired or flushed (dropped),
+// or has nowhere to go (dropped: evictions_nomem).
+func (s *Store) rescueTarget(c *slabClass, sh *shard, pos, start, end uint64, now uint32) (int, uint64) {
+	r := s.slabs.rec(pos)
+	slot := sh.slotOfRecord(int(pos))
+	if slot < 0 || sh.pinned(int(pos)) {
+		return slot, nilLoc
+	}
+	if r.expired(now) || sh.flushed(r, now) {
 		sh.unlinkHeld(slot, c)
-		return
+		return slot, nilLoc
 	}
-	to := sl.takeFreeOutside(c, start, end)
+	to := s.slabs.takeFreeOutside(c, start, end)
 	if to == nilLoc {
 		sh.unlinkHeld(slot, c)
 		s.mover.evictionsNomem.Add(1)
-		return
 	}
+	return slot, to
+}
+
+// moveLink copies the link at pos of the chain whose head is head to the
+// free chunk to, and points its predecessor there. c is locked.
+func (s *Store) moveLink(c *slabClass, head rec, pos, to uint64) {
+	sl := s.slabs
 	copy(sl.rec(to)[:c.size], sl.rec(pos)[:c.size])
 	if first := sl.firstLink(head); first == pos {
 		le.PutUint64(head[recHeader+head.klen():], to)
@@ -355,12 +364,7 @@ func (sl *slabs) adoptFreePage(c *slabClass, p int) {
 	start := uint64(p) * pageSize
 	for i := range c.perPage {
 		pos := start + uint64(i*c.size)
-		r := sl.rec(pos)
-		r[offBits] = recDead
-		r[offQueue] = queueFree
-		r.setNext(c.free)
-		c.free = pos
-		c.nfree++
+		sl.pushFree(c, pos)
 	}
 	c.pages++
 	c.pageList = append(c.pageList, int32(p))
