@@ -40,8 +40,8 @@
 // stops starting requests once it produced OutputBudget (1 MiB), and a value
 // over 64 KiB is copied from the store in pieces through a store.ValueRef,
 // as much per call as the budget leaves; Pending brings the engine back (no
-// conn_yield: that is -R's). If the ring overwrote the value before the
-// client read it all, the connection is closed (memcached pins the item).
+// conn_yield: that is -R's). The ValueRef pins the value until it is sent
+// or the connection goes, as memcached's reference keeps the item it sends.
 // The get and set paths do not allocate: the Session reuses its token table
 // and its store callback, and writes into the engine's buffer.
 //

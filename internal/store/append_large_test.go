@@ -51,8 +51,8 @@ func TestAppendLargeUnderEviction(t *testing.T) {
 }
 
 // BenchmarkAppendLarge appends 1 KiB to a value of 512 KiB and more (reset
-// every 256 appends), with the ring not yet full: the old value needs no
-// copy aside.
+// every 256 appends), in a store with room: the old value, pinned, is
+// copied straight into the new chain.
 func BenchmarkAppendLarge(b *testing.B) {
 	s := newTestStore(b, Config{MemoryLimit: 1 << 30, MaxItemSize: 1 << 20})
 	key, base, part := []byte("big"), make([]byte, 512<<10), make([]byte, 1<<10)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"flag"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -22,15 +21,8 @@ func newFakeClock() *fakeClock {
 func (c *fakeClock) Now() int64        { return c.t.Load() }
 func (c *fakeClock) advance(sec int64) { c.t.Add(sec) }
 
-// mmapRings runs the tests (and benchmarks) over mapped rings
-// (Config.Mmap); TestSuiteOverMappedRings sets it in a child run.
-var mmapRings = flag.Bool("store.mmap", false, "map the rings outside the Go heap (Config.Mmap)")
-
 func newTestStore(t testing.TB, cfg Config) *Store {
 	t.Helper()
-	if *mmapRings {
-		cfg.Mmap = true
-	}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New(%+v): %v", cfg, err)
