@@ -76,11 +76,8 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		SlabChunkMax:     int(slabChunkMax(o.ext, o.itemSize)),
 		SlabSizes:        extSlabSizes(o.ext), // -o slab_sizes: the classes `stats slabs` shows
 		MinChunk:         o.gates.minChunk,
-		// Item memory lives outside the Go heap, so the garbage
-		// collector's heap goal does not grow with -m.
-		Mmap:       true,
-		LargePages: o.largePages,
-		MemoryFile: o.memoryFile,
+		LargePages:       o.largePages,
+		MemoryFile:       o.memoryFile,
 		// -o hashpower / no_hashexpand: the level `stats` reports as
 		// hash_power_level starts there and, unless told not to, grows
 		// as memcached's table would.

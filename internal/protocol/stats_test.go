@@ -167,7 +167,7 @@ func TestSettingsStats(t *testing.T) {
 
 func TestItemsAndSlabs(t *testing.T) {
 	classes := []store.ClassStats{
-		{ID: 1, ChunkSize: 96, ChunksPer: 10922, TotalPages: 1, UsedChunks: 2, FreeChunks: 10920, Items: 2, Bytes: 144, MemRequested: 130, GetHits: 3, CmdSet: 2, OldestAge: 7},
+		{ID: 1, ChunkSize: 96, ChunksPer: 10922, TotalPages: 1, UsedChunks: 2, FreeChunks: 10920, Items: 2, MemRequested: 130, GetHits: 3, CmdSet: 2, OldestAge: 7},
 		{ID: 2, ChunkSize: 120, ChunksPer: 8738, TotalPages: 1, FreeChunks: 8738}, // pages, no items
 		{ID: 3, ChunkSize: 152}, // unused
 	}

@@ -23,9 +23,6 @@ type Config struct {
 	// chunk sizes of the classes before the last (SlabChunkMax), in place
 	// of the ones GrowthFactor and MinChunk make. Empty means none given.
 	SlabSizes []int
-	// Mmap is kept for callers: the arena is always mapped outside the Go
-	// heap where mmap exists (arena_linux.go).
-	Mmap bool
 	// LargePages is memcached's -L: the arena's pages within the limit are
 	// prefaulted and advised to use huge pages; like memcached's
 	// preallocated memory, the limit can then not change at run time
@@ -140,7 +137,6 @@ type ClassStats struct {
 	UsedChunks                                                                     uint64
 	FreeChunks                                                                     uint64
 	Items                                                                          uint64 // live items in the class
-	Bytes                                                                          uint64 // chunk bytes the class's items use
 	MemRequested                                                                   uint64 // the items' sizes as memcached counts them (ITEM_ntotal)
 	Evicted                                                                        uint64
 	EvictedNonzero                                                                 uint64 // evicted items that had an exptime

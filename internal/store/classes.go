@@ -89,7 +89,7 @@ func (ct *classTable) search(size int) int {
 
 // classCounters are one shard's totals for one size class.
 type classCounters struct {
-	items, bytes                           uint64
+	items                                  uint64
 	requested                              uint64 // memcached's ITEM_ntotal of the live items (mem_requested)
 	evicted, evictedUnfetched              uint64
 	evictedNonzero                         uint64 // evicted items that had an exptime
@@ -117,7 +117,7 @@ func (sh *shard) countSet(class int) {
 
 // resetEvents zeroes what `stats reset` clears, keeping the live totals.
 func (c *classCounters) resetEvents() {
-	*c = classCounters{items: c.items, bytes: c.bytes, requested: c.requested, temp: c.temp}
+	*c = classCounters{items: c.items, requested: c.requested, temp: c.temp}
 }
 
 // ClassSizes returns the chunk size of each class, ids 1..ClassCount in

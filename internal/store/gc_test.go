@@ -24,7 +24,7 @@ func TestForcedGCWithTenMillionItems(t *testing.T) {
 		vlen int
 	}{{"all fit", 8}, {"evicting", 100}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newTestStore(t, Config{MemoryLimit: 1 << 30, Mmap: true})
+			s := newTestStore(t, Config{MemoryLimit: 1 << 30})
 			value := make([]byte, c.vlen)
 			key := make([]byte, 0, 16)
 			for i := range 10_000_000 {

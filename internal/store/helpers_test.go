@@ -63,7 +63,7 @@ func checkInvariants(t testing.TB, s *Store) {
 			t.Fatalf("shard %d: %v", i, err)
 		}
 	}
-	if err := s.verifySlabs(0); err != nil {
+	if err := s.verifySlabs(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -72,7 +72,6 @@ func (sh *shard) verify() error {
 	n, expiring := 0, 0
 	items := make([]uint64, len(sh.cls))
 	temps := make([]uint64, len(sh.cls))
-	bytes := make([]uint64, len(sh.cls))
 	for slot, e := range sh.idx.slots {
 		if e == 0 {
 			continue
@@ -81,7 +80,6 @@ func (sh *shard) verify() error {
 		r := sh.rec(pos)
 		n++
 		items[r.class()]++
-		bytes[r.class()] += uint64(r.size())
 		if r.bits()&recDead != 0 {
 			return fmt.Errorf("indexed record at %d (key %q) is marked dead", pos, r.key())
 		}
@@ -102,8 +100,8 @@ func (sh *shard) verify() error {
 		return fmt.Errorf("expiring counter %d, index has %d", sh.expiring, expiring)
 	}
 	for c := range items {
-		if items[c] != sh.cls[c].items || bytes[c] != sh.cls[c].bytes {
-			return fmt.Errorf("class %d: counters %d items of %d bytes, index has %d of %d", c, sh.cls[c].items, sh.cls[c].bytes, items[c], bytes[c])
+		if items[c] != sh.cls[c].items {
+			return fmt.Errorf("class %d: counter %d items, index has %d", c, sh.cls[c].items, items[c])
 		}
 		if temps[c] != sh.cls[c].temp {
 			return fmt.Errorf("class %d: counter %d temporary items, index has %d", c, sh.cls[c].temp, temps[c])
@@ -115,7 +113,7 @@ func (sh *shard) verify() error {
 // verifySlabs checks every class's queues and free list against the
 // shards' counts, with every shard locked: each queued record is indexed
 // in its shard.
-func (s *Store) verifySlabs(reserved int) error {
+func (s *Store) verifySlabs() error {
 	queued := 0
 	for id := 1; id < len(s.slabs.classes); id++ {
 		c := &s.slabs.classes[id]

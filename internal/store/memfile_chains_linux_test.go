@@ -27,15 +27,7 @@ func TestMemoryFileRestoresLargeItems(t *testing.T) {
 		n++
 	}
 	s.Delete(fmt.Appendf(nil, "chunk%d", n-1))
-	if err := s.SaveState(); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	r, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := saveAndReopen(t, s, cfg)
 	if got := r.Stats().CurrItems; got != uint64(3+n-1) {
 		t.Fatalf("%d items restored, want %d: %s", got, 3+n-1, r.RestoreReport())
 	}
@@ -56,6 +48,19 @@ func TestMemoryFileFreesStrayLinks(t *testing.T) {
 	if rv.Lost() {
 		t.Fatal("reserve failed")
 	}
+	r := saveAndReopen(t, s, cfg)
+	if v, _, ok := get(r, "kept"); !ok || len(v) != 50_000 {
+		t.Fatalf("kept: ok %v, %d bytes (%s)", ok, len(v), r.RestoreReport())
+	}
+	if err := r.accountChunks(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveAndReopen saves s's state, closes it and opens the store again from
+// cfg's memory file (closed at the test's end).
+func saveAndReopen(t *testing.T, s *Store, cfg Config) *Store {
+	t.Helper()
 	if err := s.SaveState(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +69,6 @@ func TestMemoryFileFreesStrayLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	if v, _, ok := get(r, "kept"); !ok || len(v) != 50_000 {
-		t.Fatalf("kept: ok %v, %d bytes (%s)", ok, len(v), r.RestoreReport())
-	}
-	if err := r.accountChunks(nil); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(r.Close)
+	return r
 }

@@ -166,14 +166,10 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 }
 
 // copyInto copies the n-byte value of the record at from into the value
-// of the record at to, from off on, in pieces of at most 64 KiB.
+// of the record at to, from off on, piece by piece as each lies in its
+// chunks (no buffer between).
 func (s *Store) copyInto(to uint64, off int, from uint64, n int) {
-	var buf [64 << 10]byte
-	for at := 0; at < n; at += len(buf) {
-		k := min(len(buf), n-at)
-		s.slabs.copyValue(from, at, buf[:k])
-		s.slabs.writeValue(to, off+at, buf[:k])
-	}
+	s.slabs.walkValue(from, 0, n, func(part []byte, at int) { s.slabs.writeValue(to, off+at, part) })
 }
 
 // appendLocked stores the item an append or prepend makes of the old
@@ -206,14 +202,13 @@ func (s *Store) appendLocked(sh *shard, tag uint32, r *SetRequest, p setPlan, no
 	nr.writeHeader(len(key), vlen, class, p.flags, p.exp, cas, now)
 	nr.setBits(p.bits)
 	copy(nr[recHeader:], key)
-	first, second := uint64(oldPos), value // the old value, then the new part
 	oldLen := vlen - len(value)
 	if r.Mode == ModePrepend {
 		s.slabs.writeValue(uint64(pos), 0, value)
-		s.copyInto(uint64(pos), len(value), first, oldLen)
+		s.copyInto(uint64(pos), len(value), uint64(oldPos), oldLen)
 	} else {
-		s.copyInto(uint64(pos), 0, first, oldLen)
-		s.slabs.writeValue(uint64(pos), oldLen, second)
+		s.copyInto(uint64(pos), 0, uint64(oldPos), oldLen)
+		s.slabs.writeValue(uint64(pos), oldLen, value)
 	}
 	sh.link(slot, tag, pos)
 	sh.st.TotalItems++

@@ -61,9 +61,6 @@ func (s *Store) Reserve(key []byte, vlen int) Reservation {
 	return Reservation{ref: ref, ok: true, made: true}
 }
 
-// held reports whether rv still holds its chunk, with its shard locked.
-func (sh *shard) held(rv *Reservation) bool { return rv.ok }
-
 // ReleaseReserved gives an uncommitted reservation's chunk back; a used
 // up or failed one is left alone.
 func (s *Store) ReleaseReserved(rv *Reservation) {
@@ -91,7 +88,7 @@ func (s *Store) FillReserved(rv *Reservation, off int, src []byte) bool {
 	sh := &s.shards[rv.ref.shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !sh.held(rv) {
+	if !rv.ok {
 		return false
 	}
 	s.slabs.writeValue(uint64(rv.ref.pos), off, src)

@@ -142,7 +142,6 @@ func (sh *shard) release(c *slabClass, pos int) {
 func (sh *shard) uncount(r rec) {
 	c := &sh.cls[r.class()]
 	c.items--
-	c.bytes -= uint64(r.size())
 	c.requested -= uint64(r.mcSize(sh.noCAS))
 	if r.bits()&recTemp != 0 {
 		c.temp--
@@ -160,7 +159,6 @@ func (sh *shard) link(slot int, tag uint32, pos int) {
 	r := sh.rec(pos)
 	c := &sh.cls[r.class()]
 	c.items++
-	c.bytes += uint64(r.size())
 	c.requested += uint64(r.mcSize(sh.noCAS))
 	q := queueHot
 	if sh.flat() {

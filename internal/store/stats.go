@@ -106,7 +106,6 @@ func (s *Store) Classes() []ClassStats {
 			UsedChunks:       uint64(q.pages*q.perPage - q.free),
 			FreeChunks:       uint64(q.free),
 			Items:            c.items,
-			Bytes:            c.bytes,
 			MemRequested:     c.requested,
 			NumberHot:        uint64(q.items[queueHot]),
 			NumberWarm:       uint64(q.items[queueWarm]),
@@ -148,7 +147,6 @@ func (s *Store) Classes() []ClassStats {
 
 func addClass(dst, src *classCounters) {
 	dst.items += src.items
-	dst.bytes += src.bytes
 	dst.requested += src.requested
 	dst.evicted += src.evicted
 	dst.evictedUnfetched += src.evictedUnfetched
