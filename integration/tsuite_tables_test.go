@@ -14,7 +14,6 @@ var tsuiteExcluded = map[string]string{
 	"extstore-jbod.t":    "extstore (ext_path): gocached has no flash tier",
 	"extstore.t":         "extstore (ext_path): gocached has no flash tier",
 	"whitespace.t":       "checks the formatting of memcached's own sources in a git checkout, not the server",
-	"conn-limits.t":      "-o read_buf_mem_limit's out-of-memory on response buffers: gocached has no such pool (the option is accepted, no effect)",
 }
 
 // Owners of the fixes named in tsuiteKnown.

@@ -19,8 +19,8 @@ type extKind uint8
 
 const (
 	// extInternal tunes a memcached mechanism gocached does not have
-	// (slab allocator, LRU threads, extstore, hash table growth): accepted
-	// with one info line.
+	// (extstore, the crawler's pacing, tail repair, the worker log
+	// buffers): accepted with one info line.
 	extInternal extKind = iota
 	// extMissing names a behaviour gocached does not implement yet: accepted
 	// with a warning, so the operator knows it has no effect.
@@ -38,16 +38,16 @@ type extOption struct {
 var extOptions = map[string]extOption{
 	"maxconns_fast": {extApplied}, "no_maxconns_fast": {extApplied},
 	"hashpower": {extApplied}, "no_hashexpand": {extApplied},
-	"tail_repair_time": {extInternal}, "hash_algorithm": {extInternal},
+	"tail_repair_time": {extInternal}, "hash_algorithm": {extApplied},
 	"lru_crawler": {extApplied}, "no_lru_crawler": {extApplied},
 	"lru_crawler_sleep": {extInternal}, "lru_crawler_tocrawl": {extInternal},
 	"lru_maintainer": {extApplied}, "no_lru_maintainer": {extApplied},
-	"hot_lru_pct": {extInternal}, "warm_lru_pct": {extInternal},
-	"hot_max_factor": {extInternal}, "warm_max_factor": {extInternal},
-	"temporary_ttl": {extApplied}, "read_buf_mem_limit": {extInternal},
-	"slab_reassign": {extInternal}, "slab_automove": {extInternal},
-	"slab_automove_ratio": {extInternal}, "slab_automove_window": {extInternal},
-	"slab_automove_freeratio": {extInternal}, "slab_chunk_max": {extInternal},
+	"hot_lru_pct": {extApplied}, "warm_lru_pct": {extApplied},
+	"hot_max_factor": {extApplied}, "warm_max_factor": {extApplied},
+	"temporary_ttl": {extApplied}, "read_buf_mem_limit": {extApplied},
+	"slab_reassign": {extApplied}, "slab_automove": {extApplied},
+	"slab_automove_ratio": {extApplied}, "slab_automove_window": {extApplied},
+	"slab_automove_freeratio": {extInternal}, "slab_chunk_max": {extApplied},
 	"modern": {extInternal}, "no_modern": {extApplied},
 	"drop_privileges": {extInternal}, "no_drop_privileges": {extInternal},
 	"track_sizes":  {extApplied},
@@ -58,8 +58,8 @@ var extOptions = map[string]extOption{
 	"ssl_ciphers": {extApplied}, "ssl_ca_cert": {extApplied},
 	"ssl_wbuf_size": {extInternal}, "ssl_session_cache": {extApplied},
 	"ssl_kernel_tls": {extMissing}, "ssl_min_version": {extApplied},
-	"slab_sizes": {extInternal}, "no_chunked_items": {extInternal},
-	"no_slab_reassign": {extInternal}, "no_slab_automove": {extInternal},
+	"slab_sizes": {extApplied}, "no_chunked_items": {extApplied},
+	"no_slab_reassign": {extApplied}, "no_slab_automove": {extApplied},
 	// Deprecated in memcached, still accepted there (with a message for
 	// resp_obj_mem_limit), so old command lines keep starting.
 	"inline_ascii_resp": {extInternal}, "no_inline_ascii_resp": {extInternal},

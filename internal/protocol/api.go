@@ -220,6 +220,8 @@ type Env struct {
 	// oldestLive is memcached's oldest_live as the last flush_all set it,
 	// in its relative time: `stats settings`' oldest (flush.go).
 	oldestLive atomic.Int64
+	// mem is the workers' connection memory pools (connmem.go).
+	mem connMemory
 }
 
 // protoCounters are shared by every Session of one Env.

@@ -20,6 +20,7 @@ const (
 	rTooLarge        = "SERVER_ERROR object too large for cache\r\n"
 	rNoMemoryStore   = "SERVER_ERROR out of memory storing object\r\n"
 	rNoMemory        = "SERVER_ERROR out of memory\r\n"
+	rGetOOM          = "SERVER_ERROR out of memory writing get response\r\n"
 	rShutdownOff     = "ERROR: shutdown not enabled\r\n"
 	rStored          = "STORED\r\n"
 	rNotStored       = "NOT_STORED\r\n"
@@ -140,7 +141,7 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 // flushAfter marks the replies so far as sent, as memcached flushes its
 // responses after a retrieval command (see hasPendingReplies).
 func (s *Session) flushAfter(n int, st Status) (int, Status) {
-	s.flushMark = len(s.out)
+	s.markFlushed()
 	return n, st
 }
 

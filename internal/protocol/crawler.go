@@ -178,7 +178,7 @@ func (s *Session) continueDump() {
 		if done {
 			s.out = append(s.out, rEnd...)
 			s.endDump()
-			s.flushMark = len(s.out) // memcached's crawler wrote it directly
+			s.markFlushed() // memcached's crawler wrote it directly
 			return
 		}
 		if bounded && len(s.out)-s.outStart >= OutputBudget {
@@ -193,6 +193,7 @@ func (s *Session) continueDump() {
 func (s *Session) Abandon() {
 	s.endDump()
 	s.stopWatch()
+	s.endMem()
 }
 
 // endDump ends this Session's metadump, if any, freeing the crawler.

@@ -27,7 +27,7 @@ func (s *Session) metaCommand(line, rest []byte, n int) (int, Status) {
 		s.metaArith(line, n)
 	case 'n':
 		s.replyLogged(rMetaNoop)
-		s.flushMark = len(s.out) // memcached flushes its replies at mn
+		s.markFlushed() // memcached flushes its replies at mn
 	case 'e':
 		s.metaDebug(line, n)
 	default:

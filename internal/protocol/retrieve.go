@@ -134,7 +134,11 @@ func (s *Session) continueMultiget(in []byte) (int, Status) {
 // and returns that key's offset (always past i), else -1. A value sent in
 // pieces (continueSend) stops it too, after its key.
 func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int32) int {
-	if at := s.serveKeyRun(keys, i, withCAS, touch, exptime); at >= 0 {
+	switch at := s.serveKeyRun(keys, i, withCAS, touch, exptime); {
+	case at == keysOutOfMemory:
+		s.getOOM()
+		return -1
+	case at >= 0:
 		return at
 	}
 	s.out = append(s.out, rEnd...)
@@ -144,7 +148,13 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	return -1
 }
 
-// serveKeyRun is serveKeys without the END: part of a line.
+// keysOutOfMemory is serveKeyRun's answer when a key found no response
+// object (connmem.go): the multiget ends in getOOM.
+const keysOutOfMemory = -2
+
+// serveKeyRun is serveKeys without the END: part of a line. It returns -1
+// once every key is served, the offset of the key to resume at when it
+// paused, or keysOutOfMemory.
 func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime int32) int {
 	s.getCAS = withCAS
 	st := s.env.Store
@@ -158,6 +168,13 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		}
 		if served && len(s.out)-s.outStart >= OutputBudget {
 			return ks
+		}
+		// Each key past the command's first needs a response object of
+		// its own, taken before its lookup, as memcached's resp_start.
+		if s.mem.keyPaid {
+			s.mem.keyPaid = false
+		} else if !s.chargeReply() {
+			return keysOutOfMemory
 		}
 		key := keys[ks:ke]
 		s.getKey = key

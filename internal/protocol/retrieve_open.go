@@ -81,8 +81,19 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	if bad >= 0 {
 		keys = chunk[:bad]
 	}
-	if at := s.serveKeyRun(keys, 0, m.withCAS, m.touch, m.exptime); at >= 0 {
-		s.flushMark = len(s.out)
+	switch at := s.serveKeyRun(keys, 0, m.withCAS, m.touch, m.exptime); {
+	case at == keysOutOfMemory:
+		s.getOOM()
+		s.markFlushed()
+		m.skip = true
+		if nl >= 0 {
+			s.mget = multigetState{}
+			return nl + 1, NeedMore
+		}
+		m.hungry = true
+		return len(in), NeedMore
+	case at >= 0:
+		s.markFlushed()
 		return at, s.paused()
 	}
 	switch {
@@ -108,7 +119,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	} else {
 		s.reply(rError) // a line of the command alone, as memcached answers it
 	}
-	s.flushMark = len(s.out)
+	s.markFlushed()
 	if nl < 0 { // a NUL ended the line: the rest up to its newline is dropped
 		m.skip, m.hungry = true, true
 		return len(in), NeedMore
@@ -140,6 +151,6 @@ func openChunk(in []byte, nl int) (chunk []byte, ended bool) {
 // openError answers an error in an open line and drops the rest of it.
 func (s *Session) openError(msg string) {
 	s.reply(msg)
-	s.flushMark = len(s.out)
+	s.markFlushed()
 	s.mget.skip, s.mget.hungry = true, true
 }

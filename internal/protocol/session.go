@@ -135,6 +135,9 @@ type Session struct {
 	lastFlags   uint32 //
 	vlog        bool   // -vv lines are wanted during this Process call
 	authed      bool   // passed ASCII auth (-Y)
+	// mem is the connection's read buffer and response objects in its
+	// worker's pool (connmem.go).
+	mem connMem
 }
 
 // NewSession returns a Session bound to env.
@@ -244,6 +247,7 @@ func (s *Session) Reset() {
 	s.mget = multigetState{}
 	s.endSend()
 	s.endRecv()
+	s.endMem()
 	s.budgetStop = false
 	s.out = nil
 	s.getKey = nil
@@ -285,7 +289,19 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.want, s.wantLine = 0, false
 	s.budgetStop = false
 	s.vlog = s.verboseOn()
+	s.mem.keyPaid = false
+	if len(in) > 0 && !s.takeReadBuf() {
+		s.closeReason = "error"
+		s.out, s.outIn = nil, nil
+		return 0, out, Close
+	}
 	pos, st := s.process(in)
+	// The engine sends the replies now; a storage command waiting for
+	// the rest of its value keeps its object.
+	s.endCall(s.want > 0 && !s.wantLine || s.recv.active)
+	if pos == len(in) {
+		s.releaseReadBuf()
+	}
 	if st == Close && s.closeReason == "" {
 		s.closeReason = "error"
 		if s.quit {
@@ -307,6 +323,9 @@ func (s *Session) process(in []byte) (int, Status) {
 	reqs := 0
 	limit := s.reqsPerEvent()
 	for {
+		if s.mem.cut {
+			return pos, Close
+		}
 		if s.watch != nil {
 			// memcached stops reading a watcher's socket: input is dropped.
 			s.drainWatch()
@@ -382,6 +401,9 @@ func (s *Session) process(in []byte) (int, Status) {
 			}
 		}
 		if s.proto == protoBinary {
+			if len(in)-pos >= binaryHeaderLen && !s.chargeCommand() {
+				return pos, s.outOfReplies()
+			}
 			n, st := s.binaryRequest(in[pos:])
 			if n < 0 {
 				s.want = -n
@@ -396,6 +418,9 @@ func (s *Session) process(in []byte) (int, Status) {
 			continue
 		}
 		if s.env.ASCIIAuth != nil && !s.authed {
+			if !s.chargeCommand() {
+				return pos, s.outOfReplies()
+			}
 			n, st := s.asciiAuth(in[pos:])
 			if n < 0 {
 				s.want = -n
@@ -411,6 +436,9 @@ func (s *Session) process(in []byte) (int, Status) {
 		avail := in[pos:]
 		n, st := s.lineEnd(avail)
 		if n == openLine {
+			if !s.chargeCommand() {
+				return pos, s.outOfReplies()
+			}
 			pos += s.openMultiget(avail)
 			s.scanned = 0
 			continue
@@ -434,6 +462,9 @@ func (s *Session) process(in []byte) (int, Status) {
 		if s.vlog {
 			s.vlogLine('<', line)
 		}
+		if !s.chargeCommand() {
+			return pos, s.outOfReplies()
+		}
 		data, st := s.execute(line, in[next:])
 		if st == Yield {
 			// A multiget paused: data is how much of its line was served.
@@ -456,6 +487,14 @@ func (s *Session) process(in []byte) (int, Status) {
 			return pos, Close
 		}
 	}
+}
+
+// outOfReplies is the end of a connection whose next command found no
+// response object: memcached closes it without sending what it stacked
+// since its last flush.
+func (s *Session) outOfReplies() Status {
+	s.dropUnflushed()
+	return Close
 }
 
 // reply appends msg (which carries its own "\r\n") unless the command asked

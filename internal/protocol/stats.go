@@ -123,6 +123,7 @@ func (s *Session) resetStats() {
 		s.env.Server.ResetStats()
 	}
 	s.env.counters.reset()
+	s.env.mem.reset(s.env.Settings)
 }
 
 func (s *Session) serverStats() ServerStats {
@@ -170,10 +171,15 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 		w.uint("rejected_connections", srv.RejectedConnections)
 	}
 	w.uint("connection_structures", srv.ConnStructures)
-	for _, name := range [...]string{"response_obj_oom", "response_obj_count", "response_obj_bytes",
-		"read_buf_count", "read_buf_bytes", "read_buf_bytes_free", "read_buf_oom", "reserved_fds"} {
-		w.uint(name, 0)
-	}
+	mem := s.env.mem.stats(s.env.Settings)
+	w.uint("response_obj_oom", mem.respOOM)
+	w.uint("response_obj_count", mem.respObjs)
+	w.uint("response_obj_bytes", mem.respBytes)
+	w.uint("read_buf_count", mem.readBufs)
+	w.uint("read_buf_bytes", mem.readBytes)
+	w.uint("read_buf_bytes_free", mem.readFree)
+	w.uint("read_buf_oom", mem.readOOM)
+	w.uint("reserved_fds", 0)
 	w.uint("cmd_get", st.CmdGet)
 	w.uint("cmd_set", st.CmdSet)
 	w.uint("cmd_flush", st.CmdFlush)

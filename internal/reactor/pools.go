@@ -7,9 +7,12 @@ import "github.com/gocached/gocached/internal/protocol"
 // Idle connections hold no buffers: they come back here when empty.
 type LoopPools struct {
 	NewSession func() Session
-	reads      [][]byte
-	writes     [][]byte
-	sessions   []Session
+	// Worker is the loop's number, which each Session it hands out draws
+	// its connection memory from (protocol.Session.SetWorker).
+	Worker   int
+	reads    [][]byte
+	writes   [][]byte
+	sessions []Session
 }
 
 // poolDepth bounds the buffers and Sessions of each kind a loop keeps.
@@ -75,12 +78,17 @@ func (p *LoopPools) Replaced(old, now []byte) {
 
 // Session returns a Session ready for a new connection.
 func (p *LoopPools) Session() Session {
+	var s Session
 	if n := len(p.sessions); n > 0 {
-		s := p.sessions[n-1]
+		s = p.sessions[n-1]
 		p.sessions = p.sessions[:n-1]
-		return s
+	} else {
+		s = p.NewSession()
 	}
-	return p.NewSession()
+	if w, ok := s.(interface{ SetWorker(int) }); ok {
+		w.SetWorker(p.Worker)
+	}
+	return s
 }
 
 // PutSession resets s and keeps it. Only a Session in a known state may

@@ -68,7 +68,7 @@ func newReactor(e *engine, id int) (*loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
-	r := &loop{id: id, eng: e, epfd: epfd, cpu: -1, pools: reactor.LoopPools{NewSession: e.cfg.NewSession}}
+	r := &loop{id: id, eng: e, epfd: epfd, cpu: -1, pools: reactor.LoopPools{NewSession: e.cfg.NewSession, Worker: id}}
 	if r.mailbox, err = reactor.NewMailbox(); err != nil {
 		unix.Close(epfd)
 		return nil, err

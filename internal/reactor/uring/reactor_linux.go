@@ -104,7 +104,7 @@ type loop struct {
 }
 
 func newLoop(e *engine, id int) (*loop, error) {
-	r := &loop{id: id, eng: e, cpu: -1, cqes: make([]cqe, reapBatch), pools: reactor.LoopPools{NewSession: e.cfg.NewSession}}
+	r := &loop{id: id, eng: e, cpu: -1, cqes: make([]cqe, reapBatch), pools: reactor.LoopPools{NewSession: e.cfg.NewSession, Worker: id}}
 	var err error
 	if r.ring, err = newRing(sqEntries, cqEntries, ringFlags); err != nil {
 		return nil, describeSetupError(err)

@@ -1,0 +1,298 @@
+package protocol
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Connection memory, accounted as memcached (1.6.7 on) accounts it: every
+// worker thread takes the 16 KiB blocks its connections need from one pool,
+// a read buffer for each connection holding input it has not parsed yet,
+// and bundles of response objects for replies stacked but not yet sent,
+// one object per command and one per key of a multiget. -o
+// read_buf_mem_limit caps each worker's pool at its share of the limit
+// (the limit over -t, at least one block). Then:
+//   - a connection that needs a read buffer and finds none is closed
+//     without a reply (read_buf_oom);
+//   - a command that finds no response object closes its connection
+//     without sending the replies stacked since the last flush;
+//   - a multiget that finds none for its next key drops what it had
+//     gathered and answers "SERVER_ERROR out of memory writing get
+//     response" (both count response_obj_oom).
+//
+// Replies are flushed, and their objects given back, when a Process call
+// ends and where memcached writes before reading on: after a get, gets,
+// gat or gats, and at mn. So pipelined meta commands stack, gets do not;
+// -R bounds how many commands one call stacks. The engines keep their own
+// buffers (reactor.LoopPools); the accounting is in memcached's units so
+// that a limit tuned for memcached holds the same commands back here, and
+// it bounds what one worker's clients can make it hold at once.
+
+const (
+	// memBlock is memcached's READ_BUFFER_SIZE: one read buffer, or one
+	// bundle of response objects.
+	memBlock = 16 << 10
+	// respPerBlock is how many response objects a bundle holds in memcached
+	// 1.6.18 on 64-bit Linux (measured: with one block free, a get of 13
+	// keys is answered and one of 14 runs out).
+	respPerBlock = 13
+)
+
+// memShare is one worker's pool. Its counters are atomic because stats and,
+// on the portable engine, several connections' goroutines read or change
+// them at once.
+type memShare struct {
+	inUse   atomic.Int64 // blocks held: read buffers and response bundles
+	high    atomic.Int64 // most blocks held at once: memcached's caches keep freed blocks for reuse
+	bundles atomic.Int64 // response bundles held
+	objs    atomic.Int64 // response objects in use
+	readOOM atomic.Uint64
+	respOOM atomic.Uint64
+	// objsBase and bundlesBase are objs and bundles at the last `stats
+	// reset`, which memcached zeroes with its other thread counters while
+	// objects are in use, so that those read as 0 (or less) after it.
+	objsBase, bundlesBase atomic.Int64
+	_                     [64]byte // one worker's counters off the next one's cache line
+}
+
+// take reserves n blocks unless that would pass limit (0: no limit).
+func (m *memShare) take(n, limit int64) bool {
+	if limit == 0 {
+		m.raiseHigh(m.inUse.Add(n))
+		return true
+	}
+	for {
+		cur := m.inUse.Load()
+		if limit > 0 && cur+n > limit {
+			return false
+		}
+		if m.inUse.CompareAndSwap(cur, cur+n) {
+			m.raiseHigh(cur + n)
+			return true
+		}
+	}
+}
+
+// raiseHigh records that n blocks are held.
+func (m *memShare) raiseHigh(n int64) {
+	for h := m.high.Load(); n > h && !m.high.CompareAndSwap(h, n); h = m.high.Load() {
+	}
+}
+
+// connMemory is the server's pools, one per worker (Settings.Threads).
+type connMemory struct {
+	once   sync.Once
+	limit  int64 // blocks per worker; 0: unlimited
+	shares []memShare
+	next   atomic.Uint32 // deals workers to Sessions no engine placed
+}
+
+func (c *connMemory) setup(set *Settings) {
+	c.once.Do(func() {
+		n := 1
+		if set != nil && set.Threads > 0 {
+			n = set.Threads
+		}
+		c.shares = make([]memShare, n)
+		if limit := set.tuning().ReadBufMemLimit; limit > 0 {
+			// memcached: a share under one block still gets one.
+			c.limit = max(1, int64(limit)/int64(n)/memBlock)
+		}
+	})
+}
+
+// memStats are the totals `stats` reports.
+type memStats struct {
+	respOOM, respObjs, respBytes           uint64
+	readBufs, readBytes, readFree, readOOM uint64
+}
+
+func (c *connMemory) stats(set *Settings) memStats {
+	c.setup(set)
+	var t memStats
+	for i := range c.shares {
+		m := &c.shares[i]
+		high, inUse := m.high.Load(), m.inUse.Load()
+		t.respOOM += m.respOOM.Load()
+		t.respObjs += uint64(max(0, m.objs.Load()-m.objsBase.Load()))
+		t.respBytes += uint64(max(0, m.bundles.Load()-m.bundlesBase.Load())) * memBlock
+		t.readBufs += uint64(high)
+		t.readFree += uint64(max(0, high-inUse)) * memBlock
+		t.readOOM += m.readOOM.Load()
+	}
+	t.readBytes = t.readBufs * memBlock
+	return t
+}
+
+// reset is `stats reset`: memcached zeroes the out-of-memory counts and
+// the response object counts, not the read buffer ones.
+func (c *connMemory) reset(set *Settings) {
+	c.setup(set)
+	for i := range c.shares {
+		m := &c.shares[i]
+		m.readOOM.Store(0)
+		m.respOOM.Store(0)
+		m.objsBase.Store(m.objs.Load())
+		m.bundlesBase.Store(m.bundles.Load())
+	}
+}
+
+// connMem is a Session's accounting state.
+type connMem struct {
+	share   *memShare // nil until the first use
+	worker  int       // the engine's worker for the connection (SetWorker)
+	placed  bool      // worker was set by the engine
+	readBuf bool      // holds a read buffer
+	objs    int       // response objects since the last flush
+	bundles int       // bundles holding them
+	keyPaid bool      // the current command's object covers its first key
+	// carried: a command still waiting for its data block kept its object
+	// from the last call, and the next command charged (the same one,
+	// parsed again) takes it over.
+	carried bool
+	cut     bool // no object was left for an error reply: close
+}
+
+// SetWorker tells the Session which of the engine's workers (event loops)
+// serves its connection, whose share of -o read_buf_mem_limit it draws
+// on. Without it a Session is dealt a worker round-robin, as memcached
+// deals connections to its threads.
+func (s *Session) SetWorker(id int) {
+	s.mem.worker, s.mem.placed, s.mem.share = id, true, nil
+}
+
+func (s *Session) memShare() *memShare {
+	if s.mem.share == nil {
+		c := &s.env.mem
+		c.setup(s.env.Settings)
+		w := s.mem.worker
+		if !s.mem.placed {
+			w = int(c.next.Add(1) - 1)
+		}
+		s.mem.share = &c.shares[uint(w)%uint(len(c.shares))]
+	}
+	return s.mem.share
+}
+
+// takeReadBuf is the read buffer a connection with input needs; false
+// means none is left and the connection must close.
+func (s *Session) takeReadBuf() bool {
+	if s.mem.readBuf || s.datagramID != 0 { // memcached's UDP reads need none
+		return true
+	}
+	m := s.memShare()
+	if !m.take(1, s.env.mem.limit) {
+		m.readOOM.Add(1)
+		return false
+	}
+	s.mem.readBuf = true
+	return true
+}
+
+// releaseReadBuf gives the read buffer back: the connection's input is
+// all parsed, or it is gone.
+func (s *Session) releaseReadBuf() {
+	if s.mem.readBuf {
+		s.mem.share.inUse.Add(-1)
+		s.mem.readBuf = false
+	}
+}
+
+// chargeReply takes one response object, and a bundle when the last one
+// is full; false (counted in response_obj_oom) when none is left.
+func (s *Session) chargeReply() bool {
+	m := s.memShare()
+	if s.mem.objs == s.mem.bundles*respPerBlock {
+		if !m.take(1, s.env.mem.limit) {
+			m.respOOM.Add(1)
+			return false
+		}
+		m.bundles.Add(1)
+		s.mem.bundles++
+	}
+	s.mem.objs++
+	m.objs.Add(1)
+	return true
+}
+
+// chargeCommand is chargeReply for a command; its object also covers the
+// first key of a multiget.
+func (s *Session) chargeCommand() bool {
+	if s.mem.carried {
+		s.mem.carried = false
+		s.mem.keyPaid = true
+		return true
+	}
+	s.mem.keyPaid = s.chargeReply()
+	return s.mem.keyPaid
+}
+
+// endCall gives back, as a Process call ends, the objects of the replies
+// the engine is about to send, except the one of a command whose data
+// block is still to come: memcached holds a command's object until its
+// reply is written.
+func (s *Session) endCall(waiting bool) {
+	if !waiting || s.mem.objs == 0 {
+		s.releaseReplies()
+		return
+	}
+	m := s.mem.share
+	m.objs.Add(int64(1 - s.mem.objs))
+	m.bundles.Add(int64(1 - s.mem.bundles))
+	m.inUse.Add(int64(1 - s.mem.bundles))
+	s.mem.objs, s.mem.bundles, s.mem.carried = 1, 1, true
+}
+
+// releaseReplies gives back the objects of the replies stacked so far:
+// they are flushed.
+func (s *Session) releaseReplies() {
+	s.mem.carried = false
+	if s.mem.bundles == 0 {
+		return
+	}
+	m := s.mem.share
+	m.objs.Add(int64(-s.mem.objs))
+	m.bundles.Add(int64(-s.mem.bundles))
+	m.inUse.Add(int64(-s.mem.bundles))
+	s.mem.objs, s.mem.bundles = 0, 0
+}
+
+// markFlushed records that memcached would have written the replies so far
+// before reading on: hasPendingReplies starts over and their objects are
+// free again.
+func (s *Session) markFlushed() {
+	s.flushMark = len(s.out)
+	s.releaseReplies()
+}
+
+// dropUnflushed culls the replies stacked since the last flush, as
+// memcached's conn_release_items does before an out-of-memory error or a
+// close.
+func (s *Session) dropUnflushed() {
+	s.out = s.out[:s.flushMark]
+	s.releaseReplies()
+}
+
+// getOOM ends a multiget whose next key found no response object: what it
+// gathered goes, and memcached's error takes one fresh object, or closes
+// the connection when even that is missing.
+func (s *Session) getOOM() {
+	s.dropUnflushed()
+	if !s.chargeReply() {
+		s.mem.cut = true
+		return
+	}
+	s.out = append(s.out, rGetOOM...)
+	if s.vlog {
+		s.vlogLine('>', []byte(rGetOOM[:len(rGetOOM)-2]))
+	}
+}
+
+// endMem gives back everything the connection holds: it is closed.
+func (s *Session) endMem() {
+	if s.mem.share != nil {
+		s.releaseReplies()
+		s.releaseReadBuf()
+	}
+	s.mem = connMem{}
+}
