@@ -132,3 +132,19 @@ func TestGetPathAllocs(t *testing.T) {
 		t.Fatalf("read path allocates %.1f times per batch", allocs)
 	}
 }
+
+// BenchmarkGetDepth1 is one `get` hit per Process call, as a client with
+// one request in flight makes the engines call it: the per-call costs
+// (the connection memory accounting of connmem.go among them) are paid
+// by every request here.
+func BenchmarkGetDepth1(b *testing.B) {
+	s := NewSession(benchEnv(b))
+	runBatch(b, s, []byte("set key:1 0 0 100\r\n"+string(bytes.Repeat([]byte("v"), 100))+"\r\n"), nil)
+	req := []byte("get key:1\r\n")
+	out := make([]byte, 0, 64<<10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		out = runBatch(b, s, req, out)
+	}
+}
