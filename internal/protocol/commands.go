@@ -58,13 +58,13 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 	}
 	switch string(cmd) {
 	case "get", "bget":
-		return s.flushAfter(s.retrieve(line, n, false, false))
+		return s.retrieve(line, n, false, false)
 	case "gets":
-		return s.flushAfter(s.retrieve(line, n, true, false))
+		return s.retrieve(line, n, true, false)
 	case "gat":
-		return s.flushAfter(s.retrieve(line, n, false, true))
+		return s.retrieve(line, n, false, true)
 	case "gats":
-		return s.flushAfter(s.retrieve(line, n, true, true))
+		return s.retrieve(line, n, true, true)
 	case "set":
 		return s.storage(line, rest, n, store.ModeSet)
 	case "add":
@@ -136,13 +136,6 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.reply(rError)
 	}
 	return 0, NeedMore
-}
-
-// flushAfter marks the replies so far as sent, as memcached flushes its
-// responses after a retrieval command (see hasPendingReplies).
-func (s *Session) flushAfter(n int, st Status) (int, Status) {
-	s.markFlushed()
-	return n, st
 }
 
 // looksLikeHTTP reports whether an unknown command is an HTTP request line,

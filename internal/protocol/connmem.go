@@ -148,7 +148,12 @@ type connMem struct {
 	// from the last call, and the next command charged (the same one,
 	// parsed again) takes it over.
 	carried bool
-	cut     bool // no object was left for an error reply: close
+	// waiting: this call ends with a charged command still waiting for
+	// its data block; resumed: the command charged last took over a
+	// carried object, so its data came in a later read, which memcached
+	// reads on directly (conn_nread) and flushes after.
+	waiting, resumed bool
+	cut              bool // no object was left for an error reply: close
 	// counted: a limit is set, so this Session's blocks and objects are
 	// accounted; without one nothing is (share stays nil), which keeps
 	// the per-request atomics off the default path.
@@ -251,20 +256,36 @@ func (s *Session) chargeCommand() bool {
 }
 
 func (s *Session) chargeCommandCounted() bool {
+	s.mem.resumed = false
 	if s.mem.carried {
 		s.mem.carried = false
 		s.mem.keyPaid = true
+		s.mem.resumed = true
 		return true
 	}
 	s.mem.keyPaid = s.chargeReply()
 	return s.mem.keyPaid
 }
 
+// endResumed is the end of a command whose data block came in a later
+// read than its line: memcached, having read the rest of the block
+// straight into the item, finds its read buffer empty and flushes.
+func (s *Session) endResumed() {
+	if s.mem.resumed {
+		s.mem.resumed = false
+		s.markFlushed()
+	}
+}
+
 // endCall gives back, as a Process call ends, the objects of the replies
 // the engine is about to send, except the one of a command whose data
-// block is still to come: memcached holds a command's object until its
-// reply is written.
+// block is still to come and those of a reply still being made (a
+// multiget paused between keys, a value going out in pieces): memcached
+// holds a command's objects until its reply is written.
 func (s *Session) endCall(waiting bool) {
+	if s.mem.objs > 0 && (s.send.active || s.mget.active && !s.mget.skip) {
+		return
+	}
 	if !waiting || s.mem.objs == 0 {
 		s.releaseReplies()
 		return
@@ -311,9 +332,11 @@ func (s *Session) dropUnflushed() {
 	s.releaseReplies()
 }
 
-// getOOM ends a multiget whose next key found no response object: what it
-// gathered goes, and memcached's error takes one fresh object, or closes
-// the connection when even that is missing.
+// getOOM ends a multiget whose next key found no response object as
+// memcached's process_get_command does: every reply stacked since the last
+// flush goes (conn_release_items), and the error takes one fresh object,
+// or closes the connection when even that is missing. It is not flushed:
+// later commands stack on it.
 func (s *Session) getOOM() {
 	s.dropUnflushed()
 	if !s.chargeReply() {
@@ -324,6 +347,20 @@ func (s *Session) getOOM() {
 	if s.vlog {
 		s.vlogLine('>', []byte(rGetOOM[:len(rGetOOM)-2]))
 	}
+}
+
+// trimReplies gives back the objects taken past the first n: replies
+// that were dropped.
+func (s *Session) trimReplies(n int) {
+	if n >= s.mem.objs {
+		return
+	}
+	bundles := (n + respPerBlock - 1) / respPerBlock
+	m := s.mem.share
+	m.objs.Add(int64(n - s.mem.objs))
+	m.bundles.Add(int64(bundles - s.mem.bundles))
+	m.inUse.Add(int64(bundles - s.mem.bundles))
+	s.mem.objs, s.mem.bundles = n, bundles
 }
 
 // endMem gives back everything the connection holds: it is closed.

@@ -171,3 +171,105 @@ func equalStats(a, b map[string]uint64) bool {
 	}
 	return true
 }
+
+// Each case was run against memcached 1.6.18 with -o read_buf_mem_limit=1
+// -t 32 -R 500 (python sockets, one connection); "big" is a value past
+// valueChunk, which gocached sends in pieces and memcached holds the
+// response objects of until it is written.
+func TestConnMemAsMemcachedFlushes(t *testing.T) {
+	oom := "SERVER_ERROR out of memory writing get response\r\n"
+	big := repeat("x", 70000)
+	bad := repeat("k", 251)
+	mg := func(n int) string { return repeat("mg foo v\r\n", n) }
+	va := func(n int) string { return repeat("VA 3\r\nabc\r\n", n) }
+	bigValue := "VALUE big 0 70000\r\n" + big + "\r\n"
+	cases := []struct {
+		name    string
+		in      []string // one string a read
+		want    string
+		closed  bool
+		respOOM uint64
+	}{
+		// A multiget holds an object per key until its END is written, a
+		// value in pieces included.
+		{"14 keys of big values", []string{"get" + repeat(" big", 14) + "\r\n"}, oom, false, 1},
+		{"one big value, then 13 small", []string{"get big" + repeat(" foo", 13) + "\r\n"}, oom, false, 1},
+		{"13 keys of big values", []string{"get" + repeat(" big", 13) + "\r\n"}, repeat(bigValue, 13) + "END\r\n", false, 0},
+		// The get flushes after its END, however many calls its value took.
+		{"a big get, then 13 mg", []string{"get big foo\r\n" + mg(13)},
+			bigValue + "VALUE foo 0 3\r\nabc\r\nEND\r\n" + va(13), false, 0},
+		{"a big get, then 14 mg", []string{"get big\r\n" + mg(14)}, bigValue + "END\r\n", true, 1},
+		// A storage command whose data came in a later read is read on
+		// directly by memcached, which then flushes before reading more.
+		{"a set split in its data, then 13 mg", []string{"set s 0 0 4\r\nab", "cd\r\n" + mg(13)}, "STORED\r\n" + va(13), false, 0},
+		{"a set split in its data, then 14 mg", []string{"set s 0 0 4\r\nab", "cd\r\n" + mg(14)}, "STORED\r\n", true, 1},
+		{"a set with no data yet, then 13 mg", []string{"set s 0 0 4\r\n", "abcd\r\n" + mg(13)}, "STORED\r\n" + va(13), false, 0},
+		{"a set split in its line stacks", []string{"set s 0 0 4\r", "\nabcd\r\n" + mg(13)}, "", true, 1},
+		// A retrieval that ends in an error does not flush.
+		{"get alone, then 13 mg", []string{"get\r\n" + mg(13)}, "", true, 1},
+		{"a bad exptime, then 13 mg", []string{"gat abc foo\r\n" + mg(13)}, "", true, 1},
+		{"a bad key, then 13 mg", []string{"get foo " + bad + "\r\n" + mg(13)}, "", true, 1},
+		{"out of memory, then 13 mg", []string{getLine(14) + mg(13)}, "", true, 2},
+		{"out of memory, then 12 mg", []string{getLine(14) + mg(12)}, oom + va(12), false, 1},
+		// A bad key takes its object first.
+		{"a bad key past 13 keys", []string{"get" + repeat(" foo", 13) + " " + bad + "\r\n"}, oom, false, 1},
+		{"a bad key past 12 keys", []string{"get" + repeat(" foo", 12) + " " + bad + "\r\n"}, "CLIENT_ERROR bad command line format\r\n", false, 0},
+		// and gives back those of the keys before it (memcached also drops
+		// the mg's reply: a deliberate difference, scripts_test.go).
+		{"a bad key past 12 keys, then 12 mg", []string{"get" + repeat(" foo", 12) + " " + bad + "\r\n" + mg(12)},
+			"CLIENT_ERROR bad command line format\r\n" + va(12), false, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := newLimitEnv(t, 1)
+			env.ResumesPending = true
+			setup := NewSession(newLimitEnv(t, 0))
+			setup.env.Store = env.Store
+			if r := drive(t, setup, []byte("set foo 0 0 3\r\nabc\r\nset big 0 0 70000\r\n"+big+"\r\n")); r.out != "STORED\r\nSTORED\r\n" {
+				t.Fatalf("setup: %q", abbrev(r.out))
+			}
+			s := limitSession(env)
+			chunks := make([][]byte, len(c.in))
+			for i, in := range c.in {
+				chunks[i] = []byte(in)
+			}
+			r := drive(t, s, chunks...)
+			if r.out != c.want || r.closed != c.closed {
+				t.Errorf("got %q (closed %v), want %q (closed %v)", abbrev(r.out), r.closed, abbrev(c.want), c.closed)
+			}
+			if got := env.mem.stats(env.Settings).respOOM; got != c.respOOM {
+				t.Errorf("response_obj_oom %d, want %d", got, c.respOOM)
+			}
+			s.Reset()
+			if m := &env.mem.shares[0]; m.inUse.Load() != 0 || m.objs.Load() != 0 || m.bundles.Load() != 0 {
+				t.Errorf("after the close: %d blocks, %d objects, %d bundles held", m.inUse.Load(), m.objs.Load(), m.bundles.Load())
+			}
+		})
+	}
+}
+
+// A value cut by the output budget goes out over two calls: an error met
+// in the second call must not cut the value's tail out of the stream
+// (before, the tail went and SERVER_ERROR followed the value's first part,
+// on a connection left open).
+func TestConnMemErrorAfterValueAcrossCalls(t *testing.T) {
+	env := newLimitEnv(t, 1)
+	env.ResumesPending = true
+	setup := NewSession(newLimitEnv(t, 0))
+	setup.env.Store = env.Store
+	huge := repeat("h", 1000000)
+	if r := drive(t, setup, []byte("set foo 0 0 3\r\nabc\r\nset h 0 0 1000000\r\n"+huge+"\r\n")); r.out != "STORED\r\nSTORED\r\n" {
+		t.Fatalf("setup: %q", abbrev(r.out))
+	}
+	s := limitSession(env)
+	r := drive(t, s, []byte("get h h"+repeat(" foo", 14)+"\r\nmn\r\n"))
+	value := "VALUE h 0 1000000\r\n" + huge + "\r\n"
+	want := value + value + "SERVER_ERROR out of memory writing get response\r\nMN\r\n"
+	if r.out != want || r.closed {
+		t.Errorf("got %q (closed %v), want %q", abbrev(r.out), r.closed, abbrev(want))
+	}
+	s.Reset()
+	if m := &env.mem.shares[0]; m.inUse.Load() != 0 || m.objs.Load() != 0 || m.bundles.Load() != 0 {
+		t.Errorf("after the close: %d blocks, %d objects, %d bundles held", m.inUse.Load(), m.objs.Load(), m.bundles.Load())
+	}
+}

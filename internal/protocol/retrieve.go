@@ -70,7 +70,15 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 			break
 		}
 		if !validKey(line[ks:ke]) {
-			s.fetchSilently(line[from:ks], touch, exptime)
+			// memcached takes each key's response object before looking
+			// at the key: running out before the bad one is out of memory.
+			// Else the error is answered with one object, the command's.
+			held := s.mem.objs
+			if !s.fetchSilently(line[from:ks], touch, exptime) || !s.chargeKey() {
+				s.getOOM()
+				return 0, NeedMore
+			}
+			s.trimReplies(held)
 			if s.vlog {
 				s.vlogLine('>', []byte("END")) // memcached ends the get first
 			}
@@ -88,13 +96,17 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 
 // fetchSilently looks up (and with touch, touches) every key of keys for
 // the side effects alone: hit counts, the fetched bit, the LRU, a new TTL,
-// prefix stats and the logs.
-func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) {
+// prefix stats and the logs. Each key takes its response object first;
+// false: one found none, and the keys from it on were not looked up.
+func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 	note := func(v []byte, m store.Meta) { s.lastVlen, s.lastFlags = len(v), m.Flags } // for the logs
 	for i := 0; ; {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
-			return
+			return true
+		}
+		if !s.chargeKey() {
+			return false
 		}
 		before := s.lookupBefore(keys[ks:ke])
 		var hit bool
@@ -145,7 +157,19 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	if s.vlog {
 		s.vlogLine('>', []byte("END"))
 	}
+	s.markFlushed() // memcached writes a retrieval's replies out after its END
 	return -1
+}
+
+// chargeKey takes the response object of a retrieval's next key: the
+// command's own covers its first key, each key past it needs one of its
+// own, taken before its lookup, as memcached's resp_start.
+func (s *Session) chargeKey() bool {
+	if s.mem.keyPaid {
+		s.mem.keyPaid = false
+		return true
+	}
+	return s.chargeReply()
 }
 
 // keysOutOfMemory is serveKeyRun's answer when a key found no response
@@ -169,11 +193,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		if served && len(s.out)-s.outStart >= OutputBudget {
 			return ks
 		}
-		// Each key past the command's first needs a response object of
-		// its own, taken before its lookup, as memcached's resp_start.
-		if s.mem.keyPaid {
-			s.mem.keyPaid = false
-		} else if !s.chargeReply() {
+		if !s.chargeKey() {
 			return keysOutOfMemory
 		}
 		key := keys[ks:ke]

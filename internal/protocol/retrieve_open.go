@@ -84,7 +84,6 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	switch at := s.serveKeyRun(keys, 0, m.withCAS, m.touch, m.exptime); {
 	case at == keysOutOfMemory:
 		s.getOOM()
-		s.markFlushed()
 		m.skip = true
 		if nl >= 0 {
 			s.mget = multigetState{}
@@ -93,7 +92,6 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		m.hungry = true
 		return len(in), NeedMore
 	case at >= 0:
-		s.markFlushed()
 		return at, s.paused()
 	}
 	switch {
@@ -116,10 +114,10 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		if s.vlog {
 			s.vlogLine('>', []byte("END"))
 		}
+		s.markFlushed()
 	} else {
 		s.reply(rError) // a line of the command alone, as memcached answers it
 	}
-	s.markFlushed()
 	if nl < 0 { // a NUL ended the line: the rest up to its newline is dropped
 		m.skip, m.hungry = true, true
 		return len(in), NeedMore

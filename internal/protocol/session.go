@@ -289,7 +289,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.want, s.wantLine = 0, false
 	s.budgetStop = false
 	s.vlog = s.verboseOn()
-	s.mem.keyPaid = false
+	s.mem.keyPaid, s.mem.waiting, s.mem.resumed = false, false, false
 	if len(in) > 0 && !s.takeReadBuf() {
 		s.closeReason = "error"
 		s.out, s.outIn = nil, nil
@@ -298,7 +298,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	pos, st := s.process(in)
 	// The engine sends the replies now; a storage command waiting for
 	// the rest of its value keeps its object.
-	s.endCall(s.want > 0 && !s.wantLine || s.recv.active)
+	s.endCall(s.mem.waiting || s.recv.active)
 	if pos == len(in) {
 		s.releaseReadBuf()
 	}
@@ -322,6 +322,9 @@ func (s *Session) process(in []byte) (int, Status) {
 	pos := 0
 	reqs := 0
 	limit := s.reqsPerEvent()
+	// A value whose first pieces went out in an earlier call cannot be
+	// taken back: an error later in this call drops only what follows it.
+	spanning := s.send.active
 	for {
 		if s.mem.cut {
 			return pos, Close
@@ -342,13 +345,22 @@ func (s *Session) process(in []byte) (int, Status) {
 			if st := s.continueSend(); st == Close || s.send.active {
 				return pos, st
 			}
+			if spanning {
+				spanning = false
+				s.flushMark = len(s.out)
+			}
 			continue
 		}
 		if s.recv.active {
+			later := s.mem.carried || s.mem.resumed
 			n, st := s.continueRecv(in[pos:])
 			pos += n
 			if st == Close || s.recv.active {
 				return pos, st
+			}
+			if later { // its data came in later reads: memcached flushes
+				s.mem.resumed = false
+				s.markFlushed()
 			}
 			reqs++
 			continue
@@ -375,6 +387,9 @@ func (s *Session) process(in []byte) (int, Status) {
 		if s.mget.active {
 			n, st := s.continueMultiget(in[pos:])
 			pos += n
+			if s.mem.cut {
+				return pos, Close
+			}
 			if st == Yield {
 				return pos, Yield
 			}
@@ -401,13 +416,18 @@ func (s *Session) process(in []byte) (int, Status) {
 			}
 		}
 		if s.proto == protoBinary {
-			if len(in)-pos >= binaryHeaderLen && !s.chargeCommand() {
+			charged := len(in)-pos >= binaryHeaderLen
+			if charged && !s.chargeCommand() {
 				return pos, s.outOfReplies()
 			}
 			n, st := s.binaryRequest(in[pos:])
 			if n < 0 {
 				s.want = -n
+				s.mem.waiting = charged // a header still arriving holds no object
 				return pos, st
+			}
+			if charged && !s.recv.active {
+				s.endResumed()
 			}
 			s.binDumped, s.binCmdLogged = false, false
 			pos += n
@@ -424,8 +444,10 @@ func (s *Session) process(in []byte) (int, Status) {
 			n, st := s.asciiAuth(in[pos:])
 			if n < 0 {
 				s.want = -n
+				s.mem.waiting = true
 				return pos, st
 			}
+			s.endResumed()
 			pos += n
 			reqs++
 			if st == Close {
@@ -479,7 +501,11 @@ func (s *Session) process(in []byte) (int, Status) {
 		if data < 0 {
 			// A storage command whose data block is still incomplete.
 			s.want = n + 1 - data
+			s.mem.waiting = true
 			return pos, NeedMore
+		}
+		if !s.recv.active {
+			s.endResumed()
 		}
 		pos = next + data
 		reqs++
