@@ -9,7 +9,9 @@ import (
 // worker thread takes the 16 KiB blocks its connections need from one pool,
 // a read buffer for each connection holding input it has not parsed yet,
 // and bundles of response objects for replies stacked but not yet sent,
-// one object per command and one per key of a multiget. -o
+// one object per command and one per key of a multiget. The bundles are
+// the worker's, shared by its connections, and once it has one it keeps
+// one (memcached's open bundle). -o
 // read_buf_mem_limit caps each worker's pool at its share of the limit
 // (the limit over -t, at least one block). Then:
 //   - a connection that needs a read buffer and finds none is closed
@@ -20,10 +22,13 @@ import (
 //     gathered and answers "SERVER_ERROR out of memory writing get
 //     response" (both count response_obj_oom).
 //
-// Replies are flushed, and their objects given back, when a Process call
-// ends and where memcached writes before reading on: after a get, gets,
-// gat or gats, and at mn. So pipelined meta commands stack, gets do not;
-// -R bounds how many commands one call stacks. The engines keep their own
+// Replies are flushed, and their objects given back, where memcached
+// writes before reading on: after a retrieval's END, at mn, after a
+// storage command whose data came in a later read, and when a Process call
+// ends (a batch of -R commands, or the input), unless a multiget or a
+// value going out in pieces is still being answered, or a command waits
+// for its data block: those keep their objects. So pipelined meta
+// commands stack, gets do not. The engines keep their own
 // buffers (reactor.LoopPools); the accounting is in memcached's units so
 // that a limit tuned for memcached holds the same commands back here, and
 // it bounds what one worker's clients can make it hold at once. Without a
@@ -141,8 +146,7 @@ type connMem struct {
 	worker  int       // the engine's worker for the connection (SetWorker)
 	placed  bool      // worker was set by the engine
 	readBuf bool      // holds a read buffer
-	objs    int       // response objects since the last flush
-	bundles int       // bundles holding them
+	objs    int       // response objects since the last flush (in its worker's bundles)
 	keyPaid bool      // the current command's object covers its first key
 	// carried: a command still waiting for its data block kept its object
 	// from the last call, and the next command charged (the same one,
@@ -232,17 +236,21 @@ func (s *Session) chargeCounted() bool {
 		return true
 	}
 	m := s.mem.share
-	if s.mem.objs == s.mem.bundles*respPerBlock {
+	for {
+		o, b := m.objs.Load(), m.bundles.Load()
+		if o < b*respPerBlock {
+			if m.objs.CompareAndSwap(o, o+1) {
+				s.mem.objs++
+				return true
+			}
+			continue
+		}
 		if !m.take(1, s.env.mem.limit) {
 			m.respOOM.Add(1)
 			return false
 		}
 		m.bundles.Add(1)
-		s.mem.bundles++
 	}
-	s.mem.objs++
-	m.objs.Add(1)
-	return true
 }
 
 // chargeCommand is chargeReply for a command; its object also covers the
@@ -295,25 +303,17 @@ func (s *Session) endCall(waiting bool) {
 
 // carryOne gives back all the objects but the waiting command's.
 func (s *Session) carryOne() {
-	m := s.mem.share
-	m.objs.Add(int64(1 - s.mem.objs))
-	m.bundles.Add(int64(1 - s.mem.bundles))
-	m.inUse.Add(int64(1 - s.mem.bundles))
-	s.mem.objs, s.mem.bundles, s.mem.carried = 1, 1, true
+	s.trimReplies(1)
+	s.mem.carried = true
 }
 
 // releaseReplies gives back the objects of the replies stacked so far:
 // they are flushed.
 func (s *Session) releaseReplies() {
 	s.mem.carried = false
-	if s.mem.bundles == 0 {
-		return
+	if s.mem.objs > 0 {
+		s.trimReplies(0)
 	}
-	m := s.mem.share
-	m.objs.Add(int64(-s.mem.objs))
-	m.bundles.Add(int64(-s.mem.bundles))
-	m.inUse.Add(int64(-s.mem.bundles))
-	s.mem.objs, s.mem.bundles = 0, 0
 }
 
 // markFlushed records that memcached would have written the replies so far
@@ -355,12 +355,24 @@ func (s *Session) trimReplies(n int) {
 	if n >= s.mem.objs {
 		return
 	}
-	bundles := (n + respPerBlock - 1) / respPerBlock
 	m := s.mem.share
 	m.objs.Add(int64(n - s.mem.objs))
-	m.bundles.Add(int64(bundles - s.mem.bundles))
-	m.inUse.Add(int64(bundles - s.mem.bundles))
-	s.mem.objs, s.mem.bundles = n, bundles
+	s.mem.objs = n
+	m.shrink()
+}
+
+// shrink frees the bundles the worker's objects no longer need, but one:
+// memcached keeps a thread's open bundle once it has one.
+func (m *memShare) shrink() {
+	for {
+		b, o := m.bundles.Load(), m.objs.Load()
+		if b <= max(1, (o+respPerBlock-1)/respPerBlock) {
+			return
+		}
+		if m.bundles.CompareAndSwap(b, b-1) {
+			m.inUse.Add(-1)
+		}
+	}
 }
 
 // endMem gives back everything the connection holds: it is closed.

@@ -115,9 +115,7 @@ func TestConnMemWaitingCommandHoldsBlocks(t *testing.T) {
 	}
 	a.Reset()
 	b.Reset()
-	if m := &env.mem.shares[0]; m.inUse.Load() != 0 || m.objs.Load() != 0 {
-		t.Errorf("after both closed: %d blocks, %d objects held", m.inUse.Load(), m.objs.Load())
-	}
+	checkIdle(t, env)
 }
 
 // Without a limit nothing is refused, and nothing is accounted.
@@ -241,9 +239,7 @@ func TestConnMemAsMemcachedFlushes(t *testing.T) {
 				t.Errorf("response_obj_oom %d, want %d", got, c.respOOM)
 			}
 			s.Reset()
-			if m := &env.mem.shares[0]; m.inUse.Load() != 0 || m.objs.Load() != 0 || m.bundles.Load() != 0 {
-				t.Errorf("after the close: %d blocks, %d objects, %d bundles held", m.inUse.Load(), m.objs.Load(), m.bundles.Load())
-			}
+			checkIdle(t, env)
 		})
 	}
 }
@@ -269,7 +265,41 @@ func TestConnMemErrorAfterValueAcrossCalls(t *testing.T) {
 		t.Errorf("got %q (closed %v), want %q", abbrev(r.out), r.closed, abbrev(want))
 	}
 	s.Reset()
-	if m := &env.mem.shares[0]; m.inUse.Load() != 0 || m.objs.Load() != 0 || m.bundles.Load() != 0 {
-		t.Errorf("after the close: %d blocks, %d objects, %d bundles held", m.inUse.Load(), m.objs.Load(), m.bundles.Load())
+	checkIdle(t, env)
+}
+
+// checkIdle fails unless worker 0, its connections closed, holds only the
+// one bundle memcached keeps (its open bundle), no objects and no read
+// buffer.
+func checkIdle(t *testing.T, env *Env) {
+	t.Helper()
+	m := &env.mem.shares[0]
+	if m.inUse.Load() != 1 || m.bundles.Load() != 1 || m.objs.Load() != 0 {
+		t.Errorf("after the close: %d blocks, %d bundles, %d objects held; want 1, 1, 0", m.inUse.Load(), m.bundles.Load(), m.objs.Load())
 	}
+}
+
+// A worker's bundles are shared by its connections: 40 sets each waiting
+// for its data take 40 read buffers and 4 bundles, which fit in 64 blocks
+// (memcached 1.6.18 with -t 1 and -o read_buf_mem_limit=1 keeps all 40).
+func TestConnMemBundlesShared(t *testing.T) {
+	env := newLimitEnv(t, 1)
+	env.Settings.Threads = 1
+	sessions := make([]*Session, 40)
+	for i := range sessions {
+		s := limitSession(env)
+		sessions[i] = s
+		in := []byte("set k" + strconv.Itoa(i) + " 0 0 10\r\nabc")
+		if _, out, st := s.Process(in, nil); st != NeedMore || len(out) != 0 {
+			t.Fatalf("connection %d: %q, %v", i, out, st)
+		}
+	}
+	m := &env.mem.shares[0]
+	if m.inUse.Load() != 44 || m.bundles.Load() != 4 || m.objs.Load() != 40 {
+		t.Errorf("40 waiting sets: %d blocks, %d bundles, %d objects; want 44, 4, 40", m.inUse.Load(), m.bundles.Load(), m.objs.Load())
+	}
+	for _, s := range sessions {
+		s.Reset()
+	}
+	checkIdle(t, env)
 }
