@@ -9,7 +9,7 @@
 # Environment:
 #   FUZZTIME        time per fuzz target (default: 20s, shortened to fit
 #                   FUZZ_BUDGET when there are many targets; 0 skips fuzzing)
-#   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset (default 200)
+#   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset (default 120)
 #   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
 #   TEST_TIMEOUT    go test -timeout per package (default 10m: a hang guard;
 #                   the integration package alone takes about 5 min under -race)
@@ -20,7 +20,7 @@ set -uo pipefail
 
 cd "$(dirname "$0")"
 FUZZTIME=${FUZZTIME:-}
-FUZZ_BUDGET=${FUZZ_BUDGET:-200}
+FUZZ_BUDGET=${FUZZ_BUDGET:-120}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${TEST_TIMEOUT:-10m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
