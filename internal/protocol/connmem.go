@@ -142,7 +142,7 @@ func (c *connMemory) reset(set *Settings) {
 
 // connMem is a Session's accounting state.
 type connMem struct {
-	share   *memShare // nil until the first use
+	share   *memShare // the worker's pool once bound, with a limit set
 	worker  int       // the engine's worker for the connection (SetWorker)
 	placed  bool      // worker was set by the engine
 	readBuf bool      // holds a read buffer
@@ -158,12 +158,10 @@ type connMem struct {
 	// reads on directly (conn_nread) and flushes after.
 	waiting, resumed bool
 	cut              bool // no object was left for an error reply: close
-	// counted: a limit is set, so this Session's blocks and objects are
-	// accounted; without one nothing is (share stays nil), which keeps
-	// the per-request atomics off the default path.
-	counted bool
-	bound   bool // counted and share are set
-	off     bool // bound, and not counted: the fast path
+	// off: no limit is set, so nothing is accounted (share stays nil),
+	// which keeps the per-request atomics off the default path. Neither
+	// off nor share set: not bound to a pool yet.
+	off bool
 }
 
 // SetWorker tells the Session which of the engine's workers (event loops)
@@ -171,23 +169,23 @@ type connMem struct {
 // on. Without it a Session is dealt a worker round-robin, as memcached
 // deals connections to its threads.
 func (s *Session) SetWorker(id int) {
-	s.mem.worker, s.mem.placed, s.mem.bound, s.mem.off, s.mem.share = id, true, false, false, nil
+	s.mem.worker, s.mem.placed, s.mem.off, s.mem.share = id, true, false, nil
 }
 
 // memCounted binds the Session to its worker's pool on first use and
 // reports whether a limit makes it account its memory.
 func (s *Session) memCounted() bool {
-	if !s.mem.bound {
+	if s.mem.share == nil && !s.mem.off {
 		s.bindMem()
 	}
-	return s.mem.counted
+	return s.mem.share != nil
 }
 
 func (s *Session) bindMem() {
 	c := &s.env.mem
 	c.setup(s.env.Settings)
-	s.mem.bound, s.mem.counted, s.mem.off = true, c.limit > 0, c.limit == 0
-	if s.mem.counted {
+	s.mem.off = c.limit == 0
+	if !s.mem.off {
 		w := s.mem.worker
 		if !s.mem.placed {
 			w = int(c.next.Add(1) - 1)

@@ -352,16 +352,15 @@ func (s *Session) process(in []byte) (int, Status) {
 			continue
 		}
 		if s.recv.active {
-			later := s.mem.carried || s.mem.resumed
+			// A value whose line came in an earlier call: memcached
+			// flushes after it, as after any data read on directly.
+			s.mem.resumed = s.mem.resumed || s.mem.carried
 			n, st := s.continueRecv(in[pos:])
 			pos += n
 			if st == Close || s.recv.active {
 				return pos, st
 			}
-			if later { // its data came in later reads: memcached flushes
-				s.mem.resumed = false
-				s.markFlushed()
-			}
+			s.endResumed()
 			reqs++
 			continue
 		}
