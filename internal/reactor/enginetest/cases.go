@@ -35,6 +35,7 @@ var Cases = []Case{
 	{"accounting/stats_reset", statsReset},
 	{"flow/backpressure", backpressure},
 	{"flow/fairness_latency", fairnessLatency},
+	{"flow/read_buf_mem_limit", readBufMemLimit},
 	{"flow/idle_timeout", idleTimeout},
 	{"flow/idle_timeout_whole_seconds", idleTimeoutWholeSeconds},
 	{"stream/metadump_slow_reader", metadumpSlowReader},

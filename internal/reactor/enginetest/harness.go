@@ -28,6 +28,8 @@ type Server struct {
 type Options struct {
 	ReqsPerEvent int  // -R; 0 = 20
 	Wildcard     bool // listen on every interface (an empty -l) instead of 127.0.0.1
+	// ReadBufMemLimit is -o read_buf_mem_limit in bytes; 0: none.
+	ReadBufMemLimit uint64
 }
 
 // Start builds an engine with f on cfg (Listen defaults to 127.0.0.1 and
@@ -78,6 +80,11 @@ func start(t testing.TB, f reactor.Factory, cfg reactor.Config, o Options) (*Ser
 		t.Fatalf("engine: %v", err)
 	}
 	env := bind(eng, cfg.MaxConns)
+	if o.ReadBufMemLimit > 0 {
+		tu := protocol.DefaultTuning()
+		tu.ReadBufMemLimit = o.ReadBufMemLimit
+		env.Settings.Tuning = &tu
+	}
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
 	if ua, ok := eng.Addr().(*net.UnixAddr); ok {
