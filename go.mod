@@ -15,6 +15,7 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/xdg-go/scram v1.4.0
 	github.com/zeebo/xxh3 v1.1.0
+	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.63.0
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0

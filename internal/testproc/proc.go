@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +66,7 @@ func (s Spec) command() []string {
 // Proc is a started server. Its methods are safe for concurrent use.
 type Proc struct {
 	spec Spec
-	cmd  *exec.Cmd
+	cmd  *Cmd
 	out  *output
 	done chan struct{} // closed once the process has been reaped
 	wait error         // Wait's result, valid after done
@@ -83,7 +82,7 @@ func Start(ctx context.Context, spec Spec) (*Proc, error) {
 	}
 	argv := spec.command()
 	p := &Proc{spec: spec, out: &output{}, done: make(chan struct{})}
-	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd = Command(argv[0], argv[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if len(spec.Env) > 0 {
 		p.cmd.Env = append(os.Environ(), spec.Env...)

@@ -21,9 +21,11 @@ func TestMain(m *testing.M) {
 		stubbornServer(addr)
 		return
 	}
-	code := m.Run()
-	Cleanup()
-	os.Exit(code)
+	if os.Getenv(orphanParentEnv) != "" {
+		orphanParent()
+		return
+	}
+	VerifyMain(m, Cleanup)
 }
 
 // stubbornServer listens on addr and ignores SIGTERM, for the test of
