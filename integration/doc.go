@@ -21,4 +21,33 @@
 // GOCACHED_IT_TARGETS (comma-separated subset of "go,epoll,memcached")
 // narrows the servers the suites run against; GOCACHED_IT_RACE=1 builds the
 // server with -race.
+//
+// The suite is too long for one `go test` timeout, so it is run in areas,
+// each its own `go test -race` (test.sh runs two at a time, tsuite alone).
+// A file with Test functions is named AREA_FEATURE_test.go; files of shared
+// helpers are harness_*_test.go and hold none. The areas:
+//
+//   - clients: real client libraries and tools (pymemcache, pylibmc,
+//     Dalli, PHP, Perl, gomemcache, libmemcached's tools, memcached-tool,
+//     memcaslap, mutilate, twemproxy, SASL).
+//   - diff: differential against memcached: request scripts, item classes,
+//     stats sizes and settings, temporary TTL, UDP datagrams.
+//   - hostile: bad and randomized input (seeded random differentials in
+//     text and binary), limits (connections, item size, memory,
+//     backpressure, RSS), descriptor leaks, value integrity and
+//     linearizability under concurrent clients.
+//   - server: observables (stats, stats conns), UDP, TLS, the metrics
+//     endpoint, socket marks, idle timeout.
+//   - service: process life and packaging: command-line errors, listen
+//     failures, rlimits, dropping root, signals and stop lines, the
+//     service wrappers.
+//   - tsuite: memcached's own t/ suite against gocached (the longest).
+//
+// integration/tests-in prints the areas, and the -run regex of one; to run
+// one area alone (from the module root):
+//
+//	go test -race -run "$(./integration/tests-in AREA)" ./integration
+//
+// `./integration/tests-in --check` fails if a Test function is in a file
+// outside that naming.
 package integration

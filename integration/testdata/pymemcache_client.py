@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exercise every method of pymemcache.client.base.Client against HOST PORT.
 
-Run by integration/pymemcache_test.go. Each check raises AssertionError with a
+Run by integration/clients_pymemcache_test.go. Each check raises AssertionError with a
 message; the script exits nonzero on the first failure and prints "ok N
 checks" on success.
 """

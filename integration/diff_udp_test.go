@@ -21,7 +21,7 @@ import (
 // count, reserved bytes) and the payloads, after normalising what
 // legitimately differs (CAS uniques, TTLs, the version string, stat
 // values). The cases are scripted (udpScripted, udpQuitCases,
-// udpTerminalCases) and seeded-random (udpdiff_gen_test.go). The
+// udpTerminalCases) and seeded-random (diff_udp_gen_test.go). The
 // "memcached" target compares two memcacheds, which proves the cases
 // deterministic.
 //

@@ -35,7 +35,7 @@ var linThreads = []int{1, 4}
 // TestLinearizability runs 16 concurrent clients issuing random get, gets,
 // set, cas, delete and incr over a few keys against the real binary, records
 // every operation's call and return time, and checks with porcupine that
-// the history is linearizable under memcached's semantics (linmodel_test.go),
+// the history is linearizable under memcached's semantics (hostile_linmodel_test.go),
 // on every engine of the harness's table, with one and with four threads.
 // memcached runs the same check, which validates the model against the
 // reference.

@@ -16,7 +16,7 @@ import (
 )
 
 // TestRandomBinaryDifferential is TestRandomDifferential for the binary
-// protocol: seeded random scripts of binary requests (binrand_gen_test.go
+// protocol: seeded random scripts of binary requests (hostile_binary_random_gen_test.go
 // has the grammar and what it leaves out) replayed against a fresh
 // memcached and a fresh gocached, whose normalised replies must be
 // identical. A script goes out in steps: a step ends at a sync request

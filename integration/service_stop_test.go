@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +33,31 @@ func TestStopLines(t *testing.T) {
 			if out := p.Output(); !strings.Contains(out, tc.line) {
 				t.Errorf("%v: stderr %q lacks %q", tc.sig, out, tc.line)
 			}
+		}
+	})
+}
+
+// TestSIGTERM: the server exits 0 on SIGTERM with clients connected, and
+// the clients see their connections closed.
+func TestSIGTERM(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		t.Parallel()
+		srv := startServer(t, tg)
+		idle := dialRaw(t, srv.Addr())
+		busy := dialRaw(t, srv.Addr())
+		busy.expect(set("set", "a", 0, 0, "1"), "STORED\r\n")
+		if got := idle.roundTrip("version\r\n"); !strings.HasPrefix(got, "VERSION ") {
+			t.Fatalf("version: %q", got)
+		}
+		start := time.Now()
+		if err := srv.Stop(0); err != nil {
+			t.Fatalf("after SIGTERM: %v, want exit status 0", err)
+		}
+		t.Logf("exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+		idle.expectClosed("")
+		if c, err := net.DialTimeout("tcp", srv.Addr(), time.Second); err == nil {
+			c.Close()
+			t.Fatalf("still accepting after exit")
 		}
 	})
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // TestRandomDifferential replays seeded random scripts of text and meta
-// requests (randdiff_gen_test.go has the grammar and what it leaves out)
+// requests (hostile_text_random_gen_test.go has the grammar and what it leaves out)
 // against a fresh memcached and a fresh gocached with default flags, and
 // requires the normalised replies to be byte-identical. Each script is
 // written whole, step by step; the "memcached" target replays them against
@@ -293,7 +293,7 @@ func isDigits(s string) bool {
 	return true
 }
 
-// The rest of the grammar (randdiff_gen_test.go has the main part): misc
+// The rest of the grammar (hostile_text_random_gen_test.go has the main part): misc
 // commands and malformed lines.
 
 func (g *randGen) misc() {
