@@ -3,16 +3,22 @@
 #
 # On a fresh Debian machine, as root, it first installs the Debian packages
 # the tests use when any is missing (and stops the memcached service the
-# package starts), then runs: gofmt check, go vet, go test -race over every
-# package, and every fuzz target in the tree for a short time.
+# package starts), then runs: gofmt check, go vet, darwin and FreeBSD builds,
+# and the test stages side by side (at most STAGE_JOBS at once): go test
+# -race over every package but integration, the integration package once
+# per area (integration/tests-in lists them), memcached's t/ suite against
+# every engine, and every fuzz target for a short time. Each stage's time is
+# printed with its log and in the summary.
 #
 # Environment:
+#   STAGE_JOBS      test stages run at once (default 3: most stages wait
+#                   more than they compute)
 #   FUZZTIME        time per fuzz target (default: 20s, shortened to fit
 #                   FUZZ_BUDGET when there are many targets; 0 skips fuzzing)
 #   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset (default 120)
 #   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
-#   TEST_TIMEOUT    go test -timeout per package (default 10m: a hang guard;
-#                   the integration package alone takes about 5 min under -race)
+#   TEST_TIMEOUT    go test -timeout per run (default 10m: a hang guard; no
+#                   run comes near it)
 #   GOCACHED_TSUITE_ENGINES  engines memcached's t/ suite runs against
 #                   (default: default,go,uring,tls)
 #   GOCACHED_REQUIRE_TESTBED=1  missing tools/root fail tests instead of skipping
@@ -133,13 +139,75 @@ cross_builds() {
 	done
 }
 step "darwin and freebsd builds" cross_builds
-step "go test -race" go test -race -count=1 -timeout "$TEST_TIMEOUT" -skip '^TestMemcachedTSuite$' ./...
-# memcached's own t/ suite against each engine (about 1.5 min per engine, three files at a time),
-# and once more in its TLS mode (SSL_TEST=1: every TCP client over TLS):
-# its own step, so its minutes do not count against the package timeout
-# above and its time shows in the summary.
-step "memcached t/ suite" env GOCACHED_TSUITE_ENGINES="${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}" \
-	go test -race -count=1 -timeout 25m -run '^TestMemcachedTSuite$' ./integration
+# --- the test stages, run side by side ---------------------------------------
+# Much of the suite waits (servers starting, expiry, memcached's t/ files
+# sleeping), so on a 2-CPU machine stages overlap: at most STAGE_JOBS run at
+# once, longest first. Each stage writes its own log, printed whole when it
+# ends, with its time. Every stage is its own `go test` run with its own
+# timeout, so no single run carries the whole suite.
+declare -a STAGE_NAMES=() STAGE_CMDS=()
+stage() { # stage NAME CMD...: queue a stage
+	STAGE_NAMES+=("$1")
+	shift
+	STAGE_CMDS+=("$(printf '%q ' "$@")")
+}
+run_stages() {
+	local dir i pid name rc secs
+	dir=$(mktemp -d)
+	declare -A slot=()
+	finish() { # finish PID: print the stage's log and record it
+		local i=${slot[$1]}
+		unset "slot[$1]"
+		read -r rc secs <"$dir/$i.rc" || { rc=1 secs=?; }
+		echo
+		echo "==== ${STAGE_NAMES[$i]} ($secs s, exit $rc): ${STAGE_CMDS[$i]}"
+		cat "$dir/$i.log"
+		if [ "$rc" = 0 ]; then
+			record "${STAGE_NAMES[$i]} (${secs}s)" PASS
+		else
+			record "${STAGE_NAMES[$i]} (${secs}s)" FAIL
+		fi
+	}
+	for i in "${!STAGE_NAMES[@]}"; do
+		while [ "${#slot[@]}" -ge "$STAGE_JOBS" ]; do
+			wait -n -p pid "${!slot[@]}"
+			finish "$pid"
+		done
+		echo "---- starting ${STAGE_NAMES[$i]} (at $((SECONDS - SUITE_START)) s)"
+		(
+			start=$SECONDS
+			eval "${STAGE_CMDS[$i]}" >"$dir/$i.log" 2>&1
+			echo "$? $((SECONDS - start))" >"$dir/$i.rc"
+		) &
+		slot[$!]=$i
+	done
+	while [ "${#slot[@]}" -gt 0 ]; do
+		wait -n -p pid "${!slot[@]}"
+		finish "$pid"
+	done
+	rm -rf "$dir"
+}
+
+SUITE_START=$SECONDS
+STAGE_JOBS=${STAGE_JOBS:-3}
+go_test=(go test -race -count=1 -timeout "$TEST_TIMEOUT")
+# Build every test binary once first, so the stages below do not compile the
+# same packages side by side.
+step "build test binaries" "${go_test[@]}" -run '^$' ./...
+step "integration areas named" ./integration/tests-in --check
+
+# memcached's own t/ suite against each engine (three files at a time) and
+# once more in its TLS mode (SSL_TEST=1: every TCP client over TLS). It is
+# the longest stage and mostly waits, so it starts first.
+stage "memcached t/ suite" env GOCACHED_TSUITE_ENGINES="${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}" \
+	go test -race -count=1 -timeout 25m -run "$(./integration/tests-in tsuite)" ./integration
+mapfile -t units < <(go list ./... | grep -v '/integration$')
+stage "go test -race (every package but integration)" "${go_test[@]}" "${units[@]}"
+# integration, one run per area (integration/doc.go lists them).
+while read -r area; do
+	[ "$area" = tsuite ] && continue
+	stage "integration: $area" "${go_test[@]}" -run "$(./integration/tests-in "$area")" ./integration
+done < <(./integration/tests-in)
 
 # --- fuzz targets, discovered so new ones are picked up ---------------------
 # One line per target: "<package dir> <FuzzName>".
@@ -167,18 +235,12 @@ run_fuzz() {
 	echo "$rc" >"$3.rc"
 }
 
-if [ "$FUZZTIME" != 0 ]; then
+# fuzz_all runs every target, FUZZ_JOBS at a time, and fails if any fails.
+fuzz_all() {
+	local fuzzlog dir name log i rc=0
 	fuzzlog=$(mktemp -d)
-	trap 'rm -rf "$fuzzlog"' EXIT
 	mapfile -t targets < <(fuzz_targets)
-	if [ -z "$FUZZTIME" ]; then
-		# 20 s each unless that would overrun the budget; never under 5 s.
-		per=$((FUZZ_BUDGET * FUZZ_JOBS / (${#targets[@]} > 0 ? ${#targets[@]} : 1)))
-		FUZZTIME="$((per > 20 ? 20 : (per < 5 ? 5 : per)))s"
-	fi
-	echo
-	echo "==== fuzzing ${#targets[@]} targets, $FUZZTIME each, $FUZZ_JOBS at a time"
-	fuzz_start=$SECONDS
+	echo "fuzzing ${#targets[@]} targets, $FUZZTIME each, $FUZZ_JOBS at a time"
 	for i in "${!targets[@]}"; do
 		read -r dir name <<<"${targets[$i]}"
 		while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do sleep 0.2; done
@@ -189,17 +251,31 @@ if [ "$FUZZTIME" != 0 ]; then
 		read -r dir name <<<"${targets[$i]}"
 		log="$fuzzlog/$i.log"
 		if [ "$(cat "$log.rc" 2>/dev/null)" = 0 ]; then
-			record "fuzz $name ($dir)" PASS
+			echo "PASS fuzz $name ($dir)"
 		else
-			record "fuzz $name ($dir)" FAIL
-			echo "---- fuzz $name ($dir) failed:"
+			rc=1
+			echo "FAIL fuzz $name ($dir):"
 			tail -n 40 "$log"
 		fi
 	done
-	echo "fuzzing took $((SECONDS - fuzz_start))s"
+	rm -rf "$fuzzlog"
+	return "$rc"
+}
+
+if [ "$FUZZTIME" != 0 ]; then
+	mapfile -t targets < <(fuzz_targets)
+	if [ -z "$FUZZTIME" ]; then
+		# 20 s each unless that would overrun the budget; never under 5 s.
+		per=$((FUZZ_BUDGET * FUZZ_JOBS / (${#targets[@]} > 0 ? ${#targets[@]} : 1)))
+		FUZZTIME="$((per > 20 ? 20 : (per < 5 ? 5 : per)))s"
+	fi
+	stage "fuzzing (${#targets[@]} targets, $FUZZTIME each)" fuzz_all
 else
 	record "fuzz (FUZZTIME=0)" SKIP
 fi
 
+run_stages
+echo
+echo "the test stages took $((SECONDS - SUITE_START)) s"
 summary
 exit "$FAILED"
