@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // These tests drive real binary-protocol clients: the ones that failed
@@ -21,7 +23,7 @@ func clientScript(t *testing.T, interp, script string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, interp, append([]string{"testdata/" + script}, args...)...)
+	cmd := testproc.CommandContext(ctx, interp, append([]string{"testdata/" + script}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", interp, script, err, out)
@@ -42,7 +44,7 @@ func interpreterWith(t *testing.T, interp string, probe []string, pkg string) st
 	t.Helper()
 	path, err := exec.LookPath(interp)
 	if err == nil {
-		err = exec.Command(path, probe...).Run()
+		err = testproc.Command(path, probe...).Run()
 	}
 	if err != nil {
 		missing(t, "%s cannot load the client library (Debian package: %s): %v", interp, pkg, err)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // tool runs a libmemcached-tools command with a deadline and returns its
@@ -20,7 +22,7 @@ func tool(t *testing.T, dir string, name string, args ...string) (string, int) {
 	path := requireTool(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
+	cmd := testproc.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {

@@ -7,13 +7,14 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // memcachedToolScript is where Debian's memcached package installs
@@ -61,7 +62,7 @@ type toolRun struct {
 func runBounded(name string, args ...string) toolRun {
 	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := testproc.CommandContext(ctx, name, args...)
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

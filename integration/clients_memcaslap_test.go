@@ -3,12 +3,13 @@ package integration
 import (
 	"context"
 	"net"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestMemcaslap runs libmemcached's memcaslap load tester (Debian's
@@ -40,7 +41,7 @@ func TestMemcaslap(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				args := append([]string{"-s", mode.addr, "-x", "20000", "-c", "4"}, mode.args...)
-				out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+				out, err := testproc.CommandContext(ctx, bin, args...).CombinedOutput()
 				if err != nil {
 					t.Fatalf("memcaslap %s: %v\n%s", strings.Join(args, " "), err, abbreviate(string(out)))
 				}

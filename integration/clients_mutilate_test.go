@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // mutilate (github.com/leverich/mutilate) is the load generator the IRQ
@@ -119,7 +120,7 @@ func mutilateBinary(t *testing.T) string {
 func runBuildStep(limit time.Duration, dir, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := testproc.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	// No credential prompt when the repository is unreachable or private.
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
@@ -175,7 +176,7 @@ func runMutilate(t *testing.T, bin, addr string, r mutilateRun) mutilateResult {
 	before := dialRaw(t, addr).stats("")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-s", addr}, r.args...)...)
+	cmd := testproc.CommandContext(ctx, bin, append([]string{"-s", addr}, r.args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

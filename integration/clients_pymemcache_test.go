@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // pythonWithPymemcache finds a python3 that can import pymemcache. Debian's
@@ -23,7 +25,7 @@ func pythonWithPymemcache(t testing.TB) string {
 		if _, err := os.Stat(py); err != nil {
 			continue
 		}
-		if exec.Command(py, "-c", "import pymemcache.client.base").Run() == nil {
+		if testproc.Command(py, "-c", "import pymemcache.client.base").Run() == nil {
 			return py
 		}
 	}
@@ -40,7 +42,7 @@ func TestPymemcache(t *testing.T) {
 		srv := startServer(t, tg)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, py, "testdata/pymemcache_client.py", "127.0.0.1", strconv.Itoa(srv.Port()))
+		cmd := testproc.CommandContext(ctx, py, "testdata/pymemcache_client.py", "127.0.0.1", strconv.Itoa(srv.Port()))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("pymemcache script: %v\n%s", err, out)

@@ -4,12 +4,13 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestSASLCyrusClients: -S with Cyrus SASL's setup, as a Debian admin
@@ -28,7 +29,7 @@ func TestSASLCyrusClients(t *testing.T) {
 	os.Chmod(filepath.Dir(dir), 0o755)
 	os.Chmod(dir, 0o755)
 	db := filepath.Join(dir, "sasldb2")
-	cmd := exec.Command(tool, "-p", "-c", "-a", "memcached", "-u", "memcached.realm", "-f", db, "testuser")
+	cmd := testproc.Command(tool, "-p", "-c", "-a", "memcached", "-u", "memcached.realm", "-f", db, "testuser")
 	cmd.Stdin = strings.NewReader("testpass")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("saslpasswd2: %v\n%s", err, out)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // Text-protocol clients with their own wire code (not libmemcached): PHP's
@@ -53,7 +55,7 @@ func runScript(t *testing.T, interp, script string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, interp, append([]string{"testdata/" + script}, args...)...).Output()
+	out, err := testproc.CommandContext(ctx, interp, append([]string{"testdata/" + script}, args...)...).Output()
 	if err != nil {
 		stderr := ""
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -124,7 +126,7 @@ func checkPHPSession(t *testing.T, php, script string) {
 		run := func(mode string) string {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			out, err := exec.CommandContext(ctx, php, script, addr, mode).CombinedOutput()
+			out, err := testproc.CommandContext(ctx, php, script, addr, mode).CombinedOutput()
 			if err != nil || strings.Contains(string(out), "Warning") {
 				t.Fatalf("php session %s: %v\n%s", mode, err, out)
 			}

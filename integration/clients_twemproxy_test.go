@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -264,7 +263,7 @@ func startTwemproxy(t *testing.T, backends []string) *twemproxy {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, bin, "-t", "-c", conf).CombinedOutput()
+		out, err := testproc.CommandContext(ctx, bin, "-t", "-c", conf).CombinedOutput()
 		cancel()
 		if err != nil {
 			t.Fatalf("nutcracker -t rejects the config: %v\n%s\n%s", err, out, cfg.String())

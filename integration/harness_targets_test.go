@@ -56,6 +56,8 @@ func debianPackage(tool string) string {
 		return "libmemcached-tools"
 	case tool == "saslpasswd2":
 		return "sasl2-bin"
+	case tool == "setpriv", tool == "prlimit":
+		return "util-linux"
 	}
 	return tool
 }
@@ -98,11 +100,10 @@ func runTargets(t *testing.T, tgs []target, fn func(t *testing.T, tg target)) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testproc.Cleanup()
-	os.Exit(code)
-}
+// TestMain removes the gocached binary built for the run and fails the
+// package if a test left a goroutine running (a connection reader, a
+// replay, a server's output copier).
+func TestMain(m *testing.M) { testproc.VerifyMain(m, testproc.Cleanup) }
 
 // gocachedBinary builds ./cmd/gocached once per test run (GOCACHED_IT_RACE=1
 // builds it with -race) and returns its path.

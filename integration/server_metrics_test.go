@@ -3,7 +3,6 @@ package integration
 import (
 	"io"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 // and the traffic's counts, and the epoll engine adds its reactor and NAPI
 // series.
 func TestMetricsEndpoint(t *testing.T) {
-	out, _ := exec.Command(gocachedBinary(t), "-h").CombinedOutput()
+	out, _ := testproc.Command(gocachedBinary(t), "-h").CombinedOutput()
 	if !strings.Contains(string(out), "metrics-listen") {
 		t.Fatalf("gocached -h does not list --metrics-listen:\n%s", out)
 	}

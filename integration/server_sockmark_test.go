@@ -3,10 +3,11 @@ package integration
 import (
 	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestSocketMark: -o sock_cookie_id=N marks the TCP listeners, the
@@ -40,7 +41,7 @@ func TestSocketMark(t *testing.T) {
 			{"accepted connection", "-tneH state established sport = :" + port},
 			{"UDP socket", "-uaneH sport = :" + strconv.Itoa(udpPort)},
 		} {
-			out, err := exec.Command(ss, strings.Fields(q.args)...).CombinedOutput()
+			out, err := testproc.Command(ss, strings.Fields(q.args)...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("ss %s: %v\n%s", q.args, err, out)
 			}

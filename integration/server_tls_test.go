@@ -60,7 +60,7 @@ func TestTLS(t *testing.T) {
 
 		if path, err := exec.LookPath("openssl"); err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			cmd := exec.CommandContext(ctx, path, "s_client", "-quiet", "-CAfile", certFile, "-connect", addr)
+			cmd := testproc.CommandContext(ctx, path, "s_client", "-quiet", "-CAfile", certFile, "-connect", addr)
 			cmd.Stdin = strings.NewReader("get k\r\nquit\r\n")
 			out, _ := cmd.Output()
 			cancel()
@@ -82,7 +82,7 @@ assert c.get("k") == b"tls"
 print("ok")
 `
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, py, "-c", script, strconv.Itoa(srv.Port()), certFile).CombinedOutput()
+		out, err := testproc.CommandContext(ctx, py, "-c", script, strconv.Itoa(srv.Port()), certFile).CombinedOutput()
 		cancel()
 		if err != nil || strings.TrimSpace(string(out)) != "ok" {
 			t.Errorf("pymemcache over TLS: %v\n%s", err, out)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestRandomCommandLinesMatchMemcached is TestCommandLineErrorsMatchMemcached
@@ -137,7 +139,7 @@ func TestRandomCommandLinesMatchMemcached(t *testing.T) {
 func runCLIBounded(t *testing.T, bin string, args []string, bound time.Duration) (int, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...) // killed by its pid at the bound
+	cmd := testproc.CommandContext(ctx, bin, args...) // killed by its pid at the bound
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

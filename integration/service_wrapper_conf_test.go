@@ -2,7 +2,6 @@ package integration
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,11 +44,11 @@ func TestContribWrapperReadsConfLikeDebian(t *testing.T) {
 			if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			want, err := exec.Command("perl", debWrapper, path).Output()
+			want, err := testproc.Command("perl", debWrapper, path).Output()
 			if err != nil {
 				t.Fatalf("Debian's wrapper: %v", err)
 			}
-			cmd := exec.Command("sh", ours, path)
+			cmd := testproc.Command("sh", ours, path)
 			cmd.Env = append(os.Environ(), "GOCACHED="+stub)
 			got, err := cmd.Output()
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -54,7 +53,7 @@ func TestDebianServiceWrapper(t *testing.T) {
 	bin := gocachedBinary(t)
 	dir := userDir(t) // the services run as root and drop to -u's user
 	path := debianWrapper(t, dir, bin)
-	runService(t, exec.Command("perl", path, writeConf(t, dir, "memcache")), dir, "memcache")
+	runService(t, testproc.Command("perl", path, writeConf(t, dir, "memcache")), dir, "memcache")
 }
 
 // debianWrapper is Debian's own systemd-memcached-wrapper (from the
@@ -88,7 +87,7 @@ func TestContribServiceWrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sh", filepath.Join(root, "contrib/systemd/gocached-wrapper"), writeConf(t, dir, "nobody"))
+	cmd := testproc.Command("sh", filepath.Join(root, "contrib/systemd/gocached-wrapper"), writeConf(t, dir, "nobody"))
 	cmd.Env = append(os.Environ(), "GOCACHED="+bin)
 	runService(t, cmd, dir, "nobody")
 }
@@ -110,7 +109,7 @@ func writeConf(t *testing.T, dir, user string) string {
 // runService starts cmd, waits for the pid file, checks the server runs as
 // userName and answers on the configured port, then stops it as systemd
 // does (SIGTERM) and checks a clean exit that removes the pid file.
-func runService(t *testing.T, cmd *exec.Cmd, dir, userName string) {
+func runService(t *testing.T, cmd *testproc.Cmd, dir, userName string) {
 	t.Helper()
 	u, err := user.Lookup(userName)
 	if err != nil {

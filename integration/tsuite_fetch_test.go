@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // memcached's own test suite (t/*.t, its perl library and timedrun.c) comes
@@ -77,7 +79,7 @@ func tsuiteSource(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	if out, err := exec.CommandContext(ctx, "tar", "-xJf", tarball, "-C", tmp).CombinedOutput(); err != nil {
+	if out, err := testproc.CommandContext(ctx, "tar", "-xJf", tarball, "-C", tmp).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("tar -xJf %s: %v\n%s", tarball, err, out)
 	}
 	src := filepath.Join(tmp, "memcached-"+tsuiteVersion)
@@ -85,7 +87,7 @@ func tsuiteSource(ctx context.Context) (string, error) {
 	if _, err := exec.LookPath(cc); err != nil {
 		cc = "gcc"
 	}
-	build := exec.CommandContext(ctx, cc, "-O2", "-o", "timedrun", "timedrun.c")
+	build := testproc.CommandContext(ctx, cc, "-O2", "-o", "timedrun", "timedrun.c")
 	build.Dir = src
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building timedrun: %v\n%s", err, out)
@@ -142,7 +144,7 @@ func aptFetchOrig(ctx context.Context, cache string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	run := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, "apt-get", append(append([]string(nil), opts...), args...)...)
+		cmd := testproc.CommandContext(ctx, "apt-get", append(append([]string(nil), opts...), args...)...)
 		cmd.Dir = cache
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestMemcachedTSuite runs memcached 1.6.18's own test suite (its t/*.t
@@ -33,7 +35,7 @@ func TestMemcachedTSuite(t *testing.T) {
 	if _, err := exec.LookPath("cc"); err != nil {
 		requireTool(t, "gcc")
 	}
-	if err := exec.Command("perl", "-MTest::More", "-MIO::Socket::INET", "-e", "1").Run(); err != nil {
+	if err := testproc.Command("perl", "-MTest::More", "-MIO::Socket::INET", "-e", "1").Run(); err != nil {
 		missing(t, "perl's Test::More is missing (Debian package: perl)")
 	}
 	ctx := context.Background()
@@ -135,7 +137,7 @@ func tsuiteEngines() []tsuiteEngine {
 // perl's IO::Socket::SSL, which MemcachedTest.pm croaks without.
 func requireTLSMode(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("perl", "-MIO::Socket::SSL", "-e", "1").Run(); err != nil {
+	if err := testproc.Command("perl", "-MIO::Socket::SSL", "-e", "1").Run(); err != nil {
 		missing(t, "perl's IO::Socket::SSL is missing (Debian package: libio-socket-ssl-perl); the t/ suite's TLS mode needs it")
 	}
 }
@@ -144,20 +146,33 @@ func requireTLSMode(t *testing.T) {
 // expects (it takes the working directory as builddir): every entry of the
 // unpacked tree linked in, and memcached-debug a script that execs gocached
 // with --debug-time and the engine's flag after the test's own flags.
+//
+// MemcachedTest.pm forks `timedrun 600 memcached-debug ...` from perl, and
+// timedrun forks the server. A perl that dies (killed with its test binary,
+// or at its timeout) would leave both running for timedrun's 600 s, so each
+// link execs through setpriv --pdeathsig: timedrun dies with its perl, and
+// the server with its timedrun. Both still exec, keeping the pid perl
+// signals and waits for.
 func tsuiteBuildDir(t *testing.T, tree, bin, engine string) string {
 	t.Helper()
+	setpriv := requireTool(t, "setpriv")
 	dir := t.TempDir()
 	entries, err := os.ReadDir(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Name() == "memcached-debug" || e.Name() == "memcached" {
+		switch e.Name() {
+		case "memcached-debug", "memcached", "timedrun":
 			continue
 		}
 		if err := os.Symlink(filepath.Join(tree, e.Name()), filepath.Join(dir, e.Name())); err != nil {
 			t.Fatal(err)
 		}
+	}
+	timedrun := fmt.Sprintf("#!/bin/sh\nexec %q --pdeathsig KILL -- %q \"$@\"\n", setpriv, filepath.Join(tree, "timedrun"))
+	if err := os.WriteFile(filepath.Join(dir, "timedrun"), []byte(timedrun), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	// memcached-debug is memcached's debug build, whose `debugtime` moves
 	// the clock (expirations.t and others): gocached's --debug-time.
@@ -165,7 +180,7 @@ func tsuiteBuildDir(t *testing.T, tree, bin, engine string) string {
 	if engine != "" {
 		extra += " --engine=" + engine
 	}
-	script := fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"%s\n", bin, extra)
+	script := fmt.Sprintf("#!/bin/sh\nexec %q --pdeathsig KILL -- %q \"$@\"%s\n", setpriv, bin, extra)
 	if err := os.WriteFile(filepath.Join(dir, "memcached-debug"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // tapResult is what one t/*.t file reported. The files are run with perl
@@ -120,7 +122,7 @@ func runTAPFile(ctx context.Context, builddir, file string, env []string, timeou
 	// shell or prove: the caller may ignore SIGPIPE, and an ignored SIGPIPE
 	// survives exec, turning a test that should die on a closed socket into
 	// one that blocks until the timeout.
-	cmd := exec.Command("perl", "-MPOSIX", "-e", tsuiteLauncher, filepath.Join("t", file))
+	cmd := testproc.Command("perl", "-MPOSIX", "-e", tsuiteLauncher, filepath.Join("t", file))
 	cmd.Dir = builddir
 	cmd.Env = append(tsuiteEnv(), env...)
 	// Output goes to files, not pipes: the servers a file starts inherit its

@@ -20,25 +20,42 @@ import (
 //
 // Cmd embeds *exec.Cmd, so its fields and Wait are exec's; Start, Run,
 // Output and CombinedOutput are replaced to fork from that thread.
+//
+// A child that changes its identity (a server dropping root with -u) loses
+// the parent-death signal; for those, as root, a watchdog process kills it
+// when the test binary dies (see watchdog). Wait releases the watchdog: a
+// Cmd started must be waited for through Cmd's Wait, as an exec.Cmd must.
 type Cmd struct {
 	*exec.Cmd
+	dog *watchdog
 }
 
 // Command is exec.Command for a process that must not outlive the test.
 func Command(name string, arg ...string) *Cmd {
-	return &Cmd{exec.Command(name, arg...)}
+	return &Cmd{Cmd: exec.Command(name, arg...)}
 }
 
 // CommandContext is exec.CommandContext for a process that must not
 // outlive the test.
 func CommandContext(ctx context.Context, name string, arg ...string) *Cmd {
-	return &Cmd{exec.CommandContext(ctx, name, arg...)}
+	return &Cmd{Cmd: exec.CommandContext(ctx, name, arg...)}
 }
 
 // Start starts the process with the parent-death signal set.
 func (c *Cmd) Start() error {
 	setParentDeathSignal(c.Cmd)
-	return spawn(c.Cmd.Start)
+	if err := spawn(c.Cmd.Start); err != nil {
+		return err
+	}
+	c.dog = startWatchdog(c.Process.Pid)
+	return nil
+}
+
+// Wait waits for the process as exec's Wait does, then lets its watchdog go.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	c.dog.release()
+	return err
 }
 
 // Run starts the process and waits for it.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,6 +24,11 @@ const orphanParentEnv = "TESTPROC_ORPHAN_PARENT"
 // sleep survived that, and waits to be killed.
 func orphanParent() {
 	cmd := Command("sleep", "120")
+	if os.Getenv(orphanParentEnv) == "dropuser" {
+		// A child that changes identity, as a server under -u: the
+		// kernel clears its parent-death signal (the watchdog's case).
+		cmd = Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "sleep", "120")
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Println("start:", err)
 		os.Exit(1)
@@ -49,8 +55,26 @@ func orphanParent() {
 // TestChildDiesWithTestBinary: a process started through Command survives
 // its starter's threads ending, and dies when its test binary is killed.
 func TestChildDiesWithTestBinary(t *testing.T) {
+	orphanDies(t, "1")
+}
+
+// TestChildDroppingRootDiesWithTestBinary: a child started as root that
+// drops to another user (losing its parent-death signal) dies too.
+func TestChildDroppingRootDiesWithTestBinary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to change user")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	orphanDies(t, "dropuser")
+}
+
+// orphanDies starts a test binary acting as orphanParent in mode, kills it
+// once it has started its child, and waits for the child to die.
+func orphanDies(t *testing.T, mode string) {
 	parent := Command(os.Args[0], "-test.run=^$")
-	parent.Env = append(os.Environ(), orphanParentEnv+"=1")
+	parent.Env = append(os.Environ(), orphanParentEnv+"="+mode)
 	out, err := parent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
