@@ -7,7 +7,7 @@ import (
 )
 
 // The automover (memcached's slab_automove=1, slab_automove.c), run by the
-// background loop once a second. It keeps, per class, a window of the
+// background loop once a second (background.go). It keeps, per class, a window of the
 // last slab_automove_window seconds: whether the class evicted (and its
 // share of all evictions), ran out of memory or gained pages (dirty), and
 // its COLD tail's age. Then:
@@ -56,26 +56,29 @@ func (s *Store) SetAutomove(level uint32, ratio float64, window int) {
 	if window >= 3 {
 		a.window.Store(int32(window))
 	}
+	s.wakeLoop()
 }
 
 // automoveTick runs a check when a second has passed since the last one,
-// or at once after one that sent a page to the pool.
-func (s *Store) automoveTick(now uint32) {
+// or at once after one that sent a page to the pool. It reports whether
+// the next check should come on the next tick (a page went to the pool).
+func (s *Store) automoveTick(now uint32) bool {
 	a := &s.automove
 	level := a.level.Load()
 	if level == 0 {
-		return
+		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if now == a.last {
-		return
+		return false
 	}
 	src, dst := s.automoveDecide(level)
 	if src > 0 && s.Reassign(src, dst) == ReassignOK && dst == 0 {
-		return // check again on the next tick, as memcached does after a reclaim
+		return true // check again on the next tick, as memcached does after a reclaim
 	}
 	a.last = now
+	return false
 }
 
 // automoveDecide updates the window with this second's samples and picks a

@@ -18,8 +18,9 @@ type debugClock struct {
 // the clock is paused. It writes only when the real second has turned:
 // memcached's clock ticks once a second, so a debugtime jump lasts until
 // then, and memcached's tests (expirations.t) read items stored during the
-// jump before it ends. The store ticks far more often than once a second,
-// so without this a jump would be undone within one tick.
+// jump before it ends. The background loop also runs more often than once
+// a second while the store is busy, so without this a jump would be undone
+// within one round.
 func (s *Store) tickClock(now time.Time) {
 	if s.debugTime.paused.Load() {
 		return
@@ -39,10 +40,12 @@ func (s *Store) tickClock(now time.Time) {
 func (s *Store) ShiftClock(seconds int64) {
 	total := s.debugTime.shift.Add(seconds)
 	s.clock.Add(total)
+	s.wakeLoop() // expiry and delayed flushes follow the new time soon
 }
 
 // PauseClock is `debugtime p` (true) and `debugtime r` (false): while
 // paused, the clock stands still, shifts still apply.
 func (s *Store) PauseClock(paused bool) {
 	s.debugTime.paused.Store(paused)
+	s.wakeLoop()
 }

@@ -37,9 +37,10 @@
 // only sets the item's fetched bit, and a second one its active bit. An
 // allocation that finds no free chunk and no page evicts COLD's tail, or
 // when COLD has nothing to give moves HOT's tail down, up to ten times, as
-// memcached's do_item_alloc_pull; the maintainer, run on each 20 ms clock
-// tick, trims HOT and WARM to their share of the class's bytes and to an
-// age limit, moving active items up to WARM and the rest down to COLD.
+// memcached's do_item_alloc_pull; the maintainer, run every 20 ms while
+// the store is busy and once a second when idle (background.go), trims HOT
+// and WARM to their share of the class's bytes and to an age limit, moving
+// active items up to WARM and the rest down to COLD.
 // The page mover (mover.go, `slabs reassign`) and the automover
 // (automove.go) move pages between classes and to the pool.
 //

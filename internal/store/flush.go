@@ -1,7 +1,5 @@
 package store
 
-import "time"
-
 // FlushAll is memcached's flush_all: items stored before a point in time
 // become invalid, lazily. Nothing is removed here; a later lookup of a
 // flushed item counts get_flushed and misses, an LRU tail pull reclaims
@@ -19,6 +17,7 @@ import "time"
 // flush_all replaces a pending delayed one; one already in force stays.
 func (s *Store) FlushAll(delay int64) {
 	s.cmdFlush.Add(1)
+	s.wakeLoop()
 	now64 := s.Now()
 	now := clampTime(now64)
 	newOldest := now
@@ -112,53 +111,38 @@ func (sh *shard) reclaimOne(r rec) {
 }
 
 // Reclaimer pacing: each pass looks at up to reclaimBatch index slots per lock
-// hold and reclaimBudget slots per tick in all, so a full sweep of a large
-// store is spread over seconds and never holds a shard for long.
+// hold and reclaimBudget slots per round in all, so a full sweep of a large
+// store is spread over seconds and never holds a shard for long. Rounds
+// come every reclaimEvery clock ticks while the store is busy, once a
+// second when idle (background.go).
 const (
-	reclaimEvery  = 5 // clock ticks between reclaimer rounds
+	reclaimEvery  = 5 // clock ticks between reclaimer rounds while busy
 	reclaimBatch  = 1024
 	reclaimBudget = 32 * 1024
 )
 
-// background advances the coarse clock and runs the reclaimer until Close.
-func (s *Store) background() {
-	defer close(s.done)
-	t := time.NewTicker(clockTick)
-	defer t.Stop()
-	next := 0 // shard the reclaimer continues with
-	for tick := 0; ; tick++ {
-		select {
-		case <-s.stop:
-			return
-		case now := <-t.C:
-			s.tickClock(now)
-		}
-		now := clampTime(s.Now())
-		s.maintain(now)
-		s.automoveTick(now)
-		if tick%reclaimEvery == 0 {
-			next = s.reclaim(next, reclaimBudget)
-			s.hashExpand()
-		}
-	}
-}
-
 // reclaim sweeps index slots of shards starting at shard next, unlinking
 // expired and flushed items, until budget slots were examined or every shard
-// was visited once. It returns the shard to start with next time.
-func (s *Store) reclaim(next, budget int) int {
+// was visited once. It returns the shard to start with next time, and
+// whether there is more to do soon: it reclaimed something, or it ran out
+// of budget before every shard had been swept to its end.
+func (s *Store) reclaim(next, budget int) (int, bool) {
 	now := clampTime(s.Now())
+	finished, found := 0, false
 	for visited := 0; visited < len(s.shards) && budget > 0; visited++ {
 		sh := &s.shards[next]
 		sh.mu.Lock()
+		before := sh.st.Reclaimed
 		done, examined := sh.sweep(now, min(budget, reclaimBatch))
+		found = found || sh.st.Reclaimed != before
 		sh.mu.Unlock()
 		budget -= examined + 1
 		if done {
 			next = (next + 1) % len(s.shards)
+			finished++
 		}
 	}
-	return next
+	return next, found || finished < len(s.shards)
 }
 
 // sweep examines up to n index slots from the shard's cursor. It reports
@@ -243,6 +227,7 @@ func (s *Store) CountFlush() { s.cmdFlush.Add(1) }
 // yet; a flush in force stays in force here). It counts in cmd_flush.
 func (s *Store) CancelFlush() {
 	s.cmdFlush.Add(1)
+	s.wakeLoop()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()

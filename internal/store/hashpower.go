@@ -25,7 +25,7 @@ func (s *Store) initHashPower() {
 
 // hashExpand raises the level while the items outnumber 1.5 per bucket,
 // as memcached's expansion does (it checks on every link and expands in a
-// background thread; this runs on the background tick).
+// background thread; this runs with the background reclaimer).
 func (s *Store) hashExpand() {
 	if s.cfg.NoHashExpand {
 		return

@@ -200,7 +200,7 @@ func (s *Store) takeOrPull(c *slabClass, sh *shard, now uint32) uint64 {
 }
 
 // The maintainer (memcached's LRU maintainer thread) juggles every class
-// on each clock tick: HOT is trimmed to hotPct of the class's queued bytes
+// on each round of the background loop (background.go): HOT is trimmed to hotPct of the class's queued bytes
 // and to items read within a fifth of COLD's tail age, WARM to warmPct
 // and twice that age, each moving inactive tail items down to COLD (an
 // active one up to WARM's head); COLD's tail gives active items back to
@@ -225,33 +225,41 @@ var defaultLRUTuning = lruTuning{HotPct: 20, WarmPct: 40, HotFactor: 0.2, WarmFa
 // is flat, for items stored and juggled from then on.
 func (s *Store) SetLRUTuning(hotPct, warmPct uint32, hotFactor, warmFactor float64, flat bool) {
 	s.hooks.lru.Store(&lruTuning{HotPct: hotPct, WarmPct: warmPct, HotFactor: hotFactor, WarmFactor: warmFactor, Flat: flat})
+	s.wakeLoop()
 }
 
 // flat reports whether the LRU is flat now.
 func (sh *shard) flat() bool { return sh.hooks.lru.Load().Flat }
 
-// maintain juggles each class once.
-func (s *Store) maintain(now uint32) {
+// maintain juggles each class once. It returns how many items it moved or
+// reclaimed: the background loop keeps its fast cadence while there are any.
+func (s *Store) maintain(now uint32) int {
 	if s.cfg.PlainLRU || s.hooks.lru.Load().Flat {
-		return // (memcached's flat LRU has no queues to juggle)
+		return 0 // (memcached's flat LRU has no queues to juggle)
 	}
 	s.juggles.Add(1)
+	moved := 0
 	for id := 1; id < len(s.slabs.classes); id++ {
-		s.juggle(&s.slabs.classes[id], now)
+		moved += s.juggle(&s.slabs.classes[id], now)
 	}
+	return moved
 }
 
-// juggle is lru_maintainer_juggle for one class.
-func (s *Store) juggle(c *slabClass, now uint32) {
+// juggle is lru_maintainer_juggle for one class; it returns how many items
+// it moved or reclaimed.
+func (s *Store) juggle(c *slabClass, now uint32) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.q[queueHot].items+c.q[queueWarm].items+c.q[queueCold].items+c.q[queueTemp].items == 0 {
-		return
+		return 0
 	}
+	moves := 0
 	for range maxJuggles {
-		if s.pullLimited(c, queueTemp, nil, now, false, 0, 0) == 0 {
+		n := s.pullLimited(c, queueTemp, nil, now, false, 0, 0)
+		if n == 0 {
 			break
 		}
+		moves += n
 	}
 	coldAge := uint32(0)
 	if t := c.q[queueCold].tail; t != nilLoc {
@@ -275,5 +283,7 @@ func (s *Store) juggle(c *slabClass, now uint32) {
 		if moved == 0 {
 			break
 		}
+		moves += moved
 	}
+	return moves
 }

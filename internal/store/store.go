@@ -21,7 +21,7 @@ const (
 	// value is the same byte for byte.
 	itemOverhead      = 59
 	itemOverheadNoCAS = 51
-	clockTick         = 20 * time.Millisecond
+	clockTick         = 20 * time.Millisecond // the background loop's cadence while busy
 )
 
 // MaxKeyLen is memcached's key length limit; the protocol enforces it, and
@@ -38,6 +38,7 @@ type Store struct {
 	maxValue  int // largest key+value length (MaxItemSize minus memcached's overhead)
 
 	clock     atomic.Int64  // coarse unix seconds when cfg.Now is nil
+	busy      atomic.Bool   // activity since the background loop's last round (background.go)
 	debugTime debugClock    // memcached-debug's debugtime shift and pause (debugclock.go)
 	hashPower atomic.Uint32 // memcached's hash_power_level (hashpower.go)
 	memLimit  atomic.Int64  // the current -m in bytes (cache_memlimit changes it)
@@ -58,6 +59,8 @@ type Store struct {
 
 	stop      chan struct{}
 	done      chan struct{}
+	kick      chan struct{} // wakes an idle background loop (background.go)
+	wakes     atomic.Uint64 // the background loop's rounds, for tests of its cadence
 	closeOnce sync.Once
 }
 
@@ -112,6 +115,7 @@ func New(cfg Config) (*Store, error) {
 		hooks:     &storeHooks{},
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
+		kick:      make(chan struct{}, 1),
 	}
 	s.hooks.temp.Store(tempSetting(defaultTemporaryTTL, false))
 	lru := defaultLRUTuning
@@ -194,13 +198,22 @@ func (s *Store) releaseArenaWhenUnreachable() {
 	runtime.AddCleanup(s, func(sl *slabs) { sl.arena.release() }, s.slabs)
 }
 
-// Close stops the background goroutine. The store stays usable, but the
-// coarse clock no longer advances and expired items are only found lazily.
+// Close stops the background goroutine and waits for a page move under
+// way to end. The store stays usable, but the coarse clock no longer
+// advances and expired items are only found lazily.
 func (s *Store) Close() {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.done
 	})
+	s.waitMover()
+}
+
+// waitMover returns once no page move is under way: the mover holds its
+// lock for the whole of a move (mover.go).
+func (s *Store) waitMover() {
+	s.mover.mu.Lock()
+	defer s.mover.mu.Unlock()
 }
 
 // Now returns the store's current time in unix seconds.
@@ -232,7 +245,10 @@ func (s *Store) valueRoom(keyLen int, flags uint32) int {
 	return room
 }
 
+// shardFor is where every keyed operation starts; it also tells the
+// background loop that the store is in use.
 func (s *Store) shardFor(key []byte) (*shard, uint32) {
+	s.markBusy()
 	h := xxhash.Sum64(key)
 	return &s.shards[h&s.shardMask], tagOf(h)
 }

@@ -70,7 +70,7 @@ func TestEmptiedClassKeepsItsPage(t *testing.T) {
 	}
 	clk.advance(3)
 	for next, i := 0, 0; i < 100 && s.Stats().CurrItems != 0; i++ {
-		next = s.reclaim(next, 1<<20)
+		next, _ = s.reclaim(next, 1<<20)
 	}
 	s.ResetStats()
 	var found bool
