@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// WaitFor polls cond until it holds, failing the test after 20 s: engine
+// WaitFor polls cond until it holds, failing the test after 30 s: engine
 // state (connection counts, closes) changes asynchronously to the client.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
