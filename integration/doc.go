@@ -33,9 +33,10 @@
 //   - diff: differential against memcached: request scripts, item classes,
 //     stats sizes and settings, temporary TTL, UDP datagrams.
 //   - hostile: bad and randomized input (seeded random differentials in
-//     text and binary), limits (connections, item size, memory,
-//     backpressure, RSS), descriptor leaks, value integrity and
-//     linearizability under concurrent clients.
+//     text and binary), connection limits, descriptor leaks, value
+//     integrity and linearizability under concurrent clients.
+//   - memory: memory bounds: item size, -m and -M, backpressure from a
+//     client that does not read, peak RSS under floods.
 //   - server: observables (stats, stats conns), UDP, TLS, the metrics
 //     endpoint, socket marks, idle timeout.
 //   - service: process life and packaging: command-line errors, listen

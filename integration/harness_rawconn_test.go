@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // rawConn is a plain text-protocol connection for tests that need exact bytes.
@@ -86,7 +88,7 @@ func (c *rawConn) readUntil(suffix string, limit time.Duration) (string, error) 
 // after sending nothing more than want.
 func (c *rawConn) expectClosed(want string) {
 	c.t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	got, err := io.ReadAll(c.r)
 	if err != nil && !isReset(err) {
 		c.t.Fatalf("waiting for close: %v (got %q)", err, got)
@@ -103,23 +105,25 @@ func isReset(err error) bool {
 // stats reads a "stats [arg]" reply into a map.
 func (c *rawConn) stats(arg string) map[string]string {
 	c.t.Helper()
+	_, vals := c.statsInOrder(arg)
+	return vals
+}
+
+// statsInOrder sends "stats [arg]" and reads the reply (testproc.ReadStats):
+// the names in the server's order and the values by name.
+func (c *rawConn) statsInOrder(arg string) (names []string, vals map[string]string) {
+	c.t.Helper()
 	req := "stats\r\n"
 	if arg != "" {
 		req = "stats " + arg + "\r\n"
 	}
 	c.send(req)
-	m := map[string]string{}
-	for {
-		l := c.line()
-		if l == "END\r\n" {
-			return m
-		}
-		f := strings.SplitN(strings.TrimRight(l, "\r\n"), " ", 3)
-		if len(f) != 3 || f[0] != "STAT" {
-			c.t.Fatalf("stats %s: bad line %q", arg, l)
-		}
-		m[f[1]] = f[2]
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	names, vals, err := testproc.ReadStats(c.r)
+	if err != nil {
+		c.t.Fatalf("stats %s: %v", arg, err)
 	}
+	return names, vals
 }
 
 func abbreviate(s string) string {

@@ -103,9 +103,9 @@ func observe(t *testing.T, tg target, flags []string) *observation {
 	// Wait (bounded) until the server lists exactly our three clients: the
 	// probe's close and the fresh accept are asynchronous in every server.
 	var conns []connEntry
-	for i := 0; ; i++ {
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		conns = statsConns(q)
-		if countClients(conns) == 3 || i == 100 {
+		if countClients(conns) == 3 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -310,25 +310,8 @@ func classify(es []connEntry, roles map[string]string) (listeners []string, clie
 // statNamesOf returns the names of a "stats [arg]" reply in reply order.
 func statNamesOf(c *rawConn, arg string) []string {
 	c.t.Helper()
-	req := "stats\r\n"
-	if arg != "" {
-		req = "stats " + arg + "\r\n"
-	}
-	c.send(req)
-	var names []string
-	for i := 0; i < 1000; i++ {
-		l := c.line()
-		if l == "END\r\n" {
-			return names
-		}
-		f := strings.SplitN(strings.TrimRight(l, "\r\n"), " ", 3)
-		if len(f) < 2 || f[0] != "STAT" {
-			c.t.Fatalf("stats %s: bad line %q", arg, l)
-		}
-		names = append(names, f[1])
-	}
-	c.t.Fatalf("stats %s: no END after 1000 lines", arg)
-	return nil
+	names, _ := c.statsInOrder(arg)
+	return names
 }
 
 // sameSet reports names only one side prints.

@@ -119,7 +119,7 @@ print("ok")
 			}
 		}
 		c.SetDeadline(time.Now().Add(20 * time.Second))
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		// memcached counts a failed negotiation zero to several times
 		// (per failed read of it, racing the client's close): it only has
 		// to report the stat; gocached counts each failed negotiation.

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestUDP sends memcached's framed UDP requests to every engine and to
@@ -154,9 +156,10 @@ func TestUDPTraffic(t *testing.T) {
 		c := startUDPServer(t, tg, "-t", "1")
 		traffic := func(id uint16) string {
 			var got []string
-			for _, line := range strings.Split(udpRoundTrip(t, c, id, "stats\r\n"), "\r\n") {
-				if strings.HasPrefix(line, "STAT bytes_read ") || strings.HasPrefix(line, "STAT bytes_written ") {
-					got = append(got, strings.TrimPrefix(line, "STAT "))
+			names, vals := testproc.ParseStats(udpRoundTrip(t, c, id, "stats\r\n"))
+			for _, n := range names {
+				if n == "bytes_read" || n == "bytes_written" {
+					got = append(got, n+" "+vals[n])
 				}
 			}
 			return strings.Join(got, ", ")
@@ -186,12 +189,7 @@ func TestUDPConnCounts(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		c := startUDPServer(t, tg, "-t", "3")
 		counts := func(id uint16) map[string]string {
-			got := map[string]string{}
-			for _, line := range strings.Split(udpRoundTrip(t, c, id, "stats\r\n"), "\r\n") {
-				if f := strings.Fields(line); len(f) == 3 && f[0] == "STAT" {
-					got[f[1]] = f[2]
-				}
-			}
+			_, got := testproc.ParseStats(udpRoundTrip(t, c, id, "stats\r\n"))
 			return got
 		}
 		// One TCP listener and 3 UDP connections; curr is memcached's
@@ -202,7 +200,7 @@ func TestUDPConnCounts(t *testing.T) {
 		// structure on accept and its total in the worker that takes it,
 		// so the two may briefly differ: wait for them to agree too.
 		before := counts(1)
-		for i := 0; i < 40 && (before["curr_connections"] != "3" || before["total_connections"] != before["connection_structures"]); i++ {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (before["curr_connections"] != "3" || before["total_connections"] != before["connection_structures"]); {
 			time.Sleep(50 * time.Millisecond)
 			before = counts(1)
 		}
@@ -230,7 +228,7 @@ func TestUDPConnCounts(t *testing.T) {
 		after := counts(3)
 		// memcached under load was seen to count the probe a second time
 		// here (curr_connections 4) for a moment: wait, bounded, as above.
-		for i := 0; i < 40 && after["curr_connections"] != "3"; i++ {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && after["curr_connections"] != "3"; {
 			time.Sleep(50 * time.Millisecond)
 			after = counts(3)
 		}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // -m is a real bound on item memory: the peak resident memory of the
@@ -143,7 +145,24 @@ func rssUnreadGets(t *testing.T, addr string) {
 	if _, err := io.WriteString(conn, strings.Repeat("get big\r\n", 20)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // the server writes until the socket is full
+	rssQuiet(t, addr, "bytes_written") // the server writes until the socket is full
+}
+
+// rssQuiet waits until the server's counter stat (bytes_read, bytes_written)
+// has stopped moving: the server has done all it will for clients that
+// have stopped. Quiet is no change over a second of polls; it waits at
+// most 30 s (a loaded machine), then the peak is measured anyway.
+func rssQuiet(t *testing.T, addr, stat string) {
+	t.Helper()
+	last, still := int64(-1), 0
+	for deadline := time.Now().Add(30 * time.Second); still < 5 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		v := rssStat(t, addr, stat)
+		if v == last {
+			still++
+		} else {
+			last, still = v, 0
+		}
+	}
 }
 
 // rssStalledSets: 300 clients each send half of a 1 MB set and stop.
@@ -162,7 +181,7 @@ func rssStalledSets(t *testing.T, addr string) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(2 * time.Second)
+	rssQuiet(t, addr, "bytes_read") // it has read what the 300 sent
 	// The server still answers others.
 	c := rssDial(t, addr)
 	defer c.Close()
@@ -209,21 +228,19 @@ func rssStat(t *testing.T, addr, name string) int64 {
 	return rssStatOf(t, addr, "stats", name)
 }
 
-// rssStatOf reads one field of a stats command's reply.
+// rssStatOf reads one field of a stats command's reply ("stats" or
+// "stats GROUP").
 func rssStatOf(t *testing.T, addr, cmd, name string) int64 {
 	c := rssDial(t, addr)
 	defer c.Close()
-	io.WriteString(c, cmd+"\r\n")
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(c)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil || line == "END\r\n" {
-			t.Fatalf("stats: no %s (%v)", name, err)
-		}
-		if f := strings.Fields(line); len(f) == 3 && f[1] == name {
-			v, _ := strconv.ParseInt(f[2], 10, 64)
-			return v
-		}
+	vals, err := testproc.Stats(c, strings.TrimSpace(strings.TrimPrefix(cmd, "stats")))
+	if err != nil {
+		t.Fatal(err)
 	}
+	v, ok := vals[name]
+	if !ok {
+		t.Fatalf("%s: no %s", cmd, name)
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
 }
