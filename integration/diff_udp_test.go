@@ -164,12 +164,7 @@ func newUDPPair(t *testing.T, tg target) *udpPair {
 
 func startUDPSide(t *testing.T, tg target) *udpSide {
 	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	pc.Close()
+	port := freeUDPPort(t)
 	startDisposable(t, tg, append([]string{"-U", strconv.Itoa(port), "-t", "1"}, udpFlags...)...)
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -190,7 +185,7 @@ func startUDPSide(t *testing.T, tg target) *udpSide {
 func (s *udpSide) awaitReady() error {
 	probe := udpFrame(udpProbeID, 0, 1, 0, "mn\r\n")
 	buf := make([]byte, 64)
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); {
 		if _, err := s.c.WriteToUDP(probe, s.to); err != nil {
 			return err
 		}

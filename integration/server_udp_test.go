@@ -3,11 +3,9 @@ package integration
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -42,48 +40,43 @@ func TestUDP(t *testing.T) {
 // returns a UDP socket connected to it, closed at cleanup.
 func startUDPServer(t *testing.T, tg target, flags ...string) net.Conn {
 	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port)
-	pc.Close()
-	startServer(t, tg, append(flags, "-U", port)...)
-	c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", port))
+	port := freeUDPPort(t)
+	startServer(t, tg, append(flags, "-U", strconv.Itoa(port))...)
+	c, err := net.Dial("udp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	waitUDP(t, c)
+	waitUDPBound(t, port)
 	return c
 }
 
-// waitUDP waits until the server's UDP port stops refusing datagrams: the
-// readiness probe checks TCP, and the UDP sockets are bound after the TCP
-// listeners. It sends a bare 8-byte frame header, which memcached and
-// gocached ignore and count nowhere, and takes a quiet 50 ms (no ICMP port
-// unreachable) as ready.
-func waitUDP(t *testing.T, c net.Conn) {
+// freeUDPPort is a loopback UDP port nobody holds now, for -U.
+func freeUDPPort(t *testing.T) int {
 	t.Helper()
-	header := make([]byte, 8)
-	buf := make([]byte, 2048)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c.SetDeadline(time.Now().Add(50 * time.Millisecond))
-		_, err := c.Write(header)
-		if err == nil {
-			_, err = c.Read(buf)
+	port, err := testproc.FreeUDPPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// waitUDPBound waits until the server's UDP socket is bound: the readiness
+// probe checks TCP, and the UDP sockets are bound after the TCP listeners.
+// It looks at the socket table rather than sending a probe, which the
+// servers would count in their stats.
+func waitUDPBound(t *testing.T, port int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ok, err := testproc.UDPBound(port)
+		if err != nil {
+			missing(t, "cannot read the UDP socket table: %v", err)
 		}
-		var ne net.Error
-		switch {
-		case errors.As(err, &ne) && ne.Timeout():
-			c.SetDeadline(time.Time{})
+		if ok {
 			return
-		case err == nil:
-			t.Fatalf("a bare UDP frame header was answered")
-		case !errors.Is(err, syscall.ECONNREFUSED):
-			t.Fatalf("waiting for UDP: %v", err)
-		case time.Now().After(deadline):
-			t.Fatal("the UDP port still refuses datagrams after 10 s")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing bound UDP port %d 30 s after the server started", port)
 		}
 	}
 }
