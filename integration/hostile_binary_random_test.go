@@ -172,7 +172,9 @@ func replayBinRand(addr string, reqs []binRandReq, each bool) ([]byte, error) {
 			binary.BigEndian.PutUint64(send[16:24], cas)
 		}
 		pending = append(pending, send...)
-		marker, wait := rq.sync, 5*time.Second
+		// A sync request's reply is waited for up to the script's own
+		// deadline: a loaded machine took over 5 s for one.
+		marker, wait := rq.sync, time.Until(c.deadline)
 		if each {
 			pending = append(pending, frame(bNoop, "", "", "", binEachOpq, 0)...)
 			// A request that swallows or closes eats the marker.
