@@ -74,7 +74,7 @@ func TestIncrDecr(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
-			s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+			s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
 			s.Set(ModeSet, []byte("n"), 42, 1000, []byte(tt.initial), 0)
 			_, before, _ := get(s, "n")
 			got, res := s.IncrDecr([]byte("n"), tt.delta, tt.decr)

@@ -27,7 +27,7 @@ func dumpAll(t *testing.T, s *Store, budget int) map[string]int {
 
 func TestDumpListsEveryLiveItemOnce(t *testing.T) {
 	clock := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	s := newManualStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
 	for i := range 3000 {
 		set(s, fmt.Sprintf("k%d", i), "v")
 	}
@@ -82,7 +82,7 @@ func TestDumpStopsBeforeRefusedItem(t *testing.T) {
 
 func TestDumpItemFields(t *testing.T) {
 	clock := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	s := newManualStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
 	s.Set(ModeSet, []byte("foo"), 5, 100, []byte("bar"), 0)
 	get(s, "foo")
 	var got string
@@ -118,7 +118,7 @@ func TestDumpConcurrentWithStores(t *testing.T) {
 
 func TestPeekCountsNothing(t *testing.T) {
 	clock := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	s := newManualStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
 	s.Set(ModeSet, []byte("a"), 0, 10, []byte("xyz"), 0)
 	before := s.Stats()
 	if got, want := s.Peek([]byte("a")), (Peeked{Presence: Present, Class: 1, ValueLen: 3, TTL: 10}); got != want {
@@ -147,7 +147,7 @@ func TestPeekCountsNothing(t *testing.T) {
 // invalidated, even one that has expired since: it tests the flush first.
 func TestPeekTellsFlushedFromExpired(t *testing.T) {
 	clock := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
+	s := newManualStore(t, Config{MemoryLimit: 4 << 20, Now: clock.Now})
 	s.Set(ModeSet, []byte("short"), 0, 5, []byte("x"), 0)
 	s.Set(ModeSet, []byte("long"), 0, 0, []byte("y"), 0)
 	clock.advance(2)

@@ -9,7 +9,7 @@ func TestFlushAllPastAbsolute(t *testing.T) {
 	for _, noCAS := range []bool{false, true} {
 		clk := newFakeClock()
 		start := clk.Now()
-		s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now, DisableCAS: noCAS})
+		s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now, DisableCAS: noCAS})
 		set(s, "old", "v")
 		clk.t.Store(start + 100)
 		set(s, "newer", "v")
@@ -30,7 +30,7 @@ func TestFlushAllPastAbsolute(t *testing.T) {
 
 func TestCancelFlush(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
 	set(s, "a", "v")
 	s.FlushAll(10)
 	s.CancelFlush()
@@ -52,7 +52,7 @@ func TestCancelFlush(t *testing.T) {
 // flush_all(delay) followed by a plain flush_all did this).
 func TestFlushAllAfterDelayOne(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
 	set(s, "before", "v")
 	s.FlushAll(1)
 	set(s, "between", "v")

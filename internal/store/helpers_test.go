@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -158,8 +157,6 @@ func (s *Store) verifySlabs() error {
 }
 
 func tagOfKey(key []byte) uint32 { return tagOf(xxhash.Sum64(key)) }
-
-func sleepTick() { time.Sleep(clockTick) }
 
 // itemBound is what memcached's page rule lets item memory reach: the
 // limit, and a page for each class past it.

@@ -4,7 +4,7 @@ import "testing"
 
 func TestMetaGetVivifyAndTokens(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 4 << 20, Now: clk.Now})
 	var created, sent bool
 	found := s.MetaGet([]byte("k"), true, NewCAS{}, func(it Item, c bool) bool {
 		created, sent = c, it.TokenSent()
@@ -129,7 +129,7 @@ func TestDiscardCountsNothing(t *testing.T) {
 
 func TestItemAccessors(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 4 << 20, Now: clk.Now})
 	s.Set(ModeSet, []byte("key"), 5, 100, []byte("0123456789"), 0)
 	clk.advance(7)
 	s.View([]byte("key"), func(it Item) {

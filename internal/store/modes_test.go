@@ -64,7 +64,7 @@ func TestSetModes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: newFakeClock().Now})
+			s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: newFakeClock().Now})
 			for i, st := range tt.steps {
 				var cas uint64
 				if st.useCAS || st.badCAS {

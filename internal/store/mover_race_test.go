@@ -54,7 +54,12 @@ func moverPageTakenByRun(t *testing.T, spare bool) {
 	if r := s.Reassign(c.id, 0); r != ReassignOK {
 		t.Fatalf("reassign: %v", r)
 	}
-	time.Sleep(30 * time.Millisecond) // the mover now sleeps 1 ms between walks
+	// Let the mover meet the page busy before the pins end.
+	for deadline := time.Now().Add(30 * time.Second); s.MoverStats().BusyItems == 0 && s.MoverStats().Running; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the mover never walked the page")
+		}
+	}
 	for _, k := range keys {
 		s.Delete(k)
 	}

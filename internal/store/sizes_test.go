@@ -85,7 +85,7 @@ func TestSizesFromStart(t *testing.T) {
 // eviction uncount through the same unlink as delete.
 func TestSizesFollowInPlaceChanges(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 8 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 8 << 20, Now: clk.Now})
 	set(s, "n", "100")
 	s.EnableSizes()
 	if r := s.Arith([]byte("n"), ArithRequest{Delta: 1}, func(Item, uint64, bool) {}); r != Stored {

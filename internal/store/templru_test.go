@@ -33,7 +33,7 @@ func TestTemporaryItemsAreNotEvicted(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run(fmt.Sprintf("temp_lru=%v", on), func(t *testing.T) {
 			clk := newFakeClock()
-			s := newTestStore(t, Config{MemoryLimit: 2 << 20, Now: clk.Now})
+			s := newManualStore(t, Config{MemoryLimit: 2 << 20, Now: clk.Now})
 			if on {
 				s.SetTemporaryTTL(61)
 			}
@@ -58,7 +58,7 @@ func TestTemporaryItemsAreNotEvicted(t *testing.T) {
 // A temporary item still expires, and is then reclaimed like any other.
 func TestTemporaryItemsExpire(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 2 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 2 << 20, Now: clk.Now})
 	s.SetTemporaryTTL(61)
 	fillRing(t, s, "canary", 1, 66560, 30)
 	clk.advance(31)
@@ -76,7 +76,7 @@ func TestTemporaryItemsExpire(t *testing.T) {
 // away, never an item without one; replacing or deleting one uncounts it.
 func TestTemporaryItemRule(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 8 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 8 << 20, Now: clk.Now})
 	s.SetTemporaryTTL(10)
 	for _, c := range []struct {
 		ttl  int64
@@ -115,7 +115,7 @@ func TestTemporaryTTLDefault(t *testing.T) {
 // with OutOfMemory rather than evict one (or spin).
 func TestRingFullOfTemporaryItems(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 2 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 2 << 20, Now: clk.Now})
 	s.SetTemporaryTTL(61)
 	v := []byte(strings.Repeat("B", 66560))
 	stored, oom := 0, 0

@@ -40,7 +40,7 @@ func TestEvictedNonzeroCounted(t *testing.T) {
 // and counts get_expired.
 func TestStoreAlreadyExpiredCountsGetExpired(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
 	for i, exp := range []int64{-1, 2678400} {
 		key := fmt.Sprintf("k%d", i)
 		if r := s.Set(ModeSet, []byte(key), 0, exp, []byte("abc"), 0); r != Stored {
@@ -64,7 +64,7 @@ func TestStoreAlreadyExpiredCountsGetExpired(t *testing.T) {
 // still listed.
 func TestEmptiedClassKeepsItsPage(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
 	for i := range 30 {
 		s.Set(ModeSet, []byte(fmt.Sprintf("sfoo%d", i)), 0, 1, []byte("ok"), 0)
 	}
@@ -88,7 +88,7 @@ func TestEmptiedClassKeepsItsPage(t *testing.T) {
 // crawler_reclaimed in their class.
 func TestCrawlReclaimsExpired(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
 	for i := range 30 {
 		s.Set(ModeSet, []byte(fmt.Sprintf("ifoo%d", i)), 0, 0, []byte("ok"), 0)
 		s.Set(ModeSet, []byte(fmt.Sprintf("lfoo%d", i)), 0, 3600, []byte("ok"), 0)
@@ -165,7 +165,7 @@ func TestNoEvictReclaimsFlushed(t *testing.T) {
 // its LRU's tail before it stores.
 func TestStoreAfterFlushReclaims(t *testing.T) {
 	clk := newFakeClock()
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now})
 	set(s, "key", "1")
 	clk.advance(2)
 	s.FlushAll(0)
