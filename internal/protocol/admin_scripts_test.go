@@ -122,7 +122,7 @@ func TestAdminScriptsSplit(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			in := []byte(sc.in)
 			for i := 1; i < len(in); i++ {
-				got := drive(t, NewSession(newTinyEnv(t)), in[:i], in[i:])
+				got := driveFresh(t, newTinyEnv, in[:i], in[i:])
 				checkResult(t, sc, got, "split at "+strconv.Itoa(i))
 				if t.Failed() {
 					return

@@ -65,20 +65,22 @@ func TestBigScripts(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			in := []byte(sc.in)
 			for _, resumes := range []bool{false, true} {
-				env := func() *Env {
-					e := newSmallEnv(t)
+				env := func(tb testing.TB) *Env {
+					e := newSmallEnv(tb)
 					e.ResumesPending = resumes
 					return e
 				}
-				checkResult(t, sc, drive(t, NewSession(env()), in), "whole")
+				checkResult(t, sc, driveFresh(t, env, in), "whole")
 				for _, cut := range []int{1, 20, 100, 5000, 16 << 10, 70000, len(in) / 2, len(in) - 3, len(in) - 1} {
 					cut = min(cut, len(in)-1)
-					checkResult(t, sc, drive(t, NewSession(env()), in[:cut], in[cut:]), "split")
+					checkResult(t, sc, driveFresh(t, env, in[:cut], in[cut:]), "split")
 				}
-				checkResult(t, sc, drive(t, NewSession(env()), pieces(in, 4093)...), "pieces")
+				checkResult(t, sc, driveFresh(t, env, pieces(in, 4093)...), "pieces")
 				if resumes {
-					got, closed := engineRun(t, NewSession(env()), pieces(in, 9000)...)
-					checkResult(t, sc, result{got, closed}, "engine loop")
+					scoped(t, func(tb testing.TB) {
+						got, closed := engineRun(tb, NewSession(env(tb)), pieces(in, 9000)...)
+						checkResult(tb, sc, result{got, closed}, "engine loop")
+					})
 				}
 			}
 		})
@@ -106,7 +108,7 @@ const perCallBound = OutputBudget + valueChunk + 1024
 // the output and, while the Session is Pending and made progress, calls
 // again. Every call must stay within perCallBound and the Session's Want
 // within a read buffer and a line.
-func engineRun(t *testing.T, s *Session, in ...[]byte) (string, bool) {
+func engineRun(t testing.TB, s *Session, in ...[]byte) (string, bool) {
 	t.Helper()
 	var buf, sent []byte
 	for _, p := range in {

@@ -139,7 +139,7 @@ func TestBinaryScriptsSplit(t *testing.T) {
 				step = len(in)/17 + 1
 			}
 			for i := 1; i < len(in); i += step {
-				got := drive(t, NewSession(newStillEnv(t)), in[:i], in[i:])
+				got := driveFresh(t, newStillEnv, in[:i], in[i:])
 				if g := describePackets(got.out, got.closed); g != want {
 					t.Fatalf("split at %d:\n%swant:\n%s", i, g, want)
 				}
@@ -149,7 +149,7 @@ func TestBinaryScriptsSplit(t *testing.T) {
 				for i := range in {
 					chunks[i] = in[i : i+1]
 				}
-				got := drive(t, NewSession(newStillEnv(t)), chunks...)
+				got := driveFresh(t, newStillEnv, chunks...)
 				if g := describePackets(got.out, got.closed); g != want {
 					t.Fatalf("byte by byte:\n%swant:\n%s", g, want)
 				}

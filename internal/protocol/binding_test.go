@@ -25,16 +25,18 @@ func TestBindings(t *testing.T) {
 		{BindingBinary, "version\r\n" + strings.Repeat("-", 20), "closed\n", true},
 	}
 	for _, c := range cases {
-		env := newStillEnv(t)
-		env.Protocol = c.binding
-		got := drive(t, NewSession(env), []byte(c.in))
-		g := got.out
-		if c.binary {
-			g = describePackets(got.out, got.closed)
-		}
-		if g != c.want {
-			t.Errorf("%v %q: got %q, want %q", c.binding, c.in, g, c.want)
-		}
+		scoped(t, func(t testing.TB) {
+			env := newStillEnv(t)
+			env.Protocol = c.binding
+			got := drive(t, NewSession(env), []byte(c.in))
+			g := got.out
+			if c.binary {
+				g = describePackets(got.out, got.closed)
+			}
+			if g != c.want {
+				t.Errorf("%v %q: got %q, want %q", c.binding, c.in, g, c.want)
+			}
+		})
 	}
 	for _, s := range []string{"ascii", "binary", "auto", "auto-negotiate"} {
 		b, err := ParseBinding(s)

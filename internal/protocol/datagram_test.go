@@ -93,26 +93,28 @@ func TestDatagramStreamCommands(t *testing.T) {
 		{"get k\r\nwatch fetchers\r\n", "VALUE k 0 1\r\n5\r\nEND\r\n"},
 		{"watch bogus\r\nget k\r\n", "ERROR\r\nVALUE k 0 1\r\n5\r\nEND\r\n"},
 	} {
-		env := newStillEnv(t)
-		env.ResumesPending = true
-		drive(t, NewSession(env), []byte("set k 0 0 1\r\n5\r\n"))
-		s := NewSession(env)
-		s.Datagram(11)
-		got := drive(t, s, []byte(tc.in))
-		if got.out != tc.want {
-			t.Errorf("%q: got %q, want %q", tc.in, got.out, tc.want)
-		}
-		s.Reset()
-		if env.crawlerBusy.Load() {
-			t.Errorf("%q: the crawler is still busy after the datagram", tc.in)
-		}
-		if n := env.logs.count(); n != 0 {
-			t.Errorf("%q: %d watchers left after the datagram", tc.in, n)
-		}
-		// The next datagram on the socket is served as usual.
-		if got := drive(t, s, []byte("get k\r\n")); got.out != "VALUE k 0 1\r\n5\r\nEND\r\n" {
-			t.Errorf("%q: next datagram got %q", tc.in, got.out)
-		}
-		s.Reset()
+		scoped(t, func(t testing.TB) {
+			env := newStillEnv(t)
+			env.ResumesPending = true
+			drive(t, NewSession(env), []byte("set k 0 0 1\r\n5\r\n"))
+			s := NewSession(env)
+			s.Datagram(11)
+			got := drive(t, s, []byte(tc.in))
+			if got.out != tc.want {
+				t.Errorf("%q: got %q, want %q", tc.in, got.out, tc.want)
+			}
+			s.Reset()
+			if env.crawlerBusy.Load() {
+				t.Errorf("%q: the crawler is still busy after the datagram", tc.in)
+			}
+			if n := env.logs.count(); n != 0 {
+				t.Errorf("%q: %d watchers left after the datagram", tc.in, n)
+			}
+			// The next datagram on the socket is served as usual.
+			if got := drive(t, s, []byte("get k\r\n")); got.out != "VALUE k 0 1\r\n5\r\nEND\r\n" {
+				t.Errorf("%q: next datagram got %q", tc.in, got.out)
+			}
+			s.Reset()
+		})
 	}
 }

@@ -197,7 +197,7 @@ func TestMetadumpAfterFlushPoints(t *testing.T) {
 		"get a\r\nlru_crawler metadump all\r\n": lines("END", "END"),
 		"mg a\r\nlru_crawler metadump all\r\n":  lines("EN", "ERROR cannot pipeline other commands before metadump"),
 	} {
-		if got := drive(t, NewSession(newTinyEnv(t)), []byte(in)).out; got != want {
+		if got := driveFresh(t, newTinyEnv, []byte(in)).out; got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
 	}

@@ -24,15 +24,17 @@ func TestStatsOldest(t *testing.T) {
 		{"-C", true, "flush_all\r\n", func(rel int64) int64 { return rel }},
 		{"before process_started", false, "flush_all 2592001\r\n", func(int64) int64 { return 0 }},
 	} {
-		env := newStillEnv(t)
-		env.Settings.CASEnabled = !tc.noCAS
-		env.StartUnix = env.Store.Now() - 5 // started 5 s ago: memcached's clock reads 67
-		c := NewSession(env)
-		drive(t, c, []byte(tc.script))
-		_, st := parseStats(t, drive(t, c, []byte("stats settings\r\n")).out)
-		if got, want := st["oldest"], strconv.FormatInt(tc.want(67), 10); got != want {
-			t.Errorf("%s: oldest %s, want %s", tc.name, got, want)
-		}
+		scoped(t, func(t testing.TB) {
+			env := newStillEnv(t)
+			env.Settings.CASEnabled = !tc.noCAS
+			env.StartUnix = env.Store.Now() - 5 // started 5 s ago: memcached's clock reads 67
+			c := NewSession(env)
+			drive(t, c, []byte(tc.script))
+			_, st := parseStats(t, drive(t, c, []byte("stats settings\r\n")).out)
+			if got, want := st["oldest"], strconv.FormatInt(tc.want(67), 10); got != want {
+				t.Errorf("%s: oldest %s, want %s", tc.name, got, want)
+			}
+		})
 	}
 	env := newStillEnv(t)
 	env.StartUnix = time.Now().Unix() - 5 // stats reads the wall clock

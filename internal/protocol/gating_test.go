@@ -133,9 +133,11 @@ func TestGatingFlags(t *testing.T) {
 			}
 			// Split at every byte: the same replies.
 			for i := 1; i < len(fc.in); i += 1 + len(fc.in)/64 {
-				env := newTinyEnv(t)
-				fc.set(env)
-				got := drive(t, NewSession(env), []byte(fc.in[:i]), []byte(fc.in[i:]))
+				got := driveFresh(t, func(tb testing.TB) *Env {
+					env := newTinyEnv(tb)
+					fc.set(env)
+					return env
+				}, []byte(fc.in[:i]), []byte(fc.in[i:]))
 				if g := keepLines(got.out, fc.keep); g != fc.want {
 					t.Fatalf("split at %d: got %q\nwant %q", i, g, fc.want)
 				}

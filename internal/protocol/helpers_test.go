@@ -128,7 +128,44 @@ func drive(tb testing.TB, s *Session, chunks ...[]byte) result {
 // runScript runs in as one chunk on a fresh session and store.
 func runScript(tb testing.TB, in string) result {
 	tb.Helper()
-	return drive(tb, NewSession(newTestEnv(tb)), []byte(in))
+	return driveFresh(tb, newTestEnv, []byte(in))
+}
+
+// driveFresh drives chunks through a session over a fresh Env from mk and
+// releases the Env's store before it returns. Loops that feed a script
+// split at every byte call it per split: with the store's cleanup left to
+// the end of the test, hundreds of stores and their background goroutines
+// would be alive at once, and under -race they starve the test itself.
+func driveFresh(tb testing.TB, mk func(testing.TB) *Env, chunks ...[]byte) result {
+	tb.Helper()
+	var r result
+	scoped(tb, func(tb testing.TB) { r = drive(tb, NewSession(mk(tb)), chunks...) })
+	return r
+}
+
+// scoped runs fn with a TB whose Cleanup functions run when fn returns
+// (or fails the test: Fatal unwinds through here), not at the end of the
+// test: for a loop that builds a store per iteration and should hold only
+// one at a time.
+func scoped(tb testing.TB, fn func(tb testing.TB)) {
+	tb.Helper()
+	s := &scopeTB{TB: tb}
+	defer s.runCleanups()
+	fn(s)
+}
+
+// scopeTB is a TB whose Cleanup collects the functions for scoped.
+type scopeTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (s *scopeTB) Cleanup(f func()) { s.cleanups = append(s.cleanups, f) }
+
+func (s *scopeTB) runCleanups() {
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		s.cleanups[i]()
+	}
 }
 
 // lines abbreviates a reply made of "\r\n"-terminated lines.

@@ -146,7 +146,7 @@ func TestMetaScriptsSplit(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			in := []byte(sc.in)
 			for i := 1; i < len(in); i++ {
-				checkMeta(t, sc, drive(t, NewSession(newStillEnv(t)), in[:i], in[i:]), "split")
+				checkMeta(t, sc, driveFresh(t, newStillEnv, in[:i], in[i:]), "split")
 				if t.Failed() {
 					t.Logf("split at %d", i)
 					return
@@ -156,7 +156,7 @@ func TestMetaScriptsSplit(t *testing.T) {
 			for i := range in {
 				chunks[i] = in[i : i+1]
 			}
-			checkMeta(t, sc, drive(t, NewSession(newStillEnv(t)), chunks...), "byte by byte")
+			checkMeta(t, sc, driveFresh(t, newStillEnv, chunks...), "byte by byte")
 		})
 	}
 }

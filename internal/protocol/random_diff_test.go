@@ -124,7 +124,7 @@ func TestRandomMetaAgainstMemcached(t *testing.T) {
 		in.WriteString("mn\r\n")
 		stream := in.String()
 		flushMemcached(t, addr)
-		got := drive(t, NewSession(newStillEnv(t)), []byte(stream))
+		got := driveFresh(t, newStillEnv, []byte(stream))
 		ref := exchange(t, addr, stream, max(1, len(got.out)))
 		if g, w := normalizeMeta(got.out), normalizeMeta(ref.out); g != w || got.closed != ref.closed {
 			t.Fatalf("stream %d %q\nmemcached: %q\ngocached:  %q", i, stream, w, g)

@@ -41,7 +41,7 @@ func normalizeCAS(s string) string {
 	return b.String()
 }
 
-func checkResult(t *testing.T, sc script, got result, how string) {
+func checkResult(t testing.TB, sc script, got result, how string) {
 	t.Helper()
 	if g, w := normalizeCAS(got.out), sc.want; g != w {
 		t.Errorf("%s: %s\n got: %q\nwant: %q", sc.name, how, abbrev(g), abbrev(w))
@@ -93,7 +93,7 @@ func TestScriptsSplit(t *testing.T) {
 				}
 			}
 			for _, i := range cuts {
-				got := drive(t, NewSession(newSmallEnv(t)), in[:i], in[i:])
+				got := driveFresh(t, newSmallEnv, in[:i], in[i:])
 				checkResult(t, sc, got, "split at "+strconv.Itoa(i))
 				if t.Failed() {
 					return
@@ -104,7 +104,7 @@ func TestScriptsSplit(t *testing.T) {
 				for i := range in {
 					chunks[i] = in[i : i+1]
 				}
-				checkResult(t, sc, drive(t, NewSession(newSmallEnv(t)), chunks...), "byte by byte")
+				checkResult(t, sc, driveFresh(t, newSmallEnv, chunks...), "byte by byte")
 			}
 		})
 	}
@@ -182,14 +182,16 @@ func TestWant(t *testing.T) {
 		{"get " + strings.Repeat("k ", 1500), 8192}, // twice its 3004 bytes, up to a power of two
 	}
 	for _, tt := range tests {
-		s := NewSession(newSmallEnv(t))
-		n, _, st := s.Process([]byte(tt.in), nil)
-		if st != NeedMore {
-			t.Errorf("%q: status %v", tt.in, st)
-		}
-		if got := s.Want(); got != tt.want {
-			t.Errorf("%q: consumed %d, Want() = %d, want %d", abbrev(tt.in), n, got, tt.want)
-		}
+		scoped(t, func(t testing.TB) {
+			s := NewSession(newSmallEnv(t))
+			n, _, st := s.Process([]byte(tt.in), nil)
+			if st != NeedMore {
+				t.Errorf("%q: status %v", tt.in, st)
+			}
+			if got := s.Want(); got != tt.want {
+				t.Errorf("%q: consumed %d, Want() = %d, want %d", abbrev(tt.in), n, got, tt.want)
+			}
+		})
 	}
 }
 

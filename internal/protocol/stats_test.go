@@ -33,7 +33,7 @@ moves_to_warm moves_within_lru direct_reclaims lru_bumps_dropped`)
 var statLine = regexp.MustCompile(`^STAT ([^ ]+) ([^\r\n]*)$`)
 
 // parseStats splits a stats reply into ordered names and a name->value map.
-func parseStats(t *testing.T, reply string) ([]string, map[string]string) {
+func parseStats(t testing.TB, reply string) ([]string, map[string]string) {
 	t.Helper()
 	if !strings.HasSuffix(reply, "END\r\n") {
 		t.Fatalf("stats reply does not end in END: %q", abbrev(reply))
