@@ -16,11 +16,7 @@ import (
 	"github.com/gocached/gocached/internal/testproc"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testproc.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testproc.VerifyMain(m, testproc.Cleanup) }
 
 // TestRunMeasuresRealServers runs a short comparison of the real binaries on
 // loopback and checks that every cell produced a clean, plausible record.

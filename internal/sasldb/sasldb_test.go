@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // saslpasswd2 runs Cyrus's own tool on db, giving pass on stdin; the
@@ -22,7 +24,7 @@ func saslpasswd2(t *testing.T, db, user, realm, pass string, extra ...string) {
 		t.Skip("saslpasswd2 is missing (Debian package: sasl2-bin)")
 	}
 	args := append([]string{"-a", "memcached", "-u", realm, "-f", db, "-c", "-p"}, extra...)
-	cmd := exec.Command(path, append(args, user)...)
+	cmd := testproc.Command(path, append(args, user)...)
 	cmd.Stdin = strings.NewReader(pass + "\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("saslpasswd2 %s@%s: %v\n%s", user, realm, err, out)
@@ -38,7 +40,7 @@ func TestPasswordFromSaslpasswd2(t *testing.T) {
 	}
 	saslpasswd2(t, db, "testuser", "memcached.realm", "testpass")
 	saslpasswd2(t, db, "gone", "memcached.realm", "x")
-	cmd := exec.Command("saslpasswd2", "-a", "memcached", "-u", "memcached.realm", "-f", db, "-d", "gone")
+	cmd := testproc.Command("saslpasswd2", "-a", "memcached", "-u", "memcached.realm", "-f", db, "-d", "gone")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("saslpasswd2 -d: %v\n%s", err, out)
 	}

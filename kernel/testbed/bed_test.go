@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
 	"reflect"
 	"sort"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // checkBed verifies the shape every bed must have, whoever built it.
@@ -53,20 +54,20 @@ func checkBed(t *testing.T, b *Bed) {
 				t.Errorf("%s/%s: ethtool -k lacks %q", e.ns, e.dev, want)
 			}
 		}
-		out, err = exec.CommandContext(ctx, "ip", "-n", e.ns, "-o", "-4", "addr", "show", "dev", e.dev).Output()
+		out, err = testproc.CommandContext(ctx, "ip", "-n", e.ns, "-o", "-4", "addr", "show", "dev", e.dev).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := fmt.Sprintf("inet %s/%d", e.ip, Prefix); !bytes.Contains(out, []byte(want)) {
 			t.Errorf("%s/%s: addresses %q lack %q", e.ns, e.dev, out, want)
 		}
-		out, err = exec.CommandContext(ctx, "ip", "-n", e.ns, "-o", "link", "show", "lo").Output()
+		out, err = testproc.CommandContext(ctx, "ip", "-n", e.ns, "-o", "link", "show", "lo").Output()
 		if err != nil || !bytes.Contains(out, []byte("UP")) {
 			t.Errorf("%s: lo not up: %q %v", e.ns, out, err)
 		}
 	}
 	// No address of the bed leaks into the namespace that runs the tests.
-	out, err := exec.CommandContext(ctx, "ip", "-o", "addr").Output()
+	out, err := testproc.CommandContext(ctx, "ip", "-o", "addr").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func idSet(ids []uint32) string {
 
 func assertGone(t *testing.T, name string) {
 	t.Helper()
-	out, err := exec.Command("ip", "netns", "list").Output()
+	out, err := testproc.Command("ip", "netns", "list").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestScriptBuildsSameBed(t *testing.T) {
 	}
 	name := UniqueName()
 	script := func(args ...string) (string, error) {
-		out, err := exec.Command("../testbed.sh", args...).CombinedOutput()
+		out, err := testproc.Command("../testbed.sh", args...).CombinedOutput()
 		return string(out), err
 	}
 	defer script("down", name)

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // Some behaviour can only be seen from outside a test: that a failed test
@@ -55,8 +56,8 @@ func TestChildUpUnprivileged(t *testing.T) {
 }
 
 // child prepares the re-execution of binary for one child test and role.
-func child(ctx context.Context, binary, test, role string, env ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, binary, "-test.run=^"+test+"$", "-test.v", "-test.count=1")
+func child(ctx context.Context, binary, test, role string, env ...string) *testproc.Cmd {
+	cmd := testproc.CommandContext(ctx, binary, "-test.run=^"+test+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
 	return cmd
 }
@@ -94,7 +95,7 @@ func TestSweepRemovesBedOfKilledRun(t *testing.T) {
 	}{
 		{"Sweep", Sweep},
 		{"testbed.sh gc", func() error {
-			out, err := exec.Command("../testbed.sh", "gc").CombinedOutput()
+			out, err := testproc.Command("../testbed.sh", "gc").CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("%v: %s", err, out)
 			}

@@ -4,11 +4,12 @@ package testbed
 
 import (
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 func TestVariantDefaults(t *testing.T) {
@@ -105,7 +106,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // threading on, and the kthread it pinned is the one netlink names.
 func TestScriptThreadedVariant(t *testing.T) {
 	b := upVariant(t, Variant{Queues: 1}) // reserves the name and the cleanup
-	cmd := exec.Command("../testbed.sh", "up", b.Name)
+	cmd := testproc.Command("../testbed.sh", "up", b.Name)
 	cmd.Env = append(os.Environ(), "QUEUES=1", "THREADED=1", "SRV_CPUS=0", "CLI_CPUS=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -126,7 +127,7 @@ func TestScriptThreadedVariant(t *testing.T) {
 		t.Errorf("kthread affinity %v %v", aff, err)
 	}
 	// A mismatched queue count is refused, and the bed is left as it was.
-	cmd = exec.Command("../testbed.sh", "up", b.Name)
+	cmd = testproc.Command("../testbed.sh", "up", b.Name)
 	cmd.Env = append(os.Environ(), "QUEUES=3")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "exists with 1 queues") {
 		t.Errorf("QUEUES=3 on a 1-queue bed: %v\n%s", err, out)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocached/gocached/internal/testproc"
 	"github.com/gocached/gocached/kernel/testbed"
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		os.Exit(childMain())
 	}
-	os.Exit(m.Run())
+	testproc.VerifyMain(m)
 }
 
 func childMain() int {
@@ -68,7 +69,7 @@ func childMain() int {
 }
 
 // child runs the test binary as the CLI with extra environment.
-func child(t *testing.T, cmd *exec.Cmd, env ...string) (code int, stdout, stderr string) {
+func child(t *testing.T, cmd *testproc.Cmd, env ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -131,7 +132,7 @@ func setDistinct(t *testing.T, b *testbed.Bed) {
 func TestBedShowJSONAgreesWithRawRead(t *testing.T) {
 	b := testbed.Up(t)
 	setDistinct(t, b)
-	code, stdout, stderr := child(t, b.ServerCmd(ctx(t), os.Args[0], "napi", "show", "--interface", b.ServerDev, "--json"))
+	code, stdout, stderr := child(t, &testproc.Cmd{Cmd: b.ServerCmd(ctx(t), os.Args[0], "napi", "show", "--interface", b.ServerDev, "--json")})
 	if code != ExitOK {
 		t.Fatalf("napi show: exit %d: %s", code, stderr)
 	}
@@ -275,7 +276,7 @@ func TestBedUnprivileged(t *testing.T) {
 		{"napi", "apply", "--interface", b.ServerDev, "--poll-mode", "suspend20", "--state", state},
 	} {
 		t.Run(args[1], func(t *testing.T) {
-			code, stdout, stderr := child(t, exec.CommandContext(ctx(t), os.Args[0], args...), env...)
+			code, stdout, stderr := child(t, testproc.CommandContext(ctx(t), os.Args[0], args...), env...)
 			if code != ExitFail {
 				t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, ExitFail, stdout, stderr)
 			}
@@ -288,7 +289,7 @@ func TestBedUnprivileged(t *testing.T) {
 	if _, err := os.Stat(state); err == nil {
 		t.Error("unprivileged apply left a state file")
 	}
-	code, stdout, _ := child(t, exec.CommandContext(ctx(t), os.Args[0], "doctor", "--interface", b.ServerDev, "--poll-mode", "suspend20"), env...)
+	code, stdout, _ := child(t, testproc.CommandContext(ctx(t), os.Args[0], "doctor", "--interface", b.ServerDev, "--poll-mode", "suspend20"), env...)
 	if code != ExitFail || !strings.Contains(stdout, "FAIL privileges:") {
 		t.Errorf("unprivileged doctor: exit %d:\n%s", code, stdout)
 	}
@@ -307,7 +308,7 @@ func TestUnprivilegedSetCredential(t *testing.T) {
 		return
 	}
 	bin := copyExecutable(t)
-	cmd := exec.CommandContext(ctx(t), bin, args...)
+	cmd := testproc.CommandContext(ctx(t), bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	code, stdout, stderr := child(t, cmd)
 	if code != ExitFail {
