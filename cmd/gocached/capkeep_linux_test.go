@@ -41,7 +41,7 @@ func TestPollModeWithUserRestoresKnobs(t *testing.T) {
 	if err := os.Chmod(filepath.Dir(binary), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := startProcess(t, b.ServerCmd(context.Background(), binary, "--engine=epoll", "-l", b.ServerIP, "-p", "-1", "-v",
+	s := startProcess(t, serverCmd(context.Background(), b, binary, "--engine=epoll", "-l", b.ServerIP, "-p", "-1", "-v",
 		"--napi-state", state, "--poll-mode", "suspend20", "-u", "nobody"))
 
 	for id, got := range serverKnobs(t, b) {

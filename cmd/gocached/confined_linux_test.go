@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestConfinedLikeDebianUnit: Debian's memcached.service runs the server as
@@ -51,7 +53,7 @@ func TestConfinedLikeDebianUnit(t *testing.T) {
 	sock, mem, pid := filepath.Join(run, "mc.sock"), filepath.Join(run, "mem"), filepath.Join(run, "mc.pid")
 	for _, engine := range []string{"epoll", "go"} {
 		t.Run(engine, func(t *testing.T) {
-			cmd := exec.Command(setpriv, "--bounding-set=-all,+setgid,+setuid,+sys_resource", "--",
+			cmd := testproc.Command(setpriv, "--bounding-set=-all,+setgid,+setuid,+sys_resource", "--",
 				binary, "-v", "--engine="+engine, "-u", "nobody", "-s", sock, "-a", "0770", "-m", "8", "-e", mem, "-P", pid)
 			s := startProcess(t, cmd)
 			for path, want := range map[string]os.FileMode{sock: 0o770, mem: 0o700, pid: 0o644} {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // syncBuffer collects a child's log lines while tests read them.
@@ -34,4 +37,15 @@ func skipMissing(t *testing.T, format string, args ...any) {
 		t.Fatalf(format+" (GOCACHED_REQUIRE_TESTBED=1)", args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// readStats reads `stats GROUP` ("" for plain stats) on nc, failing the test on
+// any error.
+func readStats(t *testing.T, nc net.Conn, group string) map[string]string {
+	t.Helper()
+	vals, err := testproc.Stats(nc, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // binary is the gocached built once for the tests that run it as a process.
@@ -27,24 +29,26 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "gocached")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	err = testproc.GoBuild(ctx, gocachedPkg, binary)
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "building gocached:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testproc.VerifyMain(m, func() { os.RemoveAll(dir) })
 }
+
+// gocachedPkg is this package, built by the tests that run it as a process.
+const gocachedPkg = "github.com/gocached/gocached/cmd/gocached"
 
 // runBinary runs gocached to completion with a time bound.
 func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := testproc.CommandContext(ctx, binary, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -143,7 +147,7 @@ func TestSubcommands(t *testing.T) {
 
 // server is a gocached process serving on a free loopback port.
 type server struct {
-	cmd    *exec.Cmd
+	cmd    *testproc.Cmd
 	addr   string
 	stderr *syncBuffer
 	exited chan struct{} // closed when the process has exited
@@ -155,13 +159,14 @@ var servingRE = regexp.MustCompile(`msg="gocached serving" addr=(\S+)`)
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
 	args = append([]string{"-p", "-1", "-l", "127.0.0.1", "-v"}, args...)
-	return startProcess(t, exec.Command(binary, args...))
+	return startProcess(t, testproc.Command(binary, args...))
 }
 
 // startProcess starts cmd, a gocached serving with -v, and waits for its
 // "serving" line; the process is killed at the end of the test if still
-// running.
-func startProcess(t *testing.T, cmd *exec.Cmd) *server {
+// running, and the goroutines reading its log and waiting for it are done
+// before the test ends.
+func startProcess(t *testing.T, cmd *testproc.Cmd) *server {
 	t.Helper()
 	pr, pw := io.Pipe()
 	s := &server{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
@@ -174,6 +179,24 @@ func startProcess(t *testing.T, cmd *exec.Cmd) *server {
 		pw.Close()
 		close(s.exited)
 	}()
+	addrc := make(chan string, 1)
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			s.stderr.WriteLine(sc.Text())
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				select { // the first listener's address; later ones only logged
+				case addrc <- m[1]:
+				default:
+				}
+			}
+		}
+		// A line too long for the scanner must not leave the server
+		// blocked on a full pipe.
+		io.Copy(io.Discard, pr)
+	}()
 	t.Cleanup(func() {
 		select {
 		case <-s.exited:
@@ -181,24 +204,27 @@ func startProcess(t *testing.T, cmd *exec.Cmd) *server {
 			cmd.Process.Kill()
 			<-s.exited
 		}
+		<-logDone
 	})
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			s.stderr.WriteLine(sc.Text())
-			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
-				addrc <- m[1]
-			}
-		}
-	}()
 	select {
 	case s.addr = <-addrc:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("gocached did not report its address; stderr:\n%s", s.stderr)
+	case <-s.exited:
+		<-logDone // it may have logged its address just before exiting
+		select {
+		case s.addr = <-addrc:
+			return s
+		default:
+		}
+		t.Fatalf("gocached exited before it reported its address (%v); stderr:\n%s", s.err, s.stderr)
+	case <-time.After(startTimeout):
+		t.Fatalf("gocached did not report its address within %v; stderr:\n%s", startTimeout, s.stderr)
 	}
 	return s
 }
+
+// startTimeout bounds a server's start, generous for a loaded machine
+// (a race build of the server under two other test binaries).
+const startTimeout = 30 * time.Second
 
 // wait waits for the process to exit and returns its status.
 func (s *server) wait(t *testing.T) int {
@@ -212,8 +238,8 @@ func (s *server) wait(t *testing.T) int {
 			t.Fatalf("waiting for gocached: %v", err)
 		}
 		return 0
-	case <-time.After(15 * time.Second):
-		t.Fatalf("gocached did not exit; stderr:\n%s", s.stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gocached did not exit within 30 s; stderr:\n%s", s.stderr)
 	}
 	return -1
 }

@@ -2,15 +2,17 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestPing: `gocached ping ADDR` is the container health check: 0 when the
@@ -43,7 +45,7 @@ func TestClosedStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", itoa(port))
-	cmd := exec.Command(binary, "-p", itoa(port), "-l", "127.0.0.1", "-vv")
+	cmd := testproc.Command(binary, "-p", itoa(port), "-l", "127.0.0.1", "-vv")
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -78,15 +80,16 @@ func TestClosedStderr(t *testing.T) {
 // VERSION, which stays memcached's so clients keep parsing it.
 func TestBuildLabel(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "gocached")
-	build := exec.Command("go", "build", "-ldflags", "-X main.buildLabel=9.9.9-test", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := testproc.GoBuild(ctx, gocachedPkg, bin, "-ldflags", "-X main.buildLabel=9.9.9-test"); err != nil {
+		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "-V").Output()
+	out, err := testproc.Command(bin, "-V").Output()
 	if err != nil || string(out) != "gocached "+version+" (build 9.9.9-test)\n" {
 		t.Errorf("-V = %q, %v", out, err)
 	}
-	s := startProcess(t, exec.Command(bin, "-p", "-1", "-l", "127.0.0.1", "-v"))
+	s := startProcess(t, testproc.Command(bin, "-p", "-1", "-l", "127.0.0.1", "-v"))
 	nc, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func TestPidFileAsMemcachedSaves(t *testing.T) {
 		t.Errorf("%s.tmp left behind (%v)", pidFile, err)
 	}
 	want := "WARNING: The pid file contained the following (running) pid: " + strconv.Itoa(os.Getpid())
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(s.stderr.String(), want) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -43,12 +43,12 @@ func TestPingAnswersEveryWay(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			portFile := filepath.Join(t.TempDir(), "ports")
 			env := append(os.Environ(), portFileEnv+"="+portFile)
-			cmd := exec.Command(binary, append([]string{"-p", "-1", "-v"}, c.args...)...)
+			cmd := testproc.Command(binary, append([]string{"-p", "-1", "-v"}, c.args...)...)
 			cmd.Env = env
 			startProcess(t, cmd)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			p := exec.CommandContext(ctx, binary, "ping")
+			p := testproc.CommandContext(ctx, binary, "ping")
 			p.Env = env
 			out, err := p.Output()
 			if err != nil || !strings.HasPrefix(string(out), c.want) {

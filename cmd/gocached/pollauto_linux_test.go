@@ -64,7 +64,7 @@ func TestPollModeAuto(t *testing.T) {
 		}()
 	}
 	suspended := false
-	for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline) && !suspended; {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !suspended; {
 		time.Sleep(100 * time.Millisecond)
 		for _, got := range serverKnobs(t, b) {
 			if got.deferHardIRQs == autoDefer && got.irqSuspendTimeoutNs >= 1_000_000 && got.groFlushTimeoutNs >= 10_000 {
@@ -84,7 +84,7 @@ func TestPollModeAuto(t *testing.T) {
 	rt.SetDeadline(time.Now().Add(20 * time.Second))
 	rtr := bufio.NewReader(rt)
 	allBase := false
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !allBase; {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !allBase; {
 		for range 50 {
 			io.WriteString(rt, "get auto-k\r\n")
 			if l, err := rtr.ReadString('\n'); err != nil || l != "END\r\n" {

@@ -24,6 +24,7 @@ import (
 	"github.com/mdlayher/netlink"
 
 	"github.com/gocached/gocached/internal/napi"
+	"github.com/gocached/gocached/internal/testproc"
 	"github.com/gocached/gocached/kernel/testbed"
 )
 
@@ -167,7 +168,7 @@ func startInBed(t *testing.T, b *testbed.Bed, args ...string) (*server, string) 
 	t.Helper()
 	state := filepath.Join(t.TempDir(), "napi-state.json")
 	args = append([]string{"--engine=epoll", "-l", b.ServerIP, "-p", "-1", "-v", "--napi-state", state}, args...)
-	return startProcess(t, b.ServerCmd(context.Background(), binary, args...)), state
+	return startProcess(t, serverCmd(context.Background(), b, binary, args...)), state
 }
 
 // shownNAPI is one NAPI of `napi show --json`, decoded by field name as a
@@ -193,7 +194,7 @@ func showJSON(t *testing.T, b *testbed.Bed) []shownNAPI {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := b.ServerCmd(ctx, binary, "napi", "show", "--json", "--interface", b.ServerDev)
+	cmd := serverCmd(ctx, b, binary, "napi", "show", "--json", "--interface", b.ServerDev)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -275,7 +276,7 @@ func checkReactorStats(t *testing.T, b *testbed.Bed, addr, mode string, want kno
 	if _, err := r.ReadString('\n'); err != nil {
 		t.Fatalf("version: %v", err)
 	}
-	stats := readStats(t, nc, r, "stats reactors")
+	stats := readStats(t, nc, "reactors")
 	modes, withNAPI := 0, 0
 	for name, v := range stats {
 		id, field, ok := strings.Cut(strings.TrimPrefix(name, "reactor:"), ":")
@@ -319,27 +320,6 @@ func dialFromClient(t *testing.T, b *testbed.Bed, addr string) net.Conn {
 	return nc
 }
 
-// readStats sends a stats command and collects its STAT lines.
-func readStats(t *testing.T, nc net.Conn, r *bufio.Reader, cmd string) map[string]string {
-	t.Helper()
-	fmt.Fprintf(nc, "%s\r\n", cmd)
-	out := map[string]string{}
-	for {
-		l, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("%s: %v", cmd, err)
-		}
-		if l == "END\r\n" {
-			return out
-		}
-		f := strings.Fields(l)
-		if len(f) != 3 || f[0] != "STAT" {
-			t.Fatalf("%s: unexpected line %q", cmd, l)
-		}
-		out[f[1]] = f[2]
-	}
-}
-
 // TestPollModeNeedsCapNetAdmin drops to nobody inside the server namespace:
 // the mode must fail at once, in one line naming the capability, and leave
 // the knobs alone.
@@ -353,14 +333,18 @@ func TestPollModeNeedsCapNetAdmin(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "--engine=epoll", "--poll-mode", "suspend20", "-l", b.ServerIP, "-p", "-1",
+	cmd := testproc.CommandContext(ctx, binary, "--engine=epoll", "--poll-mode", "suspend20", "-l", b.ServerIP, "-p", "-1",
 		"--napi-state", filepath.Join(t.TempDir(), "state.json"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}},
+		Pdeathsig: syscall.SIGKILL}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Forked from a thread inside the server namespace, the child starts
-	// there; as nobody it could not enter it itself.
-	if err := b.InNS(b.ServerNS, cmd.Start); err != nil {
+	// there; as nobody it could not enter it itself. So it is exec's Start,
+	// not testproc's (which forks from its own thread, in the host
+	// namespace); the parent-death signal is then tied to InNS's thread,
+	// which outlives the child unless InNS cannot switch back (and fails).
+	if err := b.InNS(b.ServerNS, cmd.Cmd.Start); err != nil {
 		t.Fatalf("start as nobody: %v", err)
 	}
 	err := cmd.Wait()
@@ -397,7 +381,7 @@ func TestRestoreAfterCrash(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := b.ServerCmd(ctx, binary, "napi", "restore", "--interface", b.ServerDev, "--state", state).CombinedOutput()
+	out, err := serverCmd(ctx, b, binary, "napi", "restore", "--interface", b.ServerDev, "--state", state).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gocached napi restore: %v\n%s", err, out)
 	}
@@ -438,7 +422,7 @@ func TestPollModeWildcardRunsAsBase(t *testing.T) {
 	if _, err := r.ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	stats := readStats(t, nc, r, "stats reactors")
+	stats := readStats(t, nc, "reactors")
 	seen := 0
 	for name, v := range stats {
 		id, ok := strings.CutSuffix(name, ":napi_id")
@@ -470,4 +454,9 @@ func TestPollModeWildcardRunsAsBase(t *testing.T) {
 	if log := s.stderr.String(); strings.Count(log, "no NAPI to act on") != 1 {
 		t.Errorf("want one line saying the mode has no NAPI to act on; log:\n%s", log)
 	}
+}
+
+// serverCmd is b.ServerCmd for a process that dies with the test binary.
+func serverCmd(ctx context.Context, b *testbed.Bed, name string, args ...string) *testproc.Cmd {
+	return &testproc.Cmd{Cmd: b.ServerCmd(ctx, name, args...)}
 }

@@ -5,12 +5,13 @@ package main
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestPortFile: with MEMCACHED_PORT_FILENAME set, the server writes its
@@ -18,7 +19,7 @@ import (
 // -U -1 pick free ports, and the TCP one written is the one that answers.
 func TestPortFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "ports")
-	cmd := exec.Command(binary, "-l", "127.0.0.1", "-p", "-1", "-U", "-1", "-v")
+	cmd := testproc.Command(binary, "-l", "127.0.0.1", "-p", "-1", "-U", "-1", "-v")
 	cmd.Env = append(os.Environ(), portFileEnv+"="+file)
 	s := startProcess(t, cmd)
 	b, err := os.ReadFile(file)
@@ -55,7 +56,7 @@ func TestPortFile(t *testing.T) {
 func TestPortFileNotWrittenForUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "ports")
-	cmd := exec.Command(binary, "-s", filepath.Join(dir, "mc.sock"), "-v")
+	cmd := testproc.Command(binary, "-s", filepath.Join(dir, "mc.sock"), "-v")
 	cmd.Env = append(os.Environ(), portFileEnv+"="+file)
 	s := startProcess(t, cmd)
 	for _, f := range []string{file, file + ".lck"} {
@@ -126,7 +127,7 @@ func TestPortZeroTurnsTCPOff(t *testing.T) {
 	for _, engine := range []string{"epoll", "go", "uring"} {
 		t.Run(engine, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "ports")
-			cmd := exec.Command(binary, "--engine="+engine, "-l", "127.0.0.1", "-p", "0", "-U", "-1", "-v")
+			cmd := testproc.Command(binary, "--engine="+engine, "-l", "127.0.0.1", "-p", "0", "-U", "-1", "-v")
 			cmd.Env = append(os.Environ(), portFileEnv+"="+file)
 			startProcess(t, cmd)
 			b, err := os.ReadFile(file)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 func TestParseExtOptions(t *testing.T) {
@@ -80,7 +82,9 @@ func TestPidFileAndSIGHUP(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Once the kernel has delivered SIGHUP (it is no longer pending), a
+	// server that did not ignore it would be gone.
+	waitSignalDelivered(t, s.cmd.Process.Pid, syscall.SIGHUP)
 	versionOK(t, s.addr)
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	if code := s.wait(t); code != 0 {
@@ -123,9 +127,10 @@ func TestDaemonize(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(t.TempDir(), "d.pid")
+	killDaemonAtCleanup(t, pidFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, binary, "-d", "-p", strconv.Itoa(port), "-l", "127.0.0.1", "-P", pidFile).CombinedOutput()
+	out, err := testproc.CommandContext(ctx, binary, "-d", "-p", strconv.Itoa(port), "-l", "127.0.0.1", "-P", pidFile).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gocached -d: %v: %s", err, out)
 	}
@@ -138,7 +143,6 @@ func TestDaemonize(t *testing.T) {
 	if err != nil || pid <= 0 {
 		t.Fatalf("pid file %q", b)
 	}
-	defer proc.Signal(syscall.SIGKILL) // only if the checks below failed
 	if sid, _ := unix.Getsid(pid); sid != pid {
 		t.Errorf("daemon session %d, want its own (%d)", sid, pid)
 	}
@@ -146,15 +150,40 @@ func TestDaemonize(t *testing.T) {
 	if err := proc.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("daemon %d still running 15 s after SIGTERM", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitGone(t, pid)
 	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
 		t.Errorf("pid file still there after the daemon stopped (%v)", err)
+	}
+}
+
+// waitSignalDelivered waits until sig is pending neither for the process
+// pid nor for any of its threads (/proc/PID/task/*/status).
+func waitSignalDelivered(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	bit := uint64(1) << (sig - 1)
+	pending := func() bool {
+		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/status")
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue // the thread exited
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				name, v, _ := strings.Cut(l, ":")
+				if name != "SigPnd" && name != "ShdPnd" {
+					continue
+				}
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && m&bit != 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(30 * time.Second); pending(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v still pending for %d after 30 s", sig, pid)
+		}
 	}
 }
 
@@ -211,7 +240,7 @@ func TestSASLSetup(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, binary, "-p", "-1", "-l", "127.0.0.1", "-S")
+		cmd := testproc.CommandContext(ctx, binary, "-p", "-1", "-l", "127.0.0.1", "-S")
 		cmd.Env = append(append([]string(nil), env...), extra...)
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), saslInitFailed+"\n") {
@@ -220,7 +249,7 @@ func TestSASLSetup(t *testing.T) {
 	}
 	start := func(name string, extra ...string) {
 		t.Helper()
-		cmd := exec.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-v", "-S")
+		cmd := testproc.Command(binary, "-p", "-1", "-l", "127.0.0.1", "-v", "-S")
 		cmd.Env = append(append([]string(nil), env...), extra...)
 		s := startProcess(t, cmd)
 		s.cmd.Process.Signal(syscall.SIGTERM)
@@ -284,7 +313,7 @@ func TestUnixSocket(t *testing.T) {
 				}
 				defer nc.Close()
 				nc.SetDeadline(time.Now().Add(10 * time.Second))
-				got := readStats(t, nc, bufio.NewReader(nc), "stats settings")
+				got := readStats(t, nc, "settings")
 				if got["domain_socket"] != path || got["umask"] != c.mask {
 					t.Errorf("stats settings domain_socket=%q umask=%q, want %q and %s", got["domain_socket"], got["umask"], path, c.mask)
 				}
@@ -315,24 +344,10 @@ func TestIdleTimeout(t *testing.T) {
 			}
 			defer nc.Close()
 			nc.SetDeadline(time.Now().Add(10 * time.Second))
-			r := bufio.NewReader(nc)
-			read := func(cmd string) map[string]string {
-				nc.Write([]byte(cmd))
-				m := map[string]string{}
-				for {
-					l, err := r.ReadString('\n')
-					if err != nil || l == "END\r\n" {
-						return m
-					}
-					if f := strings.Fields(l); len(f) == 3 {
-						m[f[1]] = f[2]
-					}
-				}
-			}
-			if got := read("stats\r\n")["idle_kicks"]; got != "1" {
+			if got := readStats(t, nc, "")["idle_kicks"]; got != "1" {
 				t.Errorf("idle_kicks = %q, want 1", got)
 			}
-			if got := read("stats settings\r\n")["idle_timeout"]; got != "1" {
+			if got := readStats(t, nc, "settings")["idle_timeout"]; got != "1" {
 				t.Errorf("stats settings idle_timeout = %q, want 1", got)
 			}
 		})

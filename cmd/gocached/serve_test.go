@@ -77,21 +77,7 @@ func TestGoEngineThreadsFlag(t *testing.T) {
 	}
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(nc)
-	fmt.Fprintf(nc, "stats\r\n")
-	threads := ""
-	for {
-		l, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stats: %v", err)
-		}
-		if l == "END\r\n" {
-			break
-		}
-		if f := strings.Fields(l); len(f) == 3 && f[1] == "threads" {
-			threads = f[2]
-		}
-	}
+	threads := readStats(t, nc, "")["threads"]
 	if threads != "1" {
 		t.Errorf("stats threads = %q with --engine=go -t 1, want 1", threads)
 	}

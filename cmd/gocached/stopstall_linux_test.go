@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A client that reads nothing must not hold a stop for shutdownGrace:
@@ -43,12 +45,13 @@ func TestStopCutsStalledClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Both pipelines are read by the server before the signal: the
-			// reader's first reply has begun.
+			// reader's first reply has begun, and so has the stalled
+			// client's (its bytes wait, unread, in its receive queue).
 			br := bufio.NewReaderSize(reader, 64<<10)
 			if _, err := br.Peek(1); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond)
+			waitReceiveQueue(t, stalled)
 			start := time.Now()
 			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
@@ -81,5 +84,27 @@ func TestStopCutsStalledClient(t *testing.T) {
 				t.Errorf("log lacks the cut:\n%s", s.stderr)
 			}
 		})
+	}
+}
+
+// waitReceiveQueue waits until bytes have arrived on c that nobody read
+// (SIOCINQ), i.e. the server has begun answering c.
+func waitReceiveQueue(t *testing.T, c net.Conn) {
+	t.Helper()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		n, ierr := 0, error(nil)
+		if err := rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); err != nil || ierr != nil {
+			t.Fatalf("SIOCINQ: %v %v", err, ierr)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not begin answering the stalled client within 30 s")
+		}
 	}
 }
