@@ -17,11 +17,12 @@ import (
 // large sets, so each behaviour under test can be provoked on purpose.
 type fakeServer struct {
 	ln         net.Listener
-	stallAt    time.Duration // after this long from start, stop replying ...
+	stallAt    time.Duration // after this long from the first request, stop replying ...
 	stallFor   time.Duration // ... for this long (0: no stall)
 	maxValue   int           // sets above this size get SERVER_ERROR (0: no limit)
 	silent     bool          // never reply
-	start      time.Time
+	startOnce  sync.Once
+	start      time.Time // the first request's arrival; set once, under startOnce
 	mu         sync.Mutex
 	items      map[string][]byte
 	sets, gets int
@@ -35,7 +36,7 @@ func startFakeServer(t *testing.T, configure func(*fakeServer)) *fakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &fakeServer{ln: ln, items: map[string][]byte{}, start: time.Now()}
+	s := &fakeServer{ln: ln, items: map[string][]byte{}}
 	if configure != nil {
 		configure(s)
 	}
@@ -86,6 +87,10 @@ func (s *fakeServer) serve(c net.Conn) {
 		if len(f) == 0 {
 			continue
 		}
+		// The stall is timed from the first request, not from the
+		// server's start: a client slow to start on a loaded machine
+		// would otherwise miss it.
+		s.startOnce.Do(func() { s.start = time.Now() })
 		if since := time.Since(s.start); s.stallFor > 0 && since >= s.stallAt && since < s.stallAt+s.stallFor {
 			w.Flush()
 			time.Sleep(s.stallAt + s.stallFor - since)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocached/gocached/internal/testproc"
 	"github.com/gocached/gocached/kernel/testbed"
 )
 
@@ -33,6 +34,7 @@ func TestQuickOnTestbed(t *testing.T) {
 		t.Skipf("no memcached: %v", err)
 	}
 	o := QuickOptions()
+	prebuilt(t, &o)
 	o.OutDir = t.TempDir()
 	o.Scenarios = []string{"base", "defer20", "suspend20"}
 	o.Loads = mustLoads("3000,MAX")
@@ -62,20 +64,33 @@ func TestQuickOnTestbed(t *testing.T) {
 			continue
 		}
 		res := r.Result
-		if res.QPS <= 0 || res.Errors != 0 || res.Misses != 0 || r.Usage.ServerCPUPct <= 0 || r.CPUNsPerQuery <= 0 || r.NetRxPerQuery <= 0 {
-			t.Errorf("%s: qps %.0f errors %d misses %d cpu %.1f%% cpu-ns/q %.0f netrx/q %.2f",
-				k, res.QPS, res.Errors, res.Misses, r.Usage.ServerCPUPct, r.CPUNsPerQuery, r.NetRxPerQuery)
+		// A request left unanswered at the end of a run is the load
+		// generator falling behind when other processes hold the CPUs
+		// (the run is then marked disturbed); an error reply never is.
+		unanswered := res.Unanswered != 0 && r.Disturbed == ""
+		if res.QPS <= 0 || res.ErrReplies != 0 || unanswered || res.Misses != 0 || r.Usage.ServerCPUPct <= 0 || r.CPUNsPerQuery <= 0 || r.NetRxPerQuery <= 0 {
+			t.Errorf("%s: qps %.0f error replies %d unanswered %d misses %d cpu %.1f%% cpu-ns/q %.0f netrx/q %.2f (disturbed: %q)",
+				k, res.QPS, res.ErrReplies, res.Unanswered, res.Misses, r.Usage.ServerCPUPct, r.CPUNsPerQuery, r.NetRxPerQuery, r.Disturbed)
 		}
 		if r.CyclesPerQuery == nil && HWCountersAvailable() == nil {
 			t.Errorf("%s: hardware counters exist but cycles per query are missing", k)
 		}
 	}
 	// fb_ia arrivals over 1 s: the offered count itself varies (CV 1.2, so
-	// about ±2% per standard deviation); what was offered must be answered.
+	// about ±2% per standard deviation); what was offered must be answered
+	// unless other processes took the CPUs the client and server needed
+	// (a disturbed run: on a shared machine the open loop falls behind).
 	if r := measured["memcached base 3000"]; r.Result != nil {
 		res := r.Result
-		if math.Abs(res.OfferedQPS-3000) > 0.15*3000 || math.Abs(res.QPS-res.OfferedQPS) > 0.01*res.OfferedQPS {
-			t.Errorf("memcached at 3000: offered %.0f, achieved %.0f", res.OfferedQPS, res.QPS)
+		if math.Abs(res.OfferedQPS-3000) > 0.15*3000 {
+			t.Errorf("memcached at 3000: offered %.0f", res.OfferedQPS)
+		}
+		if math.Abs(res.QPS-res.OfferedQPS) > 0.01*res.OfferedQPS {
+			if r.Disturbed == "" {
+				t.Errorf("memcached at 3000: offered %.0f, achieved %.0f", res.OfferedQPS, res.QPS)
+			} else {
+				t.Logf("memcached at 3000: offered %.0f, achieved %.0f in a disturbed run (%s)", res.OfferedQPS, res.QPS, r.Disturbed)
+			}
 		}
 	}
 	for _, r := range recs {
@@ -119,6 +134,7 @@ func TestThreadedOnTestbed(t *testing.T) {
 		t.Skipf("skipping: %v; set %s=1 to fail instead", err, testbed.RequireEnv)
 	}
 	o := QuickOptions()
+	prebuilt(t, &o)
 	o.Threaded = true
 	o.Servers, o.Scenarios = []string{Gocached}, []string{"base"}
 	o.Loads = mustLoads("MAX")
@@ -138,4 +154,28 @@ func TestThreadedOnTestbed(t *testing.T) {
 	if r.Variant != "threaded-1q" || r.Usage.KthreadCPUPct <= 0 || r.Usage.Reactors["epoll_waits"] == 0 {
 		t.Errorf("variant %s, kthread cpu %.1f%%, reactors %v", r.Variant, r.Usage.KthreadCPUPct, r.Usage.Reactors)
 	}
+}
+
+// prebuilt gives o the test binary's one build of gocached and mcload.
+func prebuilt(t *testing.T, o *Options) {
+	t.Helper()
+	var err error
+	if o.GocachedBin, err = testproc.GocachedBinary(); err != nil {
+		t.Fatal(err)
+	}
+	mcloadBin.once.Do(func() {
+		if mcloadBin.dir, mcloadBin.err = os.MkdirTemp("", "scenario-mcload-"); mcloadBin.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		path := filepath.Join(mcloadBin.dir, "mcload")
+		if mcloadBin.err = testproc.GoBuild(ctx, "github.com/gocached/gocached/bench/cmd/mcload", path); mcloadBin.err == nil {
+			mcloadBin.path = path
+		}
+	})
+	if mcloadBin.err != nil {
+		t.Fatal(mcloadBin.err)
+	}
+	o.MCLoadBin = mcloadBin.path
 }
