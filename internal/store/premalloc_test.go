@@ -24,7 +24,8 @@ func TestPremallocedShrinksTheRings(t *testing.T) {
 	if stored == 0 || stored*len(value) > limit-taken {
 		t.Errorf("%d values of 400 KiB stored; want at least one and no more than the %d bytes left", stored, limit-taken)
 	}
-	if _, err := New(Config{MemoryLimit: 64 << 20, Premalloced: 64 << 20}); err == nil {
+	if s2, err := New(Config{MemoryLimit: 64 << 20, Premalloced: 64 << 20}); err == nil {
+		s2.Close()
 		t.Errorf("a store with no memory left for its rings was created")
 	}
 }
