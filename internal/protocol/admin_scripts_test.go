@@ -1,12 +1,12 @@
 package protocol
 
 import (
-	"bufio"
 	"net"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // adminScripts are the admin commands' replies as memcached 1.6.18 gives
@@ -144,15 +144,16 @@ func TestAdminScriptsAgainstMemcached(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			var got result
 			// memcached's crawler is a thread of its own: a metadump may
-			// wait for a crawl still running, so a mismatch gets one retry.
-			for try := 0; try < 2; try++ {
+			// wait for a crawl still running, so a mismatch is retried
+			// until the crawler has settled (at most memcachedWait).
+			for deadline := time.Now().Add(memcachedWait); ; {
 				flushMemcached(t, addr)
 				exchange(t, addr, "stats reset\r\n", len("RESET\r\n"))
-				got = exchange(t, addr, sc.in, len(sc.want))
-				if normalizeCAS(got.out) == sc.want && got.closed == sc.closed {
+				got = exchangeWant(t, addr, sc.in, len(sc.want), sc.closed)
+				if normalizeCAS(got.out) == sc.want && got.closed == sc.closed || time.Now().After(deadline) {
 					break
 				}
-				time.Sleep(200 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond)
 			}
 			checkResult(t, sc, got, "memcached")
 			exchangeUntil(t, addr, restoreAdmin+"mn\r\n", "MN\r\n")
@@ -166,7 +167,7 @@ func TestAdminScriptsAgainstMemcached(t *testing.T) {
 // it has.
 func ensureCrawler(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(memcachedWait)
 	for time.Now().Before(deadline) {
 		if memcachedSetting(t, addr, "lru_crawler") == "yes" {
 			return
@@ -185,18 +186,11 @@ func memcachedSetting(t *testing.T, addr, name string) string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(3 * time.Second))
-	c.Write([]byte("stats settings\r\n"))
-	r := bufio.NewReader(c)
-	for {
-		l, err := r.ReadString('\n')
-		if err != nil || l == "END\r\n" {
-			return ""
-		}
-		if f := strings.Fields(l); len(f) == 3 && f[1] == name {
-			return f[2]
-		}
+	vals, err := testproc.Stats(c, "settings")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return vals[name]
 }
 
 // TestSlabsReassignDisabled: under -o no_slab_reassign (or no_modern)

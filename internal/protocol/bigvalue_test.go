@@ -52,7 +52,7 @@ func TestBigScriptsAgainstMemcached(t *testing.T) {
 	for _, sc := range bigScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			flushMemcached(t, addr)
-			checkResult(t, sc, exchange(t, addr, sc.in, len(sc.want)), "memcached")
+			checkResult(t, sc, exchangeWant(t, addr, sc.in, len(sc.want), sc.closed), "memcached")
 		})
 	}
 }

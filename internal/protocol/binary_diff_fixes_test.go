@@ -139,7 +139,8 @@ func TestBinaryFixesAgainstMemcached(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			addr := startMemcachedWith(t, nil, c.flags...)
 			// Wait for as many bytes as gocached sends.
-			ref := exchange(t, addr, c.in, max(1, len(runBinFix(t, c).out)))
+			own := runBinFix(t, c)
+			ref := exchangeWant(t, addr, c.in, max(1, len(own.out)), own.closed)
 			if g := describePackets(ref.out, ref.closed); g != c.want {
 				t.Errorf("memcached:\n%swant:\n%s", g, c.want)
 			}

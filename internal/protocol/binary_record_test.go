@@ -18,7 +18,7 @@ func TestRecordBinaryWants(t *testing.T) {
 	b.WriteString("package protocol\n\n// binWants are memcached 1.6.18's replies to binScripts, as describePackets\n// renders them (recorded by TestRecordBinaryWants).\nvar binWants = map[string]string{\n")
 	for _, sc := range binScripts {
 		flushMemcached(t, addr)
-		ref := exchange(t, addr, sc.in, 1)
+		ref := exchangeAll(t, addr, sc.in)
 		fmt.Fprintf(&b, "\t%q: %q,\n", sc.name, describePackets(ref.out, ref.closed))
 	}
 	b.WriteString("}\n")

@@ -80,10 +80,9 @@ func TestVerboseBinaryAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	var mlog lockedBuffer
-	addr := startMemcachedLog(t, &mlog, nil, "-vv")
-	probeClosed(t, &mlog)
-	exchange(t, addr, verboseBinaryTraffic(), 1<<20)
+	mc := startMemcachedProc(t, nil, "-vv")
+	probeClosed(t, mc)
+	exchangeWant(t, mc.Addr(), verboseBinaryTraffic(), 0, true) // it ends in a quit
 	// The binary client's connection, from its protocol line to its close.
 	clientID := func(text string) string {
 		i := strings.Index(text, ": Client using the binary protocol\n")
@@ -92,7 +91,7 @@ func TestVerboseBinaryAgainstMemcached(t *testing.T) {
 		}
 		return text[strings.LastIndex(text[:i], "\n")+1 : i]
 	}
-	text := waitLogged(t, &mlog, "the binary client's connection and its close", func(text string) bool {
+	text := waitLogged(t, mc, "the binary client's connection and its close", func(text string) bool {
 		id := clientID(text)
 		return id != "" && strings.Contains(text[strings.Index(text, id+": Client using"):], "\n<"+id+" connection closed.\n")
 	})

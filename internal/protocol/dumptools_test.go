@@ -3,11 +3,12 @@ package protocol
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 const memcachedTool = "/usr/share/memcached/scripts/memcached-tool"
@@ -16,8 +17,8 @@ const memcachedTool = "/usr/share/memcached/scripts/memcached-tool"
 func toolOrSkip(t *testing.T, path, pkg string) string {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
-			t.Fatalf("%s (Debian's %s) not installed and GOCACHED_REQUIRE_TESTBED=1", path, pkg)
+		if testproc.Required() {
+			t.Fatalf("%s (Debian's %s) not installed and %s=1", path, pkg, testproc.RequireEnv)
 		}
 		t.Skipf("%s (Debian's %s) not installed", path, pkg)
 	}
@@ -44,14 +45,14 @@ func TestMemcachedToolDump(t *testing.T) {
 	tool := toolOrSkip(t, memcachedTool, "memcached")
 	const n = 20000 // a dump of about 1.3 MB: several streamed parts
 	_, addr := dumpEnv(t, n)
-	out, err := exec.Command("perl", tool, addr, "keys").Output()
+	out, err := testproc.Command("perl", tool, addr, "keys").Output()
 	if err != nil {
 		t.Fatalf("memcached-tool keys: %v", err)
 	}
 	if got := strings.Count(string(out), "key=key%3A"); got != n {
 		t.Fatalf("memcached-tool keys listed %d keys, want %d:\n%s", got, n, abbrev(string(out)))
 	}
-	out, err = exec.Command("perl", tool, addr, "dump", "50").Output()
+	out, err = testproc.Command("perl", tool, addr, "dump", "50").Output()
 	if err != nil {
 		t.Fatalf("memcached-tool dump: %v", err)
 	}
@@ -80,7 +81,7 @@ func TestMemcdump(t *testing.T) {
 	tool := toolOrSkip(t, "/usr/bin/memcdump", "libmemcached-tools")
 	const n = 500
 	_, addr := dumpEnv(t, n)
-	out, err := exec.Command(tool, "--servers="+addr).Output()
+	out, err := testproc.Command(tool, "--servers="+addr).Output()
 	if err != nil {
 		t.Fatalf("memcdump: %v\n%s", err, out)
 	}

@@ -157,7 +157,7 @@ func TestGatingFlagsAgainstMemcached(t *testing.T) {
 			if fc.steps != nil {
 				got = exchangeSteps(t, addr, fc.steps)
 			} else {
-				got = exchange(t, addr, fc.in, len(fc.want))
+				got = exchangeAll(t, addr, fc.in)
 			}
 			if g := keepLines(got.out, fc.keep); g != fc.want {
 				t.Errorf("memcached %v:\n got  %q\nwant %q", fc.flags, g, fc.want)
@@ -193,7 +193,7 @@ func TestShutdownAgainstMemcached(t *testing.T) {
 		t.Skip("short mode")
 	}
 	addr := startMemcachedWith(t, nil, "-A")
-	got := exchange(t, addr, "shutdown graceful\r\nversion\r\n", 0)
+	got := exchangeWant(t, addr, "shutdown graceful\r\nversion\r\n", 0, true)
 	if got.out != "" || !got.closed {
 		t.Fatalf("memcached -A: shutdown graceful gave %q, closed %v", got.out, got.closed)
 	}
@@ -269,7 +269,7 @@ func TestSizeClassFlags(t *testing.T) {
 		return
 	}
 	addr := startMemcachedWith(t, nil, "-f", "2", "-n", "100")
-	if got := keepLines(exchange(t, addr, in, 1<<20).out, keep); got != want {
+	if got := keepLines(exchangeAll(t, addr, in).out, keep); got != want {
 		t.Fatalf("memcached: got %q, want %q", got, want)
 	}
 }
@@ -322,7 +322,7 @@ func TestASCIIAuthSizeBound(t *testing.T) {
 	}
 	addr := startMemcachedWith(t, nil, "-Y", mcAuth)
 	for _, c := range cases {
-		if got := exchange(t, addr, login(c.size), len(c.want)); got.out != c.want || got.closed != c.closed {
+		if got := exchangeWant(t, addr, login(c.size), len(c.want), c.closed); got.out != c.want || got.closed != c.closed {
 			t.Errorf("memcached, %d bytes: got %q closed %v, want %q closed %v", c.size, got.out, got.closed, c.want, c.closed)
 		}
 	}

@@ -3,13 +3,16 @@ package protocol
 import (
 	"io"
 	"log/slog"
-	"os"
 	"testing"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestMain keeps the Session's -v lines (invalid binary requests, which the
-// tests and fuzz targets send by the thousand) out of the test output.
+// tests and fuzz targets send by the thousand) out of the test output, and
+// fails the package when a test leaves a goroutine behind (a store's
+// background loop, a serving goroutine, a watcher).
 func TestMain(m *testing.M) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	os.Exit(m.Run())
+	testproc.VerifyMain(m)
 }

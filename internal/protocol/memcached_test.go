@@ -3,22 +3,26 @@ package protocol
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
-// The expected replies in scripts were taken from memcached 1.6.18. This test
-// re-checks them against the real binary when it is installed, so that the
-// table cannot drift from memcached's behaviour.
+// The expected replies in scripts were taken from memcached 1.6.18. The
+// tests against memcached re-check them against the real binary when it is
+// installed, so that the tables cannot drift from memcached's behaviour.
 
-const memcachedPath = "/usr/bin/memcached"
+// memcachedWait bounds every wait on the reference memcached: generous,
+// since the machine may be shared and loaded. A test that gets its answer
+// does not wait it out.
+const memcachedWait = 30 * time.Second
 
 // startMemcached runs memcached on a free loopback port and returns its address.
 func startMemcached(t *testing.T) string {
@@ -29,93 +33,68 @@ func startMemcached(t *testing.T) string {
 // startMemcachedWith is startMemcached with extra environment and flags.
 func startMemcachedWith(t *testing.T, env []string, extra ...string) string {
 	t.Helper()
-	return startMemcachedLog(t, nil, env, extra...)
+	return startMemcachedProc(t, env, extra...).Addr()
 }
 
-// startMemcachedLog is startMemcachedWith sending memcached's stderr to stderr.
-func startMemcachedLog(t *testing.T, stderr io.Writer, env []string, extra ...string) string {
+// startMemcachedProc starts memcached (UDP off, loopback only) with extra
+// environment and flags, stopped when the test ends. Without memcached
+// installed the test is skipped, or fails under GOCACHED_REQUIRE_TESTBED=1.
+// Its stdout and stderr (the -vv lines) are the Proc's Output.
+func startMemcachedProc(t *testing.T, env []string, extra ...string) *testproc.Proc {
 	t.Helper()
-	if _, err := os.Stat(memcachedPath); err != nil {
-		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
-			t.Fatalf("memcached not installed (%v) and GOCACHED_REQUIRE_TESTBED=1", err)
+	bin, err := testproc.MemcachedBinary()
+	if err != nil {
+		if testproc.Required() {
+			t.Fatalf("%v and %s=1", err, testproc.RequireEnv)
 		}
-		t.Skipf("memcached not installed (%v): reference replies not re-checked", err)
+		t.Skipf("%v: reference replies not re-checked", err)
 	}
-	// memcached picks its own port (-p -1) and names it in its port file:
-	// a port picked here and freed for it could be taken by another
-	// test's server first, and the dial would then reach that one.
-	// As root memcached runs as nobody, who must reach and write the
-	// directory (its file goes in as FILE.lck, renamed).
-	dir, err := os.MkdirTemp("", "memcached-ports-")
+	spec := testproc.Memcached(bin, append([]string{"-l", "127.0.0.1", "-U", "0"}, extra...)...)
+	spec.Env = env
+	ctx, cancel := context.WithTimeout(context.Background(), 2*memcachedWait)
+	defer cancel()
+	p, err := testproc.StartOnFreePort(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
-	portFile := filepath.Join(dir, "ports")
-	args := []string{"-l", "127.0.0.1", "-p", "-1", "-U", "0"}
-	if os.Geteuid() == 0 {
-		args = append(args, "-u", "nobody")
-	}
-	args = append(args, extra...)
-	cmd := exec.Command(memcachedPath, args...)
-	cmd.Env = append(append(os.Environ(), env...), "MEMCACHED_PORT_FILENAME="+portFile)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start memcached: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if b, err := os.ReadFile(portFile); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if port, ok := strings.CutPrefix(line, "TCP INET: "); ok {
-					// One connection opened and closed: the -vv tests
-					// wait for its lines (probeClosed) before their own.
-					addr := net.JoinHostPort("127.0.0.1", port)
-					c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-					if err != nil {
-						t.Fatalf("memcached on %s: %v", addr, err)
-					}
-					c.Close()
-					return addr
-				}
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("memcached %q exited before it listened", args)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("memcached %q wrote no port file in 5 s", args)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	t.Cleanup(func() { p.Kill() })
+	return p
 }
 
 // exchange sends in on a new connection and reads the reply: up to want
-// bytes, then briefly longer to catch anything extra, or until close.
+// bytes (or until close), then briefly longer to catch anything extra.
 func exchange(t *testing.T, addr string, in string, want int) result {
+	t.Helper()
+	return exchangeWant(t, addr, in, want, false)
+}
+
+// exchangeWant is exchange for a reply of want bytes after which the
+// server closes the connection if closes: then the close is waited for as
+// long as the reply (on a loaded machine it may come well after the last
+// byte), else only briefly, to catch an unexpected one.
+func exchangeWant(t *testing.T, addr string, in string, want int, closes bool) result {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	// The write runs beside the reads: a large reply would otherwise fill
+	// the socket buffers while a large request is still being written.
+	wrote := make(chan struct{})
 	go func() {
+		defer close(wrote)
 		c.Write([]byte(in))
+	}()
+	defer func() {
+		c.Close()
+		<-wrote
 	}()
 	var out bytes.Buffer
 	buf := make([]byte, 64<<10)
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	c.SetReadDeadline(time.Now().Add(memcachedWait))
 	for {
-		if out.Len() >= want {
+		if out.Len() >= want && !closes {
+			// Anything more is a difference; it would come at once.
 			c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
 		}
 		n, err := c.Read(buf)
@@ -134,6 +113,46 @@ func exchange(t *testing.T, addr string, in string, want int) result {
 	}
 }
 
+// exchangeAll sends in and returns the whole reply, however long: it
+// sends a no-op after in (mn, or a binary noop when in is binary) and
+// reads until its reply, which it leaves out, or until a close.
+func exchangeAll(t *testing.T, addr, in string) result {
+	t.Helper()
+	req, reply := "mn\r\n", "MN\r\n"
+	if len(in) > 0 && in[0] == binaryMagicRequest {
+		const opaque = 0x5e471e1 // not used by the tests' requests
+		req = binReq(opNoop, "", "", "", opaque, 0)
+		reply = string(appendBinHeader(nil, opNoop, 0, 0, 0, 0, [4]byte{0x05, 0xe4, 0x71, 0xe1}, 0))
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		c.Write([]byte(in + req))
+	}()
+	defer func() {
+		c.Close()
+		<-wrote
+	}()
+	c.SetReadDeadline(time.Now().Add(memcachedWait))
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for !bytes.HasSuffix(out, []byte(reply)) {
+		n, err := c.Read(buf)
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) || (err != nil && !os.IsTimeout(err)) {
+			return result{string(out), true}
+		}
+		if err != nil {
+			t.Fatalf("no end to memcached's reply to %q in %v: got %q", abbrev(in), memcachedWait, abbrev(string(out)))
+		}
+	}
+	return result{string(out[:len(out)-len(reply)]), false}
+}
+
 // exchangeUntil sends in and reads until the output ends with end (a
 // sentinel such as mn's "MN\r\n" after commands whose replies vary), so
 // that a script with no fixed reply length does not wait out a deadline.
@@ -144,7 +163,7 @@ func exchangeUntil(t *testing.T, addr, in, end string) string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(3 * time.Second))
+	c.SetDeadline(time.Now().Add(memcachedWait))
 	if _, err := c.Write([]byte(in)); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +186,7 @@ func flushMemcached(t *testing.T, addr string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(3 * time.Second))
+	c.SetDeadline(time.Now().Add(memcachedWait))
 	if _, err := c.Write([]byte("flush_all\r\nverbosity 0\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -190,33 +209,33 @@ func TestScriptsAgainstMemcached(t *testing.T) {
 		}
 		t.Run(sc.name, func(t *testing.T) {
 			flushMemcached(t, addr)
-			got := exchange(t, addr, sc.in, len(sc.want))
+			got := exchangeWant(t, addr, sc.in, len(sc.want), sc.closed)
 			checkResult(t, sc, got, "memcached")
 		})
 	}
 }
 
 // probeClosed waits until memcached's -vv log shows the close of
-// startMemcachedLog's readiness probe: memcached writes a line in pieces,
+// testproc's readiness probe: memcached writes a line in pieces,
 // and the probe's close, logged by another thread, could otherwise land in
 // the middle of a line of the connection under test.
-func probeClosed(t *testing.T, log *lockedBuffer) {
+func probeClosed(t *testing.T, log *testproc.Proc) {
 	t.Helper()
 	waitLogged(t, log, "its readiness probe's close", func(text string) bool {
 		return strings.Contains(text, " connection closed.\n")
 	})
 }
 
-// waitLogged polls memcached's log (at most 10 s) until done holds for its
+// waitLogged polls memcached's log (at most memcachedWait) until done holds for its
 // text, and returns that text. memcached writes a connection's -vv lines
 // before it closes the socket, but they reach log through a pipe this
 // process copies from in its own time: a client that has seen the close
 // has not necessarily got the lines yet.
-func waitLogged(t *testing.T, log *lockedBuffer, what string, done func(string) bool) string {
+func waitLogged(t *testing.T, log *testproc.Proc, what string, done func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(memcachedWait)
 	for {
-		text := log.String()
+		text := log.Output()
 		if done(text) {
 			return text
 		}

@@ -189,7 +189,7 @@ func TestMetaScriptsAgainstMemcached(t *testing.T) {
 		}
 		t.Run(sc.name, func(t *testing.T) {
 			flushMemcached(t, addr)
-			checkMeta(t, sc, exchange(t, addr, sc.in, len(sc.want)), "memcached")
+			checkMeta(t, sc, exchangeWant(t, addr, sc.in, len(sc.want), sc.closed), "memcached")
 		})
 	}
 }

@@ -3,12 +3,13 @@ package protocol
 import (
 	"errors"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // serveSessions is the least engine that works: a goroutine per connection
@@ -20,9 +21,21 @@ func serveSessions(t *testing.T, env *Env) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	// The cleanup closes the listener and every connection still open
+	// (a client may not have closed its own), then waits for their
+	// goroutines.
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns = map[net.Conn]bool{}
+	)
 	t.Cleanup(func() {
 		l.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -33,10 +46,18 @@ func serveSessions(t *testing.T, env *Env) string {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() {
+					mu.Lock()
+					delete(conns, c)
+					mu.Unlock()
+					c.Close()
+				}()
 				s := NewSession(env)
 				buf := make([]byte, 0, 64<<10)
 				var out []byte
@@ -86,8 +107,8 @@ func TestMemccapable(t *testing.T) {
 	}
 	tool, err := exec.LookPath("memccapable")
 	if err != nil {
-		if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
-			t.Fatal("memccapable (libmemcached-tools) not installed and GOCACHED_REQUIRE_TESTBED=1")
+		if testproc.Required() {
+			t.Fatalf("memccapable (libmemcached-tools) not installed and %s=1", testproc.RequireEnv)
 		}
 		t.Skip("memccapable (Debian's libmemcached-tools) not installed")
 	}
@@ -96,7 +117,7 @@ func TestMemccapable(t *testing.T) {
 	addr := serveSessions(t, env)
 	host, port, _ := net.SplitHostPort(addr)
 	for _, mode := range []string{"-b", "-a"} {
-		cmd := exec.Command(tool, "-h", host, "-p", port, "-t", "10", mode)
+		cmd := testproc.Command(tool, "-h", host, "-p", port, "-t", "10", mode)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {

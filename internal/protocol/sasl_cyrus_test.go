@@ -217,12 +217,10 @@ func TestCyrusLogin(t *testing.T) {
 	}
 }
 
-// TestCyrusScriptsFromSasldb runs the recorded SASL scripts (memcached
-// 1.6.18 with Cyrus SASL, mech_list plain) against gocached's Cyrus setup
-// reading a sasldb2 that saslpasswd2 wrote, the way TestSASLAgainstMemcached
-// sets memcached up.
-func TestCyrusScriptsFromSasldb(t *testing.T) {
-	dir := cyrusSetup(t)
+// cyrusFromSasldb is gocached's Cyrus SASL over the sasldb2 and
+// memcached.conf in dir (as cyrusSetup writes them), in the hostname's realm.
+func cyrusFromSasldb(t *testing.T, dir string) *SASL {
+	t.Helper()
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +233,16 @@ func TestCyrusScriptsFromSasldb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sasl
+}
+
+// TestCyrusScriptsFromSasldb runs the recorded SASL scripts (memcached
+// 1.6.18 with Cyrus SASL, mech_list plain) against gocached's Cyrus setup
+// reading a sasldb2 that saslpasswd2 wrote, the way TestSASLAgainstMemcached
+// sets memcached up.
+func TestCyrusScriptsFromSasldb(t *testing.T) {
+	dir := cyrusSetup(t)
+	sasl := cyrusFromSasldb(t, dir)
 	for _, sc := range saslScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			env := newStillEnv(t)
@@ -244,6 +252,10 @@ func TestCyrusScriptsFromSasldb(t *testing.T) {
 				t.Errorf("got:\n%swant:\n%s", g, saslWants[sc.name])
 			}
 		})
+	}
+	cfg, err := sasldb.Load(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := cfg.Password("alice", "elsewhere"); !errors.Is(err, sasldb.ErrNoUser) {
 		t.Errorf("alice in another realm: %v", err)

@@ -217,7 +217,7 @@ func TestStatsNamesAgainstMemcached(t *testing.T) {
 	env := newTestEnv(t)
 	for _, group := range []string{"", " settings", " items", " slabs"} {
 		in := "set a 0 0 1\r\nx\r\nget a\r\nstats" + group + "\r\n"
-		ref := exchange(t, addr, in, 1)
+		ref := exchangeAll(t, addr, in)
 		got := runScriptEnv(t, env, in)
 		prefix := lines("STORED", "VALUE a 0 1", "x", "END")
 		refNames, _ := parseStats(t, strings.TrimPrefix(ref.out, prefix))

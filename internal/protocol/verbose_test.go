@@ -105,15 +105,14 @@ func TestVerboseAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	var log lockedBuffer
-	addr := startMemcachedLog(t, &log, nil, "-vv")
-	probeClosed(t, &log)
-	exchange(t, addr, verboseTraffic+"quit\r\n", 1<<20)
+	mc := startMemcachedProc(t, nil, "-vv")
+	probeClosed(t, mc)
+	exchangeWant(t, mc.Addr(), verboseTraffic+"quit\r\n", 0, true)
 	// Keep the lines of the connection that sent the traffic (the
 	// readiness probe's may interleave, or have had the same descriptor),
 	// numbering its descriptor as ours.
 	first := regexp.MustCompile(`(?m)^<(\d+) set a 0 0 1$`)
-	text := waitLogged(t, &log, "the traffic's connection from its set to its close", func(text string) bool {
+	text := waitLogged(t, mc, "the traffic's connection from its set to its close", func(text string) bool {
 		m := first.FindStringSubmatchIndex(text)
 		return m != nil && strings.Contains(text[m[1]:], "\n<"+text[m[2]:m[3]]+" connection closed.\n")
 	})

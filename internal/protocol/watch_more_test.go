@@ -172,16 +172,16 @@ func TestWatchStoredAndBinaryAgainstMemcached(t *testing.T) {
 // least lines of them (see memcachedWatch).
 func memcachedWatchLines(t *testing.T, addr, traffic string, lines int) []string {
 	t.Helper()
-	return normalizeWatch(t, memcachedWatch(t, addr, "fetchers mutations", traffic, 1<<20, lines), "type=")
+	return normalizeWatch(t, memcachedWatch(t, addr, "fetchers mutations", traffic, lines), "type=")
 }
 
-// memcachedWatch runs traffic against the memcached at addr (reading its
-// replies up to want bytes, as exchange does) while a watcher of kinds
+// memcachedWatch runs traffic against the memcached at addr (reading all
+// its replies, as exchangeAll does) while a watcher of kinds
 // listens, and returns what the watcher got after its OK: the first lines
 // lines, however long memcached's logger thread takes to hand them over
 // (it sleeps up to a second between rounds, longer on a loaded machine),
 // and any that follow them within watchQuiet.
-func memcachedWatch(t *testing.T, addr, kinds, traffic string, want, lines int) string {
+func memcachedWatch(t *testing.T, addr, kinds, traffic string, lines int) string {
 	t.Helper()
 	wc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -197,7 +197,7 @@ func memcachedWatch(t *testing.T, addr, kinds, traffic string, want, lines int) 
 	if _, err := io.ReadFull(wc, ok); err != nil || string(ok) != "OK\r\n" {
 		t.Fatalf("memcached's watch reply: %q %v", ok, err)
 	}
-	exchange(t, addr, traffic, want)
+	exchangeAll(t, addr, traffic)
 	var buf []byte
 	b := make([]byte, 64<<10)
 	for {
