@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/store"
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // Server is an engine serving the real protocol over a small store.
@@ -199,13 +199,9 @@ func (c *Client) Stats(group string) map[string]string {
 		cmd = "stats " + group + "\r\n"
 	}
 	c.Send(cmd)
-	m := make(map[string]string)
-	for l := c.Line(); l != "END\r\n"; l = c.Line() {
-		f := strings.SplitN(strings.TrimSuffix(l, "\r\n"), " ", 3)
-		if len(f) != 3 || f[0] != "STAT" {
-			c.t.Fatalf("stats %s: bad line %q", group, l)
-		}
-		m[f[1]] = f[2]
+	_, m, err := testproc.ReadStats(c.R)
+	if err != nil {
+		c.t.Fatalf("stats %s: %v", group, err)
 	}
 	return m
 }

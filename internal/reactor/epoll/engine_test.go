@@ -23,7 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startFake runs an epoll engine with fake sessions on a free loopback port.
+// startFake runs an epoll engine with enginetest.Fake sessions on a free loopback port.
 func startFake(t testing.TB, cfg reactor.Config, maxReqs int) *engine {
 	t.Helper()
 	if cfg.Listen == "" {
@@ -32,7 +32,7 @@ func startFake(t testing.TB, cfg reactor.Config, maxReqs int) *engine {
 	if cfg.Threads == 0 {
 		cfg.Threads = 2
 	}
-	e, err := newTestEngine(cfg, newFake(maxReqs))
+	e, err := newTestEngine(cfg, enginetest.NewFakeStore().NewSession(maxReqs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +62,10 @@ func dial(t testing.TB, e *engine) net.Conn {
 	return c
 }
 
-// fakeReply is what fakeSession answers to `get n`.
-func fakeReply(n int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "VALUE k 0 %d\r\n", n)
-	b.Write(fakeValue(n))
-	b.WriteString("\r\nEND\r\n")
-	return b.Bytes()
+// newTestEngine builds the engine with Sessions from newSession.
+func newTestEngine(cfg reactor.Config, newSession func() reactor.Session) (*engine, error) {
+	cfg.NewSession = newSession
+	return newEngine(cfg)
 }
 
 func readExactly(t testing.TB, r io.Reader, want []byte) {
@@ -109,10 +106,10 @@ func TestEpollPipelining(t *testing.T) {
 			var req, want bytes.Buffer
 			for i := 0; i < 50; i++ {
 				n := tc.sizes[i%len(tc.sizes)]
-				fmt.Fprintf(&req, "get %d\r\n", n)
-				want.Write(fakeReply(n))
+				fmt.Fprintf(&req, "gen %d\r\n", n)
+				want.Write(enginetest.FakeReply(n))
 				if i%10 == 3 {
-					fmt.Fprintf(&req, "set %d\r\n%s\r\n", n, fakeValue(n))
+					fmt.Fprintf(&req, "set k %d\r\n%s\r\n", n, enginetest.FakeValue(n))
 					want.WriteString("STORED\r\n")
 				}
 			}
@@ -142,8 +139,8 @@ func TestEpollLargeSet(t *testing.T) {
 	e := startFake(t, reactor.Config{}, 20)
 	c := dial(t, e)
 	for _, n := range []int{64 << 10, 1 << 20, 3 << 20, 10} {
-		go fmt.Fprintf(c, "set %d\r\n%s\r\nget 3\r\n", n, fakeValue(n))
-		readExactly(t, c, append([]byte("STORED\r\n"), fakeReply(3)...))
+		go fmt.Fprintf(c, "set k %d\r\n%s\r\ngen 3\r\n", n, enginetest.FakeValue(n))
+		readExactly(t, c, append([]byte("STORED\r\n"), enginetest.FakeReply(3)...))
 	}
 }
 
@@ -151,24 +148,24 @@ func TestEpollHalfCloseAndQuit(t *testing.T) {
 	e := startFake(t, reactor.Config{}, 20)
 	t.Run("half close", func(t *testing.T) {
 		c := dial(t, e)
-		io.WriteString(c, "get 5\r\nget 6\r\n")
+		io.WriteString(c, "gen 5\r\ngen 6\r\n")
 		c.(*net.TCPConn).CloseWrite()
 		got, err := io.ReadAll(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := append(fakeReply(5), fakeReply(6)...); !bytes.Equal(got, want) {
+		if want := append(enginetest.FakeReply(5), enginetest.FakeReply(6)...); !bytes.Equal(got, want) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	})
 	t.Run("quit", func(t *testing.T) {
 		c := dial(t, e)
-		io.WriteString(c, "get 2\r\nquit\r\nget 3\r\n")
+		io.WriteString(c, "gen 2\r\nquit\r\ngen 3\r\n")
 		got, err := io.ReadAll(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := fakeReply(2); !bytes.Equal(got, want) {
+		if want := enginetest.FakeReply(2); !bytes.Equal(got, want) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	})
@@ -186,7 +183,7 @@ func TestEpollBackpressure(t *testing.T) {
 	// The hog pipelines 10 GB worth of replies and never reads.
 	wrote := make(chan error, 1)
 	go func() {
-		req := bytes.Repeat([]byte("get "+strconv.Itoa(value)+"\r\n"), 1000)
+		req := bytes.Repeat([]byte("gen "+strconv.Itoa(value)+"\r\n"), 1000)
 		for i := 0; i < count/1000; i++ {
 			if _, err := hog.Write(req); err != nil {
 				wrote <- err
@@ -210,15 +207,15 @@ func TestEpollBackpressure(t *testing.T) {
 		lastRead = s.BytesRead
 		return stable >= 10
 	})
-	if s := e.ServerStats(); s.BytesRead >= uint64(count*len("get 102400\r\n")) {
+	if s := e.ServerStats(); s.BytesRead >= uint64(count*len("gen 102400\r\n")) {
 		t.Fatalf("server read the whole pipeline (%d bytes) while replies were not read", s.BytesRead)
 	}
 
 	other := dial(t, e)
 	r := bufio.NewReader(other)
 	for i := 0; i < 200; i++ {
-		fmt.Fprintf(other, "get %d\r\n", i)
-		readExactly(t, r, fakeReply(i))
+		fmt.Fprintf(other, "gen %d\r\n", i)
+		readExactly(t, r, enginetest.FakeReply(i))
 	}
 
 	var after runtime.MemStats
@@ -268,8 +265,8 @@ func TestEpollFDLeak(t *testing.T) {
 				}
 				if i%3 == 0 { // some do a request first, some close at once
 					c.SetDeadline(time.Now().Add(5 * time.Second))
-					io.WriteString(c, "get 1\r\n")
-					buf := make([]byte, len(fakeReply(1)))
+					io.WriteString(c, "gen 1\r\n")
+					buf := make([]byte, len(enginetest.FakeReply(1)))
 					if _, err := io.ReadFull(c, buf); err != nil {
 						errs <- err
 						c.Close()
@@ -301,8 +298,8 @@ func TestEpollConnLimit(t *testing.T) {
 	var conns []net.Conn
 	for i := 0; i < 3; i++ {
 		c := dial(t, e)
-		io.WriteString(c, "get 1\r\n")
-		readExactly(t, c, fakeReply(1))
+		io.WriteString(c, "gen 1\r\n")
+		readExactly(t, c, enginetest.FakeReply(1))
 		conns = append(conns, c)
 	}
 	extra := dial(t, e)
@@ -319,13 +316,13 @@ func TestEpollConnLimit(t *testing.T) {
 	conns[0].Close()
 	enginetest.WaitFor(t, "a slot to free", func() bool { return int64(e.acct.Clients()) == 2 })
 	c := dial(t, e)
-	io.WriteString(c, "get 4\r\n")
-	readExactly(t, c, fakeReply(4))
+	io.WriteString(c, "gen 4\r\n")
+	readExactly(t, c, enginetest.FakeReply(4))
 }
 
 func TestEpollShutdown(t *testing.T) {
 	t.Run("flushes in-flight replies", func(t *testing.T) {
-		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 2}, newFake(20))
+		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 2}, enginetest.NewFakeStore().NewSession(20))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,9 +330,9 @@ func TestEpollShutdown(t *testing.T) {
 		go func() { served <- e.Serve() }()
 		c := dial(t, e)
 		// A reply larger than the socket buffers is still being written at shutdown.
-		io.WriteString(c, "get 1\r\n")
-		readExactly(t, c, fakeReply(1))
-		io.WriteString(c, "get 8000000\r\n")
+		io.WriteString(c, "gen 1\r\n")
+		readExactly(t, c, enginetest.FakeReply(1))
+		io.WriteString(c, "gen 8000000\r\n")
 		enginetest.WaitFor(t, "the reply to be under way", func() bool { return e.ServerStats().BytesWritten > 1<<20 })
 		done := make(chan error, 1)
 		go func() { done <- e.Shutdown(context.Background()) }()
@@ -343,8 +340,8 @@ func TestEpollShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, fakeReply(8000000)) {
-			t.Fatalf("got %d bytes after shutdown, want the whole %d-byte reply", len(got), len(fakeReply(8000000)))
+		if !bytes.Equal(got, enginetest.FakeReply(8000000)) {
+			t.Fatalf("got %d bytes after shutdown, want the whole %d-byte reply", len(got), len(enginetest.FakeReply(8000000)))
 		}
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -357,14 +354,14 @@ func TestEpollShutdown(t *testing.T) {
 		}
 	})
 	t.Run("context expiry closes stuck clients", func(t *testing.T) {
-		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 1}, newFake(20))
+		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 1}, enginetest.NewFakeStore().NewSession(20))
 		if err != nil {
 			t.Fatal(err)
 		}
 		served := make(chan error, 1)
 		go func() { served <- e.Serve() }()
 		c := dial(t, e)
-		io.WriteString(c, "get 8000000\r\n") // never read
+		io.WriteString(c, "gen 8000000\r\n") // never read
 		enginetest.WaitFor(t, "the reply to be under way", func() bool { return e.ServerStats().BytesWritten > 0 })
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
@@ -377,7 +374,7 @@ func TestEpollShutdown(t *testing.T) {
 	})
 	t.Run("before Serve", func(t *testing.T) {
 		base := openFDs(t)
-		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 3}, newFake(20))
+		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 3}, enginetest.NewFakeStore().NewSession(20))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,14 +392,14 @@ func TestEpollFairness(t *testing.T) {
 	e := startFake(t, reactor.Config{Threads: 1}, 1)
 	hog := dial(t, e)
 	go func() {
-		req := bytes.Repeat([]byte("get 1\r\n"), 20000)
+		req := bytes.Repeat([]byte("gen 1\r\n"), 20000)
 		hog.Write(req)
 	}()
 	go io.Copy(io.Discard, hog)
 	other := dial(t, e)
 	for i := 0; i < 50; i++ {
-		io.WriteString(other, "get 3\r\n")
-		readExactly(t, other, fakeReply(3))
+		io.WriteString(other, "gen 3\r\n")
+		readExactly(t, other, enginetest.FakeReply(3))
 	}
 	enginetest.WaitFor(t, "yields", func() bool { return e.ServerStats().ConnYields > 0 })
 }
@@ -417,7 +414,7 @@ func TestEpollPortInUse(t *testing.T) {
 	defer other.Close()
 	for _, taken := range []int{port, other.Addr().(*net.TCPAddr).Port} {
 		base := openFDs(t)
-		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Port: taken, Threads: 2}, newFake(20))
+		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Port: taken, Threads: 2}, enginetest.NewFakeStore().NewSession(20))
 		if err == nil {
 			e.Shutdown(context.Background())
 			t.Fatalf("a second server on port %d started (it would share the port's connections)", taken)
@@ -478,6 +475,6 @@ func TestEpollAcceptOutOfFDs(t *testing.T) {
 	restore()
 	last := clients[len(clients)-1]
 	last.SetDeadline(time.Now().Add(10 * time.Second))
-	io.WriteString(last, "get 2\r\n")
-	readExactly(t, last, fakeReply(2))
+	io.WriteString(last, "gen 2\r\n")
+	readExactly(t, last, enginetest.FakeReply(2))
 }

@@ -3,25 +3,12 @@
 package epoll
 
 import (
-	"net/netip"
 	"testing"
 
 	"github.com/gocached/gocached/internal/protocol"
+	"github.com/gocached/gocached/internal/reactor/enginetest"
 	"golang.org/x/sys/unix"
 )
-
-// streamSession always has another MiB of reply to give (a long pipeline
-// of large gets, seen from the engine).
-type streamSession struct{}
-
-func (streamSession) Process(in, out []byte) (int, []byte, protocol.Status) {
-	return 0, append(out, make([]byte, protocol.OutputBudget)...), protocol.NeedMore
-}
-func (streamSession) Want() int                              { return 0 }
-func (streamSession) Reset()                                 {}
-func (streamSession) OpenedFrom(int, string, netip.AddrPort) {}
-func (streamSession) Pending() bool                          { return true }
-func (streamSession) SetWakeup(func())                       {}
 
 // TestEpollOutDropsSentBytes: a client that reads slowly but never lets
 // the backlog empty is held to about two turns of replies. The sent part of
@@ -40,7 +27,7 @@ func TestEpollOutDropsSentBytes(t *testing.T) {
 	}
 	defer unix.Close(epfd)
 	r := &loop{epfd: epfd, cpu: -1}
-	c := &conn{fd: fds[0], sess: streamSession{}}
+	c := &conn{fd: fds[0], sess: &enginetest.Fake{Stream: true}} // always another MiB of replies to give
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
 		t.Fatal(err)

@@ -43,8 +43,8 @@ func TestStatsReactors(t *testing.T) {
 	e := startFake(t, reactor.Config{Threads: 3, Epoll: reactor.EpollConfig{MaxEvents: 16}}, 20)
 	for range 5 {
 		c := dial(t, e)
-		io.WriteString(c, "get 1\r\n")
-		readExactly(t, c, fakeReply(1))
+		io.WriteString(c, "gen 1\r\n")
+		readExactly(t, c, enginetest.FakeReply(1))
 	}
 	m := groupLines(t, e, "reactors")
 	if want := 3 * (len(reactorFields) + 1); len(m) != want { // + poll_mode
@@ -124,8 +124,8 @@ func TestStatsReactors(t *testing.T) {
 func TestStatsConns(t *testing.T) {
 	e := startFake(t, reactor.Config{Threads: 2}, 20)
 	c := dial(t, e)
-	io.WriteString(c, "get 1\r\n")
-	readExactly(t, c, fakeReply(1))
+	io.WriteString(c, "gen 1\r\n")
+	readExactly(t, c, enginetest.FakeReply(1))
 	m := groupLines(t, e, "conns")
 	listening, clients := 0, 0
 	for k, v := range m {
@@ -161,7 +161,7 @@ func TestBusyPollParams(t *testing.T) {
 		t.Skipf("kernel without epoll busy-poll params: %s", r.Sentence)
 	}
 	cfg := reactor.Config{Listen: "127.0.0.1", Threads: 2, Epoll: reactor.EpollConfig{BusyPollUsecs: 50, BusyPollBudget: 64, PreferBusyPoll: true}}
-	e, err := newTestEngine(cfg, newFake(20))
+	e, err := newTestEngine(cfg, enginetest.NewFakeStore().NewSession(20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,20 +258,20 @@ func TestPinCPUs(t *testing.T) {
 		t.Skipf("CPU %d not available to this process", cpu)
 	}
 	for _, bad := range [][]int{{runtime.NumCPU()}, {0, -1}, {4096}} {
-		if e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 1, Epoll: reactor.EpollConfig{PinCPUs: bad}}, newFake(20)); err == nil {
+		if e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 1, Epoll: reactor.EpollConfig{PinCPUs: bad}}, enginetest.NewFakeStore().NewSession(20)); err == nil {
 			e.Shutdown(context.Background())
 			t.Errorf("--pin-cpus %v accepted", bad)
 		}
 	}
-	e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 2, Epoll: reactor.EpollConfig{PinCPUs: []int{cpu}}}, newFake(20))
+	e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Threads: 2, Epoll: reactor.EpollConfig{PinCPUs: []int{cpu}}}, enginetest.NewFakeStore().NewSession(20))
 	if err != nil {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- e.Serve() }()
 	c := dial(t, e)
-	io.WriteString(c, "get 1\r\n")
-	readExactly(t, c, fakeReply(1))
+	io.WriteString(c, "gen 1\r\n")
+	readExactly(t, c, enginetest.FakeReply(1))
 	m := groupLines(t, e, "reactors")
 	var tids []int32
 	for i, r := range e.reactors {

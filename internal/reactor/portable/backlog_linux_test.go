@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/enginetest"
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // TestGoSetBacklog reads the backlog back from the kernel: `ss -ltn` shows
@@ -17,12 +19,12 @@ func TestGoSetBacklog(t *testing.T) {
 		t.Skip("ss (iproute2) is not installed")
 	}
 	for _, backlog := range []int{7, 77} {
-		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Backlog: backlog}, newGoFakeShared().newSession(0))
+		e, err := newTestEngine(reactor.Config{Listen: "127.0.0.1", Backlog: backlog}, enginetest.NewFakeStore().NewSession(0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		addr := e.Addr().String()
-		out, err := exec.Command(ss, "-ltnH", "src", addr).Output()
+		out, err := testproc.Command(ss, "-ltnH", "src", addr).Output()
 		e.closeListeners()
 		if err != nil {
 			t.Fatalf("ss: %v", err)

@@ -17,10 +17,10 @@ import (
 	"github.com/gocached/gocached/internal/reactor/enginetest"
 )
 
-// goTestServer is a go engine on a free loopback port, driven by goFake.
+// goTestServer is a go engine on a free loopback port, driven by enginetest.Fake.
 type goTestServer struct {
 	e      *engine
-	shared *goFakeShared
+	shared *enginetest.FakeStore
 	addr   string
 	served chan error // Serve's result
 }
@@ -30,12 +30,12 @@ func startGoTest(t testing.TB, cfg reactor.Config, perCall int) *goTestServer {
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1"
 	}
-	sh := newGoFakeShared()
-	e, err := newTestEngine(cfg, sh.newSession(perCall))
+	sh := enginetest.NewFakeStore()
+	e, err := newTestEngine(cfg, sh.NewSession(perCall))
 	if err != nil {
 		t.Fatalf("newGoEngineWith: %v", err)
 	}
-	sh.server = e
+	sh.Server = e
 	s := &goTestServer{e: e, shared: sh, addr: e.Addr().String(), served: make(chan error, 1)}
 	go func() { s.served <- e.Serve() }()
 	t.Cleanup(func() { s.stop(t) })
@@ -62,6 +62,16 @@ func (s *goTestServer) stop(t testing.TB) {
 		t.Errorf("Serve did not return after Shutdown")
 	}
 	s.served = nil
+}
+
+// newTestEngine builds the engine with Sessions from newSession.
+func newTestEngine(cfg reactor.Config, newSession func() reactor.Session) (*engine, error) {
+	cfg.NewSession = newSession
+	e, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e.(*engine), nil
 }
 
 type goTestClient struct {
@@ -206,7 +216,7 @@ func TestGoEngineGracefulShutdown(t *testing.T) {
 	idle.expect("END\r\n")
 	busy := s.dial(t)
 	busy.send("sleep 300\r\n")
-	<-s.shared.sleeping // the request is in flight
+	<-s.shared.Sleeping // the request is in flight
 
 	start := time.Now()
 	s.stop(t)
@@ -227,9 +237,10 @@ func TestGoEngineGracefulShutdown(t *testing.T) {
 func TestGoEngineShutdownDeadline(t *testing.T) {
 	s := startGoTest(t, reactor.Config{}, 0)
 	c := s.dial(t)
-	// A client that never reads a 64 MB reply keeps the writer blocked;
-	// Shutdown must give up at its deadline and still close everything.
-	c.send("big 67108864\r\n")
+	// A client that never reads a 16 MB reply (four times what the
+	// socket buffers can take) keeps the writer blocked; Shutdown must
+	// give up at its deadline and still close everything.
+	c.send("big 16777216\r\n")
 	enginetest.WaitFor(t, "the writer to block", func() bool {
 		s.e.mu.Lock()
 		defer s.e.mu.Unlock()
@@ -301,10 +312,10 @@ func TestGoEngineManyConns(t *testing.T) {
 		c.nc.Close()
 	}
 	enginetest.WaitFor(t, "all connections released", func() bool { return s.e.ServerStats().CurrConnections == 0 })
-	s.shared.mu.Lock()
-	resets := s.shared.resets
-	s.shared.mu.Unlock()
-	if resets != conns {
+	// A Session is reset as its connection is released: wait for the
+	// count rather than assume it is done by the time curr drops.
+	enginetest.WaitFor(t, "every session reset", func() bool { return s.shared.Resets() >= conns })
+	if resets := s.shared.Resets(); resets != conns {
 		t.Errorf("sessions reset %d times, want %d (one per closed connection)", resets, conns)
 	}
 }
@@ -430,7 +441,7 @@ func TestGoEngineListenError(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	_, err = newTestEngine(reactor.Config{Listen: "127.0.0.1", Port: port}, newGoFakeShared().newSession(0))
+	_, err = newTestEngine(reactor.Config{Listen: "127.0.0.1", Port: port}, enginetest.NewFakeStore().NewSession(0))
 	if err == nil || !strings.Contains(err.Error(), "listen on 127.0.0.1:") {
 		t.Fatalf("listening on a taken port: err = %v, want a listen error naming the address", err)
 	}
@@ -456,7 +467,7 @@ func TestGoMakeRoom(t *testing.T) {
 				buf[i] = byte(i)
 			}
 			pending := bytes.Clone(buf[tt.r:tt.w])
-			c := &conn{sess: &goFake{want: tt.want}}
+			c := &conn{sess: &enginetest.Fake{Wanted: tt.want}}
 			got, r, w := c.makeRoom(buf, tt.r, tt.w)
 			if len(got) != tt.wantLen || r != 0 || w != tt.wantPendingLen {
 				t.Fatalf("len=%d r=%d w=%d, want len=%d r=0 w=%d", len(got), r, w, tt.wantLen, tt.wantPendingLen)

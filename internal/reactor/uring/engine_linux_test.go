@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/enginetest"
 	"github.com/gocached/gocached/internal/store"
@@ -58,28 +56,12 @@ func TestFallbackError(t *testing.T) {
 	}
 }
 
-// panicky is a Session that panics on "boom" and echoes anything else.
-type panicky struct{}
-
-func (panicky) Process(in, out []byte) (int, []byte, protocol.Status) {
-	if strings.HasPrefix(string(in), "boom") {
-		panic("boom")
-	}
-	return len(in), append(out, in...), protocol.NeedMore
-}
-func (panicky) Want() int { return 0 }
-
-func (panicky) OpenedFrom(int, string, netip.AddrPort) {}
-func (panicky) Pending() bool                          { return false }
-func (panicky) SetWakeup(func())                       {}
-func (panicky) Reset()                                 {}
-
 // TestSessionPanicClosesOneConnection: a Session that panics closes its
 // own connection; the reactor and its other connections carry on.
 func TestSessionPanicClosesOneConnection(t *testing.T) {
 	needIOUring(t)
 	eng, err := New(reactor.Config{Listen: "127.0.0.1", Threads: 1,
-		NewSession: func() reactor.Session { return panicky{} }})
+		NewSession: enginetest.NewFakeStore().NewSession(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,17 +87,17 @@ func TestSessionPanicClosesOneConnection(t *testing.T) {
 		return c
 	}
 	good, bad := dial(), dial()
-	if _, err := bad.Write([]byte("boom\r\n")); err != nil {
+	if _, err := bad.Write([]byte("panic\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := bad.Read(make([]byte, 16)); err != io.EOF {
 		t.Fatalf("panicking connection read %d, %v; want EOF", n, err)
 	}
-	if _, err := good.Write([]byte("ping")); err != nil {
+	if _, err := good.Write([]byte("get k\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 4)
-	if _, err := io.ReadFull(good, buf); err != nil || string(buf) != "ping" {
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(good, buf); err != nil || string(buf) != "END\r\n" {
 		t.Fatalf("other connection after the panic: %q, %v", buf, err)
 	}
 }
