@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bufio"
 	"regexp"
 	"slices"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gocached/gocached/internal/store"
+	"github.com/gocached/gocached/internal/testproc"
 )
 
 // generalStatNames is memcached 1.6.18's `stats` output, in order.
@@ -30,26 +32,17 @@ slab_global_page_pool expired_unfetched evicted_unfetched evicted_active evictio
 reclaimed crawler_reclaimed crawler_items_checked lrutail_reflocked moves_to_cold
 moves_to_warm moves_within_lru direct_reclaims lru_bumps_dropped`)
 
-var statLine = regexp.MustCompile(`^STAT ([^ ]+) ([^\r\n]*)$`)
-
-// parseStats splits a stats reply into ordered names and a name->value map.
+// parseStats splits a whole stats reply, which must end in END, into
+// ordered names and a name->value map (testproc's reader, which fails on
+// any line that is not a STAT line).
 func parseStats(t testing.TB, reply string) ([]string, map[string]string) {
 	t.Helper()
 	if !strings.HasSuffix(reply, "END\r\n") {
 		t.Fatalf("stats reply does not end in END: %q", abbrev(reply))
 	}
-	var names []string
-	values := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSuffix(reply, "END\r\n"), "\r\n") {
-		if l == "" {
-			continue
-		}
-		m := statLine.FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("bad stats line %q", l)
-		}
-		names = append(names, m[1])
-		values[m[1]] = m[2]
+	names, values, err := testproc.ReadStats(bufio.NewReader(strings.NewReader(reply)))
+	if err != nil {
+		t.Fatalf("stats reply %q: %v", abbrev(reply), err)
 	}
 	return names, values
 }

@@ -10,10 +10,10 @@ import (
 // Binary-protocol replies the random binary differential
 // (integration/binrand_test.go) found gocached giving differently from
 // memcached 1.6.18, each with memcached's reply as describePackets renders
-// it; TestBinaryFixesAgainstMemcached checks the wants against a memcached
+// it; TestBinaryEdgeCasesAgainstMemcached checks the wants against a memcached
 // started with the case's flags.
 
-type binFixCase struct {
+type binEdgeCase struct {
 	name  string
 	flags []string   // memcached's command line
 	set   func(*Env) // the same for gocached
@@ -24,7 +24,7 @@ type binFixCase struct {
 // pastStart is an absolute time before any memcached process started.
 const pastStart = 1000000000
 
-var binFixCases = []binFixCase{
+var binEdgeCases = []binEdgeCase{
 	{name: "flush at an absolute time before the start flushes nothing",
 		set: func(e *Env) { e.StartUnix = 1_700_000_000 },
 		in: binReq(opSet, "a", setExt(0, 0), "x", 1, 0) + binReq(opFlush, "", be32(pastStart), "", 2, 0) +
@@ -120,10 +120,10 @@ var binFixCases = []binFixCase{
 			"81 00 op=05 st=00 ext= key=\"\" val=\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\r\" opq=00000002 cas=C\n"},
 }
 
-func TestBinaryFixes(t *testing.T) {
-	for _, c := range binFixCases {
+func TestBinaryEdgeCases(t *testing.T) {
+	for _, c := range binEdgeCases {
 		t.Run(c.name, func(t *testing.T) {
-			got := runBinFix(t, c)
+			got := runBinEdgeCase(t, c)
 			if g := describePackets(got.out, got.closed); g != c.want {
 				t.Errorf("got:\n%swant:\n%s", g, c.want)
 			}
@@ -131,15 +131,15 @@ func TestBinaryFixes(t *testing.T) {
 	}
 }
 
-func TestBinaryFixesAgainstMemcached(t *testing.T) {
+func TestBinaryEdgeCasesAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	for _, c := range binFixCases {
+	for _, c := range binEdgeCases {
 		t.Run(c.name, func(t *testing.T) {
 			addr := startMemcachedWith(t, nil, c.flags...)
 			// Wait for as many bytes as gocached sends.
-			own := runBinFix(t, c)
+			own := runBinEdgeCase(t, c)
 			ref := exchangeWant(t, addr, c.in, max(1, len(own.out)), own.closed)
 			if g := describePackets(ref.out, ref.closed); g != c.want {
 				t.Errorf("memcached:\n%swant:\n%s", g, c.want)
@@ -148,7 +148,7 @@ func TestBinaryFixesAgainstMemcached(t *testing.T) {
 	}
 }
 
-func runBinFix(t *testing.T, c binFixCase) result {
+func runBinEdgeCase(t *testing.T, c binEdgeCase) result {
 	t.Helper()
 	env := newStillEnv(t)
 	orig := env.Store
