@@ -36,7 +36,9 @@
 //     text and binary), connection limits, descriptor leaks, value
 //     integrity and linearizability under concurrent clients.
 //   - memory: memory bounds: item size, -m and -M, backpressure from a
-//     client that does not read, peak RSS under floods.
+//     client that does not read.
+//   - rss: peak RSS under floods of up to 2 GB per engine (the longest
+//     area after tsuite).
 //   - server: observables (stats, stats conns), UDP, TLS, the metrics
 //     endpoint, socket marks, idle timeout.
 //   - service: process life and packaging: command-line errors, listen
