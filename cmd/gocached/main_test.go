@@ -46,14 +46,14 @@ const gocachedPkg = "github.com/gocached/gocached/cmd/gocached"
 // runBinary runs gocached to completion with a time bound.
 func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := testproc.CommandContext(ctx, binary, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("gocached %q did not exit within 10 s", args)
+		t.Fatalf("gocached %q did not exit within 30 s", args)
 	}
 	code = 0
 	if ee, ok := err.(*exec.ExitError); ok {

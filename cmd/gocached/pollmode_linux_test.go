@@ -192,7 +192,7 @@ func (n shownNAPI) knobs() (knobValues, bool) {
 // namespace.
 func showJSON(t *testing.T, b *testbed.Bed) []shownNAPI {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := serverCmd(ctx, b, binary, "napi", "show", "--json", "--interface", b.ServerDev)
 	var stderr bytes.Buffer
@@ -331,7 +331,7 @@ func TestPollModeNeedsCapNetAdmin(t *testing.T) {
 	if err := os.Chmod(filepath.Dir(binary), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := testproc.CommandContext(ctx, binary, "--engine=epoll", "--poll-mode", "suspend20", "-l", b.ServerIP, "-p", "-1",
 		"--napi-state", filepath.Join(t.TempDir(), "state.json"))
@@ -379,7 +379,7 @@ func TestRestoreAfterCrash(t *testing.T) {
 			t.Fatalf("NAPI %d still has the old %s while suspend20 was applied", id, got)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := serverCmd(ctx, b, binary, "napi", "restore", "--interface", b.ServerDev, "--state", state).CombinedOutput()
 	if err != nil {
