@@ -76,6 +76,15 @@ func measureAndCheck(t *testing.T, bed string) {
 	}
 	for _, r := range recs {
 		t.Logf("%s %s: %s", r.Shape, r.Target, r.summary())
+		// The profiler samples at 100 Hz: a server that other processes
+		// left a few dozen milliseconds of CPU (seen: 3% of a 1 s run)
+		// may get no sample at all. That says nothing of the tool.
+		starved := strings.HasSuffix(r.Error, "cpu profile: no samples") &&
+			r.ServerCPUPct/100*o.Time.Seconds() < 0.2
+		if starved {
+			t.Logf("%s: no profile: the server got only %.0f%% of a CPU for %v", r.Target, r.ServerCPUPct, o.Time)
+			r.Error = ""
+		}
 		switch {
 		case r.Error != "":
 			t.Errorf("%s: %s", r.Target, r.Error)
@@ -85,7 +94,7 @@ func measureAndCheck(t *testing.T, bed string) {
 			t.Errorf("%s: %d misses after the preload", r.Target, r.Result.Misses)
 		case r.NsPerReq <= 0 || r.ServerCPUPct <= 0:
 			t.Errorf("%s: no server CPU measured (%v ns/req)", r.Target, r.NsPerReq)
-		case r.Target != Memcached && !usableSplit(r.Profile):
+		case r.Target != Memcached && !starved && !usableSplit(r.Profile):
 			// Not Protocol > 0: a 1 s run under steal gives the profiler a
 			// few dozen samples, and the go engine's protocol share can
 			// then round to none.
