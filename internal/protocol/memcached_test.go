@@ -114,16 +114,23 @@ func exchangeWant(t *testing.T, addr string, in string, want int, closes bool) r
 }
 
 // exchangeAll sends in and returns the whole reply, however long: it
-// sends a no-op after in (mn, or a binary noop when in is binary) and
-// reads until its reply, which it leaves out, or until a close.
+// sends a no-op after in (mn, or a binary noop with an opaque of its own
+// when in is binary) and reads until its reply, which it leaves out, or
+// until a close. A text in must not hold an mn of its own.
 func exchangeAll(t *testing.T, addr, in string) result {
 	t.Helper()
-	req, reply := "mn\r\n", "MN\r\n"
 	if len(in) > 0 && in[0] == binaryMagicRequest {
 		const opaque = 0x5e471e1 // not used by the tests' requests
-		req = binReq(opNoop, "", "", "", opaque, 0)
-		reply = string(appendBinHeader(nil, opNoop, 0, 0, 0, 0, [4]byte{0x05, 0xe4, 0x71, 0xe1}, 0))
+		return exchangeThrough(t, addr, in, binReq(opNoop, "", "", "", opaque, 0),
+			string(appendBinHeader(nil, opNoop, 0, 0, 0, 0, [4]byte{0x05, 0xe4, 0x71, 0xe1}, 0)))
 	}
+	return exchangeThrough(t, addr, in, "mn\r\n", "MN\r\n")
+}
+
+// exchangeThrough sends in and then req, and reads until the reply ends
+// in reply (req's, which it leaves out) or the server closes.
+func exchangeThrough(t *testing.T, addr, in, req, reply string) result {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +158,20 @@ func exchangeAll(t *testing.T, addr, in string) result {
 		}
 	}
 	return result{string(out[:len(out)-len(reply)]), false}
+}
+
+// exchangeLike sends a text stream to which gocached replied own and
+// returns memcached's whole reply: up to its close when gocached closed,
+// else through a trailing miss of a key of its own, whose reply no
+// command of the stream gives (the streams may hold mn). Waiting for as
+// many bytes as gocached sent is not exact for text: CAS values, times and
+// numbers printed in the replies differ in width.
+func exchangeLike(t *testing.T, addr, in string, own result) result {
+	t.Helper()
+	if own.closed {
+		return exchangeWant(t, addr, in, len(own.out), true)
+	}
+	return exchangeThrough(t, addr, in, "mg exchange-end k\r\n", "EN kexchange-end\r\n")
 }
 
 // exchangeUntil sends in and reads until the output ends with end (a
