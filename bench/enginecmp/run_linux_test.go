@@ -77,13 +77,15 @@ func measureAndCheck(t *testing.T, bed string) {
 	for _, r := range recs {
 		t.Logf("%s %s: %s", r.Shape, r.Target, r.summary())
 		// The profiler samples at 100 Hz: a server that other processes
-		// left a few dozen milliseconds of CPU (seen: 3% of a 1 s run)
-		// may get no sample at all. That says nothing of the tool.
-		starved := strings.HasSuffix(r.Error, "cpu profile: no samples") &&
-			r.ServerCPUPct/100*o.Time.Seconds() < 0.2
-		if starved {
-			t.Logf("%s: no profile: the server got only %.0f%% of a CPU for %v", r.Target, r.ServerCPUPct, o.Time)
-			r.Error = ""
+		// left a few dozen milliseconds of CPU (seen: 3% and 5% of a 1 s
+		// run) gets a handful of samples or none, too few for a split.
+		// That says nothing of the tool.
+		starved := r.ServerCPUPct/100*o.Time.Seconds() < 0.2
+		if starved && r.Target != Memcached {
+			t.Logf("%s: profile not judged: the server got only %.0f%% of a CPU for %v", r.Target, r.ServerCPUPct, o.Time)
+			if strings.HasSuffix(r.Error, "cpu profile: no samples") {
+				r.Error = ""
+			}
 		}
 		switch {
 		case r.Error != "":
