@@ -15,12 +15,16 @@ type fakeLoop struct {
 	err      error
 	stubborn bool
 	wake     chan struct{}
+	running  chan struct{} // closed when Run starts
 	released atomic.Int32
 }
 
-func newFakeLoop(g *LoopGroup) *fakeLoop { return &fakeLoop{g: g, wake: make(chan struct{}, 1)} }
+func newFakeLoop(g *LoopGroup) *fakeLoop {
+	return &fakeLoop{g: g, wake: make(chan struct{}, 1), running: make(chan struct{})}
+}
 
 func (l *fakeLoop) Run() error {
+	close(l.running)
 	if l.err != nil {
 		return l.err
 	}
@@ -49,7 +53,8 @@ func TestLoopGroupShutdown(t *testing.T) {
 	g.Add(b)
 	served := make(chan error, 1)
 	go func() { served <- g.Serve() }()
-	time.Sleep(10 * time.Millisecond)
+	<-a.running // Shutdown while serving, not before
+	<-b.running
 	if err := g.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
@@ -85,7 +90,7 @@ func TestLoopGroupShutdownDeadline(t *testing.T) {
 	g.Add(l)
 	served := make(chan error, 1)
 	go func() { served <- g.Serve() }()
-	time.Sleep(10 * time.Millisecond)
+	<-l.running
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if err := g.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {

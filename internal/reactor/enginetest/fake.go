@@ -27,8 +27,9 @@ import (
 //	anything else                  -> ERROR
 //
 // A line longer than FakeMaxLine without its newline closes the
-// connection. At most PerCall requests are handled per Process call; with
-// input left over the Fake returns Yield.
+// connection. At most PerCall requests are handled per Process call, and
+// none once the call's output passes protocol.OutputBudget; with input left
+// over the Fake returns Yield.
 type Fake struct {
 	Store   *FakeStore
 	PerCall int // -R; 0: no limit
@@ -132,7 +133,11 @@ func (f *Fake) Process(in, out []byte) (int, []byte, protocol.Status) {
 	f.Wanted = 0
 	done := 0
 	for handled := 0; done < len(in); handled++ {
-		if f.PerCall > 0 && handled == f.PerCall {
+		// Like protocol.Session, a turn ends at -R requests or once its
+		// output passes protocol.OutputBudget: the rest waits for the
+		// next turn (a turn's replies go out in one write, and the race
+		// detector checks the whole buffer of every write).
+		if (f.PerCall > 0 && handled == f.PerCall) || len(out) >= protocol.OutputBudget {
 			return done, out, protocol.Yield
 		}
 		n, reply, st, ok := f.one(in[done:], out)

@@ -92,19 +92,27 @@ func TestEpollPipelining(t *testing.T) {
 		maxReqs int
 		chunk   int // client write size; 0 = all at once
 		sizes   []int
+		rounds  int
 	}{
-		{"one write", 20, 0, []int{1, 10, 100, 1000}},
-		{"split every byte", 20, 1, []int{3, 5}},
-		{"split 7", 4, 7, []int{0, 17, 200}},
-		{"R=1", 1, 0, []int{2, 4, 8, 16, 32}},
-		{"large values", 20, 0, []int{100 << 10, 1 << 20, 1}},
+		{"one write", 20, 0, []int{1, 10, 100, 1000}, 0},
+		{"split every byte", 20, 1, []int{3, 5}, 0},
+		{"split 7", 4, 7, []int{0, 17, 200}, 0},
+		{"R=1", 1, 0, []int{2, 4, 8, 16, 32}, 0},
+		// Fewer rounds of values up to 1 MiB, each past a read buffer and
+		// a turn's output: under the race detector every MiB the engine
+		// moves costs a second or so on a busy machine.
+		{"large values", 20, 0, []int{100 << 10, 1 << 20, 1}, 14},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startFake(t, reactor.Config{}, tc.maxReqs)
 			c := dial(t, e)
 			var req, want bytes.Buffer
-			for i := 0; i < 50; i++ {
+			rounds := tc.rounds
+			if rounds == 0 {
+				rounds = 50
+			}
+			for i := range rounds {
 				n := tc.sizes[i%len(tc.sizes)]
 				fmt.Fprintf(&req, "gen %d\r\n", n)
 				want.Write(enginetest.FakeReply(n))
