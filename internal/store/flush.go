@@ -124,11 +124,12 @@ const (
 // reclaim sweeps index slots of shards starting at shard next, unlinking
 // expired and flushed items, until budget slots were examined or every shard
 // was visited once. It returns the shard to start with next time, and
-// whether there is more to do soon: it reclaimed something, or it ran out
-// of budget before every shard had been swept to its end.
+// whether there is more to do soon: it reclaimed something, or the pass
+// over all shards it is part of has not reached the last shard's end (a
+// large store's pass takes many rounds; the next pass may wait).
 func (s *Store) reclaim(next, budget int) (int, bool) {
 	now := clampTime(s.Now())
-	finished, found := 0, false
+	wrapped, found := false, false
 	for visited := 0; visited < len(s.shards) && budget > 0; visited++ {
 		sh := &s.shards[next]
 		sh.mu.Lock()
@@ -139,10 +140,13 @@ func (s *Store) reclaim(next, budget int) (int, bool) {
 		budget -= examined + 1
 		if done {
 			next = (next + 1) % len(s.shards)
-			finished++
+			if next == 0 {
+				wrapped = true
+				break
+			}
 		}
 	}
-	return next, found || finished < len(s.shards)
+	return next, found || !wrapped
 }
 
 // sweep examines up to n index slots from the shard's cursor. It reports
