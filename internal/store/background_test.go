@@ -158,3 +158,34 @@ func TestBackgroundLoopWakesOnActivity(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A store larger than one reclaimer round's budget, with items that can
+// expire, keeps the fast cadence until the reclaimer's pass over it ends,
+// then backs off: its sweeps start at most once a second.
+func TestLoopLargeStoreBacksOff(t *testing.T) {
+	clk := newFakeClock()
+	s := newManualStore(t, Config{MemoryLimit: 32 << 20, Now: clk.Now})
+	for i := range 3 * reclaimBudget {
+		s.Set(ModeSet, key(i), 0, 3600, []byte("v"), 0)
+	}
+	var l loopState
+	now := loopBase
+	reclaims, rounds := 0, 0
+	for d := time.Duration(0); d <= clockTick; now = now.Add(d) {
+		if rounds++; rounds > 1000 {
+			t.Fatal("the loop never backed off")
+		}
+		before := l.lastReclaim
+		d = s.step(&l, now)
+		if l.lastReclaim != before {
+			reclaims++
+		}
+	}
+	if reclaims < 3 {
+		t.Fatalf("loop backed off after %d reclaimer rounds, before a pass over %d items", reclaims, 3*reclaimBudget)
+	}
+	// The next idle round starts a new pass, which again runs fast.
+	if d := s.step(&l, now); d != clockTick {
+		t.Fatalf("round starting a new pass sleeps %v, want %v", d, clockTick)
+	}
+}
