@@ -115,6 +115,7 @@ var batchDependent = map[string]bool{"metadump bad class": true, "metadump pipel
 
 // TestAdminScriptsSplit feeds each admin script split at every byte.
 func TestAdminScriptsSplit(t *testing.T) {
+	t.Parallel()
 	for _, sc := range adminScripts {
 		if batchDependent[sc.name] {
 			continue

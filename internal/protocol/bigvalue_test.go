@@ -62,6 +62,7 @@ func TestBigScriptsAgainstMemcached(t *testing.T) {
 // the values, and in small pieces, with and without an engine that resumes
 // pending Sessions.
 func TestBigScripts(t *testing.T) {
+	t.Parallel()
 	for _, sc := range bigScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			in := []byte(sc.in)
@@ -170,6 +171,7 @@ func TestReceivedValuesUseNoBuffer(t *testing.T) {
 // larger than a chunk goes out over several calls, each within the budget,
 // and Pending holds until its end.
 func TestChunkedReplyPerCall(t *testing.T) {
+	t.Parallel()
 	env := newTestEnvMemItem(t, 64<<20, 16<<20)
 	env.ResumesPending = true
 	s := NewSession(env)

@@ -130,6 +130,7 @@ func TestBinaryScripts(t *testing.T) {
 // TestBinaryScriptsSplit feeds each stream split at every byte (at random
 // points for large ones) and one byte at a time.
 func TestBinaryScriptsSplit(t *testing.T) {
+	t.Parallel()
 	for _, sc := range binScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			want := binWants[sc.name]

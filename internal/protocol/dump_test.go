@@ -92,6 +92,7 @@ func TestMetadumpAgainstMemcached(t *testing.T) {
 // TestMetadumpStreams checks that an engine resuming pending Sessions gets
 // a large metadump in bounded parts, every item once, END last.
 func TestMetadumpStreams(t *testing.T) {
+	t.Parallel()
 	env := newTestEnvMem(t, 16<<20)
 	env.ResumesPending = true
 	s := NewSession(env)
@@ -144,6 +145,7 @@ func TestMetadumpStreams(t *testing.T) {
 }
 
 func TestMetadumpWholeWithoutResume(t *testing.T) {
+	t.Parallel()
 	env := newTestEnvMem(t, 16<<20)
 	s := NewSession(env)
 	for i := range 20000 {

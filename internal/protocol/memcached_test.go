@@ -220,6 +220,7 @@ func flushMemcached(t *testing.T, addr string) {
 }
 
 func TestScriptsAgainstMemcached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short mode")
 	}

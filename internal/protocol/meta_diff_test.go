@@ -118,6 +118,7 @@ var metaStreams = []string{
 }
 
 func TestMetaAgainstMemcached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short mode")
 	}

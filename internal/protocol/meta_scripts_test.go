@@ -142,6 +142,7 @@ func TestMetaScripts(t *testing.T) {
 // TestMetaScriptsSplit feeds every meta script split at every byte, and one
 // byte at a time: the replies must not change.
 func TestMetaScriptsSplit(t *testing.T) {
+	t.Parallel()
 	for _, sc := range metaScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			in := []byte(sc.in)

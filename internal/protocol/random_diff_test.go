@@ -106,6 +106,7 @@ func randText(r *rand.Rand) string {
 }
 
 func TestRandomMetaAgainstMemcached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short mode")
 	}
@@ -172,6 +173,7 @@ func randBinary(r *rand.Rand, opaque uint32) string {
 var paddedNumber = regexp.MustCompile(`val="([0-9]+) +"`)
 
 func TestRandomBinaryAgainstMemcached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short mode")
 	}

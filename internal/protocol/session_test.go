@@ -69,6 +69,7 @@ func TestScripts(t *testing.T) {
 // TestScriptsSplit feeds every script split at every byte (small scripts) or
 // at random points (large ones): the replies must not change.
 func TestScriptsSplit(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, sc := range scripts {
 		t.Run(sc.name, func(t *testing.T) {

@@ -203,6 +203,7 @@ func checkEvictionLines(t *testing.T, out string, who string) int {
 }
 
 func TestWatchEvictions(t *testing.T) {
+	t.Parallel()
 	env := newWatchEnv(t) // 4 MiB
 	w := NewSession(env)
 	if got := drive(t, w, []byte("watch evictions\r\n")).out; got != "OK\r\n" {
@@ -224,6 +225,7 @@ func TestWatchEvictions(t *testing.T) {
 }
 
 func TestWatchEvictionsAgainstMemcached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short mode")
 	}
