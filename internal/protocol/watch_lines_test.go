@@ -219,7 +219,7 @@ func memcachedWatch(t *testing.T, addr, kinds, traffic string, lines int) string
 // read until the expected lines are in (a missing line fails the
 // comparison only after it), and how long lines past those are waited for.
 const (
-	watchWait  = 10 * time.Second
+	watchWait  = memcachedWait
 	watchQuiet = 300 * time.Millisecond
 )
 
