@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gocached/gocached/internal/testproc"
@@ -58,6 +59,16 @@ func tsuiteSource(ctx context.Context) (string, error) {
 	cache, err := tsuiteCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no cache directory: %w", err)
+	}
+	// test.sh runs the suite's plain and TLS modes side by side, each its
+	// own test binary: one fetches and unpacks while the other waits.
+	lock, err := os.OpenFile(filepath.Join(cache, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close() // (closing releases the lock)
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
 	}
 	tree := filepath.Join(cache, "memcached-"+tsuiteVersion)
 	if _, err := os.Stat(filepath.Join(tree, "timedrun")); err == nil {
