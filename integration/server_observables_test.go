@@ -100,12 +100,15 @@ func observe(t *testing.T, tg target, flags []string) *observation {
 	}
 	roles := map[string]string{localPort(q): roleQuerier, localPort(used): roleUsed, localPort(fresh): roleFresh}
 	o := &observation{}
-	// Wait (bounded) until the server lists exactly our three clients: the
-	// probe's close and the fresh accept are asynchronous in every server.
+	// Wait (bounded) until the server lists exactly our three clients and
+	// has finished writing to them: the probe's close, the fresh accept and
+	// the step out of conn_mwrite after a reply the client has already
+	// read are asynchronous in every server (a loaded machine shows them).
 	var conns []connEntry
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		conns = statsConns(q)
-		if countClients(conns) == 3 || time.Now().After(deadline) {
+		_, clients := classify(conns, roles)
+		if countClients(conns) == 3 && clients[roleUsed]["state"] != "conn_mwrite" || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
