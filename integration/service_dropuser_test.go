@@ -114,6 +114,13 @@ func TestMemoryFileBelongsToUser(t *testing.T) {
 		}
 		defer p.Kill()
 		checkOwned(t, mem, 0o700)
+		// The server may accept before it has written the port file (a
+		// busy machine shows it): wait for the file, bounded.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Lstat(ports); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
 		checkOwned(t, ports, 0)
 		if err := syscall.Kill(p.Pid(), syscall.SIGUSR1); err != nil {
 			t.Fatal(err)
