@@ -14,8 +14,8 @@ import (
 // memcached's format ("ts=... gid=... type=item_get key=... status=...").
 // Each watcher has a bounded buffer (memcached's watcher_logbuf_size):
 // when its client reads too slowly, lines are dropped, never queued without
-// bound, and the next line that fits is preceded by "skipped=N" as in
-// memcached. Logging costs one atomic load per command while nobody watches.
+// bound, and "skipped=N" reports them where the gap is, as in memcached.
+// Logging costs one atomic load per command while nobody watches.
 //
 // Kinds: fetchers (item_get for every lookup a command makes, a storage
 // command's included), mutations (item_store for every store) and evictions
@@ -302,7 +302,13 @@ func (s *Session) watchCommand(line []byte, n int) {
 }
 
 // drainWatch moves the watcher's pending lines to the output, up to the
-// output budget.
+// output budget. Once the buffer is empty, a count of lines dropped while
+// it was full follows at once rather than waiting for the next line to
+// carry it: memcached drops only when the client's socket is full (its
+// logger flushes before giving up), so its stream shows the gap as soon as
+// the client catches up; here the buffer drains on the connection's own
+// turn, and a client that reads the stream dry before causing another line
+// (memcached's watcher.t) would otherwise wait for the notice forever.
 func (s *Session) drainWatch() {
 	w := s.watch
 	w.mu.Lock()
@@ -311,6 +317,12 @@ func (s *Session) drainWatch() {
 	rest := copy(w.buf, w.buf[n:])
 	w.buf = w.buf[:rest]
 	if rest == 0 {
+		if w.skipped > 0 {
+			s.out = append(s.out, "skipped="...)
+			s.out = strconv.AppendUint(s.out, w.skipped, 10)
+			s.out = append(s.out, '\n')
+			w.skipped = 0
+		}
 		w.woken = false
 		if cap(w.buf) > 64<<10 {
 			w.buf = nil

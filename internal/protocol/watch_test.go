@@ -109,7 +109,8 @@ func TestWatchLines(t *testing.T) {
 }
 
 // TestWatchBounded floods a watcher that never reads: its buffer stays
-// bounded, and the first line after the flood reports what was skipped.
+// bounded, and once the client has read what was kept the stream reports
+// what was skipped, without waiting for another line.
 func TestWatchBounded(t *testing.T) {
 	env := newWatchEnv(t)
 	w := NewSession(env)
@@ -134,9 +135,12 @@ func TestWatchBounded(t *testing.T) {
 		}
 		all = append(all, out...)
 	}
+	if want := "\nskipped=" + strconv.FormatUint(skipped, 10) + "\n"; !strings.HasSuffix(string(all), want) {
+		t.Fatalf("the drained stream ends %q, want %q", all[max(0, len(all)-80):], want)
+	}
 	drive(t, c, get)
 	_, out, _ := w.Process(nil, nil)
-	if !strings.HasPrefix(string(out), "skipped=") || strings.Count(string(out), "\n") != 2 {
+	if strings.HasPrefix(string(out), "skipped=") || strings.Count(string(out), "\n") != 1 {
 		t.Fatalf("after the flood: %q", out)
 	}
 	if sent := env.logs.sent.Load(); sent+skipped != 5001 {
@@ -259,16 +263,16 @@ func TestWatchLogbufSize(t *testing.T) {
 	if skipped == 0 {
 		t.Fatal("nothing skipped with an 8 KB buffer")
 	}
+	var all []byte
 	for {
 		_, out, _ := w.Process(nil, nil)
 		if len(out) == 0 {
 			break
 		}
+		all = append(all, out...)
 	}
-	drive(t, c, get)
-	_, out, _ := w.Process(nil, nil)
-	if want := "skipped=" + strconv.FormatUint(skipped, 10) + "\n"; !strings.HasPrefix(string(out), want) {
-		t.Fatalf("after the flood: %q, want it to start %q", out, want)
+	if want := "\nskipped=" + strconv.FormatUint(skipped, 10) + "\n"; !strings.HasSuffix(string(all), want) {
+		t.Fatalf("the drained stream ends %q, want %q", all[max(0, len(all)-80):], want)
 	}
 }
 
