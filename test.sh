@@ -142,33 +142,46 @@ step "darwin and freebsd builds" cross_builds
 # --- the test stages, run side by side ---------------------------------------
 # Much of the suite waits (servers starting, expiry, memcached's t/ files
 # sleeping), so on a 2-CPU machine stages overlap: at most STAGE_JOBS run at
-# once, longest first. Each stage writes its own log, printed whole when it
-# ends, with its time. Every stage is its own `go test` run with its own
-# timeout, so no single run carries the whole suite.
-declare -a STAGE_NAMES=() STAGE_CMDS=()
-stage() { # stage NAME CMD...: queue a stage
-	STAGE_NAMES+=("$1")
-	shift
+# once, the longest (as measured on a quiet 2-CPU machine) first, so the
+# short ones fill in at the end. Each stage writes its own log, printed
+# whole when it ends with its wall-clock and CPU seconds. Every stage is its
+# own `go test` run with its own timeout, so no single run carries the suite.
+declare -a STAGE_NAMES=() STAGE_CMDS=() STAGE_EST=()
+stage() { # stage SECONDS NAME CMD...: queue a stage expected to take SECONDS
+	STAGE_EST+=("$1")
+	STAGE_NAMES+=("$2")
+	shift 2
 	STAGE_CMDS+=("$(printf '%q ' "$@")")
 }
+# cpu_seconds: user+system seconds from the output of `times` on stdin (its
+# second line, the shell's finished children: "0m1.250s 0m0.310s"). `times`
+# itself must run in the stage's own shell: a forked one starts at zero.
+cpu_seconds() {
+	sed -n 2p | awk '{
+		t = 0
+		for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+		printf "%d", t + 0.5
+	}'
+}
 run_stages() {
-	local dir i pid name rc secs
+	local dir i pid name rc secs cpu
 	dir=$(mktemp -d)
 	declare -A slot=()
 	finish() { # finish PID: print the stage's log and record it
 		local i=${slot[$1]}
 		unset "slot[$1]"
-		read -r rc secs <"$dir/$i.rc" || { rc=1 secs=?; }
+		read -r rc secs cpu <"$dir/$i.rc" || { rc=1 secs=? cpu=?; }
 		echo
-		echo "==== ${STAGE_NAMES[$i]} ($secs s, exit $rc): ${STAGE_CMDS[$i]}"
+		echo "==== ${STAGE_NAMES[$i]} ($secs s, CPU $cpu s, exit $rc): ${STAGE_CMDS[$i]}"
 		cat "$dir/$i.log"
 		if [ "$rc" = 0 ]; then
-			record "${STAGE_NAMES[$i]} (${secs}s)" PASS
+			record "${STAGE_NAMES[$i]} (${secs}s, CPU ${cpu}s)" PASS
 		else
-			record "${STAGE_NAMES[$i]} (${secs}s)" FAIL
+			record "${STAGE_NAMES[$i]} (${secs}s, CPU ${cpu}s)" FAIL
 		fi
 	}
-	for i in "${!STAGE_NAMES[@]}"; do
+	mapfile -t order < <(for i in "${!STAGE_NAMES[@]}"; do echo "${STAGE_EST[$i]} $i"; done | sort -k1,1nr -k2,2n | cut -d' ' -f2)
+	for i in "${order[@]}"; do
 		while [ "${#slot[@]}" -ge "$STAGE_JOBS" ]; do
 			wait -n -p pid "${!slot[@]}"
 			finish "$pid"
@@ -177,7 +190,9 @@ run_stages() {
 		(
 			start=$SECONDS
 			eval "${STAGE_CMDS[$i]}" >"$dir/$i.log" 2>&1
-			echo "$? $((SECONDS - start))" >"$dir/$i.rc"
+			rc=$?
+			times >"$dir/$i.times"
+			echo "$rc $((SECONDS - start)) $(cpu_seconds <"$dir/$i.times")" >"$dir/$i.rc"
 		) &
 		slot[$!]=$i
 	done
@@ -196,35 +211,37 @@ go_test=(go test -race -count=1 -timeout "$TEST_TIMEOUT")
 step "build test binaries" "${go_test[@]}" -run '^$' ./...
 step "integration areas named" ./integration/tests-in --check
 
-# memcached's own t/ suite against each engine (three files at a time) and
-# in its TLS mode (SSL_TEST=1: every TCP client over TLS): the longest
-# stages, mostly waiting, so they start first. The plain engines share one
-# stage: binary-sasl.t's sasldb has a fixed path in /tmp.
-tsuite_engines=${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}
-tsuite_plain=$(tr ',' '\n' <<<"$tsuite_engines" | grep -vx tls | paste -sd, -)
+# memcached's own t/ suite, one stage per engine (three files at a time in
+# each), and in its TLS mode (tls: SSL_TEST=1, every TCP client over TLS).
+# The stages run side by side; binary-sasl.t, whose sasldb has a fixed path
+# in /tmp, takes a lock on it (integration/tsuite_lock_test.go).
 tsuite_run=$(./integration/tests-in tsuite)
-[ -n "$tsuite_plain" ] && stage "memcached t/ suite ($tsuite_plain)" env GOCACHED_TSUITE_ENGINES="$tsuite_plain" \
-	go test -race -count=1 -timeout 25m -run "$tsuite_run" ./integration
-grep -qx tls <<<"$(tr ',' '\n' <<<"$tsuite_engines")" && stage "memcached t/ suite (tls)" env GOCACHED_TSUITE_ENGINES=tls \
-	go test -race -count=1 -timeout 25m -run "$tsuite_run" ./integration
-mapfile -t units < <(go list ./... | grep -v '/integration$')
-stage "go test -race (every package but integration)" "${go_test[@]}" "${units[@]}"
+for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); do
+	case $eng in
+	tls) est=380 ;;
+	*) est=200 ;;
+	esac
+	# (a longer hang guard: over TLS on a loaded machine restart.t and
+	# maxconns.t take minutes)
+	stage "$est" "memcached t/ suite ($eng)" env GOCACHED_TSUITE_ENGINES="$eng" \
+		go test -race -count=1 -timeout 20m -run "$tsuite_run" ./integration
+done
+# The unit packages: internal/protocol alone is the longest.
+mapfile -t units < <(go list ./... | grep -vE '/integration$|/internal/protocol$')
+stage 250 "go test -race internal/protocol" "${go_test[@]}" ./internal/protocol
+stage 200 "go test -race (every other package but integration)" "${go_test[@]}" "${units[@]}"
 # integration, one run per area (integration/doc.go lists them). The rss
 # area runs without the race detector: its clients push gigabytes into
 # servers (separate processes, never built with -race there) and the
 # detector would check every byte they write, for no race it could find.
+declare -A area_est=([diff]=200 [clients]=140 [hostile]=110 [memory]=60 [service]=50 [rss]=40 [server]=40)
 while read -r area; do
 	case $area in
 	tsuite) continue ;;
-	rss) stage "integration: $area (no -race)" go test -count=1 -timeout "$TEST_TIMEOUT" -run "$(./integration/tests-in "$area")" ./integration ;;
-	*) stage "integration: $area" "${go_test[@]}" -run "$(./integration/tests-in "$area")" ./integration ;;
+	rss) stage "${area_est[$area]}" "integration: $area (no -race)" go test -count=1 -timeout "$TEST_TIMEOUT" -run "$(./integration/tests-in "$area")" ./integration ;;
+	*) stage "${area_est[$area]:-60}" "integration: $area" "${go_test[@]}" -run "$(./integration/tests-in "$area")" ./integration ;;
 	esac
-done < <(
-	# longest first (as measured), then any area not listed yet
-	all=$(./integration/tests-in)
-	for a in diff clients rss hostile memory service server; do grep -qx "$a" <<<"$all" && echo "$a"; done
-	grep -vxE 'diff|clients|rss|hostile|memory|service|server' <<<"$all"
-)
+done < <(./integration/tests-in)
 
 # --- fuzz targets, discovered so new ones are picked up ---------------------
 # One line per target: "<package dir> <FuzzName>".
@@ -286,7 +303,7 @@ if [ "$FUZZTIME" != 0 ]; then
 		per=$((FUZZ_BUDGET * FUZZ_JOBS / (${#targets[@]} > 0 ? ${#targets[@]} : 1)))
 		FUZZTIME="$((per > 20 ? 20 : (per < 5 ? 5 : per)))s"
 	fi
-	stage "fuzzing (${#targets[@]} targets, $FUZZTIME each)" fuzz_all
+	stage 185 "fuzzing (${#targets[@]} targets, $FUZZTIME each)" fuzz_all
 else
 	record "fuzz (FUZZTIME=0)" SKIP
 fi
