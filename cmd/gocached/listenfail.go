@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gocached/gocached/internal/config"
 	"io"
 	"log/slog"
 	"strings"
@@ -19,16 +20,16 @@ const listenFailureStatus = 71
 // be set up (a port in use, an -l address not on this host, a -s path in a
 // missing directory), then logs the error itself, which names the address
 // and port, and reports true; other errors are left to the caller.
-func reportListenFailure(w io.Writer, log *slog.Logger, o *options, err error) bool {
+func reportListenFailure(w io.Writer, log *slog.Logger, o *config.Options, err error) bool {
 	var le *reactor.ListenError
 	if !errors.As(err, &le) {
 		return false
 	}
-	port := o.reactor.Port
+	port := o.Reactor.Port
 	if le.Transport == "udp" {
-		port = o.udpPort
+		port = o.UDPPort
 	}
-	fmt.Fprintln(w, le.MemcachedMessage(o.reactor.Listen, port, o.reactor.UnixSocket))
+	fmt.Fprintln(w, le.MemcachedMessage(o.Reactor.Listen, port, o.Reactor.UnixSocket))
 	log.Error("cannot start", "err", err)
 	return true
 }
@@ -37,18 +38,18 @@ func reportListenFailure(w io.Writer, log *slog.Logger, o *options, err error) b
 // prefix when TLS is off: memcached's line, then its listen failure with
 // errno 0 (ListenSpecError's rendering), and EX_OSERR. It reports whether
 // it did.
-func refuseNoTLS(w io.Writer, o *options, tlsOn bool) bool {
-	if tlsOn || o.reactor.Port == 0 || o.reactor.UnixSocket != "" {
+func refuseNoTLS(w io.Writer, o *config.Options, tlsOn bool) bool {
+	if tlsOn || o.Reactor.Port == 0 || o.Reactor.UnixSocket != "" {
 		return false
 	}
-	addrs, err := reactor.ParseListen(o.reactor.Listen, o.reactor.Port)
+	addrs, err := reactor.ParseListen(o.Reactor.Listen, o.Reactor.Port)
 	if err != nil {
 		return false
 	}
 	for _, a := range addrs {
 		if a.NoTLS {
 			le := &reactor.ListenError{Transport: "tcp", Err: &reactor.ListenSpecError{Line: "'notls' option is valid only when SSL is enabled"}}
-			fmt.Fprintln(w, le.MemcachedMessage(o.reactor.Listen, o.reactor.Port, ""))
+			fmt.Fprintln(w, le.MemcachedMessage(o.Reactor.Listen, o.Reactor.Port, ""))
 			return true
 		}
 	}
@@ -60,11 +61,11 @@ func refuseNoTLS(w io.Writer, o *options, tlsOn bool) bool {
 // there are none. The engines have bound these addresses already, so the
 // list parses and resolves; a -p -1 port picked at bind is not known here,
 // and such a listener serves -B's protocol.
-func listenerProtocols(o *options) func(fd int) (protocol.Binding, bool) {
-	if o.reactor.UnixSocket != "" || !strings.Contains(o.reactor.Listen, "proto[") {
+func listenerProtocols(o *config.Options) func(fd int) (protocol.Binding, bool) {
+	if o.Reactor.UnixSocket != "" || !strings.Contains(o.Reactor.Listen, "proto[") {
 		return nil
 	}
-	addrs, err := reactor.ParseListen(o.reactor.Listen, o.reactor.Port)
+	addrs, err := reactor.ParseListen(o.Reactor.Listen, o.Reactor.Port)
 	if err != nil {
 		return nil
 	}

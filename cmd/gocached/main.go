@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gocached/gocached/internal/config"
 	"io"
 	"os"
 )
@@ -28,7 +29,7 @@ func versionLine() string {
 }
 
 func main() {
-	argv0 = os.Args[0] // getopt's messages name the program as it was run
+	config.Argv0 = os.Args[0] // getopt's messages name the program as it was run
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -48,54 +49,54 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "ping":
 			return ping(args[1:], stdout, stderr)
 		case "man":
-			o, err := parseFlags(nil)
+			o, err := config.Parse(nil)
 			if err != nil {
 				fmt.Fprintf(stderr, "gocached: %v\n", err)
 				return 1
 			}
-			fmt.Fprint(stdout, manPage(o.flags))
+			fmt.Fprint(stdout, config.ManPage(o.Flags, version))
 			return 0
 		}
 	}
-	opts, err := parseFlags(args)
+	opts, err := config.Parse(args)
 	if err != nil {
-		var ue *usageError
+		var ue *config.UsageError
 		if errors.As(err, &ue) {
-			ue.write(stderr)
-			return ue.status
+			ue.Write(stderr)
+			return ue.Status
 		}
 		fmt.Fprintf(stderr, "gocached: %v\n", err)
 		return 1
 	}
-	for _, w := range opts.warnings { // as memcached prints them, and goes on
+	for _, w := range opts.Warnings { // as memcached prints them, and goes on
 		fmt.Fprintln(stderr, w)
 	}
 	switch {
-	case opts.help:
+	case opts.Help:
 		fmt.Fprintf(stdout, "gocached %s: a memcached-compatible cache server\n\n", version)
-		fmt.Fprintf(stdout, "Usage: gocached [flags]\n       gocached napi|doctor|ping [args]\n       gocached man\n\nFlags:\n%s", opts.usage)
+		fmt.Fprintf(stdout, "Usage: gocached [flags]\n       gocached napi|doctor|ping [args]\n       gocached man\n\nFlags:\n%s", opts.Usage)
 		return 0
-	case opts.version:
+	case opts.Version:
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	// memcached raises the core file limit (-r) and makes room for -c
 	// open files before it daemonizes, and exits 71 (EX_OSERR) when it
 	// may not.
-	if opts.proc.coreDumps {
+	if opts.Proc.CoreDumps {
 		if err := ensureCoreDumps(); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 71
 		}
 	}
-	if err := ensureFileLimit(opts.reactor.MaxConns); err != nil {
+	if err := ensureFileLimit(opts.Reactor.MaxConns); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 71
 	}
-	if opts.proc.daemon && !inDaemonChild() {
-		return daemonize(args, opts.verbosity > 0, stderr)
+	if opts.Proc.Daemon && !inDaemonChild() {
+		return daemonize(args, opts.Verbosity > 0, stderr)
 	}
-	if inDaemonChild() && !opts.proc.coreDumps {
+	if inDaemonChild() && !opts.Proc.CoreDumps {
 		// memcached's daemon(3) call: the working directory becomes /
 		// (kept with -r, for the core file), before any path of the
 		// command line (-P, -s, -e, -Y) is used.
@@ -104,5 +105,5 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	return serve(opts, newLogger(stderr, opts.verbosity), stderr)
+	return serve(opts, newLogger(stderr, opts.Verbosity), stderr)
 }

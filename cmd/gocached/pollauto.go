@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gocached/gocached/internal/config"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -148,10 +149,10 @@ func (t *autoTuner) step() {
 	t.prev = cur
 }
 
-// startAutoTuner runs the tuner every o.napi.autoEvery until the returned
+// startAutoTuner runs the tuner every o.NAPI.AutoEvery until the returned
 // stop is called (before the knobs are restored).
-func startAutoTuner(o *options, ns *napiSession, srv protocol.Server, log *slog.Logger) (stop func()) {
-	if o.napi.mode == nil || !o.napi.mode.Adaptive || ns.applied == nil {
+func startAutoTuner(o *config.Options, ns *napiSession, srv protocol.Server, log *slog.Logger) (stop func()) {
+	if o.NAPI.Mode == nil || !o.NAPI.Mode.Adaptive || ns.applied == nil {
 		return func() {}
 	}
 	t := &autoTuner{log: log, set: ns.setKnobs, read: func() map[int]reactorSample { return sampleReactors(srv) },
@@ -160,7 +161,7 @@ func startAutoTuner(o *options, ns *napiSession, srv protocol.Server, log *slog.
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(o.napi.autoEvery)
+		tick := time.NewTicker(o.NAPI.AutoEvery)
 		defer tick.Stop()
 		for {
 			select {

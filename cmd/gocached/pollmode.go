@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gocached/gocached/internal/config"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -29,14 +30,14 @@ type napiSession struct {
 // saving the old values first. When the mode has no NAPI to act on (loopback,
 // a wildcard address) it logs one line and switches o to base. A returned
 // error is fatal: the server must not start in a mode it cannot set up.
-func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
+func startNAPI(o *config.Options, log *slog.Logger) (*napiSession, error) {
 	s := &napiSession{log: log}
-	no := &o.napi
-	if !no.touchesKernel() {
+	no := &o.NAPI
+	if !no.TouchesKernel() {
 		s.dialForStats()
 		return s, nil
 	}
-	ifi, why, err := napiInterface(no.iface, o.reactor.Listen)
+	ifi, why, err := napiInterface(no.Iface, o.Reactor.Listen)
 	if err != nil {
 		return nil, err
 	}
@@ -54,11 +55,11 @@ func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
 		return nil, fmt.Errorf("%s: %w", s.what(o), err)
 	}
 	s.client = c
-	s.statePath = no.statePath
+	s.statePath = no.StatePath
 	if s.statePath == "" {
 		s.statePath = napi.DefaultStatePath(ifi.Name)
 	}
-	st, err := napi.Apply(c, ifi.Name, ifi.Index, no.knobs, s.statePath)
+	st, err := napi.Apply(c, ifi.Name, ifi.Index, no.Knobs, s.statePath)
 	switch {
 	case errors.Is(err, napi.ErrNoNAPIs):
 		s.noNAPI(o, fmt.Sprintf("interface %s has no NAPI instances", ifi.Name))
@@ -75,31 +76,31 @@ func startNAPI(o *options, log *slog.Logger) (*napiSession, error) {
 		return nil, fmt.Errorf("%s on %s: %w", s.what(o), ifi.Name, err)
 	}
 	s.applied = st
-	log.Info("poll mode applied", "mode", o.reactor.Epoll.PollMode, "interface", ifi.Name, "napis", len(st.NAPIs),
-		"knobs", no.knobs.String(), "state", s.statePath)
+	log.Info("poll mode applied", "mode", o.Reactor.Epoll.PollMode, "interface", ifi.Name, "napis", len(st.NAPIs),
+		"knobs", no.Knobs.String(), "state", s.statePath)
 	warnInconsistent(o, log)
 	return s, nil
 }
 
 // what names the request in messages: "--poll-mode suspend20" or the knob
 // flags.
-func (s *napiSession) what(o *options) string {
-	if o.napi.modeName != "" {
-		return "--poll-mode " + o.napi.modeName
+func (s *napiSession) what(o *config.Options) string {
+	if o.NAPI.ModeName != "" {
+		return "--poll-mode " + o.NAPI.ModeName
 	}
-	return "NAPI knobs " + o.napi.knobs.String()
+	return "NAPI knobs " + o.NAPI.Knobs.String()
 }
 
-func (s *napiSession) flagsUsed(o *options) string {
-	if o.napi.modeName != "" {
+func (s *napiSession) flagsUsed(o *config.Options) string {
+	if o.NAPI.ModeName != "" {
 		return "--poll-mode"
 	}
 	return "the knob flags"
 }
 
-func (s *napiSession) noNAPI(o *options, why string) {
-	requested := o.reactor.Epoll.PollMode
-	o.runAsBase()
+func (s *napiSession) noNAPI(o *config.Options, why string) {
+	requested := o.Reactor.Epoll.PollMode
+	o.RunAsBase()
 	s.log.Warn("poll mode has no NAPI to act on; running as base", "mode", requested, "reason", why)
 	if s.client == nil {
 		s.dialForStats() // a wildcard listener may still see NAPI IDs
@@ -118,8 +119,8 @@ func (s *napiSession) dialForStats() {
 }
 
 // warnInconsistent points at explicit settings that defeat the mechanism.
-func warnInconsistent(o *options, log *slog.Logger) {
-	k, rc := o.napi.knobs, &o.reactor
+func warnInconsistent(o *config.Options, log *slog.Logger) {
+	k, rc := o.NAPI.Knobs, &o.Reactor
 	suspend, gro, deferIRQs := deref(k.IRQSuspendTimeout), deref(k.GROFlushTimeout), deref(k.DeferHardIRQs)
 	if suspend > 0 {
 		if !rc.Epoll.PreferBusyPoll {
@@ -128,7 +129,7 @@ func warnInconsistent(o *options, log *slog.Logger) {
 		}
 		// suspend0 is the upstream comparison point without deferral;
 		// anywhere else a zero defer count is most likely a mistake.
-		if deferIRQs == 0 && o.napi.modeName != "suspend0" {
+		if deferIRQs == 0 && o.NAPI.ModeName != "suspend0" {
 			log.Warn("irq-suspend-timeout rides on IRQ deferral: with defer-hard-irqs 0 the kernel re-enables IRQs after every busy-poll round")
 		}
 		if gro >= suspend {
@@ -136,7 +137,7 @@ func warnInconsistent(o *options, log *slog.Logger) {
 				"irq_suspend_timeout_ns", suspend, "gro_flush_timeout_ns", gro)
 		}
 	}
-	if o.engine == "go" && rc.Epoll.PreferBusyPoll {
+	if o.Engine == "go" && rc.Epoll.PreferBusyPoll {
 		log.Warn("the poll mode's epoll busy-poll parameters need --engine=epoll; only the NAPI knobs apply", "mode", rc.Epoll.PollMode)
 	}
 }

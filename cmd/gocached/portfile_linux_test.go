@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/gocached/gocached/internal/config"
 	"net"
 	"os"
 	"path/filepath"
@@ -73,14 +74,14 @@ func TestUDPPortAloneSetsTCPPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := parseFlags([]string{"-U", itoa(port)})
+	o, err := config.Parse([]string{"-U", itoa(port)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.reactor.Port != port || o.udpPort != port {
-		t.Errorf("-U %d alone: TCP port %d, UDP port %d; want both %d", port, o.reactor.Port, o.udpPort, port)
+	if o.Reactor.Port != port || o.UDPPort != port {
+		t.Errorf("-U %d alone: TCP port %d, UDP port %d; want both %d", port, o.Reactor.Port, o.UDPPort, port)
 	}
-	if o, err := parseFlags([]string{"-U", itoa(port), "-p", "11300"}); err != nil || o.reactor.Port != 11300 {
+	if o, err := config.Parse([]string{"-U", itoa(port), "-p", "11300"}); err != nil || o.Reactor.Port != 11300 {
 		t.Errorf("-U with -p: TCP port %v (%v), want 11300", o, err)
 	}
 }

@@ -10,22 +10,16 @@ import (
 	"os"
 )
 
-// processOptions are memcached's process-level flags; off Unix only -P works.
-type processOptions struct {
-	user, pidFile              string
-	daemon, lockMem, coreDumps bool
-}
-
 var errNoUser = errors.New("no such user")
 
 func (p *processOptions) prepare(log *slog.Logger) {
-	if p.lockMem || p.coreDumps {
+	if p.LockMem || p.CoreDumps {
 		log.Warn("-k and -r need a Unix system; ignored")
 	}
 }
 
 func (p *processOptions) dropPrivileges(*slog.Logger, *napiSession) error {
-	if p.user != "" {
+	if p.User != "" {
 		return errors.New("-u needs a Unix system")
 	}
 	return nil

@@ -14,20 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// processOptions are memcached's process-level flags.
-type processOptions struct {
-	user      string // -u: identity to assume after setup, when started as root
-	pidFile   string // -P: where to write the pid
-	daemon    bool   // -d: run in the background
-	lockMem   bool   // -k: mlockall
-	coreDumps bool   // -r: raise the core file limit to its maximum
-}
-
 // prepare applies -k before anything else starts, as memcached does; a
 // failure is warned about, not fatal. (-r is checked earlier, with the
 // open files limit: see ensureCoreDumps.)
 func (p *processOptions) prepare(log *slog.Logger) {
-	if p.lockMem {
+	if p.LockMem {
 		if err := lockAllMemory(); err != nil {
 			log.Warn("-k: failed to mlockall; proceeding without", "err", err)
 		}
@@ -86,16 +77,16 @@ var errNoUser = errors.New("no such user")
 // is handed to the user so the restore can read it.
 func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error {
 	if os.Geteuid() != 0 {
-		if p.user != "" {
-			log.Debug("-u ignored: not running as root", "user", p.user)
+		if p.User != "" {
+			log.Debug("-u ignored: not running as root", "user", p.User)
 		}
 		return nil
 	}
-	if p.user == "" {
+	if p.User == "" {
 		log.Warn("running as root without -u; memcached would refuse to start (use -u USER to drop privileges)")
 		return nil
 	}
-	uid, gid, err := lookupUser(p.user)
+	uid, gid, err := lookupUser(p.User)
 	if err != nil {
 		return err
 	}
@@ -105,7 +96,7 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 			return err
 		}
 		if err := os.Chown(ns.statePath, uid, gid); err != nil {
-			return fmt.Errorf("hand the NAPI state file to %s: %w", p.user, err)
+			return fmt.Errorf("hand the NAPI state file to %s: %w", p.User, err)
 		}
 	}
 	// syscall's Setgroups, Setgid and Setuid change every thread of the
@@ -119,17 +110,17 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 		return fmt.Errorf("failed to assume identity of group %d: %w", gid, err)
 	}
 	if err := unix.Setuid(uid); err != nil {
-		return fmt.Errorf("failed to assume identity of user %s: %w", p.user, err)
+		return fmt.Errorf("failed to assume identity of user %s: %w", p.User, err)
 	}
 	if keeper != nil {
 		if err := keeper.keepOnlyNetAdmin(); err != nil {
 			return err
 		}
 		ns.privileged = keeper.do
-		log.Info("dropped privileges; one thread keeps CAP_NET_ADMIN to restore the NAPI knobs at exit", "user", p.user, "uid", uid, "gid", gid)
+		log.Info("dropped privileges; one thread keeps CAP_NET_ADMIN to restore the NAPI knobs at exit", "user", p.User, "uid", uid, "gid", gid)
 		return nil
 	}
-	log.Info("dropped privileges", "user", p.user, "uid", uid, "gid", gid)
+	log.Info("dropped privileges", "user", p.User, "uid", uid, "gid", gid)
 	return nil
 }
 
@@ -142,24 +133,24 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 // line and the server keeps running. The returned func removes the file
 // unless it names another process by then.
 func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
-	if p.pidFile == "" {
+	if p.PidFile == "" {
 		return func() {}
 	}
-	if b, err := os.ReadFile(p.pidFile); err == nil {
+	if b, err := os.ReadFile(p.PidFile); err == nil {
 		line, _, _ := strings.Cut(string(b), "\n")
 		if pid, err := strconv.ParseUint(strings.TrimSpace(line), 10, 32); err == nil && pid > 0 && syscall.Kill(int(pid), 0) == nil {
 			fmt.Fprintf(os.Stderr, "WARNING: The pid file contained the following (running) pid: %d\n", pid)
 		}
 	}
-	tmp := p.pidFile + ".tmp"
+	tmp := p.PidFile + ".tmp"
 	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		fmt.Fprintf(os.Stderr, "Could not open the pid file %s for writing: %s\n", tmp, errnoText(err))
 		log.Error("could not open the pid file for writing", "file", tmp, "err", err)
 		return func() {}
 	}
-	if err := os.Rename(tmp, p.pidFile); err != nil {
-		fmt.Fprintf(os.Stderr, "Could not rename the pid file from %s to %s: %s\n", tmp, p.pidFile, errnoText(err))
-		log.Error("could not rename the pid file", "from", tmp, "to", p.pidFile, "err", err)
+	if err := os.Rename(tmp, p.PidFile); err != nil {
+		fmt.Fprintf(os.Stderr, "Could not rename the pid file from %s to %s: %s\n", tmp, p.PidFile, errnoText(err))
+		log.Error("could not rename the pid file", "from", tmp, "to", p.PidFile, "err", err)
 		os.Remove(tmp)
 		return func() {}
 	}
@@ -168,12 +159,12 @@ func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
 		// A stop is not instant (replies in flight are finished first)
 		// while the port is already free, so a successor may have
 		// written its pid here meanwhile: the file is then its own.
-		if b, err := os.ReadFile(p.pidFile); err == nil && strings.TrimSpace(string(b)) != own {
-			log.Info("pid file left in place: it names another process now", "file", p.pidFile)
+		if b, err := os.ReadFile(p.PidFile); err == nil && strings.TrimSpace(string(b)) != own {
+			log.Info("pid file left in place: it names another process now", "file", p.PidFile)
 			return
 		}
-		if err := os.Remove(p.pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-			log.Warn("could not remove the pid file", "file", p.pidFile, "err", err)
+		if err := os.Remove(p.PidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Warn("could not remove the pid file", "file", p.PidFile, "err", err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gocached/gocached/internal/config"
 	"io"
 	"log/slog"
 	"os"
@@ -24,8 +25,8 @@ const saslInitFailed = "Error initializing sasl."
 // /etc/sasl2, and the users saslpasswd2 keeps in its sasldb_path. Without
 // any configuration path memcached prints saslInitFailed and exits 1; so
 // does gocached, first on stderr, then saying what it looked for.
-func saslConfig(o *options, log *slog.Logger, stderr io.Writer) (*protocol.SASL, error) {
-	if !o.sasl {
+func saslConfig(o *config.Options, log *slog.Logger, stderr io.Writer) (*protocol.SASL, error) {
+	if !o.SASL {
 		return nil, nil
 	}
 	if path := os.Getenv(saslPasswordEnv); path != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gocached/gocached/internal/config"
 	"io"
 	"log/slog"
 	"net"
@@ -40,14 +41,15 @@ func newLogger(w io.Writer, verbosity int) *slog.Logger {
 }
 
 // serve runs the server until SIGINT or SIGTERM and returns the exit status.
-func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
+func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 	slog.SetDefault(log)
-	o.proc.prepare(log)
-	logExtOptions(o.ext, log)
-	if o.napiIDs > 0 {
-		log.Info("-N is accepted for memcached compatibility; the epoll engine finds NAPI IDs itself", "napi_ids", o.napiIDs)
+	proc := (*processOptions)(&o.Proc)
+	proc.prepare(log)
+	o.Ext.Log(log)
+	if o.NAPIIDs > 0 {
+		log.Info("-N is accepted for memcached compatibility; the epoll engine finds NAPI IDs itself", "napi_ids", o.NAPIIDs)
 	}
-	if err := o.proc.prepareMemoryFile(o.memoryFile); err != nil {
+	if err := proc.prepareMemoryFile(o.MemoryFile); err != nil {
 		if errors.Is(err, errMemoryFileOpen) {
 			fmt.Fprintln(stderr, err) // memcached's line, first
 		}
@@ -61,31 +63,31 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		// -e's file and its FILE.meta are read, opened and removed as the
 		// -u user, as memcached, already that user, does: root may have
 		// neither CAP_DAC_OVERRIDE nor CAP_CHOWN (Debian's unit).
-		err = o.proc.asUser(func() error {
+		err = proc.asUser(func() error {
 			st, err = store.New(cfg)
 			return err
 		})
 		return st, err
 	}
 	st, err := newStore(store.Config{
-		MemoryLimit:      o.memory,
-		MaxItemSize:      o.itemSize,
-		DisableEvictions: o.noEvict,
-		DisableCAS:       o.noCAS,
-		GrowthFactor:     o.gates.factor,
-		SlabChunkMax:     int(slabChunkMax(o.ext, o.itemSize)),
-		SlabSizes:        extSlabSizes(o.ext), // -o slab_sizes: the classes `stats slabs` shows
-		MinChunk:         o.gates.minChunk,
-		LargePages:       o.largePages,
-		MemoryFile:       o.memoryFile,
+		MemoryLimit:      o.Memory,
+		MaxItemSize:      o.ItemSize,
+		DisableEvictions: o.NoEvict,
+		DisableCAS:       o.NoCAS,
+		GrowthFactor:     o.Gates.Factor,
+		SlabChunkMax:     o.Ext.SlabChunkMax,
+		SlabSizes:        o.Ext.SlabSizes, // -o slab_sizes: the classes `stats slabs` shows
+		MinChunk:         o.Gates.MinChunk,
+		LargePages:       o.LargePages,
+		MemoryFile:       o.MemoryFile,
 		// -o hashpower / no_hashexpand: the level `stats` reports as
 		// hash_power_level starts there and, unless told not to, grows
 		// as memcached's table would.
-		HashPower:    extHashPower(o.ext),
-		NoHashExpand: extHas(o.ext, "no_hashexpand"),
-		TrackSizes:   extHas(o.ext, "track_sizes"), // `stats sizes` from the start
+		HashPower:    o.Ext.HashPower,
+		NoHashExpand: o.Ext.NoHashExpand,
+		TrackSizes:   o.Ext.TrackSizes, // `stats sizes` from the start
 		// Without memcached's segmented LRU one read protects an item.
-		PlainLRU:    lruMaintainerOff(o.ext),
+		PlainLRU:    o.Ext.PlainLRU,
 		Premalloced: initialMalloc(log),
 		Started:     time.Now().Unix(),
 	})
@@ -94,26 +96,26 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		return 1
 	}
 	defer st.Close()
-	tu := extTuning(o.ext)
+	tu := o.Ext.Tuning
 	if tu.SlabReassign {
 		st.SetAutomove(tu.SlabAutomove, tu.AutomoveRatio, int(tu.AutomoveWindow))
 	}
-	st.SetLRUTuning(tu.HotPct, tu.WarmPct, tu.HotFactor, tu.WarmFactor, lruMaintainerOff(o.ext))
+	st.SetLRUTuning(tu.HotPct, tu.WarmPct, tu.HotFactor, tu.WarmFactor, o.Ext.PlainLRU)
 	// memcached's restart check runs before its slabs_init.
 	for _, l := range st.RestartLines() { // whatever -v says, as memcached
 		fmt.Fprintln(stderr, l)
 	}
-	if o.verbosity >= 2 { // memcached's slabs_init lines, before it listens
+	if o.Verbosity >= 2 { // memcached's slabs_init lines, before it listens
 		printSlabClasses(stderr, st)
 	}
-	if msg := lockTableRefusal(extHashPower(o.ext), o.memcachedThreads()); msg != "" {
+	if msg := config.LockTableRefusal(o.Ext.HashPower, o.MemcachedThreads()); msg != "" {
 		fmt.Fprint(stderr, msg)
 		return 1
 	}
 	// -o temporary_ttl turns memcached's TEMP LRU on: items stored with at
 	// most that many seconds to live are never evicted.
-	if v, given := extLast(o.ext, "temporary_ttl"); given {
-		st.SetTemporaryTTL(int64(cAtoi(v)))
+	if o.Ext.HasTemporaryTTL {
+		st.SetTemporaryTTL(o.Ext.TemporaryTTL)
 	}
 	if rep := st.RestoreReport(); rep != "" {
 		log.Info(rep)
@@ -124,18 +126,18 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	tlsConfig, tlsSettings, err := o.tls.config(log)
+	tlsConfig, tlsSettings, err := loadTLS(&o.TLS, log)
 	if err != nil {
 		var le *tlsLoadError
 		if errors.As(err, &le) {
 			fmt.Fprintln(stderr, le.memcachedLine()) // memcached's line, first, and its EX_USAGE
 			log.Error("cannot start", "err", err)
-			return exitUsage
+			return config.ExitUsage
 		}
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	asciiAuth, err := o.gates.asciiAuth(&o.proc, stderr)
+	asciiAuth, err := loadASCIIAuth(&o.Gates, proc, stderr)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -170,11 +172,10 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 
 	// The engine's config is complete here and never written again; the
 	// Sessions' Env is built once the engine has said what it chose.
-	o.reactor.SocketMark = extSocketMark(o.ext) // TCP listeners here, UDP in startUDP
-	cfg := o.reactor
+	cfg := o.Reactor
 	cfg.Epoll.NAPIKnobs = ns.knobReader()
 	cfg.TLS = tlsConfig
-	cfg.UnixSocketOwner = o.proc.asUser // -s is made as the -u user, as memcached makes it
+	cfg.UnixSocketOwner = proc.asUser // -s is made as the -u user, as memcached makes it
 	// The UDP sockets start after the engine; stats conns lists them once
 	// they exist, as memcached does.
 	var udpConns atomic.Pointer[reactor.UDPServer]
@@ -188,7 +189,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	cfg.NewSession = func() reactor.Session { return protocol.NewSession(env) }
 	// -o no_maxconns_fast: clients beyond -c are not refused; they wait, as
 	// in memcached, until the descriptor limit set below lets them in.
-	fast := extTuning(o.ext).MaxConnsFast
+	fast := o.Ext.Tuning.MaxConnsFast
 	if !fast {
 		cfg.MaxConns = 0
 	}
@@ -196,7 +197,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Error("cannot start: a notls: listener without -Z")
 		return listenFailureStatus
 	}
-	eng, err := engines[o.engine](cfg)
+	eng, err := engines[o.Engine](cfg)
 	if err != nil {
 		if reportListenFailure(stderr, log, o, err) {
 			return listenFailureStatus
@@ -211,7 +212,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		settings.TLSOptions = tlsSettings
 	}
 	env = &protocol.Env{Store: st, Settings: settings, Server: withUDPTraffic{eng, &udpConns}, StartUnix: started,
-		Protocol: o.binding, ListenerBinding: listenerProtocols(o), SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
+		Protocol: o.Binding, ListenerBinding: listenerProtocols(o), SASL: sasl, ASCIIAuth: asciiAuth, Shutdown: shutdownHook(log),
 		ResumesPending: true} // every engine, and the UDP server, resume pending Sessions
 	// memcached's -vv lines ("<fd get k", ">fd END") go to stderr whenever
 	// the verbosity is 2 or more: from the start with -vv, or from a
@@ -219,7 +220,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	// level, an atomic load per batch).
 	env.VerboseLog = os.Stderr
 	warnEngineFlags(o, log)
-	stopMetrics, err := startMetrics(o.metricsListen, env, log)
+	stopMetrics, err := startMetrics(o.MetricsListen, env, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
@@ -239,30 +240,30 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		udpConns.Store(u)
 	}
 	defer udp.Close()
-	if o.verbosity >= 2 {
+	if o.Verbosity >= 2 {
 		announceListeners(env.VerboseLog, eng, settings.BindingProtocol, udp)
 	}
 	// memcached writes the file only for its TCP/UDP listeners: with -s,
 	// none (and no empty file).
-	if portFile := os.Getenv(portFileEnv); o.reactor.UnixSocket == "" {
+	if portFile := os.Getenv(portFileEnv); o.Reactor.UnixSocket == "" {
 		if err := writePortFile(portFile, eng, udp); err != nil {
 			log.Warn("could not write the port file", "env", portFileEnv, "err", err)
 		}
 	}
 	if !fast {
-		if err := limitDescriptorsToClients(o.reactor.MaxConns); err != nil {
+		if err := limitDescriptorsToClients(o.Reactor.MaxConns); err != nil {
 			log.Warn("-o no_maxconns_fast: cannot bound descriptors to -c; clients beyond it are served", "err", err)
 		}
 	}
 	// Listeners are bound and knobs set: root is no longer needed. What
 	// memcached, already the -u user, would have created is the user's.
-	err = o.proc.handOver(o.reactor.UnixSocket, os.Getenv(portFileEnv))
+	err = proc.handOver(o.Reactor.UnixSocket, os.Getenv(portFileEnv))
 	if err == nil {
-		err = o.proc.dropPrivileges(log, ns)
+		err = proc.dropPrivileges(log, ns)
 	}
 	if err != nil {
 		if errors.Is(err, errNoUser) {
-			fmt.Fprintf(stderr, "can't find the user %s to switch to\n", o.proc.user) // memcached's line, first
+			fmt.Fprintf(stderr, "can't find the user %s to switch to\n", o.Proc.User) // memcached's line, first
 		}
 		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
@@ -271,12 +272,12 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 		}
 		return 1
 	}
-	defer o.proc.writePidFile(log)()
+	defer proc.writePidFile(log)()
 	stopReturn := make(chan struct{})
 	go returnMemory(stopReturn, func() uint64 { return st.Stats().HashBytes }) // hand a burst's buffers back (memreturn.go)
 	defer close(stopReturn)
 
-	stopProfile, err := startCPUProfile(o.cpuProfile)
+	stopProfile, err := startCPUProfile(o.CPUProfile)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -286,7 +287,7 @@ func serve(o *options, log *slog.Logger, stderr io.Writer) (status int) {
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
 	notifyDaemonParent() // -d: the parent exits now, the server listens
-	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.engine, "threads", eng.Threads(), "version", version, "build", buildLabel, "poll_mode", pollModeLabel(o))
+	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.Engine, "threads", eng.Threads(), "version", version, "build", buildLabel, "poll_mode", pollModeLabel(o))
 
 	stopAuto := startAutoTuner(o, ns, eng, log)
 	gracefulStop := false
@@ -349,11 +350,11 @@ func printSlabClasses(w io.Writer, st *store.Store) {
 }
 
 // pollModeLabel is the poll mode for the start-up line.
-func pollModeLabel(o *options) string {
-	if o.reactor.Epoll.PollMode == "" {
+func pollModeLabel(o *config.Options) string {
+	if o.Reactor.Epoll.PollMode == "" {
 		return "none"
 	}
-	return o.reactor.Epoll.PollMode
+	return o.Reactor.Epoll.PollMode
 }
 
 // engines are the network engines --engine chooses from.
@@ -365,37 +366,37 @@ var engines = map[string]reactor.Factory{
 
 // settingsFor builds what `stats settings` reports, once: from the command
 // line, plus what the engine chose (its port with -p 0, its thread count).
-func settingsFor(o *options, eng reactor.Engine) *protocol.Settings {
+func settingsFor(o *config.Options, eng reactor.Engine) *protocol.Settings {
 	verbosity := new(atomic.Int32)
-	verbosity.Store(int32(o.verbosity))
-	binding := o.binding
-	if o.sasl {
+	verbosity.Store(int32(o.Verbosity))
+	binding := o.Binding
+	if o.SASL {
 		binding = protocol.BindingBinary // -S implies -B binary, as in memcached
 	}
 	s := &protocol.Settings{
 		Version:         version,
-		DebugTime:       o.debugTime,
-		Port:            boundPort(eng, o.reactor.Port),
-		UDPPort:         o.udpPort,
-		Interface:       o.reactor.Listen,
-		DomainSocket:    o.reactor.UnixSocket,
-		Umask:           o.unixMaskText,
-		MaxConns:        o.reactor.MaxConns,
+		DebugTime:       o.DebugTime,
+		Port:            boundPort(eng, o.Reactor.Port),
+		UDPPort:         o.UDPPort,
+		Interface:       o.Reactor.Listen,
+		DomainSocket:    o.Reactor.UnixSocket,
+		Umask:           o.UnixMaskText,
+		MaxConns:        o.Reactor.MaxConns,
 		Threads:         eng.Threads(),
-		MaxBytes:        o.memory,
-		ItemSizeMax:     o.itemSize,
-		SlabChunkMax:    int(slabChunkMax(o.ext, o.itemSize)),
-		Evictions:       !o.noEvict,
-		CASEnabled:      !o.noCAS,
-		ReqsPerEvent:    o.reqsPerEvent,
-		IdleTimeout:     int(o.reactor.IdleTimeout / time.Second),
-		TCPBacklog:      o.reactor.Backlog,
+		MaxBytes:        o.Memory,
+		ItemSizeMax:     o.ItemSize,
+		SlabChunkMax:    o.Ext.SlabChunkMax,
+		Evictions:       !o.NoEvict,
+		CASEnabled:      !o.NoCAS,
+		ReqsPerEvent:    o.ReqsPerEvent,
+		IdleTimeout:     int(o.Reactor.IdleTimeout / time.Second),
+		TCPBacklog:      o.Reactor.Backlog,
 		BindingProtocol: binding.String(),
 		Verbosity:       verbosity,
 	}
-	o.gates.apply(s)
-	applyExtSettings(o.ext, s) // -o no_lru_crawler, watcher_logbuf_size, ...
-	s.MemoryFile = o.memoryFile
+	o.Gates.Apply(s)
+	o.Ext.Apply(s) // -o no_lru_crawler, watcher_logbuf_size, ...
+	s.MemoryFile = o.MemoryFile
 	return s
 }
 
@@ -408,10 +409,10 @@ var ignoredFlags = map[string][]string{
 }
 
 // warnEngineFlags points at flags the chosen engine ignores.
-func warnEngineFlags(o *options, log *slog.Logger) {
-	for _, name := range ignoredFlags[o.engine] {
-		if o.changed[name] {
-			log.Warn("flag does not apply to this engine; ignored", "engine", o.engine, "flag", "--"+name)
+func warnEngineFlags(o *config.Options, log *slog.Logger) {
+	for _, name := range ignoredFlags[o.Engine] {
+		if o.Changed[name] {
+			log.Warn("flag does not apply to this engine; ignored", "engine", o.Engine, "flag", "--"+name)
 		}
 	}
 }
@@ -420,11 +421,11 @@ func warnEngineFlags(o *options, log *slog.Logger) {
 // descriptor per thread (the `threads` stat) on each socket as memcached
 // has; -s turns networking off, UDP included, as in memcached. The result
 // is never nil.
-func startUDP(o *options, threads int, newSession func() reactor.Session, log *slog.Logger) (io.Closer, error) {
-	if o.udpPort == 0 || o.reactor.UnixSocket != "" {
+func startUDP(o *config.Options, threads int, newSession func() reactor.Session, log *slog.Logger) (io.Closer, error) {
+	if o.UDPPort == 0 || o.Reactor.UnixSocket != "" {
 		return io.NopCloser(nil), nil
 	}
-	u, err := reactor.ListenUDP(o.reactor.Listen, max(o.udpPort, 0), threads, o.reactor.SocketMark, newSession) // -1: a free port
+	u, err := reactor.ListenUDP(o.Reactor.Listen, max(o.UDPPort, 0), threads, o.Reactor.SocketMark, newSession) // -1: a free port
 	if err != nil {
 		return nil, err
 	}
@@ -467,16 +468,16 @@ func startMetrics(addr string, env *protocol.Env, log *slog.Logger) (stop func()
 // saveMemoryFile keeps the cache in -e's file for the next start when the
 // stop was graceful; any other stop leaves no metadata, so the next start
 // is empty.
-func saveMemoryFile(o *options, st *store.Store, graceful bool, log *slog.Logger) {
-	if o.memoryFile == "" {
+func saveMemoryFile(o *config.Options, st *store.Store, graceful bool, log *slog.Logger) {
+	if o.MemoryFile == "" {
 		return
 	}
 	if !graceful {
-		log.Info("memory file not saved: only a graceful stop (SIGUSR1) saves the cache", "file", o.memoryFile)
+		log.Info("memory file not saved: only a graceful stop (SIGUSR1) saves the cache", "file", o.MemoryFile)
 		return
 	}
 	if err := st.SaveState(); err != nil {
-		log.Error("memory file not saved", "file", o.memoryFile, "err", err)
+		log.Error("memory file not saved", "file", o.MemoryFile, "err", err)
 		return
 	}
 	log.Info(st.RestoreReport())

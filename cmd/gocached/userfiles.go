@@ -23,10 +23,10 @@ import (
 // as root with -u given. ok is false otherwise, and for an unknown user
 // (dropPrivileges refuses that one with memcached's message).
 func (p *processOptions) identity() (uid, gid int, ok bool) {
-	if os.Geteuid() != 0 || p.user == "" {
+	if os.Geteuid() != 0 || p.User == "" {
 		return 0, 0, false
 	}
-	uid, gid, err := lookupUser(p.user)
+	uid, gid, err := lookupUser(p.User)
 	return uid, gid, err == nil
 }
 
@@ -67,7 +67,7 @@ func (p *processOptions) prepareMemoryFile(path string) error {
 		f.Close()
 		dir := filepath.Dir(path)
 		if err := canCreateIn(dir); err != nil {
-			return fmt.Errorf("-e %s: user %s cannot create files in %s (%v), so a graceful stop could not save the cache", path, p.user, dir, err)
+			return fmt.Errorf("-e %s: user %s cannot create files in %s (%v), so a graceful stop could not save the cache", path, p.User, dir, err)
 		}
 		return nil
 	})
@@ -123,7 +123,7 @@ func (p *processOptions) handOver(paths ...string) error {
 			continue
 		}
 		if err := os.Lchown(path, uid, gid); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("hand %s to %s: %w", path, p.user, err)
+			return fmt.Errorf("hand %s to %s: %w", path, p.User, err)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ var memcachedLongOpts = []string{
 // option stands for it (--conn=5 is --conn-limit=5), an ambiguous one is
 // refused with getopt's list of possibilities, and a memcached option that
 // takes no argument refuses one given with "=" (--lock-memory=5). A prefix
-// is matched against memcached's options first, so every memcached
+// is matched against memcached's Options first, so every memcached
 // command line means what it means to memcached; only a prefix of none of
 // them may abbreviate one of gocached's own long flags.
 //
@@ -52,7 +52,7 @@ func expandLongOptions(fs *pflag.FlagSet, args []string) ([]string, error) {
 			}
 			if hasVal && f.NoOptDefVal != "" && isMemcachedLongOpt(f.Name) {
 				if f.Name != "verbose" {
-					return out, mcFail("%s: option '--%s' doesn't allow an argument%s", argv0, f.Name, illegalArgument)
+					return out, mcFail("%s: option '--%s' doesn't allow an argument%s", Argv0, f.Name, illegalArgument)
 				}
 				// memcached's -v takes an optional argument and ignores it:
 				// --verbose=2 is one -v.
@@ -112,12 +112,12 @@ func resolveLongOption(fs *pflag.FlagSet, name, arg string) (string, error) {
 		for _, opt := range found {
 			b.WriteString(" '--" + opt + "'")
 		}
-		return "", mcFail("%s: option '%s' is ambiguous; possibilities:%s%s", argv0, arg, b.String(), illegalArgument)
+		return "", mcFail("%s: option '%s' is ambiguous; possibilities:%s%s", Argv0, arg, b.String(), illegalArgument)
 	}
 	return norm, nil
 }
 
-// shortClusterWantsNext reports whether a cluster of short options such as
+// shortClusterWantsNext reports whether a cluster of short Options such as
 // -vvl ends with an option that takes the next argument as its value.
 func shortClusterWantsNext(fs *pflag.FlagSet, a string) bool {
 	for i := 1; i < len(a); i++ {

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// manPage renders gocached(1) from the flag table itself, so the manual
+// ManPage renders gocached(1) from the flag table itself, so the manual
 // never drifts from -h. contrib/gocached.1 is its output
 // (`gocached man > contrib/gocached.1`); a test keeps the two equal.
-func manPage(fs *pflag.FlagSet) string {
+func ManPage(fs *pflag.FlagSet, version string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, ".TH GOCACHED 1 \"\" \"gocached %s\" \"User Commands\"\n", version)
 	b.WriteString(".SH NAME\ngocached \\- a memcached-compatible cache server\n")

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -10,11 +10,11 @@ import (
 // its getopt_long does, do not advertise "[=true|false]"; the table stays
 // aligned (every description starts in one column).
 func TestUsageArgumentNames(t *testing.T) {
-	o, err := parseFlags(nil)
+	o, err := Parse(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimRight(o.usage, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(o.Usage, "\n"), "\n")
 	col := strings.Index(lines[0], "TCP port") // -p's description
 	if col < 0 {
 		t.Fatalf("first -h line %q is not -p's", lines[0])
@@ -32,7 +32,7 @@ func TestUsageArgumentNames(t *testing.T) {
 			t.Errorf("-h line %q: its description does not start at column %d", line, col)
 		}
 	}
-	man := manPage(o.flags)
+	man := ManPage(o.Flags, "test")
 	for _, bad := range []string{`debug\-time\fR \fI`, `verbose\fR \fIcount`, `stringArray`} {
 		if strings.Contains(man, bad) {
 			t.Errorf("the manual shows %q", bad)
@@ -44,11 +44,11 @@ func TestUsageArgumentNames(t *testing.T) {
 // start can end with, -r's 71 (memcached's "failed to ensure corefile
 // creation") included, not only the listener's and the open files limit's.
 func TestManPageExitStatuses(t *testing.T) {
-	o, err := parseFlags(nil)
+	o, err := Parse(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	man := manPage(o.flags)
+	man := ManPage(o.Flags, "test")
 	i := strings.Index(man, ".SH EXIT STATUS\n")
 	if i < 0 {
 		t.Fatal("the manual has no EXIT STATUS section")

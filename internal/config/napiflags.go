@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"time"
@@ -9,20 +9,20 @@ import (
 	"github.com/gocached/gocached/internal/reactor"
 )
 
-// napiOptions are the NAPI-control flags after parsing: which knobs to write
+// NAPI are the NAPI-control flags after parsing: which knobs to write
 // on the listen interface's NAPIs, and where to keep the values found before.
-type napiOptions struct {
-	modeName  string        // --poll-mode as given; "" = none
-	mode      *napi.Mode    // the preset; nil without --poll-mode
-	knobs     napi.Knobs    // preset knobs overridden by explicit knob flags; empty = leave the kernel alone
-	iface     string        // --interface; "" = the interface holding -l
-	statePath string        // --napi-state; "" = napi.DefaultStatePath(interface)
-	autoEvery time.Duration // --poll-auto-interval: how often --poll-mode auto decides
+type NAPI struct {
+	ModeName  string        // --poll-mode as given; "" = none
+	Mode      *napi.Mode    // the preset; nil without --poll-mode
+	Knobs     napi.Knobs    // preset knobs overridden by explicit knob flags; empty = leave the kernel alone
+	Iface     string        // --interface; "" = the interface holding -l
+	StatePath string        // --napi-state; "" = napi.DefaultStatePath(interface)
+	AutoEvery time.Duration // --poll-auto-interval: how often --poll-mode auto decides
 
 	// plain holds the reactor's epoll settings as the flags alone set them,
 	// before the preset, so that a mode with no NAPI to act on can fall back
 	// to base while keeping whatever the user set explicitly.
-	plain epollParams
+	Plain epollParams
 }
 
 // epollParams are the reactor settings a poll mode may change.
@@ -50,35 +50,35 @@ type napiFlags struct {
 	mode                 string
 	deferHardIRQs        uint32
 	groFlush, irqSuspend uint64
-	out                  *napiOptions
+	out                  *NAPI
 }
 
-func addNAPIFlags(fs *pflag.FlagSet, o *napiOptions) *napiFlags {
+func addNAPIFlags(fs *pflag.FlagSet, o *NAPI) *napiFlags {
 	f := &napiFlags{out: o}
 	fs.StringVar(&f.mode, "poll-mode", "", "NAPI poll-mode preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs), or auto (each NAPI switched between base and IRQ suspension by what its reactor measures); default: leave the kernel's knobs alone")
-	fs.DurationVar(&o.autoEvery, "poll-auto-interval", time.Second, "how often --poll-mode auto looks at the reactors and decides")
-	fs.StringVar(&o.iface, "interface", "", "interface whose NAPIs --poll-mode tunes (default: the one holding the -l address)")
+	fs.DurationVar(&o.AutoEvery, "poll-auto-interval", time.Second, "how often --poll-mode auto looks at the reactors and decides")
+	fs.StringVar(&o.Iface, "interface", "", "interface whose NAPIs --poll-mode tunes (default: the one holding the -l address)")
 	fs.Uint32Var(&f.deferHardIRQs, "defer-hard-irqs", 0, "per-NAPI defer-hard-irqs; overrides the preset")
 	fs.Uint64Var(&f.groFlush, "gro-flush-timeout", 0, "per-NAPI gro-flush-timeout in ns; overrides the preset")
 	fs.Uint64Var(&f.irqSuspend, "irq-suspend-timeout", 0, "per-NAPI irq-suspend-timeout in ns (kernel 6.13+); overrides the preset")
-	fs.StringVar(&o.statePath, "napi-state", "", "file keeping the knob values found at start, for restore (default "+napi.DefaultStatePath("IFACE")+")")
+	fs.StringVar(&o.StatePath, "napi-state", "", "file keeping the knob values found at start, for restore (default "+napi.DefaultStatePath("IFACE")+")")
 	return f
 }
 
-// resolve turns the flags into o.napi and folds the preset's epoll
-// parameters into o.reactor. Explicit flags always beat the preset: the
+// resolve turns the flags into o.NAPI and folds the preset's epoll
+// parameters into o.Reactor. Explicit flags always beat the preset: the
 // knob flags here, and the reactor flags --busy-poll-usecs,
 // --busy-poll-budget, --prefer-busy-poll and --epoll-timeout.
-func (f *napiFlags) resolve(fs *pflag.FlagSet, o *options) error {
-	no, rc := f.out, &o.reactor
-	no.plain = epollParamsOf(rc)
+func (f *napiFlags) resolve(fs *pflag.FlagSet, o *Options) error {
+	no, rc := f.out, &o.Reactor
+	no.Plain = epollParamsOf(rc)
 	if f.mode != "" {
 		m, err := napi.ParseMode(f.mode)
 		if err != nil {
 			return usagef("--poll-mode: %v", err)
 		}
-		no.modeName, no.mode = f.mode, &m
-		no.knobs = m.Knobs()
+		no.ModeName, no.Mode = f.mode, &m
+		no.Knobs = m.Knobs()
 		changed := fs.Changed
 		if m.BusyPolls() {
 			if !changed("busy-poll-usecs") {
@@ -105,30 +105,30 @@ func (f *napiFlags) resolve(fs *pflag.FlagSet, o *options) error {
 	if fs.Changed("irq-suspend-timeout") {
 		explicit.IRQSuspendTimeout = napi.Uint64(f.irqSuspend)
 	}
-	no.knobs = no.knobs.Override(explicit)
+	no.Knobs = no.Knobs.Override(explicit)
 	switch {
-	case no.mode != nil:
-		rc.Epoll.PollMode = no.modeName
-	case !no.knobs.Empty():
+	case no.Mode != nil:
+		rc.Epoll.PollMode = no.ModeName
+	case !no.Knobs.Empty():
 		rc.Epoll.PollMode = pollModeCustom
 	}
-	if no.autoEvery <= 0 {
-		return usagef("--poll-auto-interval must be greater than 0 (got %v)", no.autoEvery)
+	if no.AutoEvery <= 0 {
+		return usagef("--poll-auto-interval must be greater than 0 (got %v)", no.AutoEvery)
 	}
-	if fs.Changed("interface") && no.iface == "" {
+	if fs.Changed("interface") && no.Iface == "" {
 		return usagef("--interface needs an interface name")
 	}
 	return nil
 }
 
-// touchesKernel reports whether the command line asks for NAPI knobs.
-func (no *napiOptions) touchesKernel() bool { return !no.knobs.Empty() }
+// TouchesKernel reports whether the command line asks for NAPI knobs.
+func (no *NAPI) TouchesKernel() bool { return !no.Knobs.Empty() }
 
-// runAsBase is the fallback when the mode has no NAPI to act on: no knob is
+// RunAsBase is the fallback when the mode has no NAPI to act on: no knob is
 // written and the reactors get no busy-poll parameters the user did not ask
 // for explicitly.
-func (o *options) runAsBase() {
-	o.napi.plain.into(&o.reactor) // captured before the preset, after the explicit flags
-	o.napi.knobs = napi.Knobs{}
-	o.reactor.Epoll.PollMode = "base"
+func (o *Options) RunAsBase() {
+	o.NAPI.Plain.into(&o.Reactor) // captured before the preset, after the explicit flags
+	o.NAPI.Knobs = napi.Knobs{}
+	o.Reactor.Epoll.PollMode = "base"
 }

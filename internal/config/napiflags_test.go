@@ -1,9 +1,6 @@
-package main
+package config
 
 import (
-	"bytes"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/gocached/gocached/internal/napi"
@@ -44,14 +41,14 @@ func TestPollModeFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := parseFlags(tt.args)
+			o, err := Parse(tt.args)
 			if err != nil {
-				t.Fatalf("parseFlags(%q): %v", tt.args, err)
+				t.Fatalf("Parse(%q): %v", tt.args, err)
 			}
-			if got := o.napi.knobs; got.String() != tt.knobs.String() {
+			if got := o.NAPI.Knobs; got.String() != tt.knobs.String() {
 				t.Errorf("knobs = %s, want %s", got, tt.knobs)
 			}
-			r := o.reactor.Epoll
+			r := o.Reactor.Epoll
 			if r.PollMode != tt.mode || r.BusyPollUsecs != tt.usecs || r.BusyPollBudget != tt.budget ||
 				r.PreferBusyPoll != tt.prefer || r.TimeoutMs != tt.timeoutMs {
 				t.Errorf("reactor: mode %q usecs %d budget %d prefer %v timeout %d; want %q %d %d %v %d",
@@ -77,74 +74,17 @@ func TestRunAsBase(t *testing.T) {
 		{[]string{"--poll-mode=suspend20", "--prefer-busy-poll", "--busy-poll-usecs=5"}, 5, 64, true, -1},
 	}
 	for _, tt := range tests {
-		o, err := parseFlags(tt.args)
+		o, err := Parse(tt.args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.runAsBase()
-		r := o.reactor.Epoll
-		if !o.napi.knobs.Empty() || r.PollMode != "base" || r.BusyPollUsecs != tt.usecs || r.BusyPollBudget != tt.budget ||
+		o.RunAsBase()
+		r := o.Reactor.Epoll
+		if !o.NAPI.Knobs.Empty() || r.PollMode != "base" || r.BusyPollUsecs != tt.usecs || r.BusyPollBudget != tt.budget ||
 			r.PreferBusyPoll != tt.prefer || r.TimeoutMs != tt.timeoutMs {
 			t.Errorf("%q as base: knobs %s, mode %q usecs %d budget %d prefer %v timeout %d; want none, base, %d %d %v %d",
-				tt.args, o.napi.knobs, r.PollMode, r.BusyPollUsecs, r.BusyPollBudget, r.PreferBusyPoll, r.TimeoutMs,
+				tt.args, o.NAPI.Knobs, r.PollMode, r.BusyPollUsecs, r.BusyPollBudget, r.PreferBusyPoll, r.TimeoutMs,
 				tt.usecs, tt.budget, tt.prefer, tt.timeoutMs)
-		}
-	}
-}
-
-func TestListenHosts(t *testing.T) {
-	tests := []struct {
-		listen string
-		want   []string
-	}{
-		{"", []string{""}},
-		{"10.0.0.1", []string{"10.0.0.1"}},
-		{"10.0.0.1:11211", []string{"10.0.0.1"}},
-		{"10.0.0.1,127.0.0.1:5", []string{"10.0.0.1", "127.0.0.1"}},
-		{"::1", []string{"::1"}},
-		{"[::1]", []string{"::1"}},
-		{"[fe80::1]:11211", []string{"fe80::1"}},
-		{"0.0.0.0", []string{"0.0.0.0"}},
-	}
-	for _, tt := range tests {
-		got, err := listenHosts(tt.listen)
-		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("listenHosts(%q) = %q, %v; want %q", tt.listen, got, err, tt.want)
-		}
-	}
-}
-
-func TestWarnInconsistent(t *testing.T) {
-	tests := []struct {
-		args []string
-		want []string // substrings of warnings; none expected when empty
-	}{
-		{[]string{"--poll-mode=suspend20"}, nil},
-		{[]string{"--poll-mode=suspend0"}, nil},
-		{[]string{"--poll-mode=napibusy"}, nil},
-		{[]string{"--poll-mode=suspend20", "--prefer-busy-poll=false"}, []string{"only takes effect while reactors busy poll"}},
-		{[]string{"--poll-mode=suspend20", "--defer-hard-irqs=0"}, []string{"rides on IRQ deferral"}},
-		{[]string{"--poll-mode=suspend20", "--irq-suspend-timeout=10000"}, []string{"larger than gro-flush-timeout"}},
-		{[]string{"--poll-mode=fullbusy", "--engine=go"}, []string{"need --engine=epoll"}},
-	}
-	for _, tt := range tests {
-		o, err := parseFlags(tt.args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		warnInconsistent(o, newLogger(&buf, 0))
-		got := buf.String()
-		if len(tt.want) == 0 && got != "" {
-			t.Errorf("%q: unexpected warnings:\n%s", tt.args, got)
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%q: warnings lack %q:\n%s", tt.args, w, got)
-			}
-		}
-		if n := strings.Count(got, "\n"); n != len(tt.want) {
-			t.Errorf("%q: %d warnings, want %d:\n%s", tt.args, n, len(tt.want), got)
 		}
 	}
 }

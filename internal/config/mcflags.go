@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -31,8 +31,8 @@ const (
 
 // memcachedFlags are the flags read as memcached reads them (cInt, cFloat).
 type memcachedFlags struct {
-	conns, reqs, napiIDs, minChunk *cInt
-	factor                         *cFloat
+	conns, reqs, NAPIIDs, MinChunk *cInt
+	Factor                         *cFloat
 }
 
 // getoptLoop is memcached's getopt loop: pflag calls set for each option
@@ -43,11 +43,11 @@ type memcachedFlags struct {
 // in refusal until memcached's checks, in and after the loop, have passed:
 // a command line memcached refuses is refused with memcached's message.
 type getoptLoop struct {
-	o        *options
+	o        *Options
 	fs       *pflag.FlagSet
 	mf       memcachedFlags
 	refusal  error    // gocached's first refusal, reported after memcached's checks
-	warnings []string // what memcached prints while reading and goes on (-t 100)
+	Warnings []string // what memcached prints while reading and goes on (-t 100)
 }
 
 // errStopLoop ends the loop at -h or -V, which memcached obeys at once.
@@ -55,8 +55,8 @@ var errStopLoop = errors.New("stop")
 
 // note keeps gocached's refusals for later and passes memcached's on.
 func (l *getoptLoop) note(err error) error {
-	var ue *usageError
-	if err != nil && errors.As(err, &ue) && !ue.memcached && ue.status == exitFailure {
+	var ue *UsageError
+	if err != nil && errors.As(err, &ue) && !ue.memcached && ue.Status == exitFailure {
 		if l.refusal == nil {
 			l.refusal = err
 		}
@@ -76,47 +76,47 @@ func (l *getoptLoop) set(f *pflag.Flag, value string) error {
 	case "help", "version":
 		return errStopLoop
 	case "memory-limit":
-		o.memory, err = parseMemoryLimit(value)
+		o.Memory, err = parseMemoryLimit(value)
 	case "max-item-size":
-		o.itemSize, err = parseItemSize(value)
+		o.ItemSize, err = parseItemSize(value)
 	case "conn-limit":
-		err = l.mf.conns.check("-c", o.reactor.MaxConns <= 0, "Maximum connections must be greater than 0")
+		err = l.mf.conns.check("-c", o.Reactor.MaxConns <= 0, "Maximum connections must be greater than 0")
 	case "threads":
-		o.reactor.Threads, err = parseThreads(value)
+		o.Reactor.Threads, err = parseThreads(value)
 		if err = l.note(err); err != nil {
 			return err
 		}
-		if o.reactor.Threads > 64 { // memcached's warning, word for word
-			l.warnings = append(l.warnings, "WARNING: Setting a high number of workerthreads is not recommended.\n"+
+		if o.Reactor.Threads > 64 { // memcached's warning, word for word
+			l.Warnings = append(l.Warnings, "WARNING: Setting a high number of workerthreads is not recommended.\n"+
 				" Set this value to the number of cores in your machine or less.")
 		}
 	case "max-reqs-per-event":
-		err = l.mf.reqs.check("-R", o.reqsPerEvent == 0, "Number of requests per event must be greater than 0")
-		if err == nil && o.reqsPerEvent < 0 {
-			err = refusef("invalid -R %d: want a number of requests greater than 0", o.reqsPerEvent)
+		err = l.mf.reqs.check("-R", o.ReqsPerEvent == 0, "Number of requests per event must be greater than 0")
+		if err == nil && o.ReqsPerEvent < 0 {
+			err = refusef("invalid -R %d: want a number of requests greater than 0", o.ReqsPerEvent)
 		}
 	case "slab-growth-factor":
-		if o.gates.factor <= 1 {
+		if o.Gates.Factor <= 1 {
 			return mcFail("Factor must be greater than 1")
 		}
-		if l.mf.factor.raw != "" {
-			err = refusef("invalid value %q for -f: want a number", l.mf.factor.raw)
+		if l.mf.Factor.raw != "" {
+			err = refusef("invalid value %q for -f: want a number", l.mf.Factor.raw)
 		}
 	case "slab-min-size":
-		err = l.mf.minChunk.check("-n", o.gates.minChunk == 0, "Chunk size must be greater than 0")
-		if err == nil && o.gates.minChunk < 0 {
-			err = refusef("invalid -n %d: want a chunk size greater than 0", o.gates.minChunk)
+		err = l.mf.MinChunk.check("-n", o.Gates.MinChunk == 0, "Chunk size must be greater than 0")
+		if err == nil && o.Gates.MinChunk < 0 {
+			err = refusef("invalid -n %d: want a chunk size greater than 0", o.Gates.MinChunk)
 		}
 	case "delimiter":
-		err = o.gates.setDelimiter(value, true)
+		err = o.Gates.setDelimiter(value, true)
 	case "napi-ids":
-		err = l.mf.napiIDs.check("-N", o.napiIDs <= 0, "Maximum number of NAPI IDs must be greater than 0")
+		err = l.mf.NAPIIDs.check("-N", o.NAPIIDs <= 0, "Maximum number of NAPI IDs must be greater than 0")
 	case "protocol":
 		b, perr := protocol.ParseBinding(value)
 		if perr != nil || value == "auto-negotiate" {
 			return mcUsage("Invalid value for binding protocol: %s\n -- should be one of auto, binary, or ascii", value)
 		}
-		o.binding = b
+		o.Binding = b
 	case "extended":
 		o.ext, err = appendExtOptions(o.ext, value, l.note)
 	}
@@ -128,7 +128,7 @@ func (l *getoptLoop) set(f *pflag.Flag, value string) error {
 // of ports and the backlog).
 func (l *getoptLoop) parse(args []string) error {
 	if err := l.fs.ParseAll(args, l.set); err != nil {
-		var ue *usageError
+		var ue *UsageError
 		if errors.Is(err, errStopLoop) || errors.As(err, &ue) {
 			return err
 		}
@@ -139,70 +139,70 @@ func (l *getoptLoop) parse(args []string) error {
 		// most likely a flag that lost its dash, so it is refused.
 		l.note(refusef("unexpected argument %q", l.fs.Arg(0)))
 	}
-	rc := &l.o.reactor
+	rc := &l.o.Reactor
 	switch {
 	case rc.Port < -1: // memcached fails to listen (EX_OSERR)
 		l.note(refusef("invalid port number %d", rc.Port))
-	case l.o.udpPort < -1:
-		l.note(refusef("invalid UDP port number %d", l.o.udpPort))
+	case l.o.UDPPort < -1:
+		l.note(refusef("invalid UDP port number %d", l.o.UDPPort))
 	case rc.Backlog <= 0:
 		l.note(refusef("listen backlog must be greater than 0 (-b %d)", rc.Backlog))
 	}
 	return nil
 }
 
-// memcachedThreads is memcached's -t for its checks: as given, else its
+// MemcachedThreads is memcached's -t for its checks: as given, else its
 // default, whatever number of reactors gocached's own -t auto picks.
-func (o *options) memcachedThreads() int {
-	if o.reactor.Threads == 0 {
+func (o *Options) MemcachedThreads() int {
+	if o.Reactor.Threads == 0 {
 		return memcachedDefaultThreads
 	}
-	return o.reactor.Threads
+	return o.Reactor.Threads
 }
 
 // checkAfterLoop makes memcached's checks after its getopt loop, in its
 // order: EX_USAGE. The TCP port is the one -U may have set.
-func (o *options) checkAfterLoop(fs *pflag.FlagSet) error {
-	threads := o.memcachedThreads()
-	if o.napiIDs > threads {
-		return mcUsage("Number of napi_ids(%d) cannot be greater than number of threads(%d)", o.napiIDs, threads)
+func (o *Options) checkAfterLoop(fs *pflag.FlagSet) error {
+	threads := o.MemcachedThreads()
+	if o.NAPIIDs > threads {
+		return mcUsage("Number of napi_ids(%d) cannot be greater than number of threads(%d)", o.NAPIIDs, threads)
 	}
-	switch item := o.itemSize; {
+	switch item := o.ItemSize; {
 	case item < minItemSize:
 		return mcUsage("Item max size cannot be less than 1024 bytes.")
-	case int64(item) > o.memory/2:
+	case int64(item) > o.Memory/2:
 		return mcUsage("Cannot set item size limit higher than 1/2 of memory max.")
 	case item > maxItemSize:
 		return mcUsage("Cannot set item size limit higher than a gigabyte.")
 	}
-	if err := checkSlabChunkMax(o.ext, o.itemSize); err != nil {
+	if err := checkSlabChunkMax(o.ext, o.ItemSize); err != nil {
 		return err
 	}
-	if err := checkExtAfterLoop(o.ext, o.itemSize, o.udpPort, o.gates.minChunk); err != nil {
+	if err := checkExtAfterLoop(o.ext, o.ItemSize, o.UDPPort, o.Gates.MinChunk); err != nil {
 		return err
 	}
 	given := fs.Changed("protocol")
-	if o.sasl {
-		if given && o.binding != protocol.BindingBinary {
+	if o.SASL {
+		if given && o.Binding != protocol.BindingBinary {
 			return mcUsage("ERROR: You cannot allow the ASCII protocol while using SASL.")
 		}
-		if o.udpPort != 0 {
+		if o.UDPPort != 0 {
 			return mcUsage("ERROR: Cannot enable UDP while using binary SASL authentication.")
 		}
 	}
-	if o.gates.authFile != "" && given && o.binding != protocol.BindingASCII {
+	if o.Gates.AuthFile != "" && given && o.Binding != protocol.BindingASCII {
 		return mcUsage("ERROR: You cannot allow the BINARY protocol while using ascii authentication tokens.")
 	}
-	if o.reactor.Port > 65535 {
-		return mcUsage("ERROR: Invalid port number %d.", o.reactor.Port)
+	if o.Reactor.Port > 65535 {
+		return mcUsage("ERROR: Invalid port number %d.", o.Reactor.Port)
 	}
-	if o.udpPort > 65535 { // -U alone: memcached's port check above
-		return refusef("invalid UDP port number %d", o.udpPort)
+	if o.UDPPort > 65535 { // -U alone: memcached's port check above
+		return refusef("invalid UDP port number %d", o.UDPPort)
 	}
-	if o.tls.enabled && o.reactor.Port == 0 {
+	if o.TLS.Enabled && o.Reactor.Port == 0 {
 		return mcUsage("ERROR: You cannot enable SSL without a TCP port.")
 	}
-	if o.gates.authFile != "" && o.udpPort != 0 {
+	if o.Gates.AuthFile != "" && o.UDPPort != 0 {
 		return mcUsage("Cannot use UDP with ascii authentication enabled (-U 0 to disable)")
 	}
 	return nil

@@ -1,12 +1,10 @@
-package main
+package config
 
 import (
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
-
-	"github.com/gocached/gocached/internal/protocol"
 )
 
 // memcached's -o takes a comma-separated list of suboptions, name or
@@ -25,7 +23,7 @@ const (
 	// extMissing names a behaviour gocached does not implement yet: accepted
 	// with a warning, so the operator knows it has no effect.
 	extMissing
-	// extApplied is implemented: cmd reads its value (idle_timeout).
+	// extApplied is implemented: the server obeys its value.
 	extApplied
 )
 
@@ -189,11 +187,6 @@ func extInt(settings []extSetting, name string, def int) int {
 	return def
 }
 
-// applyExtSettings puts the suboptions the protocol obeys into its
-// Settings, in command-line order as memcached reads them: no_lru_crawler
-// and no_modern start the LRU crawler off, lru_crawler on, and likewise
-// no_lru_maintainer, no_modern and lru_maintainer for the LRU maintainer;
-// watcher_logbuf_size is in KB, as memcached's.
 // lruMaintainerOff replays memcached's switches of its LRU maintainer, and
 // with it of its segmented LRU: no_modern and no_lru_maintainer turn it
 // off, lru_maintainer on, the last one given winning.
@@ -210,23 +203,21 @@ func lruMaintainerOff(settings []extSetting) bool {
 	return off
 }
 
-func applyExtSettings(settings []extSetting, s *protocol.Settings) {
+// crawlerAndWatcher replays, in command-line order as memcached reads
+// them, the LRU crawler's switches (no_lru_crawler and no_modern turn it
+// off, lru_crawler on) and watcher_logbuf_size, in KB as memcached's.
+func crawlerAndWatcher(settings []extSetting) (crawlerOff bool, watcherLogbuf int) {
 	for _, e := range settings {
 		switch e.name {
 		case "watcher_logbuf_size":
 			if n, err := strconv.ParseFloat(e.value, 64); err == nil && n >= 1 {
-				s.WatcherLogbufSize = int(n) << 10
+				watcherLogbuf = int(n) << 10
 			}
-		case "no_lru_crawler":
-			s.LRUCrawlerDisabled = true
+		case "no_lru_crawler", "no_modern":
+			crawlerOff = true
 		case "lru_crawler":
-			s.LRUCrawlerDisabled = false
-		case "no_modern":
-			s.LRUCrawlerDisabled = true
+			crawlerOff = false
 		}
 	}
-	s.LRUMaintainerDisabled = lruMaintainerOff(settings)
-	s.HashPowerInit = extHashPower(settings)
-	tu := extTuning(settings)
-	s.Tuning = &tu
+	return crawlerOff, watcherLogbuf
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -115,8 +115,14 @@ func TestLockTableRefusal(t *testing.T) {
 		{12, 4, true}, {13, 4, false}, {13, 10, true}, {14, 10, false},
 		{14, 20, true}, {15, 21, true}, {16, 64, false},
 	} {
-		if got := lockTableRefusal(c.hashpower, c.threads) != ""; got != c.refused {
+		if got := LockTableRefusal(c.hashpower, c.threads) != ""; got != c.refused {
 			t.Errorf("hashpower %d, -t %d: refused %v, want %v", c.hashpower, c.threads, got, c.refused)
 		}
 	}
+}
+
+// applyExtSettings is the decoded suboptions applied to s, as the server does.
+func applyExtSettings(ext []extSetting, s *protocol.Settings) {
+	e := decodeExtended(ext, 1<<20)
+	e.Apply(s)
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -23,25 +23,25 @@ const (
 	exitUsage = 64
 )
 
-// usageError is a bad command line. It is the one place the exit rule
+// UsageError is a bad command line. It is the one place the exit rule
 // lives: every check builds one with mcFail, mcUsage, refusef or usagef,
-// and run prints it with write and exits with its status.
-type usageError struct {
-	status int
+// and the command prints it with Write and exits with its Status.
+type UsageError struct {
+	Status int
 	msg    string // may hold several lines, without the last newline
 	// memcached: msg is memcached's own text, printed as it is; otherwise
 	// it is gocached's, printed after "gocached: ".
 	memcached bool
 	// warnings are what memcached printed before the refusal, while it
 	// read the flags before (-t 100's warning).
-	warnings []string
+	Warnings []string
 }
 
-func (e *usageError) Error() string { return e.msg }
+func (e *UsageError) Error() string { return e.msg }
 
-// write prints the error as memcached prints its own: the text alone.
-func (e *usageError) write(w io.Writer) {
-	for _, line := range e.warnings {
+// Write prints the error as memcached prints its own: the text alone.
+func (e *UsageError) Write(w io.Writer) {
+	for _, line := range e.Warnings {
 		fmt.Fprintln(w, line)
 	}
 	if e.memcached {
@@ -53,50 +53,50 @@ func (e *usageError) write(w io.Writer) {
 
 // withWarnings is err with memcached's warnings before it.
 func withWarnings(err error, warnings []string) error {
-	var ue *usageError
+	var ue *UsageError
 	if len(warnings) == 0 || !errors.As(err, &ue) {
 		return err
 	}
 	c := *ue
-	c.warnings = warnings
+	c.Warnings = warnings
 	return &c
 }
 
 // mcFail is memcached's message for a check in its getopt loop: status 1.
 func mcFail(format string, args ...any) error {
-	return &usageError{status: exitFailure, msg: fmt.Sprintf(format, args...), memcached: true}
+	return &UsageError{Status: exitFailure, msg: fmt.Sprintf(format, args...), memcached: true}
 }
 
 // mcUsage is memcached's message for a check after its getopt loop: 64.
 func mcUsage(format string, args ...any) error {
-	return &usageError{status: exitUsage, msg: fmt.Sprintf(format, args...), memcached: true}
+	return &UsageError{Status: exitUsage, msg: fmt.Sprintf(format, args...), memcached: true}
 }
 
 // refusef is gocached's refusal of a memcached flag value that memcached
 // itself reads with atoi/strtol and takes silently (-p abc, -a 9, -b 0,
 // -o idle_timeout=abc, ...): such a value is almost surely a typo, and
 // memcached would start with something else than asked (port 0, mask 0).
-// Status 1, memcached's status for a bad value. parseFlags reports it only
+// Status 1, memcached's status for a bad value. Parse reports it only
 // once memcached's own checks, in and after its loop, have passed on
 // memcached's reading of the value (getoptLoop.note).
 func refusef(format string, args ...any) error {
-	return &usageError{status: exitFailure, msg: fmt.Sprintf(format, args...)}
+	return &UsageError{Status: exitFailure, msg: fmt.Sprintf(format, args...)}
 }
 
 // usagef is a bad value of one of gocached's own flags (--engine,
 // --poll-mode, ...), or a limit of gocached's without a memcached message:
 // EX_USAGE, gocached's wording.
 func usagef(format string, args ...any) error {
-	return &usageError{status: exitUsage, msg: fmt.Sprintf(format, args...)}
+	return &UsageError{Status: exitUsage, msg: fmt.Sprintf(format, args...)}
 }
 
 // illegalArgument is the line memcached prints after each of getopt's
 // complaints, when its loop gets '?'.
 const illegalArgument = "\nIllegal argument \"?\""
 
-// argv0 names the program in getopt's messages, as glibc's getopt prints
-// argv[0]; main sets it.
-var argv0 = "gocached"
+// Argv0 names the program in getopt's messages, as glibc's getopt prints
+// argv[0]; the command sets it.
+var Argv0 = "gocached"
 
 // getoptError turns pflag's parse errors into glibc getopt_long's text and
 // memcached's line after it: memcached's loop gets '?' and says
@@ -114,7 +114,7 @@ func getoptError(err error, args []string) error {
 	switch {
 	case errors.As(err, &notExist):
 		if short := notExist.GetSpecifiedShortnames(); short != "" {
-			return mcFail("%s: invalid option -- '%s'%s", argv0, notExist.GetSpecifiedName(), illegal)
+			return mcFail("%s: invalid option -- '%s'%s", Argv0, notExist.GetSpecifiedName(), illegal)
 		}
 		// getopt names the argument whole, with its "=value".
 		opt := "--" + notExist.GetSpecifiedName()
@@ -130,14 +130,14 @@ func getoptError(err error, args []string) error {
 				break
 			}
 		}
-		return mcFail("%s: unrecognized option '%s'%s", argv0, opt, illegal)
+		return mcFail("%s: unrecognized option '%s'%s", Argv0, opt, illegal)
 	case errors.As(err, &required):
 		if required.GetSpecifiedShortnames() != "" {
-			return mcFail("%s: option requires an argument -- '%s'%s", argv0, required.GetSpecifiedName(), illegal)
+			return mcFail("%s: option requires an argument -- '%s'%s", Argv0, required.GetSpecifiedName(), illegal)
 		}
-		return mcFail("%s: option '--%s' requires an argument%s", argv0, required.GetSpecifiedName(), illegal)
+		return mcFail("%s: option '--%s' requires an argument%s", Argv0, required.GetSpecifiedName(), illegal)
 	case errors.As(err, &syntax):
-		return mcFail("%s: unrecognized option '%s'%s", argv0, syntax.GetSpecifiedFlag(), illegal)
+		return mcFail("%s: unrecognized option '%s'%s", Argv0, syntax.GetSpecifiedFlag(), illegal)
 	case errors.As(err, &invalid):
 		if invalid.GetFlag().Shorthand != "" {
 			return refusef("%v", err)
@@ -255,3 +255,7 @@ func cStrtod(s string) bool {
 	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return err == nil
 }
+
+// ExitUsage is EX_USAGE, for the server's refusals made with memcached's
+// status once the command line is read (an unusable -Z certificate).
+const ExitUsage = exitUsage

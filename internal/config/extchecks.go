@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -324,12 +324,12 @@ func checkSlabSizes(s string, minChunk, chunkMax int64) error {
 	return nil
 }
 
-// lockTableRefusal is memcached's refusal of a hash table no larger than
+// LockTableRefusal is memcached's refusal of a hash table no larger than
 // its table of item locks, which its worker threads share and which grows
 // with -t (thread.c, when the threads start: after the slab classes, exit
 // 1); "" when the start goes on. threads is memcached's -t (4 unless
 // given), whatever gocached's own reactor count.
-func lockTableRefusal(hashpower, threads int) string {
+func LockTableRefusal(hashpower, threads int) string {
 	if hashpower == 0 {
 		return "" // memcached's default, 16, is above every lock table
 	}
