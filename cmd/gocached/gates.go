@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/gocached/gocached/internal/config"
+	"github.com/gocached/gocached/internal/procctl"
 	"io"
 	"log/slog"
 	"os"
@@ -14,13 +15,13 @@ import (
 // loadASCIIAuth loads -Y's file, as memcached does at start: read as the -u
 // user (memcached reads it after dropping root), its failures reported
 // first with memcached's lines on stderr.
-func loadASCIIAuth(g *config.Gates, p *processOptions, stderr io.Writer) (*protocol.ASCIIAuth, error) {
+func loadASCIIAuth(g *config.Gates, p *procctl.Process, stderr io.Writer) (*protocol.ASCIIAuth, error) {
 	if g.AuthFile == "" {
 		return nil, nil
 	}
-	data, err := p.readAsUser(g.AuthFile)
+	data, err := p.ReadAsUser(g.AuthFile)
 	if err != nil {
-		reason := errnoText(err)
+		reason := procctl.ErrnoText(err)
 		fmt.Fprintf(stderr, "Could not open authfile [%s] for reading, error %s: %s\n", g.AuthFile, reason, reason)
 		return nil, fmt.Errorf("-Y %s: %w", g.AuthFile, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gocached/gocached/internal/config"
+	"github.com/gocached/gocached/internal/procctl"
 	"io"
 	"os"
 )
@@ -84,19 +85,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// open files before it daemonizes, and exits 71 (EX_OSERR) when it
 	// may not.
 	if opts.Proc.CoreDumps {
-		if err := ensureCoreDumps(); err != nil {
+		if err := procctl.EnsureCoreDumps(); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 71
 		}
 	}
-	if err := ensureFileLimit(opts.Reactor.MaxConns); err != nil {
+	if err := procctl.EnsureFileLimit(opts.Reactor.MaxConns); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 71
 	}
-	if opts.Proc.Daemon && !inDaemonChild() {
-		return daemonize(args, opts.Verbosity > 0, stderr)
+	if opts.Proc.Daemon && !procctl.InDaemonChild() {
+		return procctl.Daemonize(args, opts.Verbosity > 0, stderr)
 	}
-	if inDaemonChild() && !opts.Proc.CoreDumps {
+	if procctl.InDaemonChild() && !opts.Proc.CoreDumps {
 		// memcached's daemon(3) call: the working directory becomes /
 		// (kept with -r, for the core file), before any path of the
 		// command line (-P, -s, -e, -Y) is used.

@@ -205,6 +205,15 @@ func listenHosts(listen string) ([]string, error) {
 	return hosts, nil
 }
 
+// keptStatePath is the state file of the knobs this process changed, which
+// the -u user must be able to read for the restore; "" when none changed.
+func (s *napiSession) keptStatePath() string {
+	if s == nil || s.applied == nil {
+		return ""
+	}
+	return s.statePath
+}
+
 // knobReader reads one NAPI's knobs back from the kernel, for reactor.Config;
 // fields the kernel does not report read as 0.
 func (s *napiSession) knobReader() func(uint32) (uint32, uint64, uint64, error) {

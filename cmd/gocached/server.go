@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gocached/gocached/internal/config"
+	"github.com/gocached/gocached/internal/procctl"
 	"io"
 	"log/slog"
 	"net"
@@ -43,14 +44,14 @@ func newLogger(w io.Writer, verbosity int) *slog.Logger {
 // serve runs the server until SIGINT or SIGTERM and returns the exit status.
 func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 	slog.SetDefault(log)
-	proc := (*processOptions)(&o.Proc)
-	proc.prepare(log)
+	proc := (*procctl.Process)(&o.Proc)
+	proc.Prepare(log)
 	o.Ext.Log(log)
 	if o.NAPIIDs > 0 {
 		log.Info("-N is accepted for memcached compatibility; the epoll engine finds NAPI IDs itself", "napi_ids", o.NAPIIDs)
 	}
-	if err := proc.prepareMemoryFile(o.MemoryFile); err != nil {
-		if errors.Is(err, errMemoryFileOpen) {
+	if err := proc.PrepareMemoryFile(o.MemoryFile); err != nil {
+		if errors.Is(err, procctl.ErrMemoryFileOpen) {
 			fmt.Fprintln(stderr, err) // memcached's line, first
 		}
 		log.Error("cannot start", "err", err)
@@ -63,7 +64,7 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 		// -e's file and its FILE.meta are read, opened and removed as the
 		// -u user, as memcached, already that user, does: root may have
 		// neither CAP_DAC_OVERRIDE nor CAP_CHOWN (Debian's unit).
-		err = proc.asUser(func() error {
+		err = proc.AsUser(func() error {
 			st, err = store.New(cfg)
 			return err
 		})
@@ -175,7 +176,7 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 	cfg := o.Reactor
 	cfg.Epoll.NAPIKnobs = ns.knobReader()
 	cfg.TLS = tlsConfig
-	cfg.UnixSocketOwner = proc.asUser // -s is made as the -u user, as memcached makes it
+	cfg.UnixSocketOwner = proc.AsUser // -s is made as the -u user, as memcached makes it
 	// The UDP sockets start after the engine; stats conns lists them once
 	// they exist, as memcached does.
 	var udpConns atomic.Pointer[reactor.UDPServer]
@@ -251,28 +252,31 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 		}
 	}
 	if !fast {
-		if err := limitDescriptorsToClients(o.Reactor.MaxConns); err != nil {
+		if err := procctl.LimitDescriptorsToClients(o.Reactor.MaxConns); err != nil {
 			log.Warn("-o no_maxconns_fast: cannot bound descriptors to -c; clients beyond it are served", "err", err)
 		}
 	}
 	// Listeners are bound and knobs set: root is no longer needed. What
 	// memcached, already the -u user, would have created is the user's.
-	err = proc.handOver(o.Reactor.UnixSocket, os.Getenv(portFileEnv))
+	err = proc.HandOver(o.Reactor.UnixSocket, os.Getenv(portFileEnv))
 	if err == nil {
-		err = proc.dropPrivileges(log, ns)
+		var privileged func(func() error) error
+		if privileged, err = proc.DropPrivileges(log, ns.keptStatePath()); privileged != nil {
+			ns.privileged = privileged
+		}
 	}
 	if err != nil {
-		if errors.Is(err, errNoUser) {
+		if errors.Is(err, procctl.ErrNoUser) {
 			fmt.Fprintf(stderr, "can't find the user %s to switch to\n", o.Proc.User) // memcached's line, first
 		}
 		log.Error("cannot start", "err", err)
 		eng.Shutdown(context.Background())
-		if errors.Is(err, errNoUser) {
+		if errors.Is(err, procctl.ErrNoUser) {
 			return 67 // memcached's EX_NOUSER
 		}
 		return 1
 	}
-	defer proc.writePidFile(log)()
+	defer proc.WritePidFile(log)()
 	stopReturn := make(chan struct{})
 	go returnMemory(stopReturn, func() uint64 { return st.Stats().HashBytes }) // hand a burst's buffers back (memreturn.go)
 	defer close(stopReturn)
@@ -286,7 +290,7 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 
 	served := make(chan error, 1)
 	go func() { served <- eng.Serve() }()
-	notifyDaemonParent() // -d: the parent exits now, the server listens
+	procctl.NotifyDaemonParent() // -d: the parent exits now, the server listens
 	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.Engine, "threads", eng.Threads(), "version", version, "build", buildLabel, "poll_mode", pollModeLabel(o))
 
 	stopAuto := startAutoTuner(o, ns, eng, log)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gocached/gocached/internal/config"
+	"github.com/gocached/gocached/internal/procctl"
 	"log/slog"
 	"os"
 	"sync"
@@ -70,7 +71,7 @@ func (e *tlsLoadError) memcachedLine() string {
 	var pe *os.PathError
 	reason := e.cause.Error()
 	if errors.As(e.cause, &pe) {
-		reason = errnoText(pe)
+		reason = procctl.ErrnoText(pe)
 	}
 	return fmt.Sprintf("Error loading %s: %s : %s", e.what, file, reason)
 }

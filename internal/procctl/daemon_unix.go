@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package procctl
 
 import (
 	"fmt"
@@ -19,14 +19,14 @@ const daemonReadyEnv = "GOCACHED_DAEMON_READY_FD"
 // daemonStartLimit bounds how long the parent of -d waits for the child.
 const daemonStartLimit = 60 * time.Second
 
-// daemonize runs this program again in the background, in a session of its
+// Daemonize runs this program again in the background, in a session of its
 // own with standard input and output on /dev/null (standard error too once
 // it listens, unless -v, as memcached keeps it when verbose), and returns
 // the parent's exit status once the child listens: 0, or, with the child's
 // own output (its reason) when it failed to start, the child's status (67
 // for an unknown -u user, as memcached, which looks the user up before it
 // forks, exits; 71 for a listener; 1 if it died otherwise).
-func daemonize(args []string, verbose bool, stderr io.Writer) int {
+func Daemonize(args []string, verbose bool, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "gocached: -d: %v\n", err)
@@ -52,7 +52,7 @@ func daemonize(args []string, verbose bool, stderr io.Writer) int {
 	if !verbose {
 		// Until it listens the child writes to us, so that a failed
 		// start shows its reason; then it points standard error at
-		// /dev/null itself (notifyDaemonParent).
+		// /dev/null itself (NotifyDaemonParent).
 		if startErr, err = newDaemonStderr(); err != nil {
 			w.Close()
 			fmt.Fprintf(stderr, "gocached: -d: %v\n", err)
@@ -97,12 +97,12 @@ func daemonize(args []string, verbose bool, stderr io.Writer) int {
 	}
 }
 
-// inDaemonChild reports whether this process is the background child of -d.
-func inDaemonChild() bool { return os.Getenv(daemonReadyEnv) != "" }
+// InDaemonChild reports whether this process is the background child of -d.
+func InDaemonChild() bool { return os.Getenv(daemonReadyEnv) != "" }
 
-// notifyDaemonParent tells the waiting parent of -d that the server
+// NotifyDaemonParent tells the waiting parent of -d that the server
 // listens, then closes the pipe; outside -d it does nothing.
-func notifyDaemonParent() {
+func NotifyDaemonParent() {
 	fd, err := strconv.Atoi(os.Getenv(daemonReadyEnv))
 	if err != nil || fd < 3 {
 		return

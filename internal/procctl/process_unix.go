@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package procctl
 
 import (
 	"errors"
@@ -14,10 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// prepare applies -k before anything else starts, as memcached does; a
+// Prepare applies -k before anything else starts, as memcached does; a
 // failure is warned about, not fatal. (-r is checked earlier, with the
-// open files limit: see ensureCoreDumps.)
-func (p *processOptions) prepare(log *slog.Logger) {
+// open files limit: see EnsureCoreDumps.)
+func (p *Process) Prepare(log *slog.Logger) {
 	if p.LockMem {
 		if err := lockAllMemory(); err != nil {
 			log.Warn("-k: failed to mlockall; proceeding without", "err", err)
@@ -25,11 +25,11 @@ func (p *processOptions) prepare(log *slog.Logger) {
 	}
 }
 
-// ensureCoreDumps is memcached's -r: the core file limit is raised to
+// EnsureCoreDumps is memcached's -r: the core file limit is raised to
 // unlimited, or failing that its soft limit to the hard one, and the start
 // fails (memcached's message, status 71) only when the soft limit ends at
 // 0, since then no core file could be written.
-func ensureCoreDumps() error {
+func EnsureCoreDumps() error {
 	var lim unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_CORE, &lim) == nil {
 		inf := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
@@ -63,40 +63,42 @@ func lockAllMemory() error {
 	return unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE)
 }
 
-// errNoUser is memcached's refusal of an unknown -u user (exit 67, EX_NOUSER).
-var errNoUser = errors.New("no such user")
+// ErrNoUser is memcached's refusal of an unknown -u user (exit 67, EX_NOUSER).
+var ErrNoUser = errors.New("no such user")
 
-// dropPrivileges assumes -u's identity when running as root, after the
+// DropPrivileges assumes -u's identity when running as root, after the
 // listeners are bound and the NAPI knobs set (both may need root). As in
 // memcached, -u is ignored when not root. Without -u, root keeps running:
 // memcached refuses ("can't run as root without the -u switch"), gocached
 // warns instead so a plain `go run ./cmd/gocached` works for root.
 //
-// When a poll mode changed the NAPI knobs, one thread keeps CAP_NET_ADMIN
-// (capKeeper) and ns restores the knobs through it at exit; the state file
-// is handed to the user so the restore can read it.
-func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error {
+// When a poll mode changed the NAPI knobs (napiState names their state
+// file; "" when none), one thread keeps CAP_NET_ADMIN (capKeeper) and the
+// returned privileged runs the restore at exit on it; the state file is
+// handed to the user so the restore can read it. privileged is nil when
+// no thread was kept.
+func (p *Process) DropPrivileges(log *slog.Logger, napiState string) (privileged func(func() error) error, err error) {
 	if os.Geteuid() != 0 {
 		if p.User != "" {
 			log.Debug("-u ignored: not running as root", "user", p.User)
 		}
-		return nil
+		return nil, nil
 	}
 	if p.User == "" {
 		log.Warn("running as root without -u; memcached would refuse to start (use -u USER to drop privileges)")
-		return nil
+		return nil, nil
 	}
 	uid, gid, err := lookupUser(p.User)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var keeper *capKeeper
-	if ns != nil && ns.applied != nil {
+	if napiState != "" {
 		if keeper, err = startCapKeeper(); err != nil {
-			return err
+			return nil, err
 		}
-		if err := os.Chown(ns.statePath, uid, gid); err != nil {
-			return fmt.Errorf("hand the NAPI state file to %s: %w", p.User, err)
+		if err := os.Chown(napiState, uid, gid); err != nil {
+			return nil, fmt.Errorf("hand the NAPI state file to %s: %w", p.User, err)
 		}
 	}
 	// syscall's Setgroups, Setgid and Setuid change every thread of the
@@ -104,27 +106,26 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 	// root's groups on the others). As memcached does, no supplementary
 	// group is kept.
 	if err := syscall.Setgroups(nil); err != nil {
-		return fmt.Errorf("failed to drop supplementary groups: %w", err)
+		return nil, fmt.Errorf("failed to drop supplementary groups: %w", err)
 	}
 	if err := unix.Setgid(gid); err != nil {
-		return fmt.Errorf("failed to assume identity of group %d: %w", gid, err)
+		return nil, fmt.Errorf("failed to assume identity of group %d: %w", gid, err)
 	}
 	if err := unix.Setuid(uid); err != nil {
-		return fmt.Errorf("failed to assume identity of user %s: %w", p.User, err)
+		return nil, fmt.Errorf("failed to assume identity of user %s: %w", p.User, err)
 	}
 	if keeper != nil {
 		if err := keeper.keepOnlyNetAdmin(); err != nil {
-			return err
+			return nil, err
 		}
-		ns.privileged = keeper.do
 		log.Info("dropped privileges; one thread keeps CAP_NET_ADMIN to restore the NAPI knobs at exit", "user", p.User, "uid", uid, "gid", gid)
-		return nil
+		return keeper.do, nil
 	}
 	log.Info("dropped privileges", "user", p.User, "uid", uid, "gid", gid)
-	return nil
+	return nil, nil
 }
 
-// writePidFile saves the pid as memcached's save_pid does: a warning when
+// WritePidFile saves the pid as memcached's save_pid does: a warning when
 // the file names a process that still runs, then the pid written to
 // FILE.tmp and renamed over FILE, so that a reader (a service manager's
 // PIDFile=) never sees it half written, and a file left by another user
@@ -132,7 +133,7 @@ func (p *processOptions) dropPrivileges(log *slog.Logger, ns *napiSession) error
 // as memcached replaces it. As in memcached, a failure is reported with its
 // line and the server keeps running. The returned func removes the file
 // unless it names another process by then.
-func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
+func (p *Process) WritePidFile(log *slog.Logger) (remove func()) {
 	if p.PidFile == "" {
 		return func() {}
 	}
@@ -144,12 +145,12 @@ func (p *processOptions) writePidFile(log *slog.Logger) (remove func()) {
 	}
 	tmp := p.PidFile + ".tmp"
 	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-		fmt.Fprintf(os.Stderr, "Could not open the pid file %s for writing: %s\n", tmp, errnoText(err))
+		fmt.Fprintf(os.Stderr, "Could not open the pid file %s for writing: %s\n", tmp, ErrnoText(err))
 		log.Error("could not open the pid file for writing", "file", tmp, "err", err)
 		return func() {}
 	}
 	if err := os.Rename(tmp, p.PidFile); err != nil {
-		fmt.Fprintf(os.Stderr, "Could not rename the pid file from %s to %s: %s\n", tmp, p.PidFile, errnoText(err))
+		fmt.Fprintf(os.Stderr, "Could not rename the pid file from %s to %s: %s\n", tmp, p.PidFile, ErrnoText(err))
 		log.Error("could not rename the pid file", "from", tmp, "to", p.PidFile, "err", err)
 		os.Remove(tmp)
 		return func() {}

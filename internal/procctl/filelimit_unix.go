@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package procctl
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ const fileLimitHeadroom = 384
 // errFileLimit is memcached's refusal when it cannot have -c open files.
 var errFileLimit = errors.New("failed to set rlimit for open files. Try starting as root or requesting smaller maxconns value.")
 
-// ensureFileLimit gives the process room for maxConns connections, as
+// EnsureFileLimit gives the process room for maxConns connections, as
 // memcached does before anything else starts. memcached sets RLIMIT_NOFILE
 // to exactly -c and exits 71 (EX_OSERR) when it may not; without the check
 // gocached would start and later leave clients beyond the limit waiting
@@ -31,7 +31,7 @@ var errFileLimit = errors.New("failed to set rlimit for open files. Try starting
 // limit can be raised, it is raised to -c plus gocached's own descriptors.
 // A limit already above that is left as it is (memcached lowers it to -c,
 // which only ever takes descriptors away).
-func ensureFileLimit(maxConns int) error {
+func EnsureFileLimit(maxConns int) error {
 	if maxConns <= 0 {
 		return nil
 	}
@@ -57,14 +57,14 @@ func ensureFileLimit(maxConns int) error {
 	return setFileLimit(max, max)
 }
 
-// limitDescriptorsToClients is -o no_maxconns_fast's bound, memcached's
+// LimitDescriptorsToClients is -o no_maxconns_fast's bound, memcached's
 // own: with clients never refused, the open files limit is what stops
 // accepting (each engine then pauses its listeners and retries, counting
 // listen_disabled_num), and a client beyond it waits in the listen backlog
 // until another leaves. memcached's limit is -c descriptors in all; here
 // it is -c beyond the descriptors gocached holds once it serves, so that
 // -c keeps meaning clients. Call it once every listener is open.
-func limitDescriptorsToClients(maxConns int) error {
+func LimitDescriptorsToClients(maxConns int) error {
 	dir, err := os.Open("/proc/self/fd")
 	if err != nil {
 		return err

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package main
+package procctl
 
 // asUserFiles runs fn as root where there is no setfsuid: what fn creates
 // is handed to the user afterwards, and permissions are root's.

@@ -1,14 +1,14 @@
-package main
+package procctl
 
 import (
 	"errors"
 	"syscall"
 )
 
-// errnoText is strerror's wording of the errno err carries, even wrapped
+// ErrnoText is strerror's wording of the errno err carries, even wrapped
 // in an *os.PathError ("Permission denied"), as memcached's perror prints
 // it; other errors as they are.
-func errnoText(err error) string {
+func ErrnoText(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s := errno.Error()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package procctl
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ import (
 // identity is -u's uid and gid when the process will drop to it: running
 // as root with -u given. ok is false otherwise, and for an unknown user
 // (dropPrivileges refuses that one with memcached's message).
-func (p *processOptions) identity() (uid, gid int, ok bool) {
+func (p *Process) identity() (uid, gid int, ok bool) {
 	if os.Geteuid() != 0 || p.User == "" {
 		return 0, 0, false
 	}
@@ -30,11 +30,11 @@ func (p *processOptions) identity() (uid, gid int, ok bool) {
 	return uid, gid, err == nil
 }
 
-// lookupUser is name's uid and primary gid; an unknown user is errNoUser.
+// lookupUser is name's uid and primary gid; an unknown user is ErrNoUser.
 func lookupUser(name string) (uid, gid int, err error) {
 	u, err := user.Lookup(name)
 	if err != nil {
-		return 0, 0, fmt.Errorf("can't find the user %s to switch to: %w", name, errNoUser)
+		return 0, 0, fmt.Errorf("can't find the user %s to switch to: %w", name, ErrNoUser)
 	}
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
@@ -44,17 +44,17 @@ func lookupUser(name string) (uid, gid int, err error) {
 	return uid, gid, nil
 }
 
-// errMemoryFileOpen is memcached's perror prefix when -e's file cannot be
+// ErrMemoryFileOpen is memcached's perror prefix when -e's file cannot be
 // opened (memcached then aborts); the error wraps it, the reason follows.
-var errMemoryFileOpen = errors.New("failed to open file for mmap")
+var ErrMemoryFileOpen = errors.New("failed to open file for mmap")
 
-// prepareMemoryFile opens -e's file as the -u user would, creating it with
+// PrepareMemoryFile opens -e's file as the -u user would, creating it with
 // memcached's mode (0700) and owner, so that a file the user may not write
 // fails the start as it fails memcached's. Its directory must also let the
 // user create the metadata file that a graceful stop writes beside it:
 // memcached starts without that and loses the cache at its stop, gocached
 // refuses at once instead.
-func (p *processOptions) prepareMemoryFile(path string) error {
+func (p *Process) PrepareMemoryFile(path string) error {
 	uid, gid, ok := p.identity()
 	if path == "" || !ok {
 		return nil
@@ -62,7 +62,7 @@ func (p *processOptions) prepareMemoryFile(path string) error {
 	err := asUserFiles(uid, gid, func() error {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o700)
 		if err != nil {
-			return fmt.Errorf("%w: %s", errMemoryFileOpen, errnoText(err))
+			return fmt.Errorf("%w: %s", ErrMemoryFileOpen, ErrnoText(err))
 		}
 		f.Close()
 		dir := filepath.Dir(path)
@@ -74,12 +74,12 @@ func (p *processOptions) prepareMemoryFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return p.handOver(path) // where asUserFiles could not create it as the user
+	return p.HandOver(path) // where asUserFiles could not create it as the user
 }
 
-// readAsUser reads path with the -u user's rights, as memcached, already
+// ReadAsUser reads path with the -u user's rights, as memcached, already
 // that user, reads its -Y file.
-func (p *processOptions) readAsUser(path string) ([]byte, error) {
+func (p *Process) ReadAsUser(path string) ([]byte, error) {
 	uid, gid, ok := p.identity()
 	if !ok {
 		return os.ReadFile(path)
@@ -93,10 +93,10 @@ func (p *processOptions) readAsUser(path string) ([]byte, error) {
 	return data, err
 }
 
-// asUser runs fn with the -u user's file-system identity when the process
+// AsUser runs fn with the -u user's file-system identity when the process
 // will drop to it (see asUserFiles), and as the process otherwise: what fn
 // creates is the user's, as memcached, already that user, creates it.
-func (p *processOptions) asUser(fn func() error) error {
+func (p *Process) AsUser(fn func() error) error {
 	uid, gid, ok := p.identity()
 	if !ok {
 		return fn()
@@ -104,13 +104,13 @@ func (p *processOptions) asUser(fn func() error) error {
 	return asUserFiles(uid, gid, fn)
 }
 
-// handOver gives the files gocached created as root (the port file, and
+// HandOver gives the files gocached created as root (the port file, and
 // whatever asUserFiles could not create as the user) to the -u user, as
 // memcached, already that user, would have created them. A file the user
 // owns already is left alone: changing even to the same owner takes
 // CAP_CHOWN, which a service confined as Debian's memcached.service is
 // (CAP_SETUID, CAP_SETGID, CAP_SYS_RESOURCE) does not have.
-func (p *processOptions) handOver(paths ...string) error {
+func (p *Process) HandOver(paths ...string) error {
 	uid, gid, ok := p.identity()
 	if !ok {
 		return nil
