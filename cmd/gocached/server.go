@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gocached/gocached/internal/config"
+	"github.com/gocached/gocached/internal/napi/pollmode"
 	"github.com/gocached/gocached/internal/procctl"
 	"io"
 	"log/slog"
@@ -158,14 +159,14 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 	graceful := make(chan os.Signal, 1)
 	signal.Notify(graceful, syscall.SIGUSR1)
 	defer signal.Stop(graceful)
-	ns, err := startNAPI(o, log)
+	ns, err := pollmode.Start(o, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	defer ns.close()
+	defer ns.Close()
 	defer func() {
-		if err := ns.restore(); err != nil {
+		if err := ns.Restore(); err != nil {
 			log.Error("NAPI knobs not restored", "err", err)
 			status = 1
 		}
@@ -174,7 +175,7 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 	// The engine's config is complete here and never written again; the
 	// Sessions' Env is built once the engine has said what it chose.
 	cfg := o.Reactor
-	cfg.Epoll.NAPIKnobs = ns.knobReader()
+	cfg.Epoll.NAPIKnobs = ns.KnobReader()
 	cfg.TLS = tlsConfig
 	cfg.UnixSocketOwner = proc.AsUser // -s is made as the -u user, as memcached makes it
 	// The UDP sockets start after the engine; stats conns lists them once
@@ -261,8 +262,8 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 	err = proc.HandOver(o.Reactor.UnixSocket, os.Getenv(portFileEnv))
 	if err == nil {
 		var privileged func(func() error) error
-		if privileged, err = proc.DropPrivileges(log, ns.keptStatePath()); privileged != nil {
-			ns.privileged = privileged
+		if privileged, err = proc.DropPrivileges(log, ns.KeptStatePath()); privileged != nil {
+			ns.Privileged = privileged
 		}
 	}
 	if err != nil {
@@ -293,7 +294,7 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 	procctl.NotifyDaemonParent() // -d: the parent exits now, the server listens
 	log.Info("gocached serving", "addr", eng.Addr().String(), "engine", o.Engine, "threads", eng.Threads(), "version", version, "build", buildLabel, "poll_mode", pollModeLabel(o))
 
-	stopAuto := startAutoTuner(o, ns, eng, log)
+	stopAuto := pollmode.StartAutoTuner(o, ns, eng, log)
 	gracefulStop := false
 	select {
 	case err := <-served:
@@ -335,7 +336,7 @@ func serve(o *config.Options, log *slog.Logger, stderr io.Writer) (status int) {
 		log.Error("engine stopped with an error", "err", err)
 		status = 1
 	}
-	if err := ns.restore(); err != nil {
+	if err := ns.Restore(); err != nil {
 		log.Error("NAPI knobs not restored", "err", err)
 		status = 1
 	}

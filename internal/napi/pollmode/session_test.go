@@ -1,7 +1,8 @@
-package main
+package pollmode
 
 import (
 	"bytes"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func TestWarnInconsistent(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		warnInconsistent(o, newLogger(&buf, 0))
+		warnInconsistent(o, slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})))
 		got := buf.String()
 		if len(tt.want) == 0 && got != "" {
 			t.Errorf("%q: unexpected warnings:\n%s", tt.args, got)

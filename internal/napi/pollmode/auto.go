@@ -1,4 +1,4 @@
-package main
+package pollmode
 
 import (
 	"github.com/gocached/gocached/internal/config"
@@ -30,9 +30,9 @@ import (
 // four times the longest batch the reactor has served, within 1-20 ms, so
 // one whole batch fits (the cover letter's rule).
 const (
-	autoSuspendBelow = 0.25 // slept/waits under which a base NAPI is suspended
-	autoKeepBatch    = 2.0  // events/waits under which a suspended NAPI goes back to base
-	autoDefer        = 100
+	autoSuspendBelow  = 0.25 // slept/waits under which a base NAPI is suspended
+	autoKeepBatch     = 2.0  // events/waits under which a suspended NAPI goes back to base
+	AutoDeferHardIRQs = 100  // defer-hard-irqs of a suspended NAPI (tests watch for it)
 )
 
 // reactorSample is the part of one reactor's `stats reactors` lines the
@@ -110,7 +110,7 @@ func suspendKnobs(d reactorSample, maxBatchUs uint64) napi.Knobs {
 	}
 	gro := min(max(2*perEvent, 10_000), 200_000)
 	suspend := min(max(4*maxBatchUs*1000, 1_000_000), 20_000_000)
-	return napi.Knobs{DeferHardIRQs: napi.Uint32(autoDefer), GROFlushTimeout: napi.Uint64(gro), IRQSuspendTimeout: napi.Uint64(suspend)}
+	return napi.Knobs{DeferHardIRQs: napi.Uint32(AutoDeferHardIRQs), GROFlushTimeout: napi.Uint64(gro), IRQSuspendTimeout: napi.Uint64(suspend)}
 }
 
 var baseKnobs = napi.Knobs{DeferHardIRQs: napi.Uint32(0), GROFlushTimeout: napi.Uint64(0), IRQSuspendTimeout: napi.Uint64(0)}
@@ -149,9 +149,9 @@ func (t *autoTuner) step() {
 	t.prev = cur
 }
 
-// startAutoTuner runs the tuner every o.NAPI.AutoEvery until the returned
+// StartAutoTuner runs the tuner every o.NAPI.AutoEvery until the returned
 // stop is called (before the knobs are restored).
-func startAutoTuner(o *config.Options, ns *napiSession, srv protocol.Server, log *slog.Logger) (stop func()) {
+func StartAutoTuner(o *config.Options, ns *Session, srv protocol.Server, log *slog.Logger) (stop func()) {
 	if o.NAPI.Mode == nil || !o.NAPI.Mode.Adaptive || ns.applied == nil {
 		return func() {}
 	}

@@ -1,4 +1,4 @@
-package main
+package pollmode
 
 import (
 	"io"
@@ -41,8 +41,8 @@ func TestAutoSuspendKnobs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		k := suspendKnobs(tt.d, tt.maxBatchUs)
-		if *k.DeferHardIRQs != autoDefer || *k.GROFlushTimeout != tt.wantGRO || *k.IRQSuspendTimeout != tt.wantSusp {
-			t.Errorf("suspendKnobs(%+v, %d) = %s, want defer %d gro %d suspend %d", tt.d, tt.maxBatchUs, k, autoDefer, tt.wantGRO, tt.wantSusp)
+		if *k.DeferHardIRQs != AutoDeferHardIRQs || *k.GROFlushTimeout != tt.wantGRO || *k.IRQSuspendTimeout != tt.wantSusp {
+			t.Errorf("suspendKnobs(%+v, %d) = %s, want defer %d gro %d suspend %d", tt.d, tt.maxBatchUs, k, AutoDeferHardIRQs, tt.wantGRO, tt.wantSusp)
 		}
 	}
 }

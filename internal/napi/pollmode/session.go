@@ -1,4 +1,7 @@
-package main
+// Package pollmode is the server's NAPI poll-mode control: it applies
+// --poll-mode's knobs to the listen interface's NAPIs at start, keeps the
+// values found for the restore at exit, and runs --poll-mode auto.
+package pollmode
 
 import (
 	"errors"
@@ -13,25 +16,26 @@ import (
 	"github.com/gocached/gocached/internal/reactor"
 )
 
-// napiSession is the kernel side of a running server: the netdev client
+// Session is the kernel side of a running server: the netdev client
 // (also used to read the knobs back for `stats reactors`) and, when a poll
 // mode was applied, where the values found at start are kept.
-type napiSession struct {
+type Session struct {
 	log       *slog.Logger
 	client    *napi.Client // nil when the netdev family is unavailable
 	applied   *napi.State  // nil when no knob was written
 	statePath string
-	// privileged runs the restore where CAP_NET_ADMIN is still held once
-	// -u dropped root (capKeeper); nil runs it on any thread.
-	privileged func(func() error) error
+	// Privileged runs the restore where CAP_NET_ADMIN is still held once
+	// -u dropped root (procctl keeps one such thread); nil runs it on any
+	// thread.
+	Privileged func(func() error) error
 }
 
-// startNAPI applies the poll mode of o to the NAPIs of the listen interface,
+// Start applies the poll mode of o to the NAPIs of the listen interface,
 // saving the old values first. When the mode has no NAPI to act on (loopback,
 // a wildcard address) it logs one line and switches o to base. A returned
 // error is fatal: the server must not start in a mode it cannot set up.
-func startNAPI(o *config.Options, log *slog.Logger) (*napiSession, error) {
-	s := &napiSession{log: log}
+func Start(o *config.Options, log *slog.Logger) (*Session, error) {
+	s := &Session{log: log}
 	no := &o.NAPI
 	if !no.TouchesKernel() {
 		s.dialForStats()
@@ -84,21 +88,21 @@ func startNAPI(o *config.Options, log *slog.Logger) (*napiSession, error) {
 
 // what names the request in messages: "--poll-mode suspend20" or the knob
 // flags.
-func (s *napiSession) what(o *config.Options) string {
+func (s *Session) what(o *config.Options) string {
 	if o.NAPI.ModeName != "" {
 		return "--poll-mode " + o.NAPI.ModeName
 	}
 	return "NAPI knobs " + o.NAPI.Knobs.String()
 }
 
-func (s *napiSession) flagsUsed(o *config.Options) string {
+func (s *Session) flagsUsed(o *config.Options) string {
 	if o.NAPI.ModeName != "" {
 		return "--poll-mode"
 	}
 	return "the knob flags"
 }
 
-func (s *napiSession) noNAPI(o *config.Options, why string) {
+func (s *Session) noNAPI(o *config.Options, why string) {
 	requested := o.Reactor.Epoll.PollMode
 	o.RunAsBase()
 	s.log.Warn("poll mode has no NAPI to act on; running as base", "mode", requested, "reason", why)
@@ -109,7 +113,7 @@ func (s *napiSession) noNAPI(o *config.Options, why string) {
 
 // dialForStats opens the client only to read knobs back for `stats
 // reactors`; without the netdev family those lines are simply left out.
-func (s *napiSession) dialForStats() {
+func (s *Session) dialForStats() {
 	c, err := napi.Dial()
 	if err != nil {
 		s.log.Debug("netdev genetlink unavailable; stats reactors will not show NAPI knobs", "err", err)
@@ -205,18 +209,18 @@ func listenHosts(listen string) ([]string, error) {
 	return hosts, nil
 }
 
-// keptStatePath is the state file of the knobs this process changed, which
+// KeptStatePath is the state file of the knobs this process changed, which
 // the -u user must be able to read for the restore; "" when none changed.
-func (s *napiSession) keptStatePath() string {
+func (s *Session) KeptStatePath() string {
 	if s == nil || s.applied == nil {
 		return ""
 	}
 	return s.statePath
 }
 
-// knobReader reads one NAPI's knobs back from the kernel, for reactor.Config;
+// KnobReader reads one NAPI's knobs back from the kernel, for reactor.Config;
 // fields the kernel does not report read as 0.
-func (s *napiSession) knobReader() func(uint32) (uint32, uint64, uint64, error) {
+func (s *Session) KnobReader() func(uint32) (uint32, uint64, uint64, error) {
 	if s.client == nil {
 		return nil
 	}
@@ -230,9 +234,9 @@ func (s *napiSession) knobReader() func(uint32) (uint32, uint64, uint64, error) 
 	}
 }
 
-// restore puts back the values found at start; it reports failure so the
+// Restore puts back the values found at start; it reports failure so the
 // exit status can say the kernel was left changed.
-func (s *napiSession) restore() error {
+func (s *Session) Restore() error {
 	if s.applied == nil {
 		return nil
 	}
@@ -242,8 +246,8 @@ func (s *napiSession) restore() error {
 		return err
 	}
 	var err error
-	if s.privileged != nil {
-		err = s.privileged(restore)
+	if s.Privileged != nil {
+		err = s.Privileged(restore)
 	} else {
 		err = restore()
 	}
@@ -265,15 +269,16 @@ func (s *napiSession) restore() error {
 
 // setKnobs writes one NAPI's knobs (--poll-mode auto), on the thread that
 // kept CAP_NET_ADMIN when -u dropped root.
-func (s *napiSession) setKnobs(id uint32, k napi.Knobs) error {
+func (s *Session) setKnobs(id uint32, k napi.Knobs) error {
 	set := func() error { return s.client.Set(id, k) }
-	if s.privileged != nil {
-		return s.privileged(set)
+	if s.Privileged != nil {
+		return s.Privileged(set)
 	}
 	return set()
 }
 
-func (s *napiSession) close() {
+// Close releases the netdev client; Restore comes first.
+func (s *Session) Close() {
 	if s.client != nil {
 		s.client.Close()
 	}
