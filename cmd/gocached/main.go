@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/gocached/gocached/internal/config"
 	"github.com/gocached/gocached/internal/procctl"
+	srv "github.com/gocached/gocached/internal/server"
 	"io"
 	"os"
 )
@@ -106,5 +107,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	return serve(opts, newLogger(stderr, opts.Verbosity), stderr)
+	build := srv.Build{Version: version, Label: buildLabel}
+	return srv.Serve(opts, build, srv.NewLogger(stderr, opts.Verbosity), stderr)
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"github.com/gocached/gocached/internal/config"
+	srv "github.com/gocached/gocached/internal/server"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 func TestPortFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "ports")
 	cmd := testproc.Command(binary, "-l", "127.0.0.1", "-p", "-1", "-U", "-1", "-v")
-	cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+	cmd.Env = append(os.Environ(), srv.PortFileEnv+"="+file)
 	s := startProcess(t, cmd)
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -58,7 +59,7 @@ func TestPortFileNotWrittenForUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "ports")
 	cmd := testproc.Command(binary, "-s", filepath.Join(dir, "mc.sock"), "-v")
-	cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+	cmd.Env = append(os.Environ(), srv.PortFileEnv+"="+file)
 	s := startProcess(t, cmd)
 	for _, f := range []string{file, file + ".lck"} {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
@@ -129,7 +130,7 @@ func TestPortZeroTurnsTCPOff(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "ports")
 			cmd := testproc.Command(binary, "--engine="+engine, "-l", "127.0.0.1", "-p", "0", "-U", "-1", "-v")
-			cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+			cmd.Env = append(os.Environ(), srv.PortFileEnv+"="+file)
 			startProcess(t, cmd)
 			b, err := os.ReadFile(file)
 			if err != nil {

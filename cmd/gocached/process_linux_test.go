@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/gocached/gocached/internal/protocol"
 	"io"
 	"net"
 	"os"
@@ -184,7 +185,7 @@ func freeTCPPort() (int, error) {
 func TestSASLSetup(t *testing.T) {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SASL_CONF_PATH=") && !strings.HasPrefix(kv, saslPasswordEnv+"=") {
+		if !strings.HasPrefix(kv, "SASL_CONF_PATH=") && !strings.HasPrefix(kv, protocol.SASLPasswordEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -195,8 +196,8 @@ func TestSASLSetup(t *testing.T) {
 		cmd := testproc.CommandContext(ctx, binary, "-p", "-1", "-l", "127.0.0.1", "-S")
 		cmd.Env = append(append([]string(nil), env...), extra...)
 		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), saslInitFailed+"\n") {
-			t.Errorf("%s: %v, %s; want exit 1, %q first", name, err, out, saslInitFailed)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), saslInitFailedLine+"\n") {
+			t.Errorf("%s: %v, %s; want exit 1, %q first", name, err, out, saslInitFailedLine)
 		}
 	}
 	start := func(name string, extra ...string) {
@@ -223,7 +224,7 @@ func TestSASLSetup(t *testing.T) {
 	if err := os.WriteFile(pw, []byte("alice:secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	start("MEMCACHED_SASL_PWDB", saslPasswordEnv+"="+pw)
+	start("MEMCACHED_SASL_PWDB", protocol.SASLPasswordEnv+"="+pw)
 	conf := func(body string) string {
 		d := t.TempDir()
 		if err := os.WriteFile(filepath.Join(d, "memcached.conf"), []byte(body), 0o644); err != nil {
@@ -305,3 +306,6 @@ func TestIdleTimeout(t *testing.T) {
 		})
 	}
 }
+
+// saslInitFailedLine is memcached's line when -S finds no usable setup.
+const saslInitFailedLine = "Error initializing sasl."

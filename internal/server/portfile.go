@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 	"github.com/gocached/gocached/internal/protocol"
 )
 
-// portFileEnv names the file memcached writes its bound ports to once it
+// PortFileEnv names the file memcached writes its bound ports to once it
 // listens (its test suite starts servers on ephemeral ports and reads them
 // back from there).
-const portFileEnv = "MEMCACHED_PORT_FILENAME"
+const PortFileEnv = "MEMCACHED_PORT_FILENAME"
 
 // writePortFile writes memcached's port file: one line per listening
 // socket, "TCP INET: 11211", "TCP INET6: 11211", "UDP INET: 11212", into
