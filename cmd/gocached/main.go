@@ -37,28 +37,15 @@ func main() {
 
 // run is main without the exit, returning the process status: 0 after a
 // clean shutdown or -h/-V, 1 when serving fails, and for a bad command line
-// memcached's status and message for it (see usageError).
+// memcached's status and message for it (see config.UsageError).
 func run(args []string, stdout, stderr io.Writer) int {
 	// The official memcached image is run as `docker run IMAGE memcached
 	// -m 64`; the same command line works with gocached's image.
 	if len(args) > 0 && args[0] == "memcached" {
 		args = args[1:]
 	}
-	if len(args) > 0 {
-		switch args[0] {
-		case "napi", "doctor":
-			return runSubcommand(args[0], args[1:])
-		case "ping":
-			return ping(args[1:], stdout, stderr)
-		case "man":
-			o, err := config.Parse(nil)
-			if err != nil {
-				fmt.Fprintf(stderr, "gocached: %v\n", err)
-				return 1
-			}
-			fmt.Fprint(stdout, config.ManPage(o.Flags, version))
-			return 0
-		}
+	if status, ok := runSubcommand(args, stdout, stderr); ok {
+		return status
 	}
 	opts, err := config.Parse(args)
 	if err != nil {
@@ -75,28 +62,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case opts.Help:
-		fmt.Fprintf(stdout, "gocached %s: a memcached-compatible cache server\n\n", version)
-		fmt.Fprintf(stdout, "Usage: gocached [flags]\n       gocached napi|doctor|ping [args]\n       gocached man\n\nFlags:\n%s", opts.Usage)
+		fmt.Fprint(stdout, opts.HelpText(version))
 		return 0
 	case opts.Version:
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
-	// memcached raises the core file limit (-r) and makes room for -c
-	// open files before it daemonizes, and exits 71 (EX_OSERR) when it
-	// may not.
+	if status, done := prepareProcess(opts, args, stderr); done {
+		return status
+	}
+	build := srv.Build{Version: version, Label: buildLabel}
+	return srv.Serve(opts, build, srv.NewLogger(stderr, opts.Verbosity), stderr)
+}
+
+// prepareProcess does what memcached does before it serves: it raises the
+// core file limit (-r) and makes room for -c open files, exiting 71
+// (EX_OSERR) when it may not, then daemonizes (-d). done reports that the
+// process ends here with status: a refusal, or -d's parent.
+func prepareProcess(opts *config.Options, args []string, stderr io.Writer) (status int, done bool) {
 	if opts.Proc.CoreDumps {
 		if err := procctl.EnsureCoreDumps(); err != nil {
 			fmt.Fprintln(stderr, err)
-			return 71
+			return 71, true
 		}
 	}
 	if err := procctl.EnsureFileLimit(opts.Reactor.MaxConns); err != nil {
 		fmt.Fprintln(stderr, err)
-		return 71
+		return 71, true
 	}
 	if opts.Proc.Daemon && !procctl.InDaemonChild() {
-		return procctl.Daemonize(args, opts.Verbosity > 0, stderr)
+		return procctl.Daemonize(args, opts.Verbosity > 0, stderr), true
 	}
 	if procctl.InDaemonChild() && !opts.Proc.CoreDumps {
 		// memcached's daemon(3) call: the working directory becomes /
@@ -104,9 +99,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// command line (-P, -s, -e, -Y) is used.
 		if err := os.Chdir("/"); err != nil {
 			fmt.Fprintf(stderr, "gocached: -d: %v\n", err)
-			return 1
+			return 1, true
 		}
 	}
-	build := srv.Build{Version: version, Label: buildLabel}
-	return srv.Serve(opts, build, srv.NewLogger(stderr, opts.Verbosity), stderr)
+	return 0, false
 }

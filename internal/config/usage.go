@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -42,3 +43,10 @@ func flagUsages(fs *pflag.FlagSet) string {
 
 // pad is s left-aligned in width n (s is never longer here).
 func pad(s string, n int) string { return s + strings.Repeat(" ", max(0, n-len(s))) }
+
+// HelpText is -h's output: a line naming the program, the synopsis, and
+// the flag table.
+func (o *Options) HelpText(version string) string {
+	return fmt.Sprintf("gocached %s: a memcached-compatible cache server\n\n", version) +
+		"Usage: gocached [flags]\n       gocached napi|doctor|ping [args]\n       gocached man\n\nFlags:\n" + o.Usage
+}
