@@ -34,14 +34,25 @@ func serveArgs(t *testing.T, args ...string) (int, string) {
 	return status, stderr.String()
 }
 
-// TestServeUnusableCertificate: -Z with a chain file it cannot read exits
-// 64 (EX_USAGE) with memcached's line first, before anything listens.
-func TestServeUnusableCertificate(t *testing.T) {
-	chain := filepath.Join(t.TempDir(), "missing.pem")
-	status, stderr := serveArgs(t, "-Z", "-o", "ssl_chain_cert="+chain, "-l", "127.0.0.1", "-p", "-1")
-	want := "Error loading the certificate chain: " + chain + " : No such file or directory\n"
-	if status != 64 || !strings.HasPrefix(stderr, want) {
-		t.Errorf("Serve = %d, stderr %q; want 64 and %q first", status, stderr, want)
+// TestTLSLoadFailureAsMemcached: a certificate, key or CA file -Z cannot
+// use exits 64 (memcached's EX_USAGE from ssl_init) with memcached's line
+// first: "Error loading the certificate chain: FILE : reason", before
+// anything listens.
+func TestTLSLoadFailureAsMemcached(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.pem")
+	if err := os.WriteFile(junk, []byte("junk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	for _, tt := range []struct{ opts, want string }{
+		{"ssl_chain_cert=" + missing, "Error loading the certificate chain: " + missing + " : No such file or directory\n"},
+		{"ssl_chain_cert=" + junk, "Error loading the certificate chain: " + junk + " : "},
+	} {
+		status, stderr := serveArgs(t, "-p", "-1", "-l", "127.0.0.1", "-Z", "-o", tt.opts)
+		if status != 64 || !strings.HasPrefix(stderr, tt.want) {
+			t.Errorf("-Z -o %s: Serve = %d, stderr %q; want 64 and %q first", tt.opts, status, stderr, tt.want)
+		}
 	}
 }
 
