@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/gocached/gocached/internal/config"
 	"strings"
 	"testing"
 )
@@ -174,8 +175,8 @@ func TestBadCommandLines(t *testing.T) {
 				}
 			}
 			// A command line that parses would start a server: fail instead.
-			if _, err := parseFlags(args); err == nil {
-				t.Fatalf("parseFlags(%q) accepted it", args)
+			if _, err := config.Parse(args); err == nil {
+				t.Fatalf("config.Parse(%q) accepted it", args)
 			}
 			var stdout, stderr bytes.Buffer
 			status := run(args, &stdout, &stderr)

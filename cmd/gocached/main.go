@@ -6,6 +6,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gocached/gocached/internal/config"
+	"github.com/gocached/gocached/internal/procctl"
+	srv "github.com/gocached/gocached/internal/server"
 	"io"
 	"os"
 )
@@ -28,81 +31,76 @@ func versionLine() string {
 }
 
 func main() {
-	argv0 = os.Args[0] // getopt's messages name the program as it was run
+	config.Argv0 = os.Args[0] // getopt's messages name the program as it was run
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is main without the exit, returning the process status: 0 after a
 // clean shutdown or -h/-V, 1 when serving fails, and for a bad command line
-// memcached's status and message for it (see usageError).
+// memcached's status and message for it (see config.UsageError).
 func run(args []string, stdout, stderr io.Writer) int {
 	// The official memcached image is run as `docker run IMAGE memcached
 	// -m 64`; the same command line works with gocached's image.
 	if len(args) > 0 && args[0] == "memcached" {
 		args = args[1:]
 	}
-	if len(args) > 0 {
-		switch args[0] {
-		case "napi", "doctor":
-			return runSubcommand(args[0], args[1:])
-		case "ping":
-			return ping(args[1:], stdout, stderr)
-		case "man":
-			o, err := parseFlags(nil)
-			if err != nil {
-				fmt.Fprintf(stderr, "gocached: %v\n", err)
-				return 1
-			}
-			fmt.Fprint(stdout, manPage(o.flags))
-			return 0
-		}
+	if status, ok := runSubcommand(args, stdout, stderr); ok {
+		return status
 	}
-	opts, err := parseFlags(args)
+	opts, err := config.Parse(args)
 	if err != nil {
-		var ue *usageError
+		var ue *config.UsageError
 		if errors.As(err, &ue) {
-			ue.write(stderr)
-			return ue.status
+			ue.Write(stderr)
+			return ue.Status
 		}
 		fmt.Fprintf(stderr, "gocached: %v\n", err)
 		return 1
 	}
-	for _, w := range opts.warnings { // as memcached prints them, and goes on
+	for _, w := range opts.Warnings { // as memcached prints them, and goes on
 		fmt.Fprintln(stderr, w)
 	}
 	switch {
-	case opts.help:
-		fmt.Fprintf(stdout, "gocached %s: a memcached-compatible cache server\n\n", version)
-		fmt.Fprintf(stdout, "Usage: gocached [flags]\n       gocached napi|doctor|ping [args]\n       gocached man\n\nFlags:\n%s", opts.usage)
+	case opts.Help:
+		fmt.Fprint(stdout, opts.HelpText(version))
 		return 0
-	case opts.version:
+	case opts.Version:
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
-	// memcached raises the core file limit (-r) and makes room for -c
-	// open files before it daemonizes, and exits 71 (EX_OSERR) when it
-	// may not.
-	if opts.proc.coreDumps {
-		if err := ensureCoreDumps(); err != nil {
+	if status, done := prepareProcess(opts, args, stderr); done {
+		return status
+	}
+	build := srv.Build{Version: version, Label: buildLabel}
+	return srv.Serve(opts, build, srv.NewLogger(stderr, opts.Verbosity), stderr)
+}
+
+// prepareProcess does what memcached does before it serves: it raises the
+// core file limit (-r) and makes room for -c open files, exiting 71
+// (EX_OSERR) when it may not, then daemonizes (-d). done reports that the
+// process ends here with status: a refusal, or -d's parent.
+func prepareProcess(opts *config.Options, args []string, stderr io.Writer) (status int, done bool) {
+	if opts.Proc.CoreDumps {
+		if err := procctl.EnsureCoreDumps(); err != nil {
 			fmt.Fprintln(stderr, err)
-			return 71
+			return 71, true
 		}
 	}
-	if err := ensureFileLimit(opts.reactor.MaxConns); err != nil {
+	if err := procctl.EnsureFileLimit(opts.Reactor.MaxConns); err != nil {
 		fmt.Fprintln(stderr, err)
-		return 71
+		return 71, true
 	}
-	if opts.proc.daemon && !inDaemonChild() {
-		return daemonize(args, opts.verbosity > 0, stderr)
+	if opts.Proc.Daemon && !procctl.InDaemonChild() {
+		return procctl.Daemonize(args, opts.Verbosity > 0, stderr), true
 	}
-	if inDaemonChild() && !opts.proc.coreDumps {
+	if procctl.InDaemonChild() && !opts.Proc.CoreDumps {
 		// memcached's daemon(3) call: the working directory becomes /
 		// (kept with -r, for the core file), before any path of the
 		// command line (-P, -s, -e, -Y) is used.
 		if err := os.Chdir("/"); err != nil {
 			fmt.Fprintf(stderr, "gocached: -d: %v\n", err)
-			return 1
+			return 1, true
 		}
 	}
-	return serve(opts, newLogger(stderr, opts.verbosity), stderr)
+	return 0, false
 }

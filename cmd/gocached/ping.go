@@ -7,6 +7,7 @@ import (
 	binenc "encoding/binary" // (the tests name the server binary "binary")
 	"errors"
 	"fmt"
+	srv "github.com/gocached/gocached/internal/server"
 	"io"
 	"net"
 	"os"
@@ -38,7 +39,7 @@ func ping(args []string, stdout, stderr io.Writer) int {
 	var addr string
 	switch len(args) {
 	case 0:
-		addr = pingDefaultAddr(os.Getenv(portFileEnv))
+		addr = pingDefaultAddr(os.Getenv(srv.PortFileEnv))
 	case 1:
 		addr = args[0]
 	default:

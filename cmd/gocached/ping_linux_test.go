@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	srv "github.com/gocached/gocached/internal/server"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,7 @@ func TestPingAnswersEveryWay(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			portFile := filepath.Join(t.TempDir(), "ports")
-			env := append(os.Environ(), portFileEnv+"="+portFile)
+			env := append(os.Environ(), srv.PortFileEnv+"="+portFile)
 			cmd := testproc.Command(binary, append([]string{"-p", "-1", "-v"}, c.args...)...)
 			cmd.Env = env
 			startProcess(t, cmd)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"github.com/gocached/gocached/internal/napi/pollmode"
 	"io"
 	"strings"
 	"sync"
@@ -67,7 +68,7 @@ func TestPollModeAuto(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !suspended; {
 		time.Sleep(100 * time.Millisecond)
 		for _, got := range serverKnobs(t, b) {
-			if got.deferHardIRQs == autoDefer && got.irqSuspendTimeoutNs >= 1_000_000 && got.groFlushTimeoutNs >= 10_000 {
+			if got.deferHardIRQs == pollmode.AutoDeferHardIRQs && got.irqSuspendTimeoutNs >= 1_000_000 && got.groFlushTimeoutNs >= 10_000 {
 				suspended = true
 			}
 		}

@@ -460,3 +460,11 @@ func TestPollModeWildcardRunsAsBase(t *testing.T) {
 func serverCmd(ctx context.Context, b *testbed.Bed, name string, args ...string) *testproc.Cmd {
 	return &testproc.Cmd{Cmd: b.ServerCmd(ctx, name, args...)}
 }
+
+// deref is a knob's value, 0 when the kernel has none.
+func deref[T uint32 | uint64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

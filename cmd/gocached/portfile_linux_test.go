@@ -3,6 +3,8 @@
 package main
 
 import (
+	"github.com/gocached/gocached/internal/config"
+	srv "github.com/gocached/gocached/internal/server"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,7 +22,7 @@ import (
 func TestPortFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "ports")
 	cmd := testproc.Command(binary, "-l", "127.0.0.1", "-p", "-1", "-U", "-1", "-v")
-	cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+	cmd.Env = append(os.Environ(), srv.PortFileEnv+"="+file)
 	s := startProcess(t, cmd)
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -57,7 +59,7 @@ func TestPortFileNotWrittenForUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "ports")
 	cmd := testproc.Command(binary, "-s", filepath.Join(dir, "mc.sock"), "-v")
-	cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+	cmd.Env = append(os.Environ(), srv.PortFileEnv+"="+file)
 	s := startProcess(t, cmd)
 	for _, f := range []string{file, file + ".lck"} {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
@@ -73,14 +75,14 @@ func TestUDPPortAloneSetsTCPPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := parseFlags([]string{"-U", itoa(port)})
+	o, err := config.Parse([]string{"-U", itoa(port)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.reactor.Port != port || o.udpPort != port {
-		t.Errorf("-U %d alone: TCP port %d, UDP port %d; want both %d", port, o.reactor.Port, o.udpPort, port)
+	if o.Reactor.Port != port || o.UDPPort != port {
+		t.Errorf("-U %d alone: TCP port %d, UDP port %d; want both %d", port, o.Reactor.Port, o.UDPPort, port)
 	}
-	if o, err := parseFlags([]string{"-U", itoa(port), "-p", "11300"}); err != nil || o.reactor.Port != 11300 {
+	if o, err := config.Parse([]string{"-U", itoa(port), "-p", "11300"}); err != nil || o.Reactor.Port != 11300 {
 		t.Errorf("-U with -p: TCP port %v (%v), want 11300", o, err)
 	}
 }
@@ -128,7 +130,7 @@ func TestPortZeroTurnsTCPOff(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "ports")
 			cmd := testproc.Command(binary, "--engine="+engine, "-l", "127.0.0.1", "-p", "0", "-U", "-1", "-v")
-			cmd.Env = append(os.Environ(), portFileEnv+"="+file)
+			cmd.Env = append(os.Environ(), srv.PortFileEnv+"="+file)
 			startProcess(t, cmd)
 			b, err := os.ReadFile(file)
 			if err != nil {

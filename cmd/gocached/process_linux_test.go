@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/gocached/gocached/internal/protocol"
 	"io"
 	"net"
 	"os"
@@ -20,54 +21,6 @@ import (
 
 	"github.com/gocached/gocached/internal/testproc"
 )
-
-func TestParseExtOptions(t *testing.T) {
-	tests := []struct {
-		in      []string
-		want    []string // name=value of each setting
-		wantErr string
-	}{
-		{nil, nil, ""},
-		{[]string{"hashpower=20,idle_timeout=5"}, []string{"hashpower=20", "idle_timeout=5"}, ""},
-		{[]string{"idle_timeout=0"}, []string{"idle_timeout=0"}, ""},
-		{[]string{"modern", "no_lru_crawler,ext_path=/tmp/x:1G"}, []string{"modern=", "no_lru_crawler=", "ext_path=/tmp/x:1G"}, ""},
-		{[]string{"slab_automove_ratio=0.8"}, []string{"slab_automove_ratio=0.8"}, ""},
-		{[]string{"bogus"}, nil, `Illegal suboption "bogus"`},
-		{[]string{"ext_"}, nil, `Illegal suboption "ext_"`},
-		{[]string{"hashpower"}, nil, "Missing numeric argument for hashpower"},
-		// memcached's atoi reads "" as 0 and starts; gocached refuses it.
-		{[]string{"idle_timeout="}, nil, `invalid value for idle_timeout: ""`},
-		{[]string{"idle_timeout=x"}, nil, "invalid value for idle_timeout"},
-		// memcached's getsubopt loop: one trailing comma ends the list, an
-		// empty suboption anywhere else is illegal.
-		{[]string{"track_sizes,"}, []string{"track_sizes="}, ""},
-		{[]string{""}, nil, ""},
-		{[]string{","}, nil, `Illegal suboption ""`},
-		{[]string{",track_sizes"}, nil, `Illegal suboption ""`},
-		{[]string{"track_sizes,,modern"}, nil, `Illegal suboption ""`},
-		{[]string{"track_sizes,,"}, nil, `Illegal suboption ""`},
-	}
-	for _, tt := range tests {
-		got, err := parseExtOptions(tt.in)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("parseExtOptions(%q) err = %v, want %q", tt.in, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("parseExtOptions(%q): %v", tt.in, err)
-			continue
-		}
-		var names []string
-		for _, s := range got {
-			names = append(names, s.name+"="+s.value)
-		}
-		if strings.Join(names, " ") != strings.Join(tt.want, " ") {
-			t.Errorf("parseExtOptions(%q) = %v, want %v", tt.in, names, tt.want)
-		}
-	}
-}
 
 // TestPidFileAndSIGHUP: -P holds the server's pid while it runs, SIGHUP
 // leaves it running (memcached ignores it), and a graceful stop removes
@@ -232,7 +185,7 @@ func freeTCPPort() (int, error) {
 func TestSASLSetup(t *testing.T) {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SASL_CONF_PATH=") && !strings.HasPrefix(kv, saslPasswordEnv+"=") {
+		if !strings.HasPrefix(kv, "SASL_CONF_PATH=") && !strings.HasPrefix(kv, protocol.SASLPasswordEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -243,8 +196,8 @@ func TestSASLSetup(t *testing.T) {
 		cmd := testproc.CommandContext(ctx, binary, "-p", "-1", "-l", "127.0.0.1", "-S")
 		cmd.Env = append(append([]string(nil), env...), extra...)
 		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), saslInitFailed+"\n") {
-			t.Errorf("%s: %v, %s; want exit 1, %q first", name, err, out, saslInitFailed)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), saslInitFailedLine+"\n") {
+			t.Errorf("%s: %v, %s; want exit 1, %q first", name, err, out, saslInitFailedLine)
 		}
 	}
 	start := func(name string, extra ...string) {
@@ -271,7 +224,7 @@ func TestSASLSetup(t *testing.T) {
 	if err := os.WriteFile(pw, []byte("alice:secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	start("MEMCACHED_SASL_PWDB", saslPasswordEnv+"="+pw)
+	start("MEMCACHED_SASL_PWDB", protocol.SASLPasswordEnv+"="+pw)
 	conf := func(body string) string {
 		d := t.TempDir()
 		if err := os.WriteFile(filepath.Join(d, "memcached.conf"), []byte(body), 0o644); err != nil {
@@ -353,3 +306,6 @@ func TestIdleTimeout(t *testing.T) {
 		})
 	}
 }
+
+// saslInitFailedLine is memcached's line when -S finds no usable setup.
+const saslInitFailedLine = "Error initializing sasl."

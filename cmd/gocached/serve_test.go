@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"github.com/gocached/gocached/internal/config"
 	"net"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // TestServesClients runs the binary on each engine and checks that the flags
 // reach the store, the protocol and the engine.
 func TestServesClients(t *testing.T) {
-	for _, engine := range []string{"go", defaultEngine()} {
+	for _, engine := range []string{"go", config.DefaultEngine()} {
 		t.Run(engine, func(t *testing.T) {
 			s := startServer(t, "--engine="+engine, "-c", "7", "-I", "2k", "-o", "slab_chunk_max=2048", "-m", "16", "-R", "5")
 			mc := memcache.New(s.addr)

@@ -76,8 +76,8 @@ func TestStopCutsStalledClient(t *testing.T) {
 			if got != gets {
 				t.Errorf("the reading client got %d of %d values", got, gets)
 			}
-			// shutdownGrace is 10 s; the cut comes a second after output stops.
-			if took > shutdownGrace/2 {
+			// The server waits up to 10 s; the cut comes a second after output stops.
+			if took > 5*time.Second {
 				t.Errorf("stop took %v with a client that reads nothing", took.Round(time.Millisecond))
 			}
 			if !strings.Contains(s.stderr.String(), "were cut") {

@@ -1,0 +1,9 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/gocached/gocached/internal/testproc"
+)
+
+func TestMain(m *testing.M) { testproc.VerifyMain(m) }
