@@ -21,7 +21,7 @@ const (
 	ownProtocol = "internal/protocol"
 	ownStore    = "internal/store"
 	ownReactor  = "internal/reactor"
-	ownServer   = "cmd/gocached/server.go"
+	ownServer   = "internal/server"
 	// ownNone: a memcached mechanism gocached documents it does not have,
 	// or a memcached-debug-only hook; nothing to fix.
 	ownNone = "none (documented difference)"
