@@ -86,6 +86,7 @@ func TestMemcachedTSuite(t *testing.T) {
 			dir := tsuiteBuildDir(t, tree, bin, eng.engine)
 			start := time.Now()
 			results := runTAPFiles(ctx, dir, append([]string(nil), files...), eng.env, tsuiteJobs(t), tsuiteFileLimit)
+			rerunRaces(ctx, t, dir, results, eng.env)
 			t.Logf("memcached %s t/ suite against gocached %s: %d files in %v", tsuiteVersion, eng.name, len(files), time.Since(start).Round(time.Second))
 			checkTSuite(t, eng.name, files, results)
 		})
