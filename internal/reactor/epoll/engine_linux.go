@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/rawloop"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,12 +30,12 @@ type engine struct {
 	cfg      reactor.Config
 	ecfg     *reactor.EpollConfig // &cfg.Epoll, with defaults filled in
 	reactors []*loop
-	router   *reactor.Router // which reactor serves each accepted connection
 	groups   []*listenGroup
 	iface    string // listen interface used for -t auto, "" when none
 	started  time.Time
 	// acct counts connections across reactors, handoffs in flight included.
 	acct *reactor.Accounting
+	core *rawloop.Group[connIO] // the reactors' shared bookkeeping
 
 	group reactor.LoopGroup // the reactors' lifecycle: Serve, Shutdown, failures
 
@@ -90,6 +91,7 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 		acct:    reactor.NewAccounting(cfg.MaxConns),
 	}
 	e.group.Init("epoll", nil, e.acct.StopAccepting)
+	e.core = &rawloop.Group[connIO]{Name: "epoll", Acct: e.acct, IdleTimeout: cfg.IdleTimeout}
 	e.ecfg = &e.cfg.Epoll
 	n := cfg.Threads
 	if n <= 0 {
@@ -113,9 +115,9 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 		}
 		e.reactors = append(e.reactors, r)
 		e.group.Add(r)
-		ids[i] = &r.napiID
+		ids[i] = &r.NAPIID
 	}
-	e.router = reactor.NewRouter(ids)
+	e.core.Router = reactor.NewRouter(ids)
 	e.warnBusyPoll()
 	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
 	if cfg.UnixSocket != "" {
@@ -263,7 +265,7 @@ func (e *engine) logAcceptError(err error) { e.group.LogAcceptError(err) }
 
 // Run, Wake and Release make a reactor a reactor.Loop.
 func (r *loop) Run() error { return r.run() }
-func (r *loop) Wake()      { r.mailbox.Wake() }
+func (r *loop) Wake()      { r.Mailbox.Wake() }
 func (r *loop) Release()   { r.release() }
 
 // clock is the unix time in seconds.

@@ -10,16 +10,12 @@ import (
 
 	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
-	"golang.org/x/sys/unix"
 )
 
-// reactorCounters are written by their reactor and read by whichever
+// reactorCounters are epoll's own loop counters (the shared ones are
+// rawloop.Counters), written by their reactor and read by whichever
 // goroutine runs `stats`; atomics keep that exchange race-free without locks.
 type reactorCounters struct {
-	conns        atomic.Int64
-	accepted     atomic.Uint64
-	handoffIn    atomic.Uint64
-	handoffOut   atomic.Uint64
 	epollWaits   atomic.Uint64
 	events       atomic.Uint64
 	maxBatch     atomic.Uint64
@@ -30,9 +26,6 @@ type reactorCounters struct {
 	maxBatchNs   atomic.Uint64    // the longest such stretch after a wait that returned events
 	sleptWaits   atomic.Uint64    // waits that outlasted the busy-poll window by sleepSlack: the reactor slept
 	batches      [6]atomic.Uint64 // waits by events returned: 1, 2-3, 4-7, 8-15, 16-31, 32+
-	bytesRead    atomic.Uint64
-	bytesWritten atomic.Uint64
-	yields       atomic.Uint64
 	_            [64]byte // keep neighbouring reactors' counters off this cache line
 }
 
@@ -61,30 +54,21 @@ func (c *reactorCounters) noteWait(n int, waited, busy time.Duration, served boo
 }
 
 func (c *reactorCounters) reset() {
-	for _, v := range []*atomic.Uint64{&c.accepted, &c.handoffIn, &c.handoffOut, &c.epollWaits,
+	for _, v := range []*atomic.Uint64{&c.epollWaits,
 		&c.events, &c.maxBatch, &c.emptyWaits, &c.fullBatches, &c.waitNs,
 		&c.busyNs, &c.maxBatchNs, &c.sleptWaits, &c.batches[0], &c.batches[1], &c.batches[2], &c.batches[3],
-		&c.batches[4], &c.batches[5], &c.bytesRead, &c.bytesWritten, &c.yields} {
+		&c.batches[4], &c.batches[5]} {
 		v.Store(0)
 	}
 }
 
 // ServerStats implements protocol.Server: connection counts from the shared
 // accounting, byte and yield totals summed over the reactors.
-func (e *engine) ServerStats() protocol.ServerStats {
-	s := protocol.ServerStats{Threads: uint64(len(e.reactors))}
-	e.acct.Fill(&s)
-	for _, r := range e.reactors {
-		s.BytesRead += r.stats.bytesRead.Load()
-		s.BytesWritten += r.stats.bytesWritten.Load()
-		s.ConnYields += r.stats.yields.Load()
-	}
-	return s
-}
+func (e *engine) ServerStats() protocol.ServerStats { return e.core.ServerStats() }
 
 // ResetStats clears what `stats reset` clears in memcached.
 func (e *engine) ResetStats() {
-	e.acct.Reset()
+	e.core.ResetStats()
 	for _, r := range e.reactors {
 		r.stats.reset()
 	}
@@ -105,10 +89,7 @@ func (e *engine) GroupStats(group string, add func(name, value string)) bool {
 					State: reactor.StateListening, IdleSecs: now - e.started.Unix()})
 			}
 		}
-		for _, r := range e.reactors {
-			lines = r.connLines(lines, now)
-		}
-		reactor.WriteConns(lines, e.cfg.MoreConns, now, add)
+		e.core.WriteConns(lines, e.cfg.MoreConns, now, add)
 	case "reactors":
 		for _, r := range e.reactors {
 			r.reactorStats(add)
@@ -131,54 +112,10 @@ func (r *loop) listenerFD(g int) int {
 	return -1
 }
 
-// connLines appends r's clients to lines for `stats conns`. It holds r.mu,
-// under which r never closes a descriptor, so every fd read here is still
-// the connection it names.
-func (r *loop) connLines(lines []reactor.ConnLine, now int64) []reactor.ConnLine {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.conns {
-		if c == nil {
-			continue
-		}
-		l := reactor.ConnLine{FD: c.fd, Addr: "tcp:unknown", ListenAddr: "tcp:unknown",
-			State: reactor.ConnState(c.state.Load()), IdleSecs: now - c.lastCmd.Load()}
-		if sa, err := unix.Getpeername(c.fd); err == nil {
-			l.Addr = reactor.SockaddrString(sa)
-		}
-		if sa, err := unix.Getsockname(c.fd); err == nil {
-			l.ListenAddr = reactor.SockaddrString(sa)
-		}
-		lines = append(lines, l)
-	}
-	return lines
-}
-
-// misrouted counts r's connections whose SO_INCOMING_NAPI_ID now differs
-// from r's NAPI ID, under r.mu for the same reason as connStats.
-func (r *loop) misrouted() int {
-	id := r.napiID.Load()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, c := range r.conns {
-		if c != nil && reactor.IncomingNAPIID(c.fd) != id {
-			n++
-		}
-	}
-	return n
-}
-
 func (r *loop) reactorStats(add func(name, value string)) {
-	p := "reactor:" + strconv.Itoa(r.id) + ":"
+	p := r.Prefix()
 	u := func(name string, v uint64) { add(p+name, strconv.FormatUint(v, 10)) }
-	u("napi_id", uint64(r.napiID.Load()))
-	add(p+"cpu", strconv.Itoa(r.cpu))
-	u("conns", uint64(max(r.stats.conns.Load(), 0)))
-	u("accepted", r.stats.accepted.Load())
-	u("handoff_in", r.stats.handoffIn.Load())
-	u("handoff_out", r.stats.handoffOut.Load())
-	u("misrouted", uint64(r.misrouted()))
+	r.WriteRouting(add, p)
 	u("epoll_waits", r.stats.epollWaits.Load())
 	u("events", r.stats.events.Load())
 	u("max_batch", r.stats.maxBatch.Load())
@@ -199,5 +136,5 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	}
 	u("prefer_busy_poll", prefer)
 	u("max_events", uint64(r.eng.ecfg.MaxEvents))
-	reactor.WritePollLines(add, p, r.eng.ecfg, r.napiID.Load())
+	reactor.WritePollLines(add, p, r.eng.ecfg, r.NAPIID.Load())
 }

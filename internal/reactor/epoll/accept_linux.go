@@ -76,8 +76,8 @@ func (g *listenGroup) close() {
 // cannot starve the reactor's established connections.
 const acceptBatch = 64
 
-// accept drains up to acceptBatch connections from listener li, enforces -c,
-// and keeps or hands over each connection according to its NAPI ID.
+// accept drains up to acceptBatch connections from listener li and hands
+// each to the core's accept-and-route tail (rawloop.Loop.Accepted).
 func (r *loop) accept(li int) {
 	lfd := r.listeners[li]
 	for range acceptBatch {
@@ -96,23 +96,9 @@ func (r *loop) accept(li int) {
 			}
 			return
 		}
-		r.stats.accepted.Add(1)
-		if !r.eng.acct.Admit() {
-			reactor.RejectFD(fd)
-			continue
-		}
-		// Replies are written whole per batch; Nagle would only add latency.
-		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-		id := reactor.IncomingNAPIID(fd)
 		// The -s listener's connections are dealt out in turn, TCP's
 		// follow their NAPI (reactor.Router).
-		unixListener := r.eng.groups[r.groups[li]].unix != ""
-		if t := r.eng.router.Route(r.id, unixListener, id); t != r.id {
-			r.stats.handoffOut.Add(1)
-			r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
-			continue
-		}
-		r.addConn(fd, id, li)
+		r.Accepted(fd, li, r.eng.groups[r.groups[li]].unix != "")
 	}
 }
 
@@ -142,7 +128,7 @@ func (r *loop) resumeAcceptDue() int {
 	}
 	r.acceptPausedUntil = time.Time{}
 	r.eng.acct.ListenResumed()
-	if !r.draining {
+	if !r.Draining {
 		r.setListenEvents(unix.EPOLLIN)
 	}
 	return -1
