@@ -16,17 +16,17 @@ import (
 // rawloop.Counters), written by their reactor and read by whichever
 // goroutine runs `stats`; atomics keep that exchange race-free without locks.
 type reactorCounters struct {
-	epollWaits   atomic.Uint64
-	events       atomic.Uint64
-	maxBatch     atomic.Uint64
-	emptyWaits   atomic.Uint64    // epoll_wait returned no event (a timeout, or a busy poll that found nothing)
-	fullBatches  atomic.Uint64    // epoll_wait returned max_events: more may have been ready
-	waitNs       atomic.Uint64    // time spent in epoll_wait, busy polling included
-	busyNs       atomic.Uint64    // time from each epoll_wait's return to the next call: serving
-	maxBatchNs   atomic.Uint64    // the longest such stretch after a wait that returned events
-	sleptWaits   atomic.Uint64    // waits that outlasted the busy-poll window by sleepSlack: the reactor slept
-	batches      [6]atomic.Uint64 // waits by events returned: 1, 2-3, 4-7, 8-15, 16-31, 32+
-	_            [64]byte // keep neighbouring reactors' counters off this cache line
+	epollWaits  atomic.Uint64
+	events      atomic.Uint64
+	maxBatch    atomic.Uint64
+	emptyWaits  atomic.Uint64    // epoll_wait returned no event (a timeout, or a busy poll that found nothing)
+	fullBatches atomic.Uint64    // epoll_wait returned max_events: more may have been ready
+	waitNs      atomic.Uint64    // time spent in epoll_wait, busy polling included
+	busyNs      atomic.Uint64    // time from each epoll_wait's return to the next call: serving
+	maxBatchNs  atomic.Uint64    // the longest such stretch after a wait that returned events
+	sleptWaits  atomic.Uint64    // waits that outlasted the busy-poll window by sleepSlack: the reactor slept
+	batches     [6]atomic.Uint64 // waits by events returned: 1, 2-3, 4-7, 8-15, 16-31, 32+
+	_           [64]byte         // keep neighbouring reactors' counters off this cache line
 }
 
 // batchBuckets name the waits counted by events returned (reactorCounters.batches).
