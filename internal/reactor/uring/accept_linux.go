@@ -5,7 +5,6 @@ package uring
 import (
 	"time"
 
-	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,12 +20,12 @@ func (r *loop) onAccept(li int, q *cqe) {
 			r.listeners[li].armed = false
 			r.liveAccepts--
 		}
-		if q.res < 0 && q.res != -int32(unix.ECANCELED) && !r.draining {
+		if q.res < 0 && q.res != -int32(unix.ECANCELED) && !r.Draining {
 			// EMFILE, ENFILE, ENOBUFS...: re-arming at once would fail
 			// again at once; pause instead.
 			r.eng.logAcceptError(unix.Errno(-q.res))
 			r.pauseAccept()
-		} else if !r.draining && r.acceptPausedUntil.IsZero() {
+		} else if !r.Draining && r.acceptPausedUntil.IsZero() {
 			r.armAccept(li) // ended without error (e.g. CQ overflow): keep accepting
 		}
 	}
@@ -34,27 +33,13 @@ func (r *loop) onAccept(li int, q *cqe) {
 		return
 	}
 	fd := int(q.res)
-	if r.draining {
+	if r.Draining {
 		unix.Close(fd) // raced with the cancel: never admitted
 		return
 	}
-	r.stats.accepted.Add(1)
-	if !r.eng.acct.Admit() {
-		reactor.RejectFD(fd) // the message, then an orderly close
-		return
-	}
-	// Replies are sent whole per batch; Nagle would only add latency.
-	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	id := reactor.IncomingNAPIID(fd)
 	// The -s listener's connections are dealt out in turn, TCP's follow
 	// their NAPI (reactor.Router). With -s it is the only listener.
-	unixListener := r.eng.cfg.UnixSocket != ""
-	if t := r.eng.router.Route(r.id, unixListener, id); t != r.id {
-		r.stats.handoffOut.Add(1)
-		r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
-		return
-	}
-	r.addConn(fd, id, li)
+	r.Accepted(fd, li, r.eng.cfg.UnixSocket != "")
 }
 
 // pauseAccept stops re-arming accepts for acceptPause.
@@ -73,7 +58,7 @@ func (r *loop) resumeAccept() {
 	}
 	r.acceptPausedUntil = time.Time{}
 	r.eng.acct.ListenResumed()
-	if r.draining {
+	if r.Draining {
 		return
 	}
 	for i := range r.listeners {
@@ -101,7 +86,7 @@ func (r *loop) acceptBacklog() {
 				unix.Close(nfd)
 				continue
 			}
-			r.addConn(nfd, 0, i) // draining: closed once nothing is pending
+			r.AddConn(nfd, 0, i) // draining: closed once nothing is pending
 		}
 	}
 }

@@ -13,16 +13,17 @@ import (
 	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/rawloop"
 )
 
 // engine implements reactor.Engine.
 type engine struct {
 	cfg      reactor.Config
 	reactors []*loop
-	router   *reactor.Router // which reactor serves each accepted connection
-	bound    []boundAddr     // each listen binding, as bound
+	bound    []boundAddr // each listen binding, as bound
 	started  time.Time
 	acct     *reactor.Accounting
+	core     *rawloop.Group[connIO] // the reactors' shared bookkeeping
 
 	group reactor.LoopGroup // the reactors' lifecycle: Serve, Shutdown, failures
 
@@ -58,6 +59,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	}
 	e := &engine{cfg: cfg, started: time.Now(), acct: reactor.NewAccounting(cfg.MaxConns)}
 	e.group.Init("uring", nil, e.acct.StopAccepting)
+	e.core = &rawloop.Group[connIO]{Name: "uring", Acct: e.acct, IdleTimeout: cfg.IdleTimeout}
 	n := cfg.Threads
 	if n <= 0 {
 		// -t auto as in the epoll engine: one reactor per NAPI of the
@@ -75,16 +77,16 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	}
 	ids := make([]*atomic.Uint32, n)
 	for i := range n {
-		r, err := newLoop(e, i)
+		r, err := newReactor(e, i)
 		if err != nil {
 			e.closeAll()
 			return nil, fmt.Errorf("uring: reactor %d: %w", i, err)
 		}
 		e.reactors = append(e.reactors, r)
 		e.group.Add(r)
-		ids[i] = &r.napiID
+		ids[i] = &r.NAPIID
 	}
-	e.router = reactor.NewRouter(ids)
+	e.core.Router = reactor.NewRouter(ids)
 	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
 	if cfg.UnixSocket != "" {
 		listen = func() error { return reactor.UnixListenError(e.listenUnix()) }
@@ -125,5 +127,5 @@ func (e *engine) logAcceptError(err error) { e.group.LogAcceptError(err) }
 
 // Run, Wake and Release make a reactor a reactor.Loop.
 func (r *loop) Run() error { return r.run() }
-func (r *loop) Wake()      { r.mailbox.Wake() }
+func (r *loop) Wake()      { r.Mailbox.Wake() }
 func (r *loop) Release()   { r.release() }
