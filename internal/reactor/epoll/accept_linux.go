@@ -79,7 +79,7 @@ const acceptBatch = 64
 // accept drains up to acceptBatch connections from listener li and hands
 // each to the core's accept-and-route tail (rawloop.Loop.Accepted).
 func (r *loop) accept(li int) {
-	lfd := r.listeners[li]
+	lfd := r.Listeners()[li].FD
 	for range acceptBatch {
 		fd, _, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
@@ -91,14 +91,14 @@ func (r *loop) accept(li int) {
 				// EMFILE, ENFILE, ENOBUFS...: the pending connection stays
 				// queued and the level-triggered listener would report it
 				// again at once, spinning the reactor; pause instead.
-				r.eng.logAcceptError(err)
+				r.eng.LogAcceptError(err)
 				r.pauseAccept()
 			}
 			return
 		}
 		// The -s listener's connections are dealt out in turn, TCP's
 		// follow their NAPI (reactor.Router).
-		r.Accepted(fd, li, r.eng.groups[r.groups[li]].unix != "")
+		r.Accepted(fd, li, r.eng.groups[r.Listeners()[li].Group].unix != "")
 	}
 }
 
@@ -113,7 +113,7 @@ func (r *loop) pauseAccept() {
 	}
 	r.setListenEvents(0)
 	r.acceptPausedUntil = time.Now().Add(acceptPause)
-	r.eng.acct.ListenDisabled()
+	r.eng.Acct.ListenDisabled()
 }
 
 // resumeAcceptDue re-arms the listeners once the pause is over and returns
@@ -127,7 +127,7 @@ func (r *loop) resumeAcceptDue() int {
 		return int((left + time.Millisecond - 1) / time.Millisecond)
 	}
 	r.acceptPausedUntil = time.Time{}
-	r.eng.acct.ListenResumed()
+	r.eng.Acct.ListenResumed()
 	if !r.Draining {
 		r.setListenEvents(unix.EPOLLIN)
 	}
@@ -135,13 +135,14 @@ func (r *loop) resumeAcceptDue() int {
 }
 
 func (r *loop) setListenEvents(events uint32) {
-	for li, fd := range r.listeners {
+	for li, ln := range r.Listeners() {
+		fd := ln.FD
 		if fd < 0 {
 			continue
 		}
 		ev := unix.EpollEvent{Events: events, Fd: int32(fd), Pad: int32(tagListener0 - li)}
 		if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
-			r.eng.logAcceptError(fmt.Errorf("epoll_ctl listener: %w", err))
+			r.eng.LogAcceptError(fmt.Errorf("epoll_ctl listener: %w", err))
 		}
 	}
 }

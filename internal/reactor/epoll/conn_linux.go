@@ -25,7 +25,7 @@ func (r *loop) Opened(c *conn) {
 	c.IO.interest = unix.EPOLLIN | unix.EPOLLRDHUP
 	ev := unix.EpollEvent{Events: c.IO.interest, Fd: int32(c.FD), Pad: c.Slot}
 	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, c.FD, &ev); err != nil {
-		r.eng.logAcceptError(err)
+		r.eng.LogAcceptError(err)
 		r.CloseConn(c)
 		return
 	}

@@ -11,34 +11,27 @@
 package epoll
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/rawloop"
 	"golang.org/x/sys/unix"
 )
 
-// engine implements reactor.Engine.
+// engine implements reactor.Engine. The embedded group is the reactors'
+// shared part: lifecycle (Serve, Shutdown), accounting, routing and stats.
 type engine struct {
+	*rawloop.Group[connIO]
 	cfg      reactor.Config
 	ecfg     *reactor.EpollConfig // &cfg.Epoll, with defaults filled in
 	reactors []*loop
 	groups   []*listenGroup
 	iface    string // listen interface used for -t auto, "" when none
-	started  time.Time
-	// acct counts connections across reactors, handoffs in flight included.
-	acct *reactor.Accounting
-	core *rawloop.Group[connIO] // the reactors' shared bookkeeping
-
-	group reactor.LoopGroup // the reactors' lifecycle: Serve, Shutdown, failures
-
 }
 
 // New builds the epoll engine, bound and listening: -t reactors (or one
@@ -85,13 +78,8 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 			return nil, reactor.TCPListenError(fmt.Errorf("epoll: %w", err))
 		}
 	}
-	e := &engine{
-		cfg:     cfg,
-		started: time.Now(),
-		acct:    reactor.NewAccounting(cfg.MaxConns),
-	}
-	e.group.Init("epoll", nil, e.acct.StopAccepting)
-	e.core = &rawloop.Group[connIO]{Name: "epoll", Acct: e.acct, IdleTimeout: cfg.IdleTimeout}
+	e := &engine{cfg: cfg}
+	e.Group = rawloop.NewGroup[connIO]("epoll", &e.cfg)
 	e.ecfg = &e.cfg.Epoll
 	n := cfg.Threads
 	if n <= 0 {
@@ -110,24 +98,24 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	for i := range n {
 		r, err := newReactor(e, i)
 		if err != nil {
-			e.closeAll()
+			e.CloseAll()
 			return nil, fmt.Errorf("epoll: reactor %d: %w", i, err)
 		}
 		e.reactors = append(e.reactors, r)
-		e.group.Add(r)
+		e.Add(r)
 		ids[i] = &r.NAPIID
 	}
-	e.core.Router = reactor.NewRouter(ids)
+	e.Router = reactor.NewRouter(ids)
 	e.warnBusyPoll()
 	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
 	if cfg.UnixSocket != "" {
 		listen = func() error { return reactor.UnixListenError(e.listenUnix()) }
 	}
 	if err := listen(); err != nil {
-		e.closeAll()
+		e.CloseAll()
 		return nil, err
 	}
-	e.acct.AddListeners(len(e.groups))
+	e.Acct.AddListeners(len(e.groups))
 	how := "-t"
 	if cfg.Threads <= 0 && e.iface != "" {
 		how = "one per RX queue of " + e.iface
@@ -159,6 +147,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 
 // adopt gives listener i of group g (just appended to e.groups) to reactor i.
 func (e *engine) adopt(g *listenGroup) error {
+	e.Labels = append(e.Labels, g.label)
 	fds := g.fds
 	g.fds = nil // the reactors own them now
 	for i, r := range e.reactors {
@@ -240,9 +229,6 @@ func (e *engine) warnBusyPoll() {
 	}
 }
 
-// Threads is the number of reactors.
-func (e *engine) Threads() int { return len(e.reactors) }
-
 func (e *engine) Addr() net.Addr {
 	if len(e.groups) == 0 {
 		return &net.TCPAddr{}
@@ -250,23 +236,6 @@ func (e *engine) Addr() net.Addr {
 	return e.groups[0].netAddr()
 }
 
-// Serve runs the reactors until Shutdown.
-func (e *engine) Serve() error { return e.group.Serve() }
-
-// Shutdown stops accepting, drains and closes the connections, and waits
-// for Serve (see reactor.LoopGroup).
-func (e *engine) Shutdown(ctx context.Context) error { return e.group.Shutdown(ctx) }
-
-// closeAll releases every reactor's descriptors (they exited or never ran).
-func (e *engine) closeAll() { e.group.CloseAll() }
-
-// logAcceptError logs accept failures at most once a second.
-func (e *engine) logAcceptError(err error) { e.group.LogAcceptError(err) }
-
-// Run, Wake and Release make a reactor a reactor.Loop.
+// Run and Release (with the core's Wake) make a reactor a reactor.Loop.
 func (r *loop) Run() error { return r.run() }
-func (r *loop) Wake()      { r.Mailbox.Wake() }
 func (r *loop) Release()   { r.release() }
-
-// clock is the unix time in seconds.
-func (e *engine) clock() int64 { return time.Now().Unix() }

@@ -146,7 +146,7 @@ func testRouting(t *testing.T, funnel bool) {
 			t.Fatal(err)
 		}
 		f := []unix.SockFilter{{Code: raw[0].Op, K: raw[0].K}}
-		if err := unix.SetsockoptSockFprog(e.reactors[0].listeners[0], unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF,
+		if err := unix.SetsockoptSockFprog(e.reactors[0].Listeners()[0].FD, unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF,
 			&unix.SockFprog{Len: 1, Filter: &f[0]}); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ package epoll
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/gocached/gocached/internal/probe"
@@ -23,9 +22,8 @@ const (
 
 // loop is one reactor: an epoll context driven by one goroutine locked to
 // its OS thread. The connection bookkeeping is the shared rawloop.Loop;
-// this type adds the epoll context, the listeners and epoll's counters.
-// Everything is touched only by the loop's goroutine, except what mu
-// guards (the listener fds, read by `stats conns`) and the atomics.
+// this type adds the epoll context and epoll's counters. Everything is
+// touched only by the loop's goroutine, except the atomics.
 type loop struct {
 	*rawloop.Loop[connIO]
 	eng  *engine
@@ -35,17 +33,13 @@ type loop struct {
 	params    probe.EpollParams // as read back from the kernel
 	paramsErr error             // the kernel lacks the ioctl: running without
 
-	mu        sync.Mutex // guards listeners against the stats reader
-	listeners []int      // listening fds, -1 once closed
-	groups    []int      // listeners[i] belongs to eng.groups[groups[i]]
-
 	stats reactorCounters
 
 	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
 }
 
 func newReactor(e *engine, id int) (*loop, error) {
-	core, err := rawloop.NewLoop(e.core, id, e.ecfg.PinCPUs, e.cfg.NewSession)
+	core, err := rawloop.NewLoop(e.Group, id, e.ecfg.PinCPUs, e.cfg.NewSession)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +74,7 @@ func newReactor(e *engine, id int) (*loop, error) {
 // addListener makes fd one of the reactor's listeners; the reactor owns it
 // from here on, even when registering fails.
 func (r *loop) addListener(fd, group int) error {
-	r.mu.Lock()
-	li := len(r.listeners)
-	r.listeners = append(r.listeners, fd)
-	r.groups = append(r.groups, group)
-	r.mu.Unlock()
+	li := r.AddListener(fd, group)
 	if fd < 0 {
 		return nil // a slot held closed: another reactor accepts for the group
 	}
@@ -112,10 +102,10 @@ func (r *loop) run() error {
 	for {
 		started := time.Now()
 		r.Now = started.Unix()
-		if r.eng.group.Quitting() && !r.Draining {
+		if r.eng.Quitting() && !r.Draining {
 			r.BeginDrain()
 		}
-		if r.Done(r.eng.group.Forced()) {
+		if r.Done(r.eng.Forced()) {
 			break
 		}
 		timeout := cfg.TimeoutMs
@@ -188,26 +178,14 @@ func (r *loop) dispatch(ev *unix.EpollEvent) {
 	}
 }
 
-// StopAccepting closes the listeners when the reactor starts draining.
-func (r *loop) StopAccepting() { r.closeListeners() }
-
-// closeListeners stops r accepting. Under mu, like every close the stats
-// reader could otherwise observe.
-func (r *loop) closeListeners() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, fd := range r.listeners {
-		if fd >= 0 {
-			unix.Close(fd)
-			r.listeners[i] = -1
-		}
-	}
-}
+// StopAccepting closes the listeners when the reactor starts draining
+// (closing takes them out of the epoll set).
+func (r *loop) StopAccepting() { r.CloseListeners(nil) }
 
 // release frees the reactor's fds after its loop has ended (or never ran).
 func (r *loop) release() {
 	r.CloseAllConns()
-	r.closeListeners()
+	r.CloseListeners(nil)
 	r.CloseMailbox()
 	if r.epfd >= 0 {
 		unix.Close(r.epfd)

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 )
 
@@ -62,60 +61,13 @@ func (c *reactorCounters) reset() {
 	}
 }
 
-// ServerStats implements protocol.Server: connection counts from the shared
-// accounting, byte and yield totals summed over the reactors.
-func (e *engine) ServerStats() protocol.ServerStats { return e.core.ServerStats() }
+// ResetStats clears epoll's counters (`stats reset`).
+func (r *loop) ResetStats() { r.stats.reset() }
 
-// ResetStats clears what `stats reset` clears in memcached.
-func (e *engine) ResetStats() {
-	e.core.ResetStats()
-	for _, r := range e.reactors {
-		r.stats.reset()
-	}
-}
-
-// GroupStats writes `stats conns` and `stats reactors`.
-func (e *engine) GroupStats(group string, add func(name, value string)) bool {
-	switch group {
-	case "conns":
-		now := e.clock()
-		var lines []reactor.ConnLine
-		for i, g := range e.groups {
-			// One line per bound address, as memcached has one socket
-			// each; the reactors' sockets of a group share it. The first
-			// reactor's descriptor names it.
-			if fd := e.reactors[0].listenerFD(i); fd >= 0 {
-				lines = append(lines, reactor.ConnLine{FD: fd, Addr: g.label,
-					State: reactor.StateListening, IdleSecs: now - e.started.Unix()})
-			}
-		}
-		e.core.WriteConns(lines, e.cfg.MoreConns, now, add)
-	case "reactors":
-		for _, r := range e.reactors {
-			r.reactorStats(add)
-		}
-	default:
-		return false
-	}
-	return true
-}
-
-// listenerFD is r's descriptor of group g's listener, -1 once closed.
-func (r *loop) listenerFD(g int) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, fd := range r.listeners {
-		if r.groups[i] == g {
-			return fd
-		}
-	}
-	return -1
-}
-
-func (r *loop) reactorStats(add func(name, value string)) {
-	p := r.Prefix()
+// ReactorStats adds epoll's own `stats reactors` lines after the routing
+// lines every engine has.
+func (r *loop) ReactorStats(add func(name, value string), p string) {
 	u := func(name string, v uint64) { add(p+name, strconv.FormatUint(v, 10)) }
-	r.WriteRouting(add, p)
 	u("epoll_waits", r.stats.epollWaits.Load())
 	u("events", r.stats.events.Load())
 	u("max_batch", r.stats.maxBatch.Load())

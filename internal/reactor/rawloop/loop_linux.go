@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
@@ -32,20 +31,16 @@ type IO[E any] interface {
 	// StopAccepting runs when the loop starts draining: no new connection
 	// may come from the loop's own listeners from here on.
 	StopAccepting()
-}
-
-// Group is what the loops of one engine share.
-type Group[E any] struct {
-	Name        string // the engine, as log lines name it ("epoll", "uring")
-	Acct        *reactor.Accounting
-	Router      *reactor.Router // which loop serves each accepted connection
-	IdleTimeout time.Duration   // -o idle_timeout; 0: never
-	Loops       []*Loop[E]
+	// ReactorStats adds the engine's own `stats reactors` lines, each name
+	// after prefix; ResetStats clears its counters (`stats reset`).
+	ReactorStats(add func(name, value string), prefix string)
+	ResetStats()
 }
 
 // Loop is one reactor's bookkeeping. Everything is touched by the loop's
-// goroutine only, except what mu guards (the connection table and its
-// descriptors, read by `stats conns` and `stats reactors`) and the atomics.
+// goroutine only, except what mu guards (the connection and listener
+// tables and their descriptors, read by `stats conns` and `stats
+// reactors`) and the atomics.
 type Loop[E any] struct {
 	ID      int
 	CPU     int // pinned CPU, -1 when unpinned
@@ -61,11 +56,12 @@ type Loop[E any] struct {
 	group *Group[E]
 	io    IO[E]
 
-	mu     sync.Mutex
-	conns  []*Conn[E] // by slot; nil entries are free
-	free   []int32
-	nconns int
-	gen    uint32 // last connection generation handed out
+	mu        sync.Mutex
+	listeners []Listener
+	conns     []*Conn[E] // by slot; nil entries are free
+	free      []int32
+	nconns    int
+	gen       uint32 // last connection generation handed out
 
 	nextSweep  int64 // unix seconds of the next idle_timeout sweep
 	yields     []*Conn[E]
@@ -88,6 +84,9 @@ func NewLoop[E any](g *Group[E], id int, cpus []int, newSession func() reactor.S
 	g.Loops = append(g.Loops, l)
 	return l, nil
 }
+
+// Wake interrupts the loop's wait (reactor.Loop).
+func (l *Loop[E]) Wake() { l.Mailbox.Wake() }
 
 // SetIO plugs in the engine's I/O.
 func (l *Loop[E]) SetIO(io IO[E]) { l.io = io }

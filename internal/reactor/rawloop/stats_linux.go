@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
 )
@@ -29,38 +28,6 @@ func (c *Counters) reset() {
 	for _, v := range []*atomic.Uint64{&c.Accepted, &c.HandoffIn, &c.HandoffOut, &c.BytesRead, &c.BytesWritten, &c.Yields} {
 		v.Store(0)
 	}
-}
-
-// ServerStats implements protocol.Server for the engine: connection counts
-// from the shared accounting, byte and yield totals summed over the loops.
-func (g *Group[E]) ServerStats() protocol.ServerStats {
-	s := protocol.ServerStats{Threads: uint64(len(g.Loops))}
-	g.Acct.Fill(&s)
-	for _, l := range g.Loops {
-		s.BytesRead += l.Stats.BytesRead.Load()
-		s.BytesWritten += l.Stats.BytesWritten.Load()
-		s.ConnYields += l.Stats.Yields.Load()
-	}
-	return s
-}
-
-// ResetStats clears the shared counters `stats reset` clears in memcached;
-// the engine clears its own.
-func (g *Group[E]) ResetStats() {
-	g.Acct.Reset()
-	for _, l := range g.Loops {
-		l.Stats.reset()
-	}
-}
-
-// WriteConns writes `stats conns`: the listening sockets, then every
-// loop's clients, then what more adds (reactor.WriteConns).
-func (g *Group[E]) WriteConns(listening []reactor.ConnLine, more func(now int64) []reactor.ConnLine, now int64, add func(name, value string)) {
-	lines := listening
-	for _, l := range g.Loops {
-		lines = l.connLines(lines, now)
-	}
-	reactor.WriteConns(lines, more, now, add)
 }
 
 // connLines appends l's open clients. It holds l.mu, under which l never
@@ -100,10 +67,10 @@ func (l *Loop[E]) misrouted() int {
 	return n
 }
 
-// WriteRouting writes the `stats reactors` lines every engine has, each
+// writeRouting writes the `stats reactors` lines every engine has, each
 // name after prefix: napi_id, cpu, conns, accepted, handoff_in,
 // handoff_out, misrouted.
-func (l *Loop[E]) WriteRouting(add func(name, value string), prefix string) {
+func (l *Loop[E]) writeRouting(add func(name, value string), prefix string) {
 	u := func(name string, v uint64) { add(prefix+name, strconv.FormatUint(v, 10)) }
 	u("napi_id", uint64(l.NAPIID.Load()))
 	add(prefix+"cpu", strconv.Itoa(l.CPU))
@@ -114,5 +81,5 @@ func (l *Loop[E]) WriteRouting(add func(name, value string), prefix string) {
 	u("misrouted", uint64(l.misrouted()))
 }
 
-// Prefix is l's name prefix in `stats reactors`.
-func (l *Loop[E]) Prefix() string { return "reactor:" + strconv.Itoa(l.ID) + ":" }
+// prefix is l's name prefix in `stats reactors`.
+func (l *Loop[E]) prefix() string { return "reactor:" + strconv.Itoa(l.ID) + ":" }

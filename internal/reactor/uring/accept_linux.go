@@ -16,14 +16,14 @@ const acceptPause = 10 * time.Millisecond
 // connection, or the end of the accept (cancelled, or failed).
 func (r *loop) onAccept(li int, q *cqe) {
 	if q.flags&cqeFMore == 0 {
-		if li < len(r.listeners) && r.listeners[li].armed {
-			r.listeners[li].armed = false
+		if ls := r.Listeners(); li < len(ls) && ls[li].Armed {
+			ls[li].Armed = false
 			r.liveAccepts--
 		}
 		if q.res < 0 && q.res != -int32(unix.ECANCELED) && !r.Draining {
 			// EMFILE, ENFILE, ENOBUFS...: re-arming at once would fail
 			// again at once; pause instead.
-			r.eng.logAcceptError(unix.Errno(-q.res))
+			r.eng.LogAcceptError(unix.Errno(-q.res))
 			r.pauseAccept()
 		} else if !r.Draining && r.acceptPausedUntil.IsZero() {
 			r.armAccept(li) // ended without error (e.g. CQ overflow): keep accepting
@@ -48,7 +48,7 @@ func (r *loop) pauseAccept() {
 		return
 	}
 	r.acceptPausedUntil = time.Now().Add(acceptPause)
-	r.eng.acct.ListenDisabled()
+	r.eng.Acct.ListenDisabled()
 }
 
 // resumeAccept re-arms the listeners once a pause is over.
@@ -57,11 +57,11 @@ func (r *loop) resumeAccept() {
 		return
 	}
 	r.acceptPausedUntil = time.Time{}
-	r.eng.acct.ListenResumed()
+	r.eng.Acct.ListenResumed()
 	if r.Draining {
 		return
 	}
-	for i := range r.listeners {
+	for i := range r.Listeners() {
 		r.armAccept(i)
 	}
 }
@@ -72,8 +72,8 @@ func (r *loop) resumeAccept() {
 // handshake completed before Shutdown, so to the client they were
 // connected. Bounded per listener.
 func (r *loop) acceptBacklog() {
-	for i := range r.listeners {
-		fd := r.listeners[i].fd
+	for i, l := range r.Listeners() {
+		fd := l.FD
 		for range acceptBacklogMax {
 			if fd < 0 {
 				break
@@ -82,7 +82,7 @@ func (r *loop) acceptBacklog() {
 			if err != nil {
 				break // EAGAIN: empty
 			}
-			if !r.eng.acct.Admit() {
+			if !r.eng.Acct.Admit() {
 				unix.Close(nfd)
 				continue
 			}

@@ -3,30 +3,24 @@
 package uring
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/rawloop"
 )
 
-// engine implements reactor.Engine.
+// engine implements reactor.Engine. The embedded group is the reactors'
+// shared part: lifecycle (Serve, Shutdown), accounting, routing and stats.
 type engine struct {
+	*rawloop.Group[connIO]
 	cfg      reactor.Config
 	reactors []*loop
-	bound    []boundAddr // each listen binding, as bound
-	started  time.Time
-	acct     *reactor.Accounting
-	core     *rawloop.Group[connIO] // the reactors' shared bookkeeping
-
-	group reactor.LoopGroup // the reactors' lifecycle: Serve, Shutdown, failures
-
+	bound    []net.Addr // each listen binding, as bound (*net.TCPAddr, or *net.UnixAddr for -s)
 }
 
 // New builds the io_uring engine, bound and listening: -t reactors (0: one
@@ -57,9 +51,8 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 			return nil, reactor.TCPListenError(fmt.Errorf("uring: %w", err))
 		}
 	}
-	e := &engine{cfg: cfg, started: time.Now(), acct: reactor.NewAccounting(cfg.MaxConns)}
-	e.group.Init("uring", nil, e.acct.StopAccepting)
-	e.core = &rawloop.Group[connIO]{Name: "uring", Acct: e.acct, IdleTimeout: cfg.IdleTimeout}
+	e := &engine{cfg: cfg}
+	e.Group = rawloop.NewGroup[connIO]("uring", &e.cfg)
 	n := cfg.Threads
 	if n <= 0 {
 		// -t auto as in the epoll engine: one reactor per NAPI of the
@@ -79,53 +72,36 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	for i := range n {
 		r, err := newReactor(e, i)
 		if err != nil {
-			e.closeAll()
+			e.CloseAll()
 			return nil, fmt.Errorf("uring: reactor %d: %w", i, err)
 		}
 		e.reactors = append(e.reactors, r)
-		e.group.Add(r)
+		e.Add(r)
 		ids[i] = &r.NAPIID
 	}
-	e.core.Router = reactor.NewRouter(ids)
+	e.Router = reactor.NewRouter(ids)
 	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
 	if cfg.UnixSocket != "" {
 		listen = func() error { return reactor.UnixListenError(e.listenUnix()) }
 	}
 	if err := listen(); err != nil {
-		e.closeAll()
+		e.CloseAll()
 		return nil, fmt.Errorf("uring: %w", err)
 	}
-	e.acct.AddListeners(len(e.bound))
+	e.Acct.AddListeners(len(e.bound))
 	r0 := e.reactors[0]
 	slog.Info("io_uring engine ready", "reactors", n, "addr", e.Addr().String(), "listeners", len(e.bound),
 		"setup", setupFlagNames(r0.ring.flags), "napi_tracking", r0.napi.trackingName())
 	return e, nil
 }
 
-// Threads is the number of reactors.
-func (e *engine) Threads() int { return len(e.reactors) }
-
 func (e *engine) Addr() net.Addr {
 	if len(e.bound) == 0 {
 		return &net.TCPAddr{}
 	}
-	return e.bound[0].addr
+	return e.bound[0]
 }
 
-// Serve runs the reactors until Shutdown.
-func (e *engine) Serve() error { return e.group.Serve() }
-
-// Shutdown stops accepting, drains and closes the connections, and waits
-// for Serve (see reactor.LoopGroup).
-func (e *engine) Shutdown(ctx context.Context) error { return e.group.Shutdown(ctx) }
-
-// closeAll releases every reactor's descriptors (they exited or never ran).
-func (e *engine) closeAll() { e.group.CloseAll() }
-
-// logAcceptError logs accept failures at most once a second.
-func (e *engine) logAcceptError(err error) { e.group.LogAcceptError(err) }
-
-// Run, Wake and Release make a reactor a reactor.Loop.
+// Run and Release (with the core's Wake) make a reactor a reactor.Loop.
 func (r *loop) Run() error { return r.run() }
-func (r *loop) Wake()      { r.Mailbox.Wake() }
 func (r *loop) Release()   { r.release() }

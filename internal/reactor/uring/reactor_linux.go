@@ -5,7 +5,6 @@ package uring
 import (
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -51,19 +50,11 @@ func userData(kind uint8, slot int32, gen uint32) uint64 {
 	return uint64(kind)<<56 | uint64(uint32(slot)&0xffffff)<<32 | uint64(gen)
 }
 
-// listener is one of a reactor's listening sockets and its multishot accept.
-type listener struct {
-	fd    int // -1 once closed
-	group int // index into engine.addrs
-	armed bool
-}
-
 // loop is one reactor: a ring driven by one goroutine locked to its OS
 // thread, which is the ring's single issuer. The connection bookkeeping is
-// the shared rawloop.Loop; this type adds the ring, its buffers, the
-// listeners and the ring's counters. Everything is touched by the loop's
-// goroutine only, except what mu guards (the listener fds, read by `stats
-// conns`) and the atomics.
+// the shared rawloop.Loop; this type adds the ring, its buffers and the
+// ring's counters. Everything is touched by the loop's goroutine only,
+// except the atomics.
 type loop struct {
 	*rawloop.Loop[connIO]
 	eng  *engine
@@ -78,9 +69,6 @@ type loop struct {
 
 	stats counters
 
-	mu        sync.Mutex // guards listeners against the stats reader
-	listeners []listener
-
 	liveAccepts int     // multishot accepts armed
 	dirty       []*conn // connections with replies to send this iteration
 	cqes        []cqe
@@ -89,7 +77,7 @@ type loop struct {
 }
 
 func newReactor(e *engine, id int) (*loop, error) {
-	core, err := rawloop.NewLoop(e.core, id, e.cfg.Epoll.PinCPUs, e.cfg.NewSession)
+	core, err := rawloop.NewLoop(e.Group, id, e.cfg.Epoll.PinCPUs, e.cfg.NewSession)
 	if err != nil {
 		return nil, err
 	}
@@ -125,13 +113,6 @@ func newReactor(e *engine, id int) (*loop, error) {
 	return r, nil
 }
 
-// addListener gives fd to r, which owns it from here on.
-func (r *loop) addListener(fd, group int) {
-	r.mu.Lock()
-	r.listeners = append(r.listeners, listener{fd: fd, group: group})
-	r.mu.Unlock()
-}
-
 // run is the reactor loop: publish recycled buffers, submit the iteration's
 // SQEs and wait in one io_uring_enter, reap completions in batches, give
 // yielded connections their turn. The goroutine keeps its thread locked
@@ -147,7 +128,7 @@ func (r *loop) run() error {
 		return fmt.Errorf("enable ring: %w", err)
 	}
 	r.registeredRing.Store(r.ring.registerRingFD())
-	for i := range r.listeners {
+	for i := range r.Listeners() {
 		r.armAccept(i)
 	}
 	r.armMailbox()
@@ -157,10 +138,10 @@ func (r *loop) run() error {
 	// once exposed the capped multishot receive's hang (see armRecv).
 	for {
 		r.Now = time.Now().Unix()
-		if r.eng.group.Quitting() && !r.Draining {
+		if r.eng.Quitting() && !r.Draining {
 			r.BeginDrain()
 		}
-		if forced := r.eng.group.Forced(); r.Done(forced) && (r.liveAccepts == 0 || forced) {
+		if forced := r.eng.Forced(); r.Done(forced) && (r.liveAccepts == 0 || forced) {
 			break
 		}
 		r.resumeAccept()
@@ -291,18 +272,18 @@ func (r *loop) sqe() *sqe {
 }
 
 func (r *loop) armAccept(li int) {
-	l := &r.listeners[li]
-	if l.fd < 0 || l.armed {
+	l := &r.Listeners()[li]
+	if l.FD < 0 || l.Armed {
 		return
 	}
 	s := r.sqe()
 	if s == nil {
 		return
 	}
-	s.opcode, s.fd, s.ioprio = opAccept, int32(l.fd), acceptMultishot
+	s.opcode, s.fd, s.ioprio = opAccept, int32(l.FD), acceptMultishot
 	s.opFlags = unix.SOCK_CLOEXEC
 	s.userData = userData(kindAccept, int32(li), 0)
-	l.armed = true
+	l.Armed = true
 	r.liveAccepts++
 }
 
@@ -332,18 +313,11 @@ func (r *loop) StopAccepting() {
 // socket itself closes when its accept request ends (the request holds a
 // reference), which the draining loop waits for.
 func (r *loop) closeListeners() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := range r.listeners {
-		l := &r.listeners[i]
-		if l.armed && !r.exited {
+	r.CloseListeners(func(i int, l *rawloop.Listener) {
+		if l.Armed && !r.exited {
 			r.cancel(userData(kindAccept, int32(i), 0))
 		}
-		if l.fd >= 0 {
-			unix.Close(l.fd)
-			l.fd = -1
-		}
-	}
+	})
 }
 
 // release frees what the reactor holds after its loop ended (or never ran).

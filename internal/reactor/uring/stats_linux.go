@@ -5,9 +5,7 @@ package uring
 import (
 	"strconv"
 	"sync/atomic"
-	"time"
 
-	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 )
 
@@ -34,61 +32,13 @@ func (c *counters) reset() {
 	}
 }
 
-// ServerStats implements protocol.Server.
-func (e *engine) ServerStats() protocol.ServerStats { return e.core.ServerStats() }
+// ResetStats clears the ring's counters (`stats reset`).
+func (r *loop) ResetStats() { r.stats.reset() }
 
-// ResetStats clears what `stats reset` clears in memcached.
-func (e *engine) ResetStats() {
-	e.core.ResetStats()
-	for _, r := range e.reactors {
-		r.stats.reset()
-	}
-}
-
-// GroupStats writes `stats conns` and `stats reactors`.
-func (e *engine) GroupStats(group string, add func(name, value string)) bool {
-	switch group {
-	case "conns":
-		now := e.clock()
-		var lines []reactor.ConnLine
-		// One line per bound address, as memcached has one socket each;
-		// reactor 0's descriptor names it.
-		for i, b := range e.bound {
-			if fd := e.reactors[0].listenerFD(i); fd >= 0 {
-				lines = append(lines, reactor.ConnLine{FD: fd, Addr: b.label,
-					State: reactor.StateListening, IdleSecs: now - e.started.Unix()})
-			}
-		}
-		e.core.WriteConns(lines, e.cfg.MoreConns, now, add)
-	case "reactors":
-		for _, r := range e.reactors {
-			r.reactorStats(add)
-		}
-	default:
-		return false
-	}
-	return true
-}
-
-func (e *engine) clock() int64 { return time.Now().Unix() }
-
-func (r *loop) listenerFD(group int) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// By index: the loop writes other fields (armed) without mu.
-	for i := range r.listeners {
-		if l := &r.listeners[i]; l.group == group {
-			return l.fd
-		}
-	}
-	return -1
-}
-
-// reactorStats writes r's `stats reactors` lines: the routing numbers the
-// epoll engine has, the ring's loop counters, and the ring's settings as
+// ReactorStats adds r's own `stats reactors` lines after the routing lines
+// every engine has: the ring's loop counters, and the ring's settings as
 // the kernel accepted them.
-func (r *loop) reactorStats(add func(name, value string)) {
-	p := r.Prefix()
+func (r *loop) ReactorStats(add func(name, value string), p string) {
 	u := func(name string, v uint64) { add(p+name, strconv.FormatUint(v, 10)) }
 	b := func(name string, v bool) {
 		if v {
@@ -98,7 +48,6 @@ func (r *loop) reactorStats(add func(name, value string)) {
 		}
 	}
 	ec := &r.eng.cfg.Epoll
-	r.WriteRouting(add, p)
 	u("enters", r.stats.enters.Load())
 	u("sqes", r.stats.sqes.Load())
 	u("cqes", r.stats.cqes.Load())
