@@ -11,12 +11,9 @@
 package epoll
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
-	"sync/atomic"
 
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/rawloop"
@@ -46,19 +43,12 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 }
 
 func newEngine(cfg reactor.Config) (*engine, error) {
-	if cfg.TLS != nil {
-		return nil, errors.New("epoll: TLS is served by the portable engine (--engine=go)")
+	if err := rawloop.CheckConfig("epoll", &cfg); err != nil {
+		return nil, err
 	}
-	if cfg.NewSession == nil {
-		return nil, errors.New("epoll: Config.NewSession is nil")
-	}
-	cfg.Epoll.PinCPUs = slices.Clone(cfg.Epoll.PinCPUs)
 	ec := &cfg.Epoll
 	if ec.MaxEvents <= 0 {
 		ec.MaxEvents = 64
-	}
-	if cfg.Backlog <= 0 {
-		cfg.Backlog = 1024
 	}
 	if ec.TimeoutMs <= 0 {
 		// Block. 0 (the zero value) would spin a CPU per reactor; a
@@ -68,54 +58,22 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	if err := checkPinCPUs(ec.PinCPUs); err != nil {
 		return nil, err
 	}
-	var binds []reactor.Binding
-	if cfg.UnixSocket == "" && !cfg.NoTCP {
-		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
-		if err != nil {
-			return nil, reactor.TCPListenError(fmt.Errorf("epoll: %w", err))
-		}
-		if binds, err = reactor.Bindings(addrs, nil); err != nil {
-			return nil, reactor.TCPListenError(fmt.Errorf("epoll: %w", err))
-		}
+	binds, err := rawloop.Bindings("epoll", &cfg)
+	if err != nil {
+		return nil, err
 	}
 	e := &engine{cfg: cfg}
 	e.Group = rawloop.NewGroup[connIO]("epoll", &e.cfg)
 	e.ecfg = &e.cfg.Epoll
-	n := cfg.Threads
-	if n <= 0 {
-		ips := make([]net.IP, 0, len(binds))
-		for _, b := range binds {
-			if !b.Wildcard() {
-				ips = append(ips, b.IP)
-			}
-		}
-		if len(ips) != len(binds) {
-			ips = nil // a wildcard spans every device: no single NAPI set
-		}
-		n, e.iface = reactor.AutoReactors(ips)
-	}
-	ids := make([]*atomic.Uint32, n)
-	for i := range n {
-		r, err := newReactor(e, i)
-		if err != nil {
-			e.CloseAll()
-			return nil, fmt.Errorf("epoll: reactor %d: %w", i, err)
-		}
-		e.reactors = append(e.reactors, r)
-		e.Add(r)
-		ids[i] = &r.NAPIID
-	}
-	e.Router = reactor.NewRouter(ids)
-	e.warnBusyPoll()
-	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
-	if cfg.UnixSocket != "" {
-		listen = func() error { return reactor.UnixListenError(e.listenUnix()) }
-	}
-	if err := listen(); err != nil {
-		e.CloseAll()
+	var n int
+	n, e.iface = rawloop.LoopCount(cfg.Threads, binds)
+	if e.reactors, err = rawloop.AddLoops(e.Group, n, e.newReactor); err != nil {
 		return nil, err
 	}
-	e.Acct.AddListeners(len(e.groups))
+	e.warnBusyPoll()
+	if err := e.Listen(cfg.UnixSocket != "", func() error { return e.listen(binds) }, e.listenUnix); err != nil {
+		return nil, err
+	}
 	how := "-t"
 	if cfg.Threads <= 0 && e.iface != "" {
 		how = "one per RX queue of " + e.iface

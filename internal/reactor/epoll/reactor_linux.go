@@ -38,7 +38,8 @@ type loop struct {
 	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
 }
 
-func newReactor(e *engine, id int) (*loop, error) {
+// newReactor builds reactor id on the shared core.
+func (e *engine) newReactor(id int) (*loop, error) {
 	core, err := rawloop.NewLoop(e.Group, id, e.ecfg.PinCPUs, e.cfg.NewSession)
 	if err != nil {
 		return nil, err
