@@ -6,7 +6,9 @@
 // SO_REUSEPORT group (SYNs steered by RX queue with a classic BPF program),
 // and every connection of one NAPI ID: the acceptor hands a connection to the
 // reactor serving its NAPI, so each epoll context busy-polls one NAPI.
-// Accounting, `stats conns`, flow control and the Session glue come from
+// The connection and loop bookkeeping is the shared core, package rawloop;
+// this package is the epoll I/O behind it (epoll_wait, read, write,
+// EPOLL_CTL_MOD). Accounting, flow control and the Session glue come from
 // package reactor.
 package epoll
 
