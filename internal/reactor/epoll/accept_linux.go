@@ -102,34 +102,22 @@ func (r *loop) accept(li int) {
 	}
 }
 
-// acceptPause is how long a reactor stops accepting after accept failed for
-// lack of descriptors or memory (memcached's listen_disabled).
-const acceptPause = 10 * time.Millisecond
-
-// pauseAccept takes r's listeners out of its epoll set for acceptPause.
+// pauseAccept takes r's listeners out of its epoll set for a while
+// (rawloop.Loop.PauseAccept): the pending connection stays queued.
 func (r *loop) pauseAccept() {
-	if r.acceptPausedUntil != (time.Time{}) {
-		return
+	if r.PauseAccept() {
+		r.setListenEvents(0)
 	}
-	r.setListenEvents(0)
-	r.acceptPausedUntil = time.Now().Add(acceptPause)
-	r.eng.Acct.ListenDisabled()
 }
 
 // resumeAcceptDue re-arms the listeners once the pause is over and returns
 // the epoll timeout (ms) the loop must not exceed meanwhile (-1: none).
 func (r *loop) resumeAcceptDue() int {
-	if r.acceptPausedUntil == (time.Time{}) {
-		return -1
-	}
-	left := time.Until(r.acceptPausedUntil)
-	if left > 0 {
-		return int((left + time.Millisecond - 1) / time.Millisecond)
-	}
-	r.acceptPausedUntil = time.Time{}
-	r.eng.Acct.ListenResumed()
-	if !r.Draining {
+	if r.ResumeAccept() {
 		r.setListenEvents(unix.EPOLLIN)
+	}
+	if left, paused := r.AcceptPauseLeft(); paused {
+		return int((max(left, 0) + time.Millisecond - 1) / time.Millisecond)
 	}
 	return -1
 }

@@ -34,8 +34,6 @@ type loop struct {
 	paramsErr error             // the kernel lacks the ioctl: running without
 
 	stats reactorCounters
-
-	acceptPausedUntil time.Time // listeners out of the epoll set until then (EMFILE)
 }
 
 // newReactor builds reactor id on the shared core.

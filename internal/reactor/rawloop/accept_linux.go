@@ -3,6 +3,8 @@
 package rawloop
 
 import (
+	"time"
+
 	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
 )
@@ -27,4 +29,39 @@ func (l *Loop[E]) Accepted(fd, li int, unixListener bool) {
 		return
 	}
 	l.AddConn(fd, id, li)
+}
+
+// acceptPause is how long a loop stops accepting after an accept failed
+// for lack of descriptors or memory (memcached's listen_disabled).
+const acceptPause = 10 * time.Millisecond
+
+// PauseAccept starts a pause of accepting unless one runs, and reports
+// whether it started one (the engine then stops its listeners).
+func (l *Loop[E]) PauseAccept() bool {
+	if !l.acceptPausedUntil.IsZero() {
+		return false
+	}
+	l.acceptPausedUntil = time.Now().Add(acceptPause)
+	l.group.Acct.ListenDisabled()
+	return true
+}
+
+// AcceptPauseLeft is how long the running pause still lasts; paused is
+// false when none runs.
+func (l *Loop[E]) AcceptPauseLeft() (left time.Duration, paused bool) {
+	if l.acceptPausedUntil.IsZero() {
+		return 0, false
+	}
+	return time.Until(l.acceptPausedUntil), true
+}
+
+// ResumeAccept ends a pause that is over and reports whether the engine
+// should re-arm its listeners (not while draining).
+func (l *Loop[E]) ResumeAccept() (rearm bool) {
+	if left, paused := l.AcceptPauseLeft(); !paused || left > 0 {
+		return false
+	}
+	l.acceptPausedUntil = time.Time{}
+	l.group.Acct.ListenResumed()
+	return !l.Draining
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
@@ -68,6 +69,8 @@ type Loop[E any] struct {
 	yieldSpare []*Conn[E]
 	handoffs   []reactor.Handoff
 	wakes      []uint64
+
+	acceptPausedUntil time.Time // zero when accepting
 }
 
 // NewLoop makes loop id of g, pinned to cpus[id % len(cpus)] when cpus is

@@ -3,14 +3,8 @@
 package uring
 
 import (
-	"time"
-
 	"golang.org/x/sys/unix"
 )
-
-// acceptPause is how long a reactor stops accepting after an accept failed
-// for lack of descriptors or memory (memcached's listen_disabled).
-const acceptPause = 10 * time.Millisecond
 
 // onAccept handles one completion of listener li's multishot accept: a new
 // connection, or the end of the accept (cancelled, or failed).
@@ -25,7 +19,7 @@ func (r *loop) onAccept(li int, q *cqe) {
 			// again at once; pause instead.
 			r.eng.LogAcceptError(unix.Errno(-q.res))
 			r.pauseAccept()
-		} else if !r.Draining && r.acceptPausedUntil.IsZero() {
+		} else if _, paused := r.AcceptPauseLeft(); !r.Draining && !paused {
 			r.armAccept(li) // ended without error (e.g. CQ overflow): keep accepting
 		}
 	}
@@ -42,23 +36,12 @@ func (r *loop) onAccept(li int, q *cqe) {
 	r.Accepted(fd, li, r.eng.cfg.UnixSocket != "")
 }
 
-// pauseAccept stops re-arming accepts for acceptPause.
-func (r *loop) pauseAccept() {
-	if !r.acceptPausedUntil.IsZero() {
-		return
-	}
-	r.acceptPausedUntil = time.Now().Add(acceptPause)
-	r.eng.Acct.ListenDisabled()
-}
+// pauseAccept stops re-arming accepts for a while (rawloop.Loop.PauseAccept).
+func (r *loop) pauseAccept() { r.PauseAccept() }
 
 // resumeAccept re-arms the listeners once a pause is over.
 func (r *loop) resumeAccept() {
-	if r.acceptPausedUntil.IsZero() || time.Now().Before(r.acceptPausedUntil) {
-		return
-	}
-	r.acceptPausedUntil = time.Time{}
-	r.eng.Acct.ListenResumed()
-	if r.Draining {
+	if !r.ResumeAccept() {
 		return
 	}
 	for i := range r.Listeners() {

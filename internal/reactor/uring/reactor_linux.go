@@ -72,8 +72,6 @@ type loop struct {
 	liveAccepts int     // multishot accepts armed
 	dirty       []*conn // connections with replies to send this iteration
 	cqes        []cqe
-
-	acceptPausedUntil time.Time
 }
 
 // newReactor builds reactor id on the shared core.
@@ -195,8 +193,8 @@ func (r *loop) waitTimeout() int64 {
 	if r.Draining {
 		limit(drainPoll)
 	}
-	if !r.acceptPausedUntil.IsZero() {
-		limit(time.Until(r.acceptPausedUntil) + time.Millisecond)
+	if left, paused := r.AcceptPauseLeft(); paused {
+		limit(left + time.Millisecond)
 	}
 	return int64(r.SweepBound(time.Duration(t)))
 }
