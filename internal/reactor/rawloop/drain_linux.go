@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
-	"golang.org/x/sys/unix"
 )
 
 // BeginDrain stops accepting (IO.StopAccepting) and ends every connection
@@ -76,5 +75,3 @@ func (l *Loop[E]) SweepIdle() {
 		}
 	}
 }
-
-func closeFD(fd int) { unix.Close(fd) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
+	"golang.org/x/sys/unix"
 )
 
 // Process runs the Session over c's buffered input (up to -R requests),
@@ -135,7 +136,7 @@ func (l *Loop[E]) TakeHandoffs() {
 	l.handoffs = l.Mailbox.Take(l.handoffs[:0])
 	for _, h := range l.handoffs {
 		if l.Draining {
-			closeFD(h.FD)
+			unix.Close(h.FD)
 			l.group.Acct.Release()
 			continue
 		}

@@ -258,7 +258,7 @@ func (r *loop) connFor(ud uint64) *conn {
 
 // sqe returns the next SQE, or nil when the SQ is full and the kernel takes
 // nothing from it; the caller then skips the operation (a receive or send
-// is retried by the next rearm, and the loop's own enter reports the error).
+// is retried by the next Rearm, and the loop's own enter reports the error).
 func (r *loop) sqe() *sqe {
 	if r.exited {
 		return nil
