@@ -33,7 +33,7 @@ type loop struct {
 	params    probe.EpollParams // as read back from the kernel
 	paramsErr error             // the kernel lacks the ioctl: running without
 
-	stats reactorCounters
+	stats epollCounters
 }
 
 // newReactor builds reactor id on the shared core.

@@ -67,7 +67,7 @@ type loop struct {
 	registeredRing atomic.Bool // io_uring_enter uses the registered ring index (read by stats)
 	exited         bool        // run has returned: no more SQEs
 
-	stats counters
+	stats ringCounters
 
 	liveAccepts int     // multishot accepts armed
 	dirty       []*conn // connections with replies to send this iteration

@@ -9,10 +9,10 @@ import (
 	"github.com/gocached/gocached/internal/reactor"
 )
 
-// counters are the ring's own loop counters (the shared ones are
+// ringCounters are the ring's own loop counters (the shared ones are
 // rawloop.Counters), written by their reactor and read by whoever runs
 // `stats`.
-type counters struct {
+type ringCounters struct {
 	enters      atomic.Uint64 // io_uring_enter calls of the loop
 	sqes        atomic.Uint64
 	cqes        atomic.Uint64
@@ -25,7 +25,7 @@ type counters struct {
 	_           [64]byte // keep neighbouring reactors' counters off this cache line
 }
 
-func (c *counters) reset() {
+func (c *ringCounters) reset() {
 	for _, v := range []*atomic.Uint64{&c.enters, &c.sqes, &c.cqes, &c.maxBatch, &c.emptyEnters, &c.waitNs,
 		&c.recvArms, &c.enobufs, &c.shortSends} {
 		v.Store(0)

@@ -11,10 +11,10 @@ import (
 	"github.com/gocached/gocached/internal/reactor"
 )
 
-// reactorCounters are epoll's own loop counters (the shared ones are
+// epollCounters are epoll's own loop counters (the shared ones are
 // rawloop.Counters), written by their reactor and read by whichever
 // goroutine runs `stats`; atomics keep that exchange race-free without locks.
-type reactorCounters struct {
+type epollCounters struct {
 	epollWaits  atomic.Uint64
 	events      atomic.Uint64
 	maxBatch    atomic.Uint64
@@ -28,7 +28,7 @@ type reactorCounters struct {
 	_           [64]byte         // keep neighbouring reactors' counters off this cache line
 }
 
-// batchBuckets name the waits counted by events returned (reactorCounters.batches).
+// batchBuckets name the waits counted by events returned (epollCounters.batches).
 var batchBuckets = [6]string{"batches_1", "batches_2_3", "batches_4_7", "batches_8_15", "batches_16_31", "batches_32_plus"}
 
 // sleepSlack is how far past its busy-poll window a wait must last to count
@@ -38,7 +38,7 @@ const sleepSlack = 10 * time.Microsecond
 // noteWait counts one epoll_wait that returned n events after waited, the
 // stretch served before it (busy, after a wait that returned events when
 // served), and whether it slept past the busy-poll window.
-func (c *reactorCounters) noteWait(n int, waited, busy time.Duration, served bool, window time.Duration) {
+func (c *epollCounters) noteWait(n int, waited, busy time.Duration, served bool, window time.Duration) {
 	c.waitNs.Add(uint64(waited))
 	c.busyNs.Add(uint64(busy))
 	if served && uint64(busy) > c.maxBatchNs.Load() {
@@ -52,7 +52,7 @@ func (c *reactorCounters) noteWait(n int, waited, busy time.Duration, served boo
 	}
 }
 
-func (c *reactorCounters) reset() {
+func (c *epollCounters) reset() {
 	for _, v := range []*atomic.Uint64{&c.epollWaits,
 		&c.events, &c.maxBatch, &c.emptyWaits, &c.fullBatches, &c.waitNs,
 		&c.busyNs, &c.maxBatchNs, &c.sleptWaits, &c.batches[0], &c.batches[1], &c.batches[2], &c.batches[3],
