@@ -29,11 +29,8 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 		before := len(c.Out)
 		consumed, out, st, err := reactor.RunSession(c.Sess, c.In, c.Out)
 		if err != nil {
-			attrs := []any{"reactor", l.ID, "fd", c.FD, "err", err}
-			if p, ok := err.(*reactor.SessionPanic); ok {
-				attrs = append(attrs, "stack", string(p.Stack))
-			}
-			slog.Error(l.group.Name+": session panicked; closing connection", attrs...)
+			reactor.LogSessionPanic(slog.Default(), l.group.Name+": session panicked; closing connection", err,
+				"reactor", l.ID, "fd", c.FD)
 			c.Sess = nil // its state is unknown: do not reuse it
 			l.CloseConn(c)
 			return
