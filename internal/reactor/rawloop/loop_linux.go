@@ -38,8 +38,10 @@ type IO[E any] interface {
 	ResetStats()
 }
 
-// Loop is one reactor's bookkeeping. Everything is touched by the loop's
-// goroutine only, except what mu guards (the connection and listener
+// Loop is one reactor's bookkeeping; E is the engine's own state of a
+// connection (Conn.IO), so each engine's Loop is compiled for it. An
+// engine's reactor embeds *Loop and is its IO. Everything is touched by the
+// loop's goroutine only, except what mu guards (the connection and listener
 // tables and their descriptors, read by `stats conns` and `stats
 // reactors`) and the atomics.
 type Loop[E any] struct {
@@ -52,7 +54,7 @@ type Loop[E any] struct {
 	TID     atomic.Int32  // the locked thread's id once running
 
 	Now      int64 // unix seconds at the last wakeup
-	Draining bool
+	Draining bool  // BeginDrain ran: no new connections, the open ones end
 
 	group *Group[E]
 	io    IO[E]
