@@ -5,6 +5,10 @@
 //     owns one epoll context (with busy-poll parameters), listeners in
 //     SO_REUSEPORT groups steered by RX queue, and connections routed to
 //     the reactor serving their NAPI ID.
+//   - uring: the same reactors over io_uring: one ring per reactor, a
+//     multishot accept per listener, receives from a provided-buffer ring,
+//     one send per connection and loop iteration, NAPI busy polling
+//     registered on the ring.
 //   - portable: a goroutine per connection over the net package; it runs
 //     wherever Go does and is the baseline the reactors are measured
 //     against.
@@ -19,12 +23,16 @@
 // share: the rule that picks a connection's reactor (Router: the unix
 // socket's round-robin, UnixSpreader, and NAPIRouter), NAPI discovery
 // (IncomingNAPIID, AutoReactors), the handoff Mailbox, and listening
-// sockets (OpenListener, SockaddrString). Protocol parsing is not here: a
+// sockets (OpenListener, SockaddrString). Their loop core (connections and
+// the slot table, handoffs, yields, drain, idle sweep, counters, the
+// accept-and-route tail and the session turn, each engine's I/O behind one
+// interface) is the sub-package rawloop. Protocol parsing is not here: a
 // connection hands its bytes to a Session (internal/protocol) and gets
 // reply bytes back.
 //
-// Dependencies flow one way: cmd/gocached -> reactor/<engine> -> reactor ->
-// protocol -> store. The engine conformance suite (conformance_test.go)
-// runs one table of protocol, accounting, flow-control and shutdown cases
-// against every engine; a new engine joins it with one line.
+// Dependencies flow one way: cmd/gocached -> reactor/<engine> ->
+// reactor/rawloop (epoll, uring) -> reactor -> protocol -> store. The
+// engine conformance suite (conformance_test.go) runs one table of
+// protocol, accounting, flow-control and shutdown cases against every
+// engine; a new engine joins it with one line.
 package reactor

@@ -90,10 +90,12 @@ type Config struct {
 	// reuse Sessions through Reset.
 	NewSession func() Session
 
-	Epoll EpollConfig // read by the epoll engine only
+	Epoll EpollConfig // read by the raw-descriptor engines (epoll, uring)
 }
 
-// EpollConfig holds the epoll engine's own settings.
+// EpollConfig holds the reactor settings of the raw-descriptor engines.
+// Named for epoll, which reads them all; uring reads the busy-poll knobs
+// (as its ring's NAPI registration), PinCPUs and TimeoutMs.
 type EpollConfig struct {
 	BusyPollUsecs  uint32
 	BusyPollBudget uint16

@@ -68,7 +68,7 @@ func (m *Mailbox) TakeWakes(dst []uint64) []uint64 {
 	return dst
 }
 
-// Wake makes the owner's epoll_wait return. It is safe after close.
+// Wake makes the owner's wait (epoll_wait, io_uring_enter) return. It is safe after close.
 func (m *Mailbox) Wake() {
 	m.mu.Lock()
 	m.wakeLocked()

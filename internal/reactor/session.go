@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/gocached/gocached/internal/protocol"
@@ -18,6 +19,17 @@ type SessionPanic struct {
 }
 
 func (p *SessionPanic) Error() string { return fmt.Sprintf("session panicked: %v", p.Value) }
+
+// LogSessionPanic logs err, a failed RunSession (or UDPFrames), on log as
+// msg (which says what becomes of the connection or request) with attrs,
+// the error, and the panic's stack: one form for every engine.
+func LogSessionPanic(log *slog.Logger, msg string, err error, attrs ...any) {
+	attrs = append(attrs, "err", err)
+	if p, ok := err.(*SessionPanic); ok {
+		attrs = append(attrs, "stack", string(p.Stack))
+	}
+	log.Error(msg, attrs...)
+}
 
 // RunSession calls s.Process and turns a panic into an error, so that a bug
 // in one connection's request handling closes that connection only instead

@@ -451,7 +451,7 @@ func (u *UDPServer) serve(c *net.UDPConn, st *udpSockState) {
 		frames, scratch, err = UDPFrames(sess, pkt[:n], scratch)
 		st.peer.Store(nil)
 		if err != nil {
-			slog.Error("udp: session panicked; request dropped", "from", from, "err", err)
+			LogSessionPanic(slog.Default(), "udp: session panicked; request dropped", err, "from", from)
 			sess = datagramSession(u.newSession(), fd)
 			continue
 		}

@@ -6,38 +6,31 @@
 // SO_REUSEPORT group (SYNs steered by RX queue with a classic BPF program),
 // and every connection of one NAPI ID: the acceptor hands a connection to the
 // reactor serving its NAPI, so each epoll context busy-polls one NAPI.
-// Accounting, `stats conns`, flow control and the Session glue come from
+// The connection and loop bookkeeping is the shared core, package rawloop;
+// this package is the epoll I/O behind it (epoll_wait, read, write,
+// EPOLL_CTL_MOD). Accounting, flow control and the Session glue come from
 // package reactor.
 package epoll
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
-	"sync/atomic"
-	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/rawloop"
 	"golang.org/x/sys/unix"
 )
 
-// engine implements reactor.Engine.
+// engine implements reactor.Engine. The embedded group is the reactors'
+// shared part: lifecycle (Serve, Shutdown), accounting, routing and stats.
 type engine struct {
+	*rawloop.Group[connIO]
 	cfg      reactor.Config
 	ecfg     *reactor.EpollConfig // &cfg.Epoll, with defaults filled in
 	reactors []*loop
-	router   *reactor.Router // which reactor serves each accepted connection
 	groups   []*listenGroup
 	iface    string // listen interface used for -t auto, "" when none
-	started  time.Time
-	// acct counts connections across reactors, handoffs in flight included.
-	acct *reactor.Accounting
-
-	group reactor.LoopGroup // the reactors' lifecycle: Serve, Shutdown, failures
-
 }
 
 // New builds the epoll engine, bound and listening: -t reactors (or one
@@ -52,19 +45,12 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 }
 
 func newEngine(cfg reactor.Config) (*engine, error) {
-	if cfg.TLS != nil {
-		return nil, errors.New("epoll: TLS is served by the portable engine (--engine=go)")
+	if err := rawloop.CheckConfig("epoll", &cfg); err != nil {
+		return nil, err
 	}
-	if cfg.NewSession == nil {
-		return nil, errors.New("epoll: Config.NewSession is nil")
-	}
-	cfg.Epoll.PinCPUs = slices.Clone(cfg.Epoll.PinCPUs)
 	ec := &cfg.Epoll
 	if ec.MaxEvents <= 0 {
 		ec.MaxEvents = 64
-	}
-	if cfg.Backlog <= 0 {
-		cfg.Backlog = 1024
 	}
 	if ec.TimeoutMs <= 0 {
 		// Block. 0 (the zero value) would spin a CPU per reactor; a
@@ -74,58 +60,22 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	if err := checkPinCPUs(ec.PinCPUs); err != nil {
 		return nil, err
 	}
-	var binds []reactor.Binding
-	if cfg.UnixSocket == "" && !cfg.NoTCP {
-		addrs, err := reactor.ParseListen(cfg.Listen, cfg.Port)
-		if err != nil {
-			return nil, reactor.TCPListenError(fmt.Errorf("epoll: %w", err))
-		}
-		if binds, err = reactor.Bindings(addrs, nil); err != nil {
-			return nil, reactor.TCPListenError(fmt.Errorf("epoll: %w", err))
-		}
-	}
-	e := &engine{
-		cfg:     cfg,
-		started: time.Now(),
-		acct:    reactor.NewAccounting(cfg.MaxConns),
-	}
-	e.group.Init("epoll", nil, e.acct.StopAccepting)
-	e.ecfg = &e.cfg.Epoll
-	n := cfg.Threads
-	if n <= 0 {
-		ips := make([]net.IP, 0, len(binds))
-		for _, b := range binds {
-			if !b.Wildcard() {
-				ips = append(ips, b.IP)
-			}
-		}
-		if len(ips) != len(binds) {
-			ips = nil // a wildcard spans every device: no single NAPI set
-		}
-		n, e.iface = reactor.AutoReactors(ips)
-	}
-	ids := make([]*atomic.Uint32, n)
-	for i := range n {
-		r, err := newReactor(e, i)
-		if err != nil {
-			e.closeAll()
-			return nil, fmt.Errorf("epoll: reactor %d: %w", i, err)
-		}
-		e.reactors = append(e.reactors, r)
-		e.group.Add(r)
-		ids[i] = &r.napiID
-	}
-	e.router = reactor.NewRouter(ids)
-	e.warnBusyPoll()
-	listen := func() error { return reactor.TCPListenError(e.listen(binds)) }
-	if cfg.UnixSocket != "" {
-		listen = func() error { return reactor.UnixListenError(e.listenUnix()) }
-	}
-	if err := listen(); err != nil {
-		e.closeAll()
+	binds, err := rawloop.Bindings("epoll", &cfg)
+	if err != nil {
 		return nil, err
 	}
-	e.acct.AddListeners(len(e.groups))
+	e := &engine{cfg: cfg}
+	e.Group = rawloop.NewGroup[connIO]("epoll", &e.cfg)
+	e.ecfg = &e.cfg.Epoll
+	var n int
+	n, e.iface = rawloop.LoopCount(cfg.Threads, binds)
+	if e.reactors, err = rawloop.AddLoops(e.Group, n, e.newReactor); err != nil {
+		return nil, err
+	}
+	e.warnBusyPoll()
+	if err := e.Listen(cfg.UnixSocket != "", func() error { return e.listen(binds) }, e.listenUnix); err != nil {
+		return nil, err
+	}
 	how := "-t"
 	if cfg.Threads <= 0 && e.iface != "" {
 		how = "one per RX queue of " + e.iface
@@ -157,6 +107,7 @@ func (e *engine) listen(binds []reactor.Binding) error {
 
 // adopt gives listener i of group g (just appended to e.groups) to reactor i.
 func (e *engine) adopt(g *listenGroup) error {
+	e.Labels = append(e.Labels, g.label)
 	fds := g.fds
 	g.fds = nil // the reactors own them now
 	for i, r := range e.reactors {
@@ -238,9 +189,6 @@ func (e *engine) warnBusyPoll() {
 	}
 }
 
-// Threads is the number of reactors.
-func (e *engine) Threads() int { return len(e.reactors) }
-
 func (e *engine) Addr() net.Addr {
 	if len(e.groups) == 0 {
 		return &net.TCPAddr{}
@@ -248,23 +196,6 @@ func (e *engine) Addr() net.Addr {
 	return e.groups[0].netAddr()
 }
 
-// Serve runs the reactors until Shutdown.
-func (e *engine) Serve() error { return e.group.Serve() }
-
-// Shutdown stops accepting, drains and closes the connections, and waits
-// for Serve (see reactor.LoopGroup).
-func (e *engine) Shutdown(ctx context.Context) error { return e.group.Shutdown(ctx) }
-
-// closeAll releases every reactor's descriptors (they exited or never ran).
-func (e *engine) closeAll() { e.group.CloseAll() }
-
-// logAcceptError logs accept failures at most once a second.
-func (e *engine) logAcceptError(err error) { e.group.LogAcceptError(err) }
-
-// Run, Wake and Release make a reactor a reactor.Loop.
+// Run and Release (with the core's Wake) make a reactor a reactor.Loop.
 func (r *loop) Run() error { return r.run() }
-func (r *loop) Wake()      { r.mailbox.Wake() }
 func (r *loop) Release()   { r.release() }
-
-// clock is the unix time in seconds.
-func (e *engine) clock() int64 { return time.Now().Unix() }

@@ -177,7 +177,7 @@ func TestEpollHalfCloseAndQuit(t *testing.T) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	})
-	enginetest.WaitFor(t, "connections to close", func() bool { return int64(e.acct.Clients()) == 0 })
+	enginetest.WaitFor(t, "connections to close", func() bool { return int64(e.Acct.Clients()) == 0 })
 }
 
 func TestEpollBackpressure(t *testing.T) {
@@ -236,7 +236,7 @@ func TestEpollBackpressure(t *testing.T) {
 	t.Logf("heap growth with a stalled 10 GB pipeline: %.1f MiB", float64(grown)/(1<<20))
 	hog.Close()
 	<-wrote
-	enginetest.WaitFor(t, "the hog to be closed", func() bool { return int64(e.acct.Clients()) == 1 })
+	enginetest.WaitFor(t, "the hog to be closed", func() bool { return int64(e.Acct.Clients()) == 1 })
 }
 
 func openFDs(t testing.TB) int {
@@ -253,7 +253,7 @@ func TestEpollFDLeak(t *testing.T) {
 	// Warm up so lazily opened runtime fds are in the baseline.
 	c := dial(t, e)
 	c.Close()
-	enginetest.WaitFor(t, "warm-up close", func() bool { return int64(e.acct.Clients()) == 0 })
+	enginetest.WaitFor(t, "warm-up close", func() bool { return int64(e.Acct.Clients()) == 0 })
 	runtime.GC() // let finalizers close what earlier tests dropped
 	time.Sleep(50 * time.Millisecond)
 	base := openFDs(t)
@@ -290,7 +290,7 @@ func TestEpollFDLeak(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	enginetest.WaitFor(t, "all connections to close", func() bool { return int64(e.acct.Clients()) == 0 })
+	enginetest.WaitFor(t, "all connections to close", func() bool { return int64(e.Acct.Clients()) == 0 })
 	// Other goroutines of the test binary may close fds meanwhile, never open
 	// 10k of them: only growth is a leak.
 	if got := openFDs(t); got > base {
@@ -322,7 +322,7 @@ func TestEpollConnLimit(t *testing.T) {
 		t.Fatalf("rejected=%d curr=%d, want 1 and 3", s.RejectedConnections, s.CurrConnections)
 	}
 	conns[0].Close()
-	enginetest.WaitFor(t, "a slot to free", func() bool { return int64(e.acct.Clients()) == 2 })
+	enginetest.WaitFor(t, "a slot to free", func() bool { return int64(e.Acct.Clients()) == 2 })
 	c := dial(t, e)
 	io.WriteString(c, "gen 4\r\n")
 	readExactly(t, c, enginetest.FakeReply(4))

@@ -146,7 +146,7 @@ func testRouting(t *testing.T, funnel bool) {
 			t.Fatal(err)
 		}
 		f := []unix.SockFilter{{Code: raw[0].Op, K: raw[0].K}}
-		if err := unix.SetsockoptSockFprog(e.reactors[0].listeners[0], unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF,
+		if err := unix.SetsockoptSockFprog(e.reactors[0].Listeners()[0].FD, unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF,
 			&unix.SockFprog{Len: 1, Filter: &f[0]}); err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func testRouting(t *testing.T, funnel bool) {
 	enginetest.WaitFor(t, "every connection to reach its reactor", func() bool {
 		sum := int64(0)
 		for _, r := range e.reactors {
-			sum += r.stats.conns.Load()
+			sum += r.Stats.Conns.Load()
 		}
 		return sum == nconns
 	})
@@ -207,17 +207,12 @@ func testRouting(t *testing.T, funnel bool) {
 
 	// Every server-side socket's own view agrees with its reactor.
 	for _, r := range e.reactors {
-		want := r.napiID.Load()
-		r.mu.Lock()
-		for _, c := range r.conns {
-			if c == nil {
-				continue
-			}
-			if got := reactor.IncomingNAPIID(c.fd); got != want {
-				t.Errorf("reactor %d (NAPI %d) holds fd %d with SO_INCOMING_NAPI_ID %d", r.id, want, c.fd, got)
+		want := r.NAPIID.Load()
+		for _, fd := range r.OpenFDs() {
+			if got := reactor.IncomingNAPIID(fd); got != want {
+				t.Errorf("reactor %d (NAPI %d) holds fd %d with SO_INCOMING_NAPI_ID %d", r.ID, want, fd, got)
 			}
 		}
-		r.mu.Unlock()
 	}
 }
 
@@ -251,7 +246,7 @@ func TestEpollTestbedBusyPoll(t *testing.T) {
 			e := startInServerNS(t, b, tc.cfg)
 			for _, r := range e.reactors {
 				if r.busyPoll != tc.wantBusyPolls {
-					t.Fatalf("reactor %d: busy-poll params applied = %t (%v)", r.id, r.busyPoll, r.paramsErr)
+					t.Fatalf("reactor %d: busy-poll params applied = %t (%v)", r.ID, r.busyPoll, r.paramsErr)
 				}
 			}
 			conns := dialFromClient(t, b, e.Addr().String(), 16)

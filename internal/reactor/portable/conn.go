@@ -283,11 +283,7 @@ func (c *conn) streamLog(out []byte) {
 // dropSession logs a Session that panicked and forgets it: its state is
 // unknown, so it is not reused.
 func (c *conn) dropSession(err error) {
-	attrs := []any{"remote", c.nc.RemoteAddr(), "err", err}
-	if p, ok := err.(*reactor.SessionPanic); ok {
-		attrs = append(attrs, "stack", string(p.Stack))
-	}
-	c.e.log.Error("connection handler panicked; closing connection", attrs...)
+	reactor.LogSessionPanic(c.e.log, "session panicked; closing connection", err, "remote", c.nc.RemoteAddr())
 	c.sess = nil
 }
 

@@ -3,30 +3,23 @@
 package uring
 
 import (
-	"time"
-
-	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
 )
-
-// acceptPause is how long a reactor stops accepting after an accept failed
-// for lack of descriptors or memory (memcached's listen_disabled).
-const acceptPause = 10 * time.Millisecond
 
 // onAccept handles one completion of listener li's multishot accept: a new
 // connection, or the end of the accept (cancelled, or failed).
 func (r *loop) onAccept(li int, q *cqe) {
 	if q.flags&cqeFMore == 0 {
-		if li < len(r.listeners) && r.listeners[li].armed {
-			r.listeners[li].armed = false
+		if ls := r.Listeners(); li < len(ls) && ls[li].Armed {
+			ls[li].Armed = false
 			r.liveAccepts--
 		}
-		if q.res < 0 && q.res != -int32(unix.ECANCELED) && !r.draining {
+		if q.res < 0 && q.res != -int32(unix.ECANCELED) && !r.Draining {
 			// EMFILE, ENFILE, ENOBUFS...: re-arming at once would fail
 			// again at once; pause instead.
-			r.eng.logAcceptError(unix.Errno(-q.res))
+			r.eng.LogAcceptError(unix.Errno(-q.res))
 			r.pauseAccept()
-		} else if !r.draining && r.acceptPausedUntil.IsZero() {
+		} else if _, paused := r.AcceptPauseLeft(); !r.Draining && !paused {
 			r.armAccept(li) // ended without error (e.g. CQ overflow): keep accepting
 		}
 	}
@@ -34,49 +27,24 @@ func (r *loop) onAccept(li int, q *cqe) {
 		return
 	}
 	fd := int(q.res)
-	if r.draining {
+	if r.Draining {
 		unix.Close(fd) // raced with the cancel: never admitted
 		return
 	}
-	r.stats.accepted.Add(1)
-	if !r.eng.acct.Admit() {
-		reactor.RejectFD(fd) // the message, then an orderly close
-		return
-	}
-	// Replies are sent whole per batch; Nagle would only add latency.
-	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	id := reactor.IncomingNAPIID(fd)
 	// The -s listener's connections are dealt out in turn, TCP's follow
 	// their NAPI (reactor.Router). With -s it is the only listener.
-	unixListener := r.eng.cfg.UnixSocket != ""
-	if t := r.eng.router.Route(r.id, unixListener, id); t != r.id {
-		r.stats.handoffOut.Add(1)
-		r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
-		return
-	}
-	r.addConn(fd, id, li)
+	r.Accepted(fd, li, r.eng.cfg.UnixSocket != "")
 }
 
-// pauseAccept stops re-arming accepts for acceptPause.
-func (r *loop) pauseAccept() {
-	if !r.acceptPausedUntil.IsZero() {
-		return
-	}
-	r.acceptPausedUntil = time.Now().Add(acceptPause)
-	r.eng.acct.ListenDisabled()
-}
+// pauseAccept stops re-arming accepts for a while (rawloop.Loop.PauseAccept).
+func (r *loop) pauseAccept() { r.PauseAccept() }
 
 // resumeAccept re-arms the listeners once a pause is over.
 func (r *loop) resumeAccept() {
-	if r.acceptPausedUntil.IsZero() || time.Now().Before(r.acceptPausedUntil) {
+	if !r.ResumeAccept() {
 		return
 	}
-	r.acceptPausedUntil = time.Time{}
-	r.eng.acct.ListenResumed()
-	if r.draining {
-		return
-	}
-	for i := range r.listeners {
+	for i := range r.Listeners() {
 		r.armAccept(i)
 	}
 }
@@ -87,8 +55,8 @@ func (r *loop) resumeAccept() {
 // handshake completed before Shutdown, so to the client they were
 // connected. Bounded per listener.
 func (r *loop) acceptBacklog() {
-	for i := range r.listeners {
-		fd := r.listeners[i].fd
+	for i, l := range r.Listeners() {
+		fd := l.FD
 		for range acceptBacklogMax {
 			if fd < 0 {
 				break
@@ -97,11 +65,11 @@ func (r *loop) acceptBacklog() {
 			if err != nil {
 				break // EAGAIN: empty
 			}
-			if !r.eng.acct.Admit() {
+			if !r.eng.Acct.Admit() {
 				unix.Close(nfd)
 				continue
 			}
-			r.addConn(nfd, 0, i) // draining: closed once nothing is pending
+			r.AddConn(nfd, 0, i) // draining: closed once nothing is pending
 		}
 	}
 }

@@ -4,101 +4,93 @@ package uring
 
 import (
 	"log/slog"
-	"sync/atomic"
 	"unsafe"
 
-	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/rawloop"
 	"golang.org/x/sys/unix"
 )
 
-// conn is one client connection, owned by one reactor. Its replies live in
-// two buffers: out, which the Session appends to, and sending, which the
-// kernel reads from while a send is in flight. They never alias, so the
-// Session may grow out (and Go reallocate it) while a send is in flight;
-// sending stays referenced here until the send's completion, so its memory
-// can be neither moved nor freed under the kernel.
-type conn struct {
-	fd       int // -1 once closed
-	slot     int32
-	gen      uint32
-	listener int
-	napiID   uint32
-	sess     reactor.Session
-
-	rbuf    []byte // unconsumed input; nil when empty
-	out     []byte // replies not yet handed to a send
+// connIO is the io_uring engine's own state of a connection. Its replies
+// live in two buffers: Out, which the Session appends to, and sending,
+// which the kernel reads from while a send is in flight. They never alias,
+// so the Session may grow Out (and Go reallocate it) while a send is in
+// flight; sending stays referenced here until the send's completion, so its
+// memory can be neither moved nor freed under the kernel.
+type connIO struct {
 	sending []byte // the in-flight send's buffer; sending[soff:] not yet sent
 	soff    int
 
-	ops        int  // SQEs in flight; the slot is reused only at 0
 	recvArmed  bool // a receive is in flight
 	recvCancel bool // and its cancel has been queued
 	sendBusy   bool // a send is in flight
 	short      bool // the last send came back short: the client reads slowly (conn_mwrite)
 	dirty      bool // on the reactor's send list
-	more       bool // Process yielded with complete requests left in rbuf
-	queued     bool // on the yield list
-	wakeLater  bool // a wakeup came while the backlog was full: take it once it drains
-	eof        bool // the peer closed its side; finish what was read
-	closing    bool // close once everything is sent
-
-	lastCmd atomic.Int64 // unix seconds of the last request, for `stats conns`
-	state   atomic.Int32 // a reactor.ConnState, for `stats conns`
 }
 
-func (c *conn) pending() int { return len(c.out) + len(c.sending) - c.soff }
+// conn is one client connection, owned by one reactor. Its operations in
+// flight are counted in InFlight.
+type conn = rawloop.Conn[connIO]
 
-// addConn adopts an accepted (or handed-over) connection and arms its receive.
-func (r *loop) addConn(fd int, napiID uint32, listener int) {
-	r.gen++
-	c := &conn{fd: fd, gen: r.gen, napiID: napiID, listener: listener}
-	c.lastCmd.Store(r.now)
-	r.mu.Lock()
-	if n := len(r.free); n > 0 {
-		c.slot = r.free[n-1]
-		r.free = r.free[:n-1]
-		r.conns[c.slot] = c
-	} else {
-		c.slot = int32(len(r.conns))
-		r.conns = append(r.conns, c)
-	}
-	r.mu.Unlock()
-	c.sess = r.pools.Session()
-	mb, slot, gen := r.mailbox, c.slot, c.gen
-	c.sess.SetWakeup(func() { mb.PostWake(slot, gen) })
-	transport, peer := reactor.PeerOf(fd)
-	c.sess.OpenedFrom(fd, transport, peer)
-	r.nconns++
-	r.stats.conns.Store(int64(r.nconns))
-	if napiID != 0 && napiID == r.napiID.Load() && napiID != r.napiAdded && r.napi.tracking == napiTrackStatic {
+// Unsent is the part of c's replies the socket has not taken.
+func (r *loop) Unsent(c *conn) int { return len(c.Out) + len(c.IO.sending) - c.IO.soff }
+
+// Opened adds the connection's NAPI to the ring's busy polling (static
+// tracking, once) and arms its receive.
+func (r *loop) Opened(c *conn) {
+	napiID := c.NAPIID
+	if napiID != 0 && napiID == r.NAPIID.Load() && napiID != r.napiAdded && r.napi.tracking == napiTrackStatic {
 		if err := r.ring.addNAPIID(napiID); err != nil {
-			slog.Warn("uring: adding the NAPI ID to the ring's busy polling failed", "reactor", r.id, "napi_id", napiID, "err", err)
+			slog.Warn("uring: adding the NAPI ID to the ring's busy polling failed", "reactor", r.ID, "napi_id", napiID, "err", err)
 		}
 		r.napiAdded = napiID // once, failed or not
 	}
-	c.closing = r.draining
-	r.rearm(c)
+	r.Rearm(c)
+}
+
+// Closing cancels c's operations (the socket closes when the last one
+// ends) and returns the last send's buffer unless the kernel still reads
+// it (then the send's completion frees it, maybeFree).
+func (r *loop) Closing(c *conn) {
+	if c.IO.recvArmed && !c.IO.recvCancel {
+		r.cancel(userData(kindRecv, c.Slot, c.Gen))
+		c.IO.recvCancel = true
+	}
+	if c.IO.sendBusy {
+		r.cancel(userData(kindSend, c.Slot, c.Gen))
+		return
+	}
+	r.Pools.PutWrite(c.IO.sending)
+	c.IO.sending = nil
+}
+
+// maybeFree returns a closed connection's slot once no operation of its is
+// in flight, and with it the buffer the last send read from.
+func (r *loop) maybeFree(c *conn) {
+	if r.Free(c) {
+		r.Pools.PutWrite(c.IO.sending)
+		c.IO.sending = nil
+	}
 }
 
 // onRecv handles the completion of c's receive.
 func (r *loop) onRecv(c *conn, q *cqe) {
 	if q.flags&cqeFMore == 0 {
-		c.recvArmed, c.recvCancel = false, false
-		c.ops--
+		c.IO.recvArmed, c.IO.recvCancel = false, false
+		c.InFlight--
 	}
 	fail := false
-	if c.fd >= 0 {
+	if c.FD >= 0 {
 		switch {
 		case q.res > 0:
-			r.stats.bytesRead.Add(uint64(q.res))
-			if !c.closing {
-				c.rbuf = r.appendInput(c.rbuf, r.bufs.buf(uint16(q.flags>>cqeBufferShift), int(q.res)))
+			r.Stats.BytesRead.Add(uint64(q.res))
+			if !c.Closing {
+				c.In = r.appendInput(c.In, r.bufs.buf(uint16(q.flags>>cqeBufferShift), int(q.res)))
 			}
 		case q.res == 0:
-			c.eof = true
+			c.EOF = true
 		case q.res == -int32(unix.ENOBUFS):
-			r.stats.enobufs.Add(1) // every buffer in flight: rearm re-arms once some are back
+			r.stats.enobufs.Add(1) // every buffer in flight: Rearm re-arms once some are back
 		case q.res == -int32(unix.ECANCELED):
 		default:
 			fail = true
@@ -108,97 +100,43 @@ func (r *loop) onRecv(c *conn, q *cqe) {
 		r.bufs.recycle(uint16(q.flags >> cqeBufferShift))
 	}
 	switch {
-	case c.fd < 0:
+	case c.FD < 0:
 		r.maybeFree(c)
 	case fail:
-		reactor.NoteClose(c.sess, reactor.CloseReasonError)
-		r.closeConn(c)
-	case !c.more && !reactor.ReadPaused(c.pending()):
-		r.process(c)
+		reactor.NoteClose(c.Sess, reactor.CloseReasonError)
+		r.CloseConn(c)
+	case !c.More && !reactor.ReadPaused(r.Unsent(c)):
+		r.Process(c)
 	default:
-		r.rearm(c) // buffered: runYields or the drain of replies gets to it
+		r.Rearm(c) // buffered: RunYields or the drain of replies gets to it
 	}
 }
 
 // appendInput adds received bytes to a connection's input, growing it by
 // the shared policy.
-func (r *loop) appendInput(rbuf, data []byte) []byte {
-	if rbuf == nil {
-		rbuf = r.pools.Read()
+func (r *loop) appendInput(in, data []byte) []byte {
+	if in == nil {
+		in = r.Pools.Read()
 	}
-	if need := len(rbuf) + len(data); need > cap(rbuf) {
-		size := max(reactor.ReadBufCap(cap(rbuf), len(rbuf), 0), (need+4095)&^4095)
-		nb := make([]byte, len(rbuf), size)
-		copy(nb, rbuf)
-		r.pools.PutRead(rbuf)
-		rbuf = nb
+	if need := len(in) + len(data); need > cap(in) {
+		grown := reactor.Grow(in, max(reactor.ReadBufCap(cap(in), len(in), 0), (need+4095)&^4095))
+		r.Pools.PutRead(in)
+		in = grown
 	}
-	return append(rbuf, data...)
+	return append(in, data...)
 }
 
-// process runs the Session over c's buffered input (up to -R requests) and
-// queues the replies for this iteration's send.
-func (r *loop) process(c *conn) {
-	c.more = false
-	if len(c.rbuf) > 0 || c.sess.Pending() {
-		if c.out == nil {
-			c.out = r.pools.Write()
-		}
-		c.state.Store(int32(reactor.StateParsing))
-		before := len(c.out)
-		consumed, out, st, err := reactor.RunSession(c.sess, c.rbuf, c.out)
-		if err != nil {
-			attrs := []any{"reactor", r.id, "fd", c.fd, "err", err}
-			if p, ok := err.(*reactor.SessionPanic); ok {
-				attrs = append(attrs, "stack", string(p.Stack))
-			}
-			slog.Error("uring: session panicked; closing connection", attrs...)
-			c.sess = nil // its state is unknown: do not reuse it
-			r.closeConn(c)
-			return
-		}
-		r.pools.Replaced(c.out, out)
-		c.out = out
-		if consumed > 0 { // a request (or part of its value): memcached's last_cmd_time
-			c.lastCmd.Store(r.now)
-		}
-		rest := copy(c.rbuf, c.rbuf[consumed:])
-		c.rbuf = c.rbuf[:rest]
-		// A Session with pending output gets more turns, like a yield,
-		// each once the backlog is under reactor.MaxUnsent (rearm).
-		resume := reactor.Resume(c.sess.Pending(), consumed, len(out)-before)
-		switch st {
-		case protocol.Yield:
-			c.more = rest > 0 || resume
-			r.stats.yields.Add(1)
-		case protocol.Close:
-			c.closing = true
-			c.rbuf = c.rbuf[:0]
-		default:
-			c.more = resume
-			if size := reactor.ReadBufCap(cap(c.rbuf), len(c.rbuf), c.sess.Want()); len(c.rbuf) > 0 && size > cap(c.rbuf) {
-				nb := make([]byte, len(c.rbuf), size)
-				copy(nb, c.rbuf)
-				c.rbuf = nb
-			}
-		}
-	}
-	if c.eof && !c.more {
-		c.closing = true // what is left can never complete
-	}
-	if len(c.rbuf) == 0 && c.rbuf != nil {
-		r.pools.PutRead(c.rbuf)
-		c.rbuf = nil
-	}
-	if reactor.ShouldSend(len(c.out), c.more) {
+// Turned queues the replies of a turn for this iteration's send.
+func (r *loop) Turned(c *conn) {
+	if reactor.ShouldSend(len(c.Out), c.More) {
 		r.markDirty(c)
 	}
-	r.rearm(c)
+	r.Rearm(c)
 }
 
 func (r *loop) markDirty(c *conn) {
-	if !c.dirty {
-		c.dirty = true
+	if !c.IO.dirty {
+		c.IO.dirty = true
 		r.dirty = append(r.dirty, c)
 	}
 }
@@ -208,14 +146,14 @@ func (r *loop) markDirty(c *conn) {
 // sends go to the kernel in the loop's one io_uring_enter.
 func (r *loop) flushSends() {
 	for _, c := range r.dirty {
-		c.dirty = false
-		if c.fd < 0 || c.sendBusy {
+		c.IO.dirty = false
+		if c.FD < 0 || c.IO.sendBusy {
 			continue
 		}
-		if c.sending == nil && len(c.out) > 0 {
-			c.sending, c.soff, c.out = c.out, 0, nil
+		if c.IO.sending == nil && len(c.Out) > 0 {
+			c.IO.sending, c.IO.soff, c.Out = c.Out, 0, nil
 		}
-		if c.sending != nil { // new replies, or a send the full SQ held back
+		if c.IO.sending != nil { // new replies, or a send the full SQ held back
 			r.armSend(c)
 		}
 	}
@@ -223,27 +161,27 @@ func (r *loop) flushSends() {
 	r.dirty = r.dirty[:0]
 }
 
-// armSend queues a send of c.sending[c.soff:].
+// armSend queues a send of sending[soff:].
 func (r *loop) armSend(c *conn) {
 	s := r.sqe()
 	if s == nil {
 		return // retried when the connection is next rearmed
 	}
-	p := c.sending[c.soff:]
-	s.opcode, s.fd = opSend, int32(c.fd)
+	p := c.IO.sending[c.IO.soff:]
+	s.opcode, s.fd = opSend, int32(c.FD)
 	s.addr, s.len = uint64(uintptr(unsafe.Pointer(&p[0]))), uint32(len(p))
 	s.opFlags = unix.MSG_NOSIGNAL
-	s.userData = userData(kindSend, c.slot, c.gen)
-	c.sendBusy = true
-	c.ops++
+	s.userData = userData(kindSend, c.Slot, c.Gen)
+	c.IO.sendBusy = true
+	c.InFlight++
 }
 
 // onSend handles a send's completion: a short one is resubmitted for the
 // rest; a whole one frees the buffer and lets the replies produced since go.
 func (r *loop) onSend(c *conn, q *cqe) {
-	c.sendBusy = false
-	c.ops--
-	if c.fd < 0 {
+	c.IO.sendBusy = false
+	c.InFlight--
+	if c.FD < 0 {
 		r.maybeFree(c)
 		return
 	}
@@ -252,75 +190,62 @@ func (r *loop) onSend(c *conn, q *cqe) {
 			r.armSend(c)
 			return
 		}
-		reactor.NoteClose(c.sess, reactor.CloseReasonError)
-		r.closeConn(c)
+		reactor.NoteClose(c.Sess, reactor.CloseReasonError)
+		r.CloseConn(c)
 		return
 	}
-	c.soff += int(q.res)
-	r.stats.bytesWritten.Add(uint64(q.res))
-	if c.soff < len(c.sending) {
-		c.short = true
+	c.IO.soff += int(q.res)
+	r.Stats.BytesWritten.Add(uint64(q.res))
+	if c.IO.soff < len(c.IO.sending) {
+		c.IO.short = true
 		r.stats.shortSends.Add(1)
 		r.armSend(c)
-		r.rearm(c)
+		r.Rearm(c)
 		return
 	}
-	c.short = false
-	r.pools.PutWrite(c.sending)
-	c.sending, c.soff = nil, 0
-	if reactor.ShouldSend(len(c.out), c.more) || (c.closing && len(c.out) > 0) {
+	c.IO.short = false
+	r.Pools.PutWrite(c.IO.sending)
+	c.IO.sending, c.IO.soff = nil, 0
+	if reactor.ShouldSend(len(c.Out), c.More) || (c.Closing && len(c.Out) > 0) {
 		r.markDirty(c)
 	}
-	r.rearm(c)
+	r.Rearm(c)
 }
 
-// rearm closes c when it is done, queues it for another turn when it has
+// Rearm closes c when it is done, queues it for another turn when it has
 // requests left, and keeps its receive armed exactly while it may read:
 // not after EOF or close, not while its unsent replies exceed
 // reactor.MaxUnsent, and not while it already holds a large backlog of
 // requests it yielded on (what arrives meanwhile is buffered, never lost).
-func (r *loop) rearm(c *conn) {
-	if c.fd < 0 {
+func (r *loop) Rearm(c *conn) {
+	if c.FD < 0 {
 		return
 	}
-	pending := c.pending()
-	if c.closing {
+	pending := r.Unsent(c)
+	if c.Closing {
 		if pending == 0 {
-			r.closeConn(c)
+			r.CloseConn(c)
 			return
 		}
-		if !c.sendBusy {
+		if !c.IO.sendBusy {
 			r.markDirty(c) // replies kept back for a yielded turn go out before the close
 		}
 	}
-	if c.sending != nil && !c.sendBusy {
+	if c.IO.sending != nil && !c.IO.sendBusy {
 		r.markDirty(c) // its send found no SQE: retry in the next iteration
 	}
-	paused := reactor.ReadPaused(pending)
-	if c.wakeLater && !paused {
-		c.wakeLater, c.more = false, true
-	}
-	if c.more && !paused && !c.queued {
-		c.queued = true
-		r.yields = append(r.yields, c)
-	}
-	switch {
-	case c.short && c.sendBusy:
-		c.state.Store(int32(reactor.StateWriting))
-	case !c.more && c.state.Load() != int32(reactor.StateNew):
-		c.state.Store(int32(reactor.IdleState(c.sess)))
-	}
-	// While yielded requests are buffered (more) nothing new is needed:
+	paused := r.Requeue(c, pending, c.IO.short && c.IO.sendBusy)
+	// While yielded requests are buffered (More) nothing new is needed:
 	// like the epoll engine, read again once they are processed. A receive
 	// still armed then completes with at most one buffer; one that must
 	// stop now (paused, closing) is cancelled.
-	stop := c.eof || c.closing || paused
+	stop := c.EOF || c.Closing || paused
 	switch {
-	case !stop && !c.more && !c.recvArmed:
+	case !stop && !c.More && !c.IO.recvArmed:
 		r.armRecv(c)
-	case stop && c.recvArmed && !c.recvCancel:
-		r.cancel(userData(kindRecv, c.slot, c.gen))
-		c.recvCancel = true
+	case stop && c.IO.recvArmed && !c.IO.recvCancel:
+		r.cancel(userData(kindRecv, c.Slot, c.Gen))
+		c.IO.recvCancel = true
 	}
 }
 
@@ -341,55 +266,9 @@ func (r *loop) armRecv(c *conn) {
 	if s == nil {
 		return
 	}
-	s.opcode, s.fd, s.flags, s.bufGroup = opRecv, int32(c.fd), sqeBufferSelect, bufGroup
-	s.userData = userData(kindRecv, c.slot, c.gen)
-	c.recvArmed = true
-	c.ops++
+	s.opcode, s.fd, s.flags, s.bufGroup = opRecv, int32(c.FD), sqeBufferSelect, bufGroup
+	s.userData = userData(kindRecv, c.Slot, c.Gen)
+	c.IO.recvArmed = true
+	c.InFlight++
 	r.stats.recvArms.Add(1)
-}
-
-// closeConn closes c at once: its operations are cancelled (the socket
-// closes when the last one ends) and the descriptor is closed under mu, so
-// the stats reader never queries a descriptor number that was reused.
-func (r *loop) closeConn(c *conn) {
-	if c.fd < 0 {
-		return
-	}
-	if c.recvArmed && !c.recvCancel {
-		r.cancel(userData(kindRecv, c.slot, c.gen))
-		c.recvCancel = true
-	}
-	if c.sendBusy {
-		r.cancel(userData(kindSend, c.slot, c.gen))
-	}
-	r.mu.Lock()
-	unix.Close(c.fd)
-	c.fd = -1
-	r.mu.Unlock()
-	r.nconns--
-	r.stats.conns.Store(int64(r.nconns))
-	if c.sess != nil {
-		r.pools.PutSession(c.sess)
-		c.sess = nil
-	}
-	r.pools.PutRead(c.rbuf)
-	r.pools.PutWrite(c.out)
-	c.rbuf, c.out = nil, nil
-	r.eng.acct.Release()
-	r.maybeFree(c)
-}
-
-// maybeFree returns a closed connection's slot once no operation of its is
-// in flight, and with it the buffer the last send read from.
-func (r *loop) maybeFree(c *conn) {
-	if c.fd >= 0 || c.ops > 0 || c.slot < 0 {
-		return
-	}
-	r.mu.Lock()
-	r.conns[c.slot] = nil
-	r.mu.Unlock()
-	r.free = append(r.free, c.slot)
-	c.slot = -1
-	r.pools.PutWrite(c.sending)
-	c.sending = nil
 }

@@ -8,10 +8,10 @@
 // connection that picks its buffer from the reactor's provided-buffer ring
 // (IORING_REGISTER_PBUF_RING), so receive memory is per reactor, not per
 // idle connection, and a receive reads no further ahead than the epoll
-// engine's read per event (armRecv says why not multishot); replies queued as one send per connection and loop
-// iteration; one io_uring_enter per iteration that both submits every send
-// and re-armed receive and waits; completions reaped in batches. The ring is
-// set up with SINGLE_ISSUER and DEFER_TASKRUN (see ringFlags). With busy-poll
+// engine's read per event (armRecv says why not multishot); replies
+// queued as one send per connection and loop iteration; one io_uring_enter
+// per iteration that both submits every send and re-armed receive and
+// waits; completions reaped in batches. The ring is set up with SINGLE_ISSUER and DEFER_TASKRUN (see ringFlags). With busy-poll
 // settings (reactor.EpollConfig's BusyPollUsecs/PreferBusyPoll, shared with
 // the epoll engine so --poll-mode presets apply here too) the ring registers
 // NAPI busy polling (IORING_REGISTER_NAPI, 6.9+) with static tracking of its
@@ -26,8 +26,11 @@
 // unsent replies exceed reactor.MaxUnsent has its receive cancelled (what
 // arrives before the cancel lands is buffered, never dropped) and re-armed
 // once it drains; one that yielded under -R with requests buffered is not
-// re-armed until they are processed. Accounting, `stats conns` and the Session glue come from
-// package reactor too.
+// re-armed until they are processed. The connection and loop bookkeeping
+// (slot table, handoffs, yields, drain, idle sweep, counters, `stats
+// conns`, the session turn) is the shared core, package rawloop, as for the
+// epoll engine; this package is the ring behind it. Accounting and the
+// Session glue come from package reactor.
 //
 // The system-call layer (sys_linux.go, ring_linux.go, bufring_linux.go,
 // napi_linux.go) is written here on golang.org/x/sys/unix: none of the Go

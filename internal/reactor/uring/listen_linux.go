@@ -10,12 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// boundAddr is one bound listen address: every reactor has a listener on it.
-type boundAddr struct {
-	addr  net.Addr // *net.TCPAddr, or *net.UnixAddr for -s
-	label string   // as `stats conns` shows it
-}
-
 // listen opens, for every binding, one SO_REUSEPORT listener per reactor
 // (each reactor runs a multishot accept on its own), under memcached's
 // rules for the addresses of one -l entry (reactor.BindEach).
@@ -44,10 +38,11 @@ func (e *engine) listen(binds []reactor.Binding) error {
 				return 0, fmt.Errorf("%v", err)
 			}
 			if i == 0 {
-				e.bound = append(e.bound, boundAddr{addr: &addr, label: reactor.AddrString(&addr)})
+				e.bound = append(e.bound, &addr)
+				e.Labels = append(e.Labels, reactor.AddrString(&addr))
 				port = addr.Port
 			}
-			r.addListener(fd, group)
+			r.AddListener(fd, group)
 		}
 		return port, nil
 	})
@@ -83,12 +78,13 @@ func (e *engine) listenUnix() error {
 	if err := unix.Listen(fd, e.cfg.Backlog); err != nil {
 		return fail(fmt.Errorf("listen %s: %w", path, err))
 	}
-	e.bound = append(e.bound, boundAddr{addr: &net.UnixAddr{Name: path, Net: "unix"}, label: reactor.UnixAddrString(path)})
+	e.bound = append(e.bound, &net.UnixAddr{Name: path, Net: "unix"})
+	e.Labels = append(e.Labels, reactor.UnixAddrString(path))
 	for i, r := range e.reactors {
 		if i == 0 {
-			r.addListener(fd, 0)
+			r.AddListener(fd, 0)
 		} else {
-			r.addListener(-1, 0)
+			r.AddListener(-1, 0)
 		}
 	}
 	return nil

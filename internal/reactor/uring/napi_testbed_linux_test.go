@@ -101,7 +101,7 @@ func TestTestbedNAPIRouting(t *testing.T) {
 	enginetest.WaitFor(t, "every connection to reach its reactor", func() bool {
 		sum := int64(0)
 		for _, r := range e.reactors {
-			sum += r.stats.conns.Load()
+			sum += r.Stats.Conns.Load()
 		}
 		return sum == nconns
 	})

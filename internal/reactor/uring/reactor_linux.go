@@ -5,13 +5,12 @@ package uring
 import (
 	"fmt"
 	"log/slog"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/gocached/gocached/internal/reactor"
+	"github.com/gocached/gocached/internal/reactor/rawloop"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,24 +50,16 @@ func userData(kind uint8, slot int32, gen uint32) uint64 {
 	return uint64(kind)<<56 | uint64(uint32(slot)&0xffffff)<<32 | uint64(gen)
 }
 
-// listener is one of a reactor's listening sockets and its multishot accept.
-type listener struct {
-	fd    int // -1 once closed
-	group int // index into engine.addrs
-	armed bool
-}
-
 // loop is one reactor: a ring driven by one goroutine locked to its OS
-// thread, which is the ring's single issuer. Everything is touched by that
-// goroutine only, except what mu guards (the connection table and listener
-// fds, read by `stats conns`) and the atomics.
+// thread, which is the ring's single issuer. The connection bookkeeping is
+// the shared rawloop.Loop; this type adds the ring, its buffers and the
+// ring's counters. Everything is touched by the loop's goroutine only,
+// except the atomics.
 type loop struct {
-	id      int
-	eng     *engine
-	ring    *ring
-	bufs    *bufRing
-	mailbox *reactor.Mailbox
-	cpu     int // pinned CPU, -1 when unpinned
+	*rawloop.Loop[connIO]
+	eng  *engine
+	ring *ring
+	bufs *bufRing
 
 	napi           napiState   // as the kernel reported it after registering
 	napiErr        error       // the kernel has no io_uring NAPI busy polling
@@ -76,36 +67,21 @@ type loop struct {
 	registeredRing atomic.Bool // io_uring_enter uses the registered ring index (read by stats)
 	exited         bool        // run has returned: no more SQEs
 
-	napiID atomic.Uint32
-	tid    atomic.Int32
-	stats  counters
+	stats ringCounters
 
-	mu        sync.Mutex
-	listeners []listener
-	conns     []*conn // by slot; nil entries are free
-	free      []int32
-
-	nconns      int
-	liveAccepts int // multishot accepts armed
-	draining    bool
-	gen         uint32
-	now         int64
-	nextSweep   int64 // unix seconds of the next idle_timeout sweep
-	yields      []*conn
-	yieldSpare  []*conn
+	liveAccepts int     // multishot accepts armed
 	dirty       []*conn // connections with replies to send this iteration
-	handoffs    []reactor.Handoff
-	wakes       []uint64 // connection wakeups taken from the mailbox
 	cqes        []cqe
-
-	acceptPausedUntil time.Time
-
-	pools reactor.LoopPools
 }
 
-func newLoop(e *engine, id int) (*loop, error) {
-	r := &loop{id: id, eng: e, cpu: -1, cqes: make([]cqe, reapBatch), pools: reactor.LoopPools{NewSession: e.cfg.NewSession, Worker: id}}
-	var err error
+// newReactor builds reactor id on the shared core.
+func (e *engine) newReactor(id int) (*loop, error) {
+	core, err := rawloop.NewLoop(e.Group, id, e.cfg.Epoll.PinCPUs, e.cfg.NewSession)
+	if err != nil {
+		return nil, err
+	}
+	r := &loop{Loop: core, eng: e, cqes: make([]cqe, reapBatch)}
+	core.SetIO(r)
 	if r.ring, err = newRing(sqEntries, cqEntries, ringFlags); err != nil {
 		return nil, describeSetupError(err)
 	}
@@ -117,14 +93,7 @@ func newLoop(e *engine, id int) (*loop, error) {
 		r.release()
 		return nil, fmt.Errorf("IORING_REGISTER_PBUF_RING (Linux 5.19+): %w", err)
 	}
-	if r.mailbox, err = reactor.NewMailbox(); err != nil {
-		r.release()
-		return nil, err
-	}
 	ec := &e.cfg.Epoll
-	if cpus := ec.PinCPUs; len(cpus) > 0 {
-		r.cpu = cpus[id%len(cpus)]
-	}
 	r.napi.tracking = napiTrackInactive
 	if ec.BusyPollUsecs > 0 || ec.PreferBusyPoll {
 		r.napi, err = r.ring.registerNAPI(ec.BusyPollUsecs, ec.PreferBusyPoll)
@@ -143,35 +112,22 @@ func newLoop(e *engine, id int) (*loop, error) {
 	return r, nil
 }
 
-// addListener gives fd to r, which owns it from here on.
-func (r *loop) addListener(fd, group int) {
-	r.mu.Lock()
-	r.listeners = append(r.listeners, listener{fd: fd, group: group})
-	r.mu.Unlock()
-}
-
 // run is the reactor loop: publish recycled buffers, submit the iteration's
 // SQEs and wait in one io_uring_enter, reap completions in batches, give
 // yielded connections their turn. The goroutine keeps its thread locked
 // until it exits, so the ring's issuer thread is never reused.
 func (r *loop) run() error {
-	runtime.LockOSThread()
 	// Once run returns this thread is gone and with it the right to submit:
 	// release, on another goroutine, must not queue SQEs.
 	defer func() { r.exited = true }()
-	r.tid.Store(int32(unix.Gettid()))
-	if r.cpu >= 0 {
-		var set unix.CPUSet
-		set.Set(r.cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			return fmt.Errorf("pin to CPU %d: %w", r.cpu, err)
-		}
+	if err := r.LockThread(); err != nil {
+		return err
 	}
 	if err := r.ring.enable(); err != nil {
 		return fmt.Errorf("enable ring: %w", err)
 	}
 	r.registeredRing.Store(r.ring.registerRingFD())
-	for i := range r.listeners {
+	for i := range r.Listeners() {
 		r.armAccept(i)
 	}
 	r.armMailbox()
@@ -180,15 +136,15 @@ func (r *loop) run() error {
 	// wake-ups/s at 500 requests/s without the yield). A Gosched every 5 ms
 	// once exposed the capped multishot receive's hang (see armRecv).
 	for {
-		r.now = time.Now().Unix()
-		if r.eng.group.Quitting() && !r.draining {
-			r.beginDrain()
+		r.Now = time.Now().Unix()
+		if r.eng.Quitting() && !r.Draining {
+			r.BeginDrain()
 		}
-		if r.draining && ((r.nconns == 0 && r.liveAccepts == 0) || r.eng.group.Forced()) {
+		if forced := r.eng.Forced(); r.Done(forced) && (r.liveAccepts == 0 || forced) {
 			break
 		}
 		r.resumeAccept()
-		r.sweepIdle()
+		r.SweepIdle()
 		r.flushSends()
 		r.bufs.publish()
 		// A reactor that just had work waits raw, an idle one through the
@@ -201,16 +157,16 @@ func (r *loop) run() error {
 		// The clock of what the wait brings: a request's last_cmd time
 		// read before a wait of up to a second would let the idle sweep
 		// kick its client a second early.
-		r.now = woke.Unix()
+		r.Now = woke.Unix()
 		r.stats.waitNs.Add(uint64(woke.Sub(entered)))
 		r.stats.enters.Add(1)
 		busy = r.reapAll() > 0
 		if !busy {
 			r.stats.emptyEnters.Add(1)
 		}
-		r.runYields()
+		r.RunYields()
 	}
-	r.closeAllConns()
+	r.CloseAllConns()
 	r.closeListeners()
 	_, _ = r.ring.submitAndWait(0, true) // hand the cancels over so sockets close now
 	// No receive may pick a buffer once we return and the buffers are
@@ -231,16 +187,16 @@ func (r *loop) waitTimeout() int64 {
 			t = max(int64(d), 0)
 		}
 	}
-	if len(r.yields) > 0 {
+	if r.Yielded() {
 		return 0
 	}
-	if r.draining {
+	if r.Draining {
 		limit(drainPoll)
 	}
-	if !r.acceptPausedUntil.IsZero() {
-		limit(time.Until(r.acceptPausedUntil) + time.Millisecond)
+	if left, paused := r.AcceptPauseLeft(); paused {
+		limit(left + time.Millisecond)
 	}
-	return r.idleWaitBound(t)
+	return int64(r.SweepBound(time.Duration(t)))
 }
 
 // reapAll handles every completion there is, a batch at a time; bounded,
@@ -286,19 +242,15 @@ func (r *loop) dispatch(q *cqe) {
 	case kindAccept:
 		r.onAccept(int((q.userData>>32)&0xffffff), q)
 	case kindMailbox:
-		if q.flags&cqeFMore == 0 && !r.draining {
+		if q.flags&cqeFMore == 0 && !r.Draining {
 			r.armMailbox()
 		}
-		r.takeHandoffs()
+		r.TakeHandoffs()
 	}
 }
 
 func (r *loop) connFor(ud uint64) *conn {
-	slot := int((ud >> 32) & 0xffffff)
-	if slot >= len(r.conns) {
-		return nil
-	}
-	if c := r.conns[slot]; c != nil && c.gen == uint32(ud) {
+	if c := r.ConnAt(int((ud >> 32) & 0xffffff)); c != nil && c.Gen == uint32(ud) {
 		return c
 	}
 	return nil
@@ -306,7 +258,7 @@ func (r *loop) connFor(ud uint64) *conn {
 
 // sqe returns the next SQE, or nil when the SQ is full and the kernel takes
 // nothing from it; the caller then skips the operation (a receive or send
-// is retried by the next rearm, and the loop's own enter reports the error).
+// is retried by the next Rearm, and the loop's own enter reports the error).
 func (r *loop) sqe() *sqe {
 	if r.exited {
 		return nil
@@ -319,24 +271,24 @@ func (r *loop) sqe() *sqe {
 }
 
 func (r *loop) armAccept(li int) {
-	l := &r.listeners[li]
-	if l.fd < 0 || l.armed {
+	l := &r.Listeners()[li]
+	if l.FD < 0 || l.Armed {
 		return
 	}
 	s := r.sqe()
 	if s == nil {
 		return
 	}
-	s.opcode, s.fd, s.ioprio = opAccept, int32(l.fd), acceptMultishot
+	s.opcode, s.fd, s.ioprio = opAccept, int32(l.FD), acceptMultishot
 	s.opFlags = unix.SOCK_CLOEXEC
 	s.userData = userData(kindAccept, int32(li), 0)
-	l.armed = true
+	l.Armed = true
 	r.liveAccepts++
 }
 
 func (r *loop) armMailbox() {
 	if s := r.sqe(); s != nil {
-		s.opcode, s.fd, s.len, s.opFlags = opPollAdd, int32(r.mailbox.EventFD()), pollAddMulti, unix.POLLIN
+		s.opcode, s.fd, s.len, s.opFlags = opPollAdd, int32(r.Mailbox.EventFD()), pollAddMulti, unix.POLLIN
 		s.userData = userData(kindMailbox, 0, 0)
 	}
 }
@@ -349,122 +301,30 @@ func (r *loop) cancel(ud uint64) {
 	}
 }
 
-// takeHandoffs adopts the connections other acceptors routed here.
-func (r *loop) takeHandoffs() {
-	r.handoffs = r.mailbox.Take(r.handoffs[:0])
-	for _, h := range r.handoffs {
-		if r.draining {
-			unix.Close(h.FD)
-			r.eng.acct.Release()
-			continue
-		}
-		r.stats.handoffIn.Add(1)
-		r.addConn(h.FD, h.NAPIID, h.Listener)
-	}
-	clear(r.handoffs)
-	r.wakes = reactor.DeliverWakes(r.mailbox, r.wakes, r.conns, (*conn).generation, r.wakeConn)
-}
-
-// wakeConn gives a watching connection a turn to write its new lines,
-// unless it already has one queued or is closing. While its client is not
-// reading (the backlog is past reactor.MaxUnsent) the turn waits for the
-// backlog to drain (rearm), so the lines stay in the watcher's own bounded
-// buffer, which counts what it must drop, as memcached's does.
-func (r *loop) wakeConn(c *conn) {
-	switch {
-	case c.fd < 0 || c.closing || c.queued:
-	case reactor.ReadPaused(c.pending()):
-		c.wakeLater = true
-	default:
-		c.queued = true
-		r.yields = append(r.yields, c)
-	}
-}
-
-func (c *conn) generation() uint32 { return c.gen }
-
-// runYields gives every connection that hit -R another turn.
-func (r *loop) runYields() {
-	if len(r.yields) == 0 {
-		return
-	}
-	list := r.yields
-	r.yields = r.yieldSpare[:0]
-	for _, c := range list {
-		c.queued = false
-		if c.fd >= 0 {
-			r.process(c)
-		}
-	}
-	clear(list)
-	r.yieldSpare = list[:0]
-}
-
-// beginDrain stops accepting and ends every connection as if its client
-// had shut its side (drainConn).
-func (r *loop) beginDrain() {
-	r.draining = true
+// StopAccepting takes the listeners' queued connections, then closes the
+// listeners, when the reactor starts draining.
+func (r *loop) StopAccepting() {
 	r.acceptBacklog()
 	r.closeListeners()
-	for _, c := range r.conns {
-		if c != nil && c.fd >= 0 {
-			r.drainConn(c)
-		}
-	}
-	r.takeHandoffs()
-}
-
-// drainConn ends c when the server stops (reactor.DrainTurn): a turn in
-// runYields while it has input or a reply to finish, process closing it
-// when nothing is left; else it closes once its replies are sent.
-func (r *loop) drainConn(c *conn) {
-	c.eof = true
-	if reactor.DrainTurn(len(c.rbuf), c.sess) {
-		c.more = true
-	} else {
-		c.closing, c.more = true, false
-	}
-	r.rearm(c)
 }
 
 // closeListeners cancels the accepts and closes the listening fds. The
 // socket itself closes when its accept request ends (the request holds a
 // reference), which the draining loop waits for.
 func (r *loop) closeListeners() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := range r.listeners {
-		l := &r.listeners[i]
-		if l.armed && !r.exited {
+	r.CloseListeners(func(i int, l *rawloop.Listener) {
+		if l.Armed && !r.exited {
 			r.cancel(userData(kindAccept, int32(i), 0))
 		}
-		if l.fd >= 0 {
-			unix.Close(l.fd)
-			l.fd = -1
-		}
-	}
-}
-
-func (r *loop) closeAllConns() {
-	for _, c := range r.conns {
-		if c != nil {
-			r.closeConn(c)
-		}
-	}
+	})
 }
 
 // release frees what the reactor holds after its loop ended (or never ran).
 func (r *loop) release() {
 	r.exited = true
-	r.closeAllConns()
+	r.CloseAllConns()
 	r.closeListeners()
-	if r.mailbox != nil {
-		for _, h := range r.mailbox.Take(nil) {
-			unix.Close(h.FD)
-			r.eng.acct.Release()
-		}
-		r.mailbox.Close()
-	}
+	r.CloseMailbox()
 	if r.ring != nil {
 		r.ring.close()
 	}

@@ -5,145 +5,40 @@ package uring
 import (
 	"strconv"
 	"sync/atomic"
-	"time"
 
-	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
-	"golang.org/x/sys/unix"
 )
 
-// counters are written by their reactor and read by whoever runs `stats`.
-type counters struct {
-	conns        atomic.Int64
-	accepted     atomic.Uint64
-	handoffIn    atomic.Uint64
-	handoffOut   atomic.Uint64
-	enters       atomic.Uint64 // io_uring_enter calls of the loop
-	sqes         atomic.Uint64
-	cqes         atomic.Uint64
-	maxBatch     atomic.Uint64 // most CQEs reaped at once
-	emptyEnters  atomic.Uint64 // enters after which there was no completion to reap
-	waitNs       atomic.Uint64 // time spent in io_uring_enter, busy polling included
-	recvArms     atomic.Uint64 // receives started
-	enobufs      atomic.Uint64 // receives ended for want of a buffer
-	shortSends   atomic.Uint64
-	bytesRead    atomic.Uint64
-	bytesWritten atomic.Uint64
-	yields       atomic.Uint64
-	_            [64]byte // keep neighbouring reactors' counters off this cache line
+// ringCounters are the ring's own loop counters (the shared ones are
+// rawloop.Counters), written by their reactor and read by whoever runs
+// `stats`.
+type ringCounters struct {
+	enters      atomic.Uint64 // io_uring_enter calls of the loop
+	sqes        atomic.Uint64
+	cqes        atomic.Uint64
+	maxBatch    atomic.Uint64 // most CQEs reaped at once
+	emptyEnters atomic.Uint64 // enters after which there was no completion to reap
+	waitNs      atomic.Uint64 // time spent in io_uring_enter, busy polling included
+	recvArms    atomic.Uint64 // receives started
+	enobufs     atomic.Uint64 // receives ended for want of a buffer
+	shortSends  atomic.Uint64
+	_           [64]byte // keep neighbouring reactors' counters off this cache line
 }
 
-func (c *counters) reset() {
-	for _, v := range []*atomic.Uint64{&c.accepted, &c.handoffIn, &c.handoffOut, &c.enters, &c.sqes,
-		&c.cqes, &c.maxBatch, &c.emptyEnters, &c.waitNs, &c.recvArms, &c.enobufs, &c.shortSends, &c.bytesRead, &c.bytesWritten, &c.yields} {
+func (c *ringCounters) reset() {
+	for _, v := range []*atomic.Uint64{&c.enters, &c.sqes, &c.cqes, &c.maxBatch, &c.emptyEnters, &c.waitNs,
+		&c.recvArms, &c.enobufs, &c.shortSends} {
 		v.Store(0)
 	}
 }
 
-// ServerStats implements protocol.Server.
-func (e *engine) ServerStats() protocol.ServerStats {
-	s := protocol.ServerStats{Threads: uint64(len(e.reactors))}
-	e.acct.Fill(&s)
-	for _, r := range e.reactors {
-		s.BytesRead += r.stats.bytesRead.Load()
-		s.BytesWritten += r.stats.bytesWritten.Load()
-		s.ConnYields += r.stats.yields.Load()
-	}
-	return s
-}
+// ResetStats clears the ring's counters (`stats reset`).
+func (r *loop) ResetStats() { r.stats.reset() }
 
-// ResetStats clears what `stats reset` clears in memcached.
-func (e *engine) ResetStats() {
-	e.acct.Reset()
-	for _, r := range e.reactors {
-		r.stats.reset()
-	}
-}
-
-// GroupStats writes `stats conns` and `stats reactors`.
-func (e *engine) GroupStats(group string, add func(name, value string)) bool {
-	switch group {
-	case "conns":
-		now := e.clock()
-		var lines []reactor.ConnLine
-		// One line per bound address, as memcached has one socket each;
-		// reactor 0's descriptor names it.
-		for i, b := range e.bound {
-			if fd := e.reactors[0].listenerFD(i); fd >= 0 {
-				lines = append(lines, reactor.ConnLine{FD: fd, Addr: b.label,
-					State: reactor.StateListening, IdleSecs: now - e.started.Unix()})
-			}
-		}
-		for _, r := range e.reactors {
-			lines = r.connLines(lines, now)
-		}
-		reactor.WriteConns(lines, e.cfg.MoreConns, now, add)
-	case "reactors":
-		for _, r := range e.reactors {
-			r.reactorStats(add)
-		}
-	default:
-		return false
-	}
-	return true
-}
-
-func (e *engine) clock() int64 { return time.Now().Unix() }
-
-func (r *loop) listenerFD(group int) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// By index: the loop writes other fields (armed) without mu.
-	for i := range r.listeners {
-		if l := &r.listeners[i]; l.group == group {
-			return l.fd
-		}
-	}
-	return -1
-}
-
-// connLines appends r's open clients. It holds r.mu, under which r never
-// closes a descriptor, so every fd read here is the connection it names.
-func (r *loop) connLines(lines []reactor.ConnLine, now int64) []reactor.ConnLine {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.conns {
-		if c == nil || c.fd < 0 {
-			continue
-		}
-		l := reactor.ConnLine{FD: c.fd, Addr: "tcp:unknown", ListenAddr: "tcp:unknown",
-			State: reactor.ConnState(c.state.Load()), IdleSecs: now - c.lastCmd.Load()}
-		if sa, err := unix.Getpeername(c.fd); err == nil {
-			l.Addr = reactor.SockaddrString(sa)
-		}
-		if sa, err := unix.Getsockname(c.fd); err == nil {
-			l.ListenAddr = reactor.SockaddrString(sa)
-		}
-		lines = append(lines, l)
-	}
-	return lines
-}
-
-// misrouted counts r's connections whose packets now arrive on another
-// NAPI than r's.
-func (r *loop) misrouted() int {
-	id := r.napiID.Load()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, c := range r.conns {
-		if c != nil && c.fd >= 0 && reactor.IncomingNAPIID(c.fd) != id {
-			n++
-		}
-	}
-	return n
-}
-
-// reactorStats writes r's `stats reactors` lines: the routing numbers the
-// epoll engine has, the ring's loop counters, and the ring's settings as
+// ReactorStats adds r's own `stats reactors` lines after the routing lines
+// every engine has: the ring's loop counters, and the ring's settings as
 // the kernel accepted them.
-func (r *loop) reactorStats(add func(name, value string)) {
-	p := "reactor:" + strconv.Itoa(r.id) + ":"
+func (r *loop) ReactorStats(add func(name, value string), p string) {
 	u := func(name string, v uint64) { add(p+name, strconv.FormatUint(v, 10)) }
 	b := func(name string, v bool) {
 		if v {
@@ -153,13 +48,6 @@ func (r *loop) reactorStats(add func(name, value string)) {
 		}
 	}
 	ec := &r.eng.cfg.Epoll
-	u("napi_id", uint64(r.napiID.Load()))
-	add(p+"cpu", strconv.Itoa(r.cpu))
-	u("conns", uint64(max(r.stats.conns.Load(), 0)))
-	u("accepted", r.stats.accepted.Load())
-	u("handoff_in", r.stats.handoffIn.Load())
-	u("handoff_out", r.stats.handoffOut.Load())
-	u("misrouted", uint64(r.misrouted()))
 	u("enters", r.stats.enters.Load())
 	u("sqes", r.stats.sqes.Load())
 	u("cqes", r.stats.cqes.Load())
@@ -177,5 +65,5 @@ func (r *loop) reactorStats(add func(name, value string)) {
 	u("busy_poll_usecs", uint64(r.napi.busyPollUsecs))
 	b("prefer_busy_poll", r.napi.prefer)
 	add(p+"napi_tracking", r.napi.trackingName())
-	reactor.WritePollLines(add, p, ec, r.napiID.Load())
+	reactor.WritePollLines(add, p, ec, r.NAPIID.Load())
 }

@@ -215,8 +215,8 @@ func TestStatsReactorsNAPIKnobs(t *testing.T) {
 			asked = nil
 			tc.cfg.Threads = 3
 			e := startFake(t, tc.cfg, 20)
-			e.reactors[1].napiID.Store(77) // as if learned; reactor 0 has none yet
-			e.reactors[2].napiID.Store(78) // unreadable
+			e.reactors[1].NAPIID.Store(77) // as if learned; reactor 0 has none yet
+			e.reactors[2].NAPIID.Store(78) // unreadable
 			m := groupLines(t, e, "reactors")
 			for k, v := range tc.want {
 				if m[k] != v {
@@ -278,8 +278,8 @@ func TestPinCPUs(t *testing.T) {
 		if got := m["reactor:"+strconv.Itoa(i)+":cpu"]; got != strconv.Itoa(cpu) {
 			t.Errorf("reactor %d: cpu %s, want %d", i, got, cpu)
 		}
-		enginetest.WaitFor(t, "the reactor thread to start", func() bool { return r.tid.Load() != 0 })
-		tids = append(tids, r.tid.Load())
+		enginetest.WaitFor(t, "the reactor thread to start", func() bool { return r.TID.Load() != 0 })
+		tids = append(tids, r.TID.Load())
 	}
 	for _, tid := range tids {
 		enginetest.WaitFor(t, "the pin", func() bool { return threadCPUs(tid) == strconv.Itoa(cpu) })

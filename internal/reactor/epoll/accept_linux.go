@@ -76,10 +76,10 @@ func (g *listenGroup) close() {
 // cannot starve the reactor's established connections.
 const acceptBatch = 64
 
-// accept drains up to acceptBatch connections from listener li, enforces -c,
-// and keeps or hands over each connection according to its NAPI ID.
+// accept drains up to acceptBatch connections from listener li and hands
+// each to the core's accept-and-route tail (rawloop.Loop.Accepted).
 func (r *loop) accept(li int) {
-	lfd := r.listeners[li]
+	lfd := r.Listeners()[li].FD
 	for range acceptBatch {
 		fd, _, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
@@ -91,71 +91,46 @@ func (r *loop) accept(li int) {
 				// EMFILE, ENFILE, ENOBUFS...: the pending connection stays
 				// queued and the level-triggered listener would report it
 				// again at once, spinning the reactor; pause instead.
-				r.eng.logAcceptError(err)
+				r.eng.LogAcceptError(err)
 				r.pauseAccept()
 			}
 			return
 		}
-		r.stats.accepted.Add(1)
-		if !r.eng.acct.Admit() {
-			reactor.RejectFD(fd)
-			continue
-		}
-		// Replies are written whole per batch; Nagle would only add latency.
-		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-		id := reactor.IncomingNAPIID(fd)
 		// The -s listener's connections are dealt out in turn, TCP's
 		// follow their NAPI (reactor.Router).
-		unixListener := r.eng.groups[r.groups[li]].unix != ""
-		if t := r.eng.router.Route(r.id, unixListener, id); t != r.id {
-			r.stats.handoffOut.Add(1)
-			r.eng.reactors[t].mailbox.Post(reactor.Handoff{FD: fd, NAPIID: id, Listener: li})
-			continue
-		}
-		r.addConn(fd, id, li)
+		r.Accepted(fd, li, r.eng.groups[r.Listeners()[li].Group].unix != "")
 	}
 }
 
-// acceptPause is how long a reactor stops accepting after accept failed for
-// lack of descriptors or memory (memcached's listen_disabled).
-const acceptPause = 10 * time.Millisecond
-
-// pauseAccept takes r's listeners out of its epoll set for acceptPause.
+// pauseAccept takes r's listeners out of its epoll set for a while
+// (rawloop.Loop.PauseAccept): the pending connection stays queued.
 func (r *loop) pauseAccept() {
-	if r.acceptPausedUntil != (time.Time{}) {
-		return
+	if r.PauseAccept() {
+		r.setListenEvents(0)
 	}
-	r.setListenEvents(0)
-	r.acceptPausedUntil = time.Now().Add(acceptPause)
-	r.eng.acct.ListenDisabled()
 }
 
 // resumeAcceptDue re-arms the listeners once the pause is over and returns
 // the epoll timeout (ms) the loop must not exceed meanwhile (-1: none).
 func (r *loop) resumeAcceptDue() int {
-	if r.acceptPausedUntil == (time.Time{}) {
-		return -1
-	}
-	left := time.Until(r.acceptPausedUntil)
-	if left > 0 {
-		return int((left + time.Millisecond - 1) / time.Millisecond)
-	}
-	r.acceptPausedUntil = time.Time{}
-	r.eng.acct.ListenResumed()
-	if !r.draining {
+	if r.ResumeAccept() {
 		r.setListenEvents(unix.EPOLLIN)
+	}
+	if left, paused := r.AcceptPauseLeft(); paused {
+		return int((max(left, 0) + time.Millisecond - 1) / time.Millisecond)
 	}
 	return -1
 }
 
 func (r *loop) setListenEvents(events uint32) {
-	for li, fd := range r.listeners {
+	for li, ln := range r.Listeners() {
+		fd := ln.FD
 		if fd < 0 {
 			continue
 		}
 		ev := unix.EpollEvent{Events: events, Fd: int32(fd), Pad: int32(tagListener0 - li)}
 		if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
-			r.eng.logAcceptError(fmt.Errorf("epoll_ctl listener: %w", err))
+			r.eng.LogAcceptError(fmt.Errorf("epoll_ctl listener: %w", err))
 		}
 	}
 }
