@@ -14,7 +14,7 @@
 //     against.
 //
 // What every engine must do alike is written once, here: the Engine
-// interface and its Config (built once by cmd/gocached, never written by an
+// interface and its Config (built once by internal/server, never written by an
 // engine), -l parsing and the sockets a listen list binds (Bindings),
 // memcached's connection accounting (Accounting) and `stats conns`
 // rendering (WriteConns), the flow-control policy (flow.go), and the
@@ -30,7 +30,7 @@
 // connection hands its bytes to a Session (internal/protocol) and gets
 // reply bytes back.
 //
-// Dependencies flow one way: cmd/gocached -> reactor/<engine> ->
+// Dependencies flow one way: cmd/gocached -> internal/server -> reactor/<engine> ->
 // reactor/rawloop (epoll, uring) -> reactor -> protocol -> store. The
 // engine conformance suite (conformance_test.go) runs one table of
 // protocol, accounting, flow-control and shutdown cases against every

@@ -36,12 +36,12 @@ type Session interface {
 	SetWakeup(fn func())
 }
 
-// Config is what every engine takes. cmd/gocached builds it once from the
+// Config is what every engine takes. internal/server builds it once from the
 // command line; engines read it and never write it back: what an engine
 // chooses (its thread count, its NAPI map) it reports through Engine.
 type Config struct {
 	Listen   string // -l: host(s); "" = all interfaces
-	Port     int    // -p: 0 picks a free port (cmd/gocached maps memcached's -p -1 here)
+	Port     int    // -p: 0 picks a free port (internal/config maps memcached's -p -1 here)
 	MaxConns int    // -c: across the whole engine
 	Threads  int    // -t: 0 = the engine's automatic choice
 	Backlog  int    // -b
@@ -63,7 +63,7 @@ type Config struct {
 
 	// UnixSocketOwner, when set, runs the -s socket's file work (removing a
 	// stale socket, binding, setting -a's mode) with the file-system
-	// identity that is to own the socket: cmd/gocached passes the -u
+	// identity that is to own the socket: internal/server passes the -u
 	// user's, since memcached, already that user when it binds, creates the
 	// socket as the user and needs no right root has (a service confined to
 	// CAP_SETUID/CAP_SETGID, as Debian's memcached.service is, has neither
@@ -72,7 +72,7 @@ type Config struct {
 	UnixSocketOwner func(fn func() error) error
 
 	// TLS (-Z) makes every listener but the "notls:" ones serve TLS with
-	// this configuration. Only the portable engine serves TLS: cmd/gocached
+	// this configuration. Only the portable engine serves TLS: internal/server
 	// runs it when -Z is given (see doc.go).
 	TLS *tls.Config
 
@@ -115,7 +115,7 @@ type EpollConfig struct {
 	// kernel (netdev napi-get) for `stats reactors`; timeouts in ns. It is
 	// safe for concurrent use and costs a netlink round trip, so it is
 	// called at stats time only. nil leaves those lines out; an error means
-	// "unknown right now". cmd/gocached supplies it from internal/napi, so
+	// "unknown right now". internal/server supplies it from internal/napi, so
 	// the engines never import napi.
 	NAPIKnobs func(napiID uint32) (deferHardIRQs uint32, groFlushTimeoutNs, irqSuspendTimeoutNs uint64, err error)
 }
