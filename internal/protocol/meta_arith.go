@@ -19,7 +19,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	if !s.metaPrologue(line, n, rMetaFlagsTooLong, rMetaInvalidOrDup) {
 		return
 	}
-	f := &s.mf
+	f := &s.meta.flags
 	decr := false
 	switch f.mode {
 	case 0, 'I', '+':
@@ -37,14 +37,14 @@ func (s *Session) metaArith(line []byte, n int) {
 	if f.hasCAS {
 		cas = f.cas
 	}
-	s.metaLine, s.metaN = line, n
+	s.meta.line, s.meta.tokens = line, n
 	start := len(s.out)
-	res := s.env.Store.Arith(s.metaKey, store.ArithRequest{
+	res := s.env.Store.Arith(s.meta.key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial, NewCAS: f.newCAS,
-	}, s.maFn)
-	if res == store.Stored && s.maCreated && s.watching() != 0 {
+	}, s.meta.arithFn)
+	if res == store.Stored && s.meta.arithCreated && s.watching() != 0 {
 		// memcached sets N's TTL after the add it logs: ttl=0.
-		s.logVivified(s.metaKey, f.initial, 0)
+		s.logVivified(s.meta.key, f.initial, 0)
 	}
 	// memcached checks an opaque's length as it writes the reply: after
 	// the arithmetic (and the flags before the opaque) took effect, unless
@@ -56,7 +56,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	switch res {
 	case store.Stored:
 		// A plain success is what q hides; a created item is still shown.
-		if f.quiet && !s.maCreated {
+		if f.quiet && !s.meta.arithCreated {
 			s.out = s.out[:start]
 		}
 		return
@@ -75,7 +75,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	default:
 		s.out = append(s.out, "NF"...)
 	}
-	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.metaKey, f.keyBinary)
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.meta.key, f.keyBinary)
 	s.out = append(s.out, crlf...)
 }
 
@@ -92,8 +92,8 @@ func (s *Session) seenFlag(line []byte, n int, c byte) bool {
 // metaArithItem formats the reply for an item ma changed or created, its
 // flags applied in request order as memcached does.
 func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
-	line, n, f := s.metaLine, s.metaN, &s.mf
-	s.maCreated = created
+	line, n, f := s.meta.line, s.meta.tokens, &s.meta.flags
+	s.meta.arithCreated = created
 	var digits [20]byte
 	num := strconv.AppendUint(digits[:0], value, 10)
 	b := s.out
@@ -125,7 +125,7 @@ func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
 			b = append(b, ' ')
 			b = append(b, tok...)
 		case 'k':
-			b = appendMetaKey(b, s.metaKey, f.keyBinary)
+			b = appendMetaKey(b, s.meta.key, f.keyBinary)
 		}
 	}
 	if f.value {

@@ -66,7 +66,7 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		return false
 	}
 	if s.watching()&logFetchers != 0 {
-		s.logLookup(s.metaKey)
+		s.logLookup(s.meta.key)
 	}
 	return true
 }
@@ -75,25 +75,25 @@ func (s *Session) metaGet(line []byte, n int) {
 	if !s.metaPrologue(line, n, rMetaGetFlagsTooLong, "") {
 		return
 	}
-	s.metaLine, s.metaN = line, n
+	s.meta.line, s.meta.tokens = line, n
 	start := len(s.out)
-	s.metaOpaqueErr = false
-	hit := s.env.Store.MetaGet(s.metaKey, s.mf.vivify, s.mf.newCAS, s.mgFn)
+	s.meta.opaqueTooLong = false
+	hit := s.env.Store.MetaGet(s.meta.key, s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
 	// memcached checks an opaque's length as it writes the reply: after
 	// the lookup, an autovivify and the flags before the opaque took
 	// effect, and answering the error even under q.
-	if s.metaOpaqueErr || !hit && s.opaqueTooLong(line, n, 2) {
+	if s.meta.opaqueTooLong || !hit && s.opaqueTooLong(line, n, 2) {
 		s.out = append(s.out[:start], rMetaOpaqueTooLong...)
 		return
 	}
 	if hit {
 		return
 	}
-	if s.mf.quiet {
+	if s.meta.flags.quiet {
 		return // q hides a miss
 	}
 	s.out = append(s.out, rMetaMiss...)
-	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.metaKey, s.mf.keyBinary)
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.meta.key, s.meta.flags.keyBinary)
 	s.out = append(s.out, crlf...)
 }
 
@@ -102,7 +102,7 @@ func (s *Session) metaGet(line []byte, n int) {
 // them, as memcached does, so that "t T30" shows the TTL before the touch
 // and "T30 t" the one after. It reports whether the TTL was set.
 func (s *Session) metaGetItem(it store.Item, created bool) bool {
-	line, n, f := s.metaLine, s.metaN, &s.mf
+	line, n, f := s.meta.line, s.meta.tokens, &s.meta.flags
 	b := s.out
 	if f.value {
 		b = append(b, "VA "...)
@@ -158,7 +158,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			if len(tok) > metaMaxOpaque {
 				// memcached stops here; a plain mg (no flag that locks
 				// the item) bumped it when it fetched it.
-				s.metaOpaqueErr = true
+				s.meta.opaqueTooLong = true
 				if !f.noUpdate && !s.metaLocks(line, n) {
 					it.Bump()
 				}
@@ -248,24 +248,24 @@ func (s *Session) metaDebug(line []byte, n int) {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
-	s.metaKey = s.token(line, 1)
+	s.meta.key = s.token(line, 1)
 	binary := n >= 3 && string(s.token(line, 2)) == "b"
 	if binary {
-		k, ok := decodeBase64Key(s.metaKeyBuf[:0], s.metaKey)
-		s.metaKeyBuf = k
+		k, ok := decodeBase64Key(s.meta.keyBuf[:0], s.meta.key)
+		s.meta.keyBuf = k
 		if !ok {
 			s.out = append(s.out, rBadFormat...)
 			return
 		}
-		s.metaKey = k
-	} else if !validKey(s.metaKey) {
+		s.meta.key = k
+	} else if !validKey(s.meta.key) {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
 	if s.watching()&logFetchers != 0 {
-		s.logLookup(s.metaKey)
+		s.logLookup(s.meta.key)
 	}
-	if !s.env.Store.View(s.metaKey, s.meFn) {
+	if !s.env.Store.View(s.meta.key, s.meta.debugFn) {
 		s.replyLogged(rMetaMiss + crlf)
 	}
 	s.env.counters.metaCmds.Add(1)

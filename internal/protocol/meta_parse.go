@@ -54,13 +54,13 @@ type metaFlags struct {
 // _meta_flag_preparse does: a repeated flag or an unknown one stops at once;
 // a bad argument is remembered and parsing goes on, so that a later error
 // message can replace an earlier one exactly as memcached's does. The key
-// (token 1) is base64-decoded into s.metaKey when b is present; otherwise
-// s.metaKey is the key token itself. It returns "" on success, else the
+// (token 1) is base64-decoded into s.meta.key when b is present; otherwise
+// s.meta.key is the key token itself. It returns "" on success, else the
 // error reply.
 func (s *Session) parseMetaFlags(line []byte, n, first int) string {
-	f := &s.mf
+	f := &s.meta.flags
 	*f = metaFlags{}
-	s.metaKey = s.token(line, 1)
+	s.meta.key = s.token(line, 1)
 	var seen [128]bool
 	failed := false
 	errstr := rBadFormat
@@ -73,9 +73,9 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 		seen[c] = true
 		switch c {
 		case 'b':
-			k, ok := decodeBase64Key(s.metaKeyBuf[:0], s.token(line, 1))
-			s.metaKeyBuf = k
-			s.metaKey = k
+			k, ok := decodeBase64Key(s.meta.keyBuf[:0], s.token(line, 1))
+			s.meta.keyBuf = k
+			s.meta.key = k
 			if !ok {
 				errstr, failed = rMetaBadKey, true
 			}
@@ -161,10 +161,10 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 // a valid text key; a base64 key may hold any bytes, as the b flag exists
 // for exactly that.
 func (s *Session) metaKeyOK() bool {
-	if s.mf.keyBinary {
-		return len(s.metaKey) > 0
+	if s.meta.flags.keyBinary {
+		return len(s.meta.key) > 0
 	}
-	return validKey(s.metaKey)
+	return validKey(s.meta.key)
 }
 
 // opaqueTooLong reports whether an O token of the line is longer than

@@ -51,7 +51,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	if msg := s.parseMetaFlags(line, n, 3); msg != "" {
 		return fail(msg)
 	}
-	f := &s.mf
+	f := &s.meta.flags
 	if !s.metaKeyOK() {
 		return fail(rBadFormat)
 	}
@@ -80,7 +80,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		mode = store.ModeCAS
 	}
 	st := s.env.Store
-	key := s.metaKey
+	key := s.meta.key
 	vlen := total - 2
 	if vlen > st.MaxValueSize(len(key), f.flags) {
 		s.env.counters.storeTooLarge.Add(1)

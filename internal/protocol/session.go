@@ -61,21 +61,7 @@ type Session struct {
 	getCAS   bool
 	emit     func(value []byte, m store.Meta)
 
-	// Meta command scratch: the parsed flags, the key (decoded when base64),
-	// the line and token count the store callbacks format the reply from,
-	// and those callbacks, bound once so that calls do not allocate.
-	mf         metaFlags
-	metaKey    []byte
-	metaKeyBuf []byte
-	metaLine   []byte
-	metaN      int
-	maCreated  bool
-	// metaOpaqueErr: an mg or ma met an opaque over 32 bytes while
-	// answering, which memcached notices only there.
-	metaOpaqueErr bool
-	mgFn          func(it store.Item, created bool) bool
-	maFn          func(it store.Item, value uint64, created bool)
-	meFn          func(it store.Item)
+	meta metaState // the meta command being answered (meta_state.go)
 
 	// Binary protocol state: what the connection speaks, SASL progress, and
 	// the request being answered with the callbacks that need it.
@@ -145,9 +131,7 @@ func NewSession(env *Env) *Session {
 	s := &Session{env: env}
 	// Bind the callback once: a method value built per Get would allocate.
 	s.emit = s.emitValue
-	s.mgFn = s.metaGetItem
-	s.maFn = s.metaArithItem
-	s.meFn = s.metaDebugItem
+	s.meta.bind(s)
 	s.binEmitFn = s.binEmitValue
 	s.binArithFn = s.binArithItem
 	s.dumpFn = s.dumpItem
@@ -252,8 +236,7 @@ func (s *Session) Reset() {
 	s.out = nil
 	s.getKey = nil
 	s.noreply = false
-	s.metaKey = nil
-	s.metaLine = nil
+	s.meta.reset()
 }
 
 // Want reports the buffer size the first unconsumed request needs in total
@@ -312,8 +295,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.out, s.outIn = nil, nil
 	s.getKey = nil
 	// Drop references into the engine's buffer so it can be reused or freed.
-	s.metaKey = nil
-	s.metaLine = nil
+	s.meta.endCall()
 	s.binKey = nil
 	return pos, reply, st
 }
