@@ -16,8 +16,8 @@ import (
 // cache (with nonzero flags, 4 bytes less) is answered at once and swallowed
 // as it arrives.
 func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen int) (int, Status) {
-	if s.vlog && !s.binCmdLogged {
-		s.binCmdLogged = true
+	if s.vlog && !s.bin.cmdLogged {
+		s.bin.cmdLogged = true
 		lenText := "Value len is " + strconv.Itoa(vlen)
 		switch op {
 		case opSet:
@@ -40,9 +40,9 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 			s.env.recordPrefix(key, 's', false)
 		}
 		s.env.counters.storeTooLarge.Add(1)
-		s.binError(&s.bh, statusTooLarge)
+		s.binError(&s.bin.header, statusTooLarge)
 		if s.watching() != 0 {
-			s.logRefused(key, binStoreMode(op, s.bh.cas), op == opSet)
+			s.logRefused(key, binStoreMode(op, s.bin.header.cas), op == opSet)
 		}
 		if op == opSet {
 			st.Discard(key) // a failed set must not leave the old value
@@ -60,7 +60,7 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	if s.env.detailEnabled() { // once the value is here: the header may be parsed again
 		s.env.recordPrefix(key, 's', false)
 	}
-	req := store.SetRequest{Key: key, Value: value, CAS: s.bh.cas}
+	req := store.SetRequest{Key: key, Value: value, CAS: s.bin.header.cas}
 	if st := s.env.Settings; st != nil && !st.CASEnabled {
 		// Under -C memcached's items have no CAS field: ITEM_set_cas does
 		// nothing, so the request's CAS is never compared.
@@ -80,24 +80,24 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	}
 	switch res {
 	case store.Stored:
-		s.binReply(&s.bh, nil, nil, nil, cas)
+		s.binReply(&s.bin.header, nil, nil, nil, cas)
 	case store.Exists:
-		s.binError(&s.bh, statusKeyExists)
+		s.binError(&s.bin.header, statusKeyExists)
 	case store.NotFound:
-		s.binError(&s.bh, statusKeyNotFound)
+		s.binError(&s.bin.header, statusKeyNotFound)
 	case store.OutOfMemory:
 		s.env.counters.storeNoMemory.Add(1)
-		s.binErrorText(&s.bh, statusNoMemory, "Out of memory allocating item")
+		s.binErrorText(&s.bin.header, statusNoMemory, "Out of memory allocating item")
 	default:
 		// Not stored (or too large once appended): memcached words it by
 		// command, the one place its binary codes depend on the opcode.
 		switch req.Mode {
 		case store.ModeAdd:
-			s.binError(&s.bh, statusKeyExists)
+			s.binError(&s.bin.header, statusKeyExists)
 		case store.ModeReplace:
-			s.binError(&s.bh, statusKeyNotFound)
+			s.binError(&s.bin.header, statusKeyNotFound)
 		default:
-			s.binError(&s.bh, statusNotStored)
+			s.binError(&s.bin.header, statusNotStored)
 		}
 	}
 	return head + vlen, NeedMore
@@ -125,9 +125,9 @@ func binStoreMode(op uint8, cas uint64) store.Mode {
 // binGet runs get/getk/gat/gatk/touch and their quiet forms. ext holds the
 // expiration of the touching commands.
 func (s *Session) binGet(op uint8, ext, key []byte) {
-	s.binKey = key
-	s.binWithKey = op == opGetK || op == opGATK
-	s.binWithValue = op != opTouch
+	s.bin.key = key
+	s.bin.replyKey = op == opGetK || op == opGATK
+	s.bin.replyValue = op != opTouch
 	if s.vlog {
 		if ext != nil {
 			s.vlogBinCommand("TOUCH", key, "")
@@ -141,52 +141,52 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	}
 	var hit bool
 	if ext != nil {
-		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.binEmitFn)
+		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.bin.getFn)
 	} else {
-		hit = st.Get(key, s.binEmitFn)
+		hit = st.Get(key, s.bin.getFn)
 	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'g', hit)
 	}
-	if hit || s.binQuiet {
+	if hit || s.bin.quiet {
 		return
 	}
-	if s.binWithKey {
+	if s.bin.replyKey {
 		// A keyed miss carries the key and no text.
 		at := len(s.out)
-		s.out = appendBinHeader(s.out, s.bh.opcode, statusKeyNotFound, 0, uint16(len(key)), uint32(len(key)), s.bh.opaque, 0)
+		s.out = appendBinHeader(s.out, s.bin.header.opcode, statusKeyNotFound, 0, uint16(len(key)), uint32(len(key)), s.bin.header.opaque, 0)
 		if s.vlog {
 			s.vlogBinResponse(at, false)
 		}
 		s.out = append(s.out, key...)
 		return
 	}
-	s.binError(&s.bh, statusKeyNotFound)
+	s.binError(&s.bin.header, statusKeyNotFound)
 }
 
 // binEmitValue writes a get hit; it is the store's callback, bound once.
 func (s *Session) binEmitValue(value []byte, m store.Meta) {
 	keyLen := 0
-	if s.binWithKey {
-		keyLen = len(s.binKey)
+	if s.bin.replyKey {
+		keyLen = len(s.bin.key)
 	}
 	body := 4 + keyLen
-	if s.binWithValue {
+	if s.bin.replyValue {
 		body += len(value)
 	}
 	at := len(s.out)
-	b := appendBinHeader(s.out, s.bh.opcode, statusOK, 4, uint16(keyLen), uint32(body), s.bh.opaque, m.CAS)
+	b := appendBinHeader(s.out, s.bin.header.opcode, statusOK, 4, uint16(keyLen), uint32(body), s.bin.header.opaque, m.CAS)
 	if s.vlog {
 		s.out = b
 		s.vlogBinResponse(at, true)
 	}
 	b = binary.BigEndian.AppendUint32(b, m.Flags)
-	if s.binWithKey {
-		b = append(b, s.binKey...)
+	if s.bin.replyKey {
+		b = append(b, s.bin.key...)
 	}
-	if s.binWithValue {
+	if s.bin.replyValue {
 		if s.inPieces(len(value)) {
-			b = s.startSend(b, value, s.env.Store.RefOf(s.binKey, value), false)
+			b = s.startSend(b, value, s.env.Store.RefOf(s.bin.key, value), false)
 		} else {
 			b = append(s.replyRoom(b, len(value)), value...)
 		}
@@ -205,14 +205,14 @@ func (s *Session) binDelete(key []byte) {
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
-	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bh.cas, HasCAS: s.bh.cas != 0})
+	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bin.header.cas, HasCAS: s.bin.header.cas != 0})
 	switch res {
 	case store.Stored:
-		s.binReply(&s.bh, nil, nil, nil, 0)
+		s.binReply(&s.bin.header, nil, nil, nil, 0)
 	case store.Exists:
-		s.binError(&s.bh, statusKeyExists)
+		s.binError(&s.bin.header, statusKeyExists)
 	default:
-		s.binError(&s.bh, statusKeyNotFound)
+		s.binError(&s.bin.header, statusKeyNotFound)
 	}
 }
 
@@ -227,29 +227,29 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 		line = fmt.Appendf(line, " %d, %d, %d", int64(delta), initial, int32(exp))
 		s.vlogBinText(line)
 	}
-	s.binArithExp, s.binArithCreated = int64(exp), false
+	s.bin.arithExptime, s.bin.arithCreated = int64(exp), false
 	if s.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res := s.env.Store.Arith(key, store.ArithRequest{
-		Delta: delta, Decr: decr, CAS: s.bh.cas, Vivify: exp != 0xffffffff, Initial: initial,
-	}, s.binArithFn)
-	if res == store.Stored && s.binArithCreated && s.watching() != 0 {
+		Delta: delta, Decr: decr, CAS: s.bin.header.cas, Vivify: exp != 0xffffffff, Initial: initial,
+	}, s.bin.arithFn)
+	if res == store.Stored && s.bin.arithCreated && s.watching() != 0 {
 		s.logVivified(key, initial, s.env.Store.LogTTL(int64(exp)))
 	}
 	switch res {
 	case store.Stored:
 		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], s.binArithValue)
-		s.binReply(&s.bh, nil, nil, v[:], s.binArithCAS)
+		binary.BigEndian.PutUint64(v[:], s.bin.arithValue)
+		s.binReply(&s.bin.header, nil, nil, v[:], s.bin.arithCAS)
 	case store.NonNumeric:
-		s.binError(&s.bh, statusDeltaBadValue)
+		s.binError(&s.bin.header, statusDeltaBadValue)
 	case store.Exists:
-		s.binError(&s.bh, statusKeyExists)
+		s.binError(&s.bin.header, statusKeyExists)
 	case store.OutOfMemory:
-		s.binErrorText(&s.bh, statusNoMemory, "Out of memory incrementing value")
+		s.binErrorText(&s.bin.header, statusNoMemory, "Out of memory incrementing value")
 	default:
-		s.binError(&s.bh, statusKeyNotFound)
+		s.binError(&s.bin.header, statusKeyNotFound)
 	}
 }
 
@@ -257,9 +257,9 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 // an item it created gets the request's expiration.
 func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
 	if created {
-		it.SetExptime(s.binArithExp)
+		it.SetExptime(s.bin.arithExptime)
 	}
-	s.binArithValue, s.binArithCAS, s.binArithCreated = value, it.CAS(), created
+	s.bin.arithValue, s.bin.arithCAS, s.bin.arithCreated = value, it.CAS(), created
 }
 
 // binFlush runs flush with an optional 4-byte expiration (a delay), as
@@ -267,7 +267,7 @@ func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
 // counts nothing; otherwise it is flush_all's flush.
 func (s *Session) binFlush(ext []byte) {
 	if st := s.env.Settings; st != nil && st.FlushDisabled {
-		s.binError(&s.bh, statusAuthError)
+		s.binError(&s.bin.header, statusAuthError)
 		return
 	}
 	var delay int64
@@ -275,5 +275,5 @@ func (s *Session) binFlush(ext []byte) {
 		delay = int64(binary.BigEndian.Uint32(ext))
 	}
 	s.flush(delay)
-	s.binReply(&s.bh, nil, nil, nil, 0)
+	s.binReply(&s.bin.header, nil, nil, nil, 0)
 }

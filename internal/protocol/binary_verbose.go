@@ -39,8 +39,8 @@ const hexDigits = "0123456789abcdef"
 // vlogBinRequest dumps the request header at the front of in, once per
 // request (binDumped is cleared when the request is consumed).
 func (s *Session) vlogBinRequest(in []byte) {
-	if !s.binDumped {
-		s.binDumped = true
+	if !s.bin.headerDumped {
+		s.bin.headerDumped = true
 		s.vlogBinDump('<', "Read binary protocol data:", "   ", in)
 	}
 }

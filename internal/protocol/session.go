@@ -68,21 +68,7 @@ type Session struct {
 	proto         connProto
 	authenticated bool
 	sasl          saslExchange
-	bh            binHeader
-	binQuiet      bool
-	binDumped     bool // -vv: the request's header has been dumped
-	binCmdLogged  bool // -vv: the request's command line has been written
-	binKey        []byte
-	binWithKey    bool
-	binWithValue  bool
-	binArithExp   int64
-	// binArithCreated: the incr/decr being answered created its item.
-	binArithCreated bool
-	binArithValue   uint64
-	binArithCAS     uint64
-	binEmitFn       func(value []byte, m store.Meta)
-	binArithFn      func(it store.Item, value uint64, created bool)
-	statScratch     []byte // binary STAT renders the text lines here first
+	bin           binaryState // the binary request being answered (binary_state.go)
 
 	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
 	dump   *dumpState // a metadump in progress
@@ -132,8 +118,7 @@ func NewSession(env *Env) *Session {
 	// Bind the callback once: a method value built per Get would allocate.
 	s.emit = s.emitValue
 	s.meta.bind(s)
-	s.binEmitFn = s.binEmitValue
-	s.binArithFn = s.binArithItem
+	s.bin.bind(s)
 	s.dumpFn = s.dumpItem
 	return s
 }
@@ -219,7 +204,7 @@ func (s *Session) Reset() {
 	s.connID = s.datagramID
 	s.authed = false
 	s.logScratch = nil
-	s.binDumped, s.binCmdLogged = false, false
+	s.bin.reset()
 	s.swallow = 0
 	s.datagramDrop = false
 	s.listenerBinding, s.listenerBound = BindingAuto, false
@@ -296,7 +281,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.getKey = nil
 	// Drop references into the engine's buffer so it can be reused or freed.
 	s.meta.endCall()
-	s.binKey = nil
+	s.bin.endCall()
 	return pos, reply, st
 }
 
@@ -410,7 +395,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			if charged && !s.recv.active {
 				s.endResumed()
 			}
-			s.binDumped, s.binCmdLogged = false, false
+			s.bin.endRequest()
 			pos += n
 			reqs++
 			if st == Close {
