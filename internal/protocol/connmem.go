@@ -289,7 +289,7 @@ func (s *Session) endResumed() {
 // multiget paused between keys, a value going out in pieces): memcached
 // holds a command's objects until its reply is written.
 func (s *Session) endCall(waiting bool) {
-	if s.mem.objs > 0 && (s.send.active || s.mget.active && !s.mget.skip) {
+	if s.mem.objs > 0 && (s.send.active || s.get.multiget.active && !s.get.multiget.skip) {
 		return
 	}
 	if !waiting || s.mem.objs == 0 {

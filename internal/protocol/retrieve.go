@@ -88,7 +88,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 		k = ke
 	}
 	if at := s.serveKeys(line, from, withCAS, touch, exptime); at >= 0 {
-		s.mget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
+		s.get.multiget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
 		return at, s.paused()
 	}
 	return 0, NeedMore
@@ -99,7 +99,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 // prefix stats and the logs. Each key takes its response object first;
 // false: one found none, and the keys from it on were not looked up.
 func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
-	note := func(v []byte, m store.Meta) { s.lastVlen, s.lastFlags = len(v), m.Flags } // for the logs
+	note := func(v []byte, m store.Meta) { s.get.hitLen, s.get.hitFlags = len(v), m.Flags } // for the logs
 	for i := 0; ; {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
@@ -123,21 +123,21 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 // continueMultiget serves the rest of a paused multiget from the front of in
 // and returns how many bytes it consumed.
 func (s *Session) continueMultiget(in []byte) (int, Status) {
-	m := s.mget
+	m := s.get.multiget
 	if m.open {
 		return s.continueOpenMultiget(in)
 	}
 	nl := bytes.IndexByte(in, '\n')
 	if nl < 0 || m.left > nl {
 		// Only an engine that dropped its buffer gets here.
-		s.mget = multigetState{}
+		s.get.multiget = multigetState{}
 		return 0, NeedMore
 	}
 	if at := s.serveKeys(in[:m.left], 0, m.withCAS, m.touch, m.exptime); at >= 0 {
-		s.mget.left = m.left - at
+		s.get.multiget.left = m.left - at
 		return at, s.paused()
 	}
-	s.mget = multigetState{}
+	s.get.multiget = multigetState{}
 	return nl + 1, NeedMore
 }
 
@@ -180,7 +180,7 @@ const keysOutOfMemory = -2
 // once every key is served, the offset of the key to resume at when it
 // paused, or keysOutOfMemory.
 func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime int32) int {
-	s.getCAS = withCAS
+	s.get.withCAS = withCAS
 	st := s.env.Store
 	served := false
 	// Checked once per line: logging and prefix stats are nearly always off.
@@ -197,16 +197,16 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 			return keysOutOfMemory
 		}
 		key := keys[ks:ke]
-		s.getKey = key
+		s.get.key = key
 		var before store.Presence
 		if observe {
 			before = s.lookupBefore(key)
 		}
 		var hit bool
 		if touch {
-			hit = st.GetAndTouch(key, int64(exptime), s.emit)
+			hit = st.GetAndTouch(key, int64(exptime), s.get.emitFn)
 		} else {
-			hit = st.Get(key, s.emit)
+			hit = st.Get(key, s.get.emitFn)
 		}
 		if observe {
 			s.observeGet(key, hit, before)
@@ -245,7 +245,7 @@ func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
 				p = store.Absent
 			}
 		}
-		s.logGet(key, p, s.env.Store.ItemClass(len(key), s.lastVlen, s.lastFlags), s.lastVlen)
+		s.logGet(key, p, s.env.Store.ItemClass(len(key), s.get.hitLen, s.get.hitFlags), s.get.hitLen)
 	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'g', hit)
@@ -254,21 +254,21 @@ func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
 
 // emitValue writes one VALUE block; it is the store's Get callback.
 func (s *Session) emitValue(value []byte, m store.Meta) {
-	s.lastVlen, s.lastFlags = len(value), m.Flags
-	b := s.replyRoom(s.out, len(valuePrefix)+len(s.getKey)+64+min(len(value), valueChunk))
+	s.get.hitLen, s.get.hitFlags = len(value), m.Flags
+	b := s.replyRoom(s.out, len(valuePrefix)+len(s.get.key)+64+min(len(value), valueChunk))
 	b = append(b, valuePrefix...)
-	b = append(b, s.getKey...)
+	b = append(b, s.get.key...)
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, uint64(m.Flags), 10)
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, uint64(len(value)), 10)
-	if s.getCAS {
+	if s.get.withCAS {
 		b = append(b, ' ')
 		b = strconv.AppendUint(b, m.CAS, 10)
 	}
 	b = append(b, crlf...)
 	if s.inPieces(len(value)) {
-		s.out = s.startSend(b, value, s.env.Store.RefOf(s.getKey, value), true)
+		s.out = s.startSend(b, value, s.env.Store.RefOf(s.get.key, value), true)
 		return
 	}
 	b = append(b, value...)

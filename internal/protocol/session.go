@@ -41,9 +41,9 @@ type Session struct {
 	// hold no '\n', so that a long line arriving in many reads is not
 	// searched from its start every time.
 	scanned int
-	// mget is a multiget paused for want of output budget: the rest of its
-	// key list is at the front of the unconsumed input.
-	mget multigetState
+	// get is the retrieval being answered, or a multiget a call left
+	// unfinished (retrieve_state.go).
+	get getState
 	// send is a large value going out in pieces (budget.go); recv is one
 	// coming in, into a store reservation (recv.go).
 	send sendState
@@ -57,9 +57,6 @@ type Session struct {
 	outStart int // len(out) when Process was called
 	tok      [maxTokens]span
 	noreply  bool
-	getKey   []byte
-	getCAS   bool
-	emit     func(value []byte, m store.Meta)
 
 	meta metaState // the meta command being answered (meta_state.go)
 
@@ -102,11 +99,9 @@ type Session struct {
 	quit        bool
 	closeReason string
 	logScratch  []byte
-	flushMark   int    // len(out) after the last reply memcached would have flushed
-	lastVlen    int    // the value length and flags of the last get hit
-	lastFlags   uint32 //
-	vlog        bool   // -vv lines are wanted during this Process call
-	authed      bool   // passed ASCII auth (-Y)
+	flushMark   int  // len(out) after the last reply memcached would have flushed
+	vlog        bool // -vv lines are wanted during this Process call
+	authed      bool // passed ASCII auth (-Y)
 	// mem is the connection's read buffer and response objects in its
 	// worker's pool (connmem.go).
 	mem connMem
@@ -115,8 +110,7 @@ type Session struct {
 // NewSession returns a Session bound to env.
 func NewSession(env *Env) *Session {
 	s := &Session{env: env}
-	// Bind the callback once: a method value built per Get would allocate.
-	s.emit = s.emitValue
+	s.get.bind(s)
 	s.meta.bind(s)
 	s.bin.bind(s)
 	s.dumpFn = s.dumpItem
@@ -133,7 +127,7 @@ func NewSession(env *Env) *Session {
 // watcher with nothing to say, which it may leave until its wakeup.
 func (s *Session) Pending() bool {
 	return s.dump != nil || s.watch != nil || s.send.active || s.budgetStop ||
-		s.mget.active && !s.mget.hungry && s.env.ResumesPending
+		s.get.multiget.active && !s.get.multiget.hungry && s.env.ResumesPending
 }
 
 // SetWakeup registers fn, which a watching Session calls (from another
@@ -213,13 +207,12 @@ func (s *Session) Reset() {
 	s.sasl = saslExchange{challenge: s.sasl.challenge[:0]}
 	s.want, s.wantLine = 0, false
 	s.scanned = 0
-	s.mget = multigetState{}
+	s.get.reset()
 	s.endSend()
 	s.endRecv()
 	s.endMem()
 	s.budgetStop = false
 	s.out = nil
-	s.getKey = nil
 	s.noreply = false
 	s.meta.reset()
 }
@@ -278,8 +271,8 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	}
 	reply = s.out
 	s.out, s.outIn = nil, nil
-	s.getKey = nil
 	// Drop references into the engine's buffer so it can be reused or freed.
+	s.get.endCall()
 	s.meta.endCall()
 	s.bin.endCall()
 	return pos, reply, st
@@ -347,10 +340,10 @@ func (s *Session) process(in []byte) (int, Status) {
 			return pos, NeedMore
 		}
 		if s.overBudget() {
-			s.budgetStop = !s.mget.active // a paused multiget is Pending anyway
+			s.budgetStop = !s.get.multiget.active // a paused multiget is Pending anyway
 			return pos, NeedMore
 		}
-		if s.mget.active {
+		if s.get.multiget.active {
 			n, st := s.continueMultiget(in[pos:])
 			pos += n
 			if s.mem.cut {
@@ -359,10 +352,10 @@ func (s *Session) process(in []byte) (int, Status) {
 			if st == Yield {
 				return pos, Yield
 			}
-			if s.mget.hungry { // an open line waiting for more of itself
+			if s.get.multiget.hungry { // an open line waiting for more of itself
 				return pos, NeedMore
 			}
-			if s.mget.active { // paused again: a value in pieces, or the budget
+			if s.get.multiget.active { // paused again: a value in pieces, or the budget
 				continue
 			}
 			reqs++
@@ -458,7 +451,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			// A multiget paused: data is how much of its line was served.
 			return pos + data, Yield
 		}
-		if s.mget.active {
+		if s.get.multiget.active {
 			// Paused without yielding (ResumesPending): what stopped it, a
 			// value in pieces or the budget, is handled at the loop's top.
 			pos += data
