@@ -147,7 +147,7 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 		return total, NeedMore
 	}
 	if s.env.ASCIIAuth.Check(s.token(payload, 0), s.token(payload, 1)) {
-		s.authed = true
+		s.auth.textPassed = true
 		s.env.counters.authCmds.Add(1)
 		s.reply(rStored)
 	} else {

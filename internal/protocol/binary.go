@@ -52,12 +52,12 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 	}
 	if s.env.SASL != nil && s.vlog {
 		ok := "false"
-		if s.authenticated || saslAllowed(h.opcode) {
+		if s.auth.saslPassed || saslAllowed(h.opcode) {
 			ok = "true"
 		}
 		s.vlogBinText([]byte("authenticated() in cmd 0x" + string([]byte{hexDigits[h.opcode>>4], hexDigits[h.opcode&15]}) + " is " + ok))
 	}
-	if s.env.SASL != nil && !s.authenticated && !saslAllowed(h.opcode) {
+	if s.env.SASL != nil && !s.auth.saslPassed && !saslAllowed(h.opcode) {
 		s.binError(&s.bin.header, statusAuthError)
 		return head, Close
 	}
@@ -136,7 +136,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 			s.binError(&s.bin.header, statusUnknownCommand)
 			return head, NeedMore
 		}
-		s.authenticated = false
+		s.auth.saslPassed = false
 		s.binReply(&s.bin.header, nil, nil, s.env.SASL.mechList, 0)
 	case opSASLAuth, opSASLStep:
 		if h.extLen != 0 || h.keyLen == 0 {

@@ -60,12 +60,9 @@ type Session struct {
 
 	meta metaState // the meta command being answered (meta_state.go)
 
-	// Binary protocol state: what the connection speaks, SASL progress, and
-	// the request being answered with the callbacks that need it.
-	proto         connProto
-	authenticated bool
-	sasl          saslExchange
-	bin           binaryState // the binary request being answered (binary_state.go)
+	proto connProto   // what the connection has been found to speak
+	bin   binaryState // the binary request being answered (binary_state.go)
+	auth  authState   // the client's login, SASL or -Y (auth_state.go)
 
 	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
 	dump   *dumpState // a metadump in progress
@@ -101,7 +98,6 @@ type Session struct {
 	logScratch  []byte
 	flushMark   int  // len(out) after the last reply memcached would have flushed
 	vlog        bool // -vv lines are wanted during this Process call
-	authed      bool // passed ASCII auth (-Y)
 	// mem is the connection's read buffer and response objects in its
 	// worker's pool (connmem.go).
 	mem connMem
@@ -196,15 +192,13 @@ func (s *Session) Reset() {
 	s.quit, s.closeReason = false, ""
 	s.endDump() // a client gone mid-dump frees the crawler
 	s.connID = s.datagramID
-	s.authed = false
 	s.logScratch = nil
 	s.bin.reset()
 	s.swallow = 0
 	s.datagramDrop = false
 	s.listenerBinding, s.listenerBound = BindingAuto, false
 	s.proto = protoUndecided
-	s.authenticated = false
-	s.sasl = saslExchange{challenge: s.sasl.challenge[:0]}
+	s.auth.reset()
 	s.want, s.wantLine = 0, false
 	s.scanned = 0
 	s.get.reset()
@@ -396,7 +390,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			}
 			continue
 		}
-		if s.env.ASCIIAuth != nil && !s.authed {
+		if s.env.ASCIIAuth != nil && !s.auth.textPassed {
 			if !s.chargeCommand() {
 				return pos, s.outOfReplies()
 			}
