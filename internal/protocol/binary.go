@@ -126,7 +126,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 			return head, s.binProtocolError()
 		}
 		s.binReply(&s.bin.header, nil, nil, nil, 0)
-		s.quit = true // watch connevents: reason=normal
+		s.conn.quit = true // watch connevents: reason=normal
 		return head, Close
 	case opSASLList:
 		if !empty {

@@ -17,13 +17,13 @@ import "strconv"
 // each line of four led by dir, the connection id and indent.
 func (s *Session) vlogBinDump(dir byte, title, indent string, hdr []byte) {
 	b := append(s.logScratch[:0], dir)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, ' ')
 	b = append(b, title...)
 	for i, c := range hdr[:binaryHeaderLen] {
 		if i%4 == 0 {
 			b = append(b, '\n', dir)
-			b = strconv.AppendInt(b, int64(s.connID), 10)
+			b = strconv.AppendInt(b, int64(s.conn.id), 10)
 			b = append(b, indent...)
 		}
 		b = append(b, " 0x"...)

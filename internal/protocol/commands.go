@@ -101,13 +101,13 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 	case "refresh_certs":
 		s.refreshCerts()
 	case "quit":
-		s.quit = true // watch connevents: reason=normal
+		s.conn.quit = true // watch connevents: reason=normal
 		return 0, Close
 	case "shutdown":
 		return 0, s.shutdown(line, n)
 	case "lru_crawler":
 		s.lruCrawler(line, n)
-		if s.datagramDrop {
+		if s.conn.dropDatagram {
 			return 0, Close
 		}
 	case "slabs":
@@ -118,7 +118,7 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.cacheMemlimit(line, n)
 	case "watch":
 		s.watchCommand(line, n)
-		if s.datagramDrop {
+		if s.conn.dropDatagram {
 			return 0, Close
 		}
 	case "extstore":

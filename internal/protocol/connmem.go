@@ -198,7 +198,7 @@ func (s *Session) bindMem() {
 // means none is left and the connection must close.
 func (s *Session) takeReadBuf() bool {
 	// memcached's UDP reads need none.
-	return s.mem.off || s.mem.readBuf || s.datagramID != 0 || s.takeReadBufCounted()
+	return s.mem.off || s.mem.readBuf || s.conn.datagramID != 0 || s.takeReadBufCounted()
 }
 
 func (s *Session) takeReadBufCounted() bool {

@@ -153,7 +153,7 @@ func (s *Session) metadump(arg []byte) {
 		return
 	}
 	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
-	if s.datagramID != 0 {
+	if s.conn.datagramID != 0 {
 		// memcached's crawler writes a dump straight to the connection's
 		// socket, which for UDP has no peer: nothing is sent, and the
 		// connection, handed to the crawler, drops the rest of the
@@ -161,7 +161,7 @@ func (s *Session) metadump(arg []byte) {
 		// datagram, whose source anyone can forge, with up to
 		// UDPReplyMax of key names.
 		s.env.crawlerBusy.Store(false)
-		s.datagramDrop = true
+		s.conn.dropDatagram = true
 		return
 	}
 	s.dump = d

@@ -38,7 +38,7 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 	if len(avail) <= MaxLineLen {
 		return -1, NeedMore
 	}
-	if s.datagramID != 0 {
+	if s.conn.datagramID != 0 {
 		// A datagram arrives whole and memcached reads it in one go, so it
 		// always meets a long line's newline and serves the line whatever
 		// its length; only a datagram without one is dropped.

@@ -30,7 +30,8 @@ const defaultReqsPerEvent = 20
 // count of bytes still to drop from an oversized value, a paused multiget,
 // the protocol the connection negotiated and its SASL progress.
 type Session struct {
-	env *Env
+	env  *Env
+	conn connInfo // the connection served: ids, peer, protocol, close reason (conn_state.go)
 
 	// swallow is how many bytes of a rejected data block are still to be
 	// dropped (memcached's conn_swallow).
@@ -60,44 +61,22 @@ type Session struct {
 
 	meta metaState // the meta command being answered (meta_state.go)
 
-	proto connProto   // what the connection has been found to speak
-	bin   binaryState // the binary request being answered (binary_state.go)
-	auth  authState   // the client's login, SASL or -Y (auth_state.go)
+	bin  binaryState // the binary request being answered (binary_state.go)
+	auth authState   // the client's login, SASL or -Y (auth_state.go)
 
 	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
 	dump   *dumpState // a metadump in progress
 	dumpFn func(it store.Item) bool
 	watch  *watcher // set once the connection became a log stream
-	wakeup func()   // the engine's, see SetWakeup
-	connID int      // the engine's id for the connection (memcached's fd)
-	// datagramID is the UDP socket's id for a Session serving datagrams
-	// (Datagram), which Reset keeps; 0 for a stream connection.
-	datagramID int
 	// outIn is the reply buffer the engine passed to this Process call:
 	// replyRoom gives back the pooled buffers it took itself, not this one.
 	outIn []byte
-	// listenerBinding, when listenerBound, is the protocol the accepting
-	// listener's "proto[...]:" prefix names (Env.ListenerBinding).
-	listenerBinding Binding
-	listenerBound   bool
 	// wantLine: want is for the rest of a long command line, not for a
 	// value or a binary body (IdleKickable).
-	wantLine bool
-	// datagramDrop: a command in a datagram handed the connection to a
-	// stream (metadump, watch) that memcached's UDP connection cannot
-	// carry; the rest of the datagram is dropped.
-	datagramDrop bool
-	// peer and transport are the client's address and "tcp"/"local" for
-	// watch connevents lines (OpenedFrom); peer is invalid when unknown.
-	peer      netip.AddrPort
-	transport string
-	// quit is set by `quit`; closeReason is the conn_close reason of a
-	// Close status ("normal" for quit, "error" otherwise), "" before one.
-	quit        bool
-	closeReason string
-	logScratch  []byte
-	flushMark   int  // len(out) after the last reply memcached would have flushed
-	vlog        bool // -vv lines are wanted during this Process call
+	wantLine   bool
+	logScratch []byte
+	flushMark  int  // len(out) after the last reply memcached would have flushed
+	vlog       bool // -vv lines are wanted during this Process call
 	// mem is the connection's read buffer and response objects in its
 	// worker's pool (connmem.go).
 	mem connMem
@@ -132,13 +111,13 @@ func (s *Session) Pending() bool {
 // locked (an eviction's line): it must only signal (an eventfd write, a
 // non-blocking channel send), never block or call into a Session or the
 // store. Engines set it once per Session.
-func (s *Session) SetWakeup(fn func()) { s.wakeup = fn }
+func (s *Session) SetWakeup(fn func()) { s.conn.wakeup = fn }
 
 // Opened tells the Session the engine's id for its new connection (the file
 // descriptor: memcached prints it in -vv lines and watch's cfd=) and logs
 // the connection at -vv as memcached does.
 func (s *Session) Opened(id int) {
-	s.connID = id
+	s.conn.id = id
 	if s.verboseOn() {
 		s.vlogf('<', "new auto-negotiating client connection")
 	}
@@ -151,9 +130,9 @@ func (s *Session) Opened(id int) {
 // transport ("tcp", "udp" or "local", peer unused for local): `watch
 // connevents` lines then carry memcached's rip= rport= transport=.
 func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
-	s.peer, s.transport = peer, transport
+	s.conn.peer, s.conn.transport = peer, transport
 	if f := s.env.ListenerBinding; f != nil && transport == "tcp" {
-		s.listenerBinding, s.listenerBound = f(id)
+		s.conn.listenerBinding, s.conn.listenerBound = f(id)
 	}
 	s.Opened(id)
 }
@@ -162,21 +141,21 @@ func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
 // "error"), which `watch connevents` logs at Reset, unless the Session
 // already has its own (quit, a protocol error).
 func (s *Session) ClosedBy(reason string) {
-	if s.closeReason == "" {
-		s.closeReason = reason
+	if s.conn.closeReason == "" {
+		s.conn.closeReason = reason
 	}
 }
 
 // Reset prepares the Session for a new connection.
 func (s *Session) Reset() {
-	stream := s.connID != 0 && s.datagramID == 0
+	stream := s.conn.id != 0 && s.conn.datagramID == 0
 	if stream && s.verboseOn() {
 		s.vlogf('<', "connection closed.")
 	}
 	wasWatcher := s.watch != nil
 	s.stopWatch() // before conn_close: a closing watcher is not woken
 	if stream && s.watching()&logConnEvents != 0 {
-		reason := s.closeReason
+		reason := s.conn.closeReason
 		switch {
 		case reason != "":
 		case wasWatcher:
@@ -188,16 +167,11 @@ func (s *Session) Reset() {
 		}
 		s.logConn("conn_close", reason)
 	}
-	s.peer, s.transport = netip.AddrPort{}, ""
-	s.quit, s.closeReason = false, ""
 	s.endDump() // a client gone mid-dump frees the crawler
-	s.connID = s.datagramID
+	s.conn.reset()
 	s.logScratch = nil
 	s.bin.reset()
 	s.swallow = 0
-	s.datagramDrop = false
-	s.listenerBinding, s.listenerBound = BindingAuto, false
-	s.proto = protoUndecided
 	s.auth.reset()
 	s.want, s.wantLine = 0, false
 	s.scanned = 0
@@ -246,7 +220,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.vlog = s.verboseOn()
 	s.mem.keyPaid, s.mem.waiting, s.mem.resumed = false, false, false
 	if len(in) > 0 && !s.takeReadBuf() {
-		s.closeReason = "error"
+		s.conn.closeReason = "error"
 		s.out, s.outIn = nil, nil
 		return 0, out, Close
 	}
@@ -257,10 +231,10 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	if pos == len(in) {
 		s.releaseReadBuf()
 	}
-	if st == Close && s.closeReason == "" {
-		s.closeReason = "error"
-		if s.quit {
-			s.closeReason = "normal"
+	if st == Close && s.conn.closeReason == "" {
+		s.conn.closeReason = "error"
+		if s.conn.quit {
+			s.conn.closeReason = "normal"
 		}
 	}
 	reply = s.out
@@ -358,17 +332,17 @@ func (s *Session) process(in []byte) (int, Status) {
 		if reqs >= limit {
 			return pos, Yield
 		}
-		if s.proto == protoUndecided {
+		if s.conn.proto == protoUndecided {
 			if s.env.ASCIIAuth != nil {
 				// memcached reads every -Y connection as its text login
 				// and then as text: there is no binary protocol to reach
 				// around the login.
-				s.proto = protoText
+				s.conn.proto = protoText
 			} else {
 				s.negotiate(in[pos])
 			}
 		}
-		if s.proto == protoBinary {
+		if s.conn.proto == protoBinary {
 			charged := len(in)-pos >= binaryHeaderLen
 			if charged && !s.chargeCommand() {
 				return pos, s.outOfReplies()

@@ -19,7 +19,7 @@ func (s *Session) verboseOn() bool {
 // vlogLine writes one line: dir ('<' or '>'), the connection id, a space, text.
 func (s *Session) vlogLine(dir byte, text []byte) {
 	b := append(s.logScratch[:0], dir)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, ' ')
 	b = append(b, text...)
 	b = append(b, '\n')

@@ -176,7 +176,7 @@ func (s *Session) logGet(key []byte, p store.Presence, class, size int) {
 	b = append(b, " clsid="...)
 	b = strconv.AppendInt(b, int64(class), 10)
 	b = append(b, " cfd="...)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, " size="...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, '\n')
@@ -195,15 +195,15 @@ func (s *Session) logConn(typ, reason string) {
 	b := h.logHeader(scratch[:0])
 	b = append(b, "type="...)
 	b = append(b, typ...)
-	if s.transport == "local" {
+	if s.conn.transport == "local" {
 		b = append(b, " rip=unix rport=0"...) // memcached's for a unix socket
-	} else if s.peer.IsValid() {
+	} else if s.conn.peer.IsValid() {
 		b = append(b, " rip="...)
-		b = s.peer.Addr().Unmap().AppendTo(b)
+		b = s.conn.peer.Addr().Unmap().AppendTo(b)
 		b = append(b, " rport="...)
-		b = strconv.AppendUint(b, uint64(s.peer.Port()), 10)
+		b = strconv.AppendUint(b, uint64(s.conn.peer.Port()), 10)
 	}
-	transport := s.transport
+	transport := s.conn.transport
 	if transport == "" {
 		transport = "tcp"
 	}
@@ -214,7 +214,7 @@ func (s *Session) logConn(typ, reason string) {
 		b = append(b, reason...)
 	}
 	b = append(b, " cfd="...)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, '\n')
 	h.publish(logConnEvents, b)
 }
@@ -234,7 +234,7 @@ func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, si
 	b = append(b, " clsid="...)
 	b = strconv.AppendInt(b, int64(class), 10)
 	b = append(b, " cfd="...)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, " size="...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, '\n')
@@ -281,18 +281,18 @@ func (s *Session) watchCommand(line []byte, n int) {
 		s.reply("WATCHER_FAILED failed to add log watcher\r\n")
 		return
 	}
-	if s.datagramID != 0 {
+	if s.conn.datagramID != 0 {
 		// memcached's logger writes "OK" and the stream straight to the
 		// socket, which for UDP has no peer: nothing is sent, and the
 		// connection, handed to the logger, drops the rest of the
 		// datagram.
-		s.datagramDrop = true
+		s.conn.dropDatagram = true
 		return
 	}
 	if flags&logEvictions != 0 {
 		s.env.installEvictionHook()
 	}
-	w := &watcher{flags: flags, wake: s.wakeup, limit: s.env.watcherLogbufSize()}
+	w := &watcher{flags: flags, wake: s.conn.wakeup, limit: s.env.watcherLogbufSize()}
 	if !s.env.logs.add(w) {
 		s.reply("WATCHER_TOO_MANY log watcher limit reached\r\n")
 		return
