@@ -118,7 +118,7 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 		size, ok = parseUint32(s.token(line, 4))
 	}
 	if !ok {
-		s.noreply = false
+		s.text.noreply = false
 		s.reply("CLIENT_ERROR unauthenticated\r\n")
 		return nl + 1, NeedMore
 	}
@@ -133,7 +133,7 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 		return -total, NeedMore
 	}
 	data := in[nl+1 : total]
-	s.noreply = false
+	s.text.noreply = false
 	if data[size] != '\r' || data[size+1] != '\n' {
 		s.reply("CLIENT_ERROR bad command line termination\r\n")
 		return total, NeedMore
@@ -159,6 +159,6 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 func (s *Session) authFailed() {
 	s.env.counters.authCmds.Add(1)
 	s.env.counters.authErrors.Add(1)
-	s.noreply = false
+	s.text.noreply = false
 	s.reply("CLIENT_ERROR authentication failure\r\n")
 }

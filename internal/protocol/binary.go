@@ -148,7 +148,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		// it has already read: a request with extras or a key leaves the
 		// stream out of step, in memcached and therefore here.
 		s.binError(&s.bin.header, statusUnknownCommand)
-		s.swallow = int64(h.bodyLen)
+		s.input.swallow = int64(h.bodyLen)
 	}
 	return head, NeedMore
 }
@@ -198,17 +198,17 @@ func (s *Session) binReply(h *binHeader, ext, key, value []byte, cas uint64) {
 func (s *Session) binSASL(in []byte, head int, mech []byte, vlen int) (int, Status) {
 	if s.env.SASL == nil {
 		s.binError(&s.bin.header, statusUnknownCommand)
-		s.swallow = int64(vlen)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if len(mech) > saslMaxMechLen {
 		s.binError(&s.bin.header, statusInvalid)
-		s.swallow = int64(vlen)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if vlen > s.env.Store.MaxValueSize(len(mech), 0) {
 		s.binError(&s.bin.header, statusNoMemory)
-		s.swallow = int64(vlen)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if vlen > saslMaxData {
@@ -217,7 +217,7 @@ func (s *Session) binSASL(in []byte, head int, mech []byte, vlen int) (int, Stat
 		// read buffer, outside -m, for a client not yet logged in. It is
 		// swallowed as it comes and fails the exchange, as such data would.
 		s.saslRefuse(&s.bin.header)
-		s.swallow = int64(vlen)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if len(in) < head+vlen {

@@ -47,7 +47,7 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		if op == opSet {
 			st.Discard(key) // a failed set must not leave the old value
 		}
-		s.swallow = int64(vlen)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	value, ok, got := s.receiving(in[:head], in[head:], key, vlen, true)

@@ -46,9 +46,9 @@ const (
 // how many bytes of rest it consumed (a data block), or minus the number it
 // needs when the data block has not fully arrived (then nothing was done).
 func (s *Session) execute(line, rest []byte) (int, Status) {
-	s.noreply = false
+	s.text.noreply = false
 	n := s.tokenize(line)
-	if n == 0 || s.tok[0].end-s.tok[0].start < 2 {
+	if n == 0 || s.text.tokens[0].end-s.text.tokens[0].start < 2 {
 		s.reply(rError)
 		return 0, NeedMore
 	}
@@ -152,7 +152,7 @@ func looksLikeHTTP(cmd, last []byte) bool {
 
 // token returns the i-th token of line.
 func (s *Session) token(line []byte, i int) []byte {
-	return line[s.tok[i].start:s.tok[i].end]
+	return line[s.text.tokens[i].start:s.text.tokens[i].end]
 }
 
 // setNoreply mirrors memcached's set_noreply_maybe: the last token decides,
@@ -160,7 +160,7 @@ func (s *Session) token(line []byte, i int) []byte {
 // split (n is maxTokens then; see tokenize).
 func (s *Session) setNoreply(line []byte, n int) {
 	if n >= 2 && string(s.token(line, min(n, maxTokens-1)-1)) == "noreply" {
-		s.noreply = true
+		s.text.noreply = true
 	}
 }
 
@@ -179,7 +179,7 @@ func (s *Session) swallowRejected(line []byte, n, want int) {
 		return
 	}
 	if v, ok := parseInt32(s.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
-		s.swallow = int64(v) + 2
+		s.input.swallow = int64(v) + 2
 	}
 }
 
@@ -242,7 +242,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		if mode == store.ModeSet {
 			st.Discard(key) // uncounted, as in memcached
 		}
-		s.swallow = int64(total)
+		s.input.swallow = int64(total)
 		return 0, NeedMore
 	}
 	data, ok, got := s.receiving(line, rest, key, total, false)
@@ -330,7 +330,7 @@ func storeCmdName(m store.Mode) string {
 
 // keyedCommand checks the shape shared by commands of the form
 // "<cmd> <key> ... [noreply]": want tokens, or want+1 with noreply. It sets
-// s.noreply and returns the key, or replies with memcached's error and
+// s.text.noreply and returns the key, or replies with memcached's error and
 // returns false.
 func (s *Session) keyedCommand(line []byte, n, want int) ([]byte, bool) {
 	if n != want && n != want+1 {
@@ -362,7 +362,7 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 	v, res := s.env.Store.IncrDecr(key, delta, decr)
 	switch res {
 	case store.Stored:
-		if !s.noreply {
+		if !s.text.noreply {
 			s.out = strconv.AppendUint(s.out, v, 10)
 			s.out = append(s.out, crlf...)
 		}
@@ -386,7 +386,7 @@ func (s *Session) delete(line []byte, n int) {
 		// memcached still accepts the old "delete <key> 0" hold time.
 		holdZero := string(s.token(line, 2)) == "0"
 		s.setNoreply(line, n)
-		if !(n == 3 && (holdZero || s.noreply)) && !(n == 4 && holdZero && s.noreply) {
+		if !(n == 3 && (holdZero || s.text.noreply)) && !(n == 4 && holdZero && s.text.noreply) {
 			s.reply(rDeleteUsage)
 			return
 		}
@@ -446,7 +446,7 @@ func (s *Session) flushAll(line []byte, n int) {
 	var delay int32
 	// The delay is the first argument unless the only argument is noreply.
 	plain := 1
-	if s.noreply {
+	if s.text.noreply {
 		plain = 2
 	}
 	if n != plain {

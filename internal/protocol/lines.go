@@ -31,7 +31,7 @@ const maxWholeGetLine = 1 << 20
 // line past the multiget bound, served as it arrives. The decision depends only on
 // the line's own bytes, never on how much of it has arrived.
 func (s *Session) lineEnd(avail []byte) (int, Status) {
-	from := min(s.scanned, len(avail))
+	from := min(s.input.scanned, len(avail))
 	if i := indexNewline(avail, from, MaxLineLen+1); i >= 0 {
 		return i, NeedMore
 	}
@@ -73,8 +73,8 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 	for w < 2*len(avail) {
 		w *= 2
 	}
-	s.want = min(limit+1, w)
-	s.wantLine = true // still a command line: idle_timeout may kick it (IdleKickable)
+	s.input.want = min(limit+1, w)
+	s.input.wantLine = true // still a command line: idle_timeout may kick it (IdleKickable)
 	return -1, NeedMore
 }
 

@@ -82,7 +82,7 @@ func (s *Session) metaArith(line []byte, n int) {
 // seenFlag reports whether a flag token starting with c is on the line.
 func (s *Session) seenFlag(line []byte, n int, c byte) bool {
 	for i := 2; i < n; i++ {
-		if line[s.tok[i].start] == c {
+		if line[s.text.tokens[i].start] == c {
 			return true
 		}
 	}

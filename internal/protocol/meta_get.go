@@ -16,7 +16,7 @@ const (
 // metaCommand dispatches a two-letter command starting with 'm'. It returns
 // like execute.
 func (s *Session) metaCommand(line, rest []byte, n int) (int, Status) {
-	switch line[s.tok[0].start+1] {
+	switch line[s.text.tokens[0].start+1] {
 	case 'g':
 		s.metaGet(line, n)
 	case 's':
@@ -46,7 +46,7 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		s.reply(rError)
 		return false
 	}
-	if int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+	if int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
 		s.out = append(s.out, rBadFormat...)
 		return false
 	}
@@ -244,7 +244,7 @@ func (s *Session) metaLocks(line []byte, n int) bool {
 
 // metaDebug runs `me <key> [b]`: the item's internal state, value excluded.
 func (s *Session) metaDebug(line []byte, n int) {
-	if n < 2 || int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+	if n < 2 || int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}

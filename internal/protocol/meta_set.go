@@ -36,10 +36,10 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		if total < 0 {
 			return 0, NeedMore
 		}
-		s.swallow = int64(total)
+		s.input.swallow = int64(total)
 		return 0, NeedMore
 	}
-	if int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+	if int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
 		return fail(rBadFormat)
 	}
 	if n+1 > metaMaxTokens {

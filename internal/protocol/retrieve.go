@@ -58,7 +58,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	}
 	from := len(line)
 	if first < n {
-		from = int(s.tok[first].start)
+		from = int(s.text.tokens[first].start)
 	}
 	// memcached stops at a bad key and drops the values gathered so far;
 	// checking every key first gives the same reply and lets a long reply go

@@ -29,7 +29,7 @@ const openLine = -2
 func (s *Session) openMultiget(avail []byte) int {
 	cs, ce := nextKey(avail, 0)
 	s.get.multiget = multigetState{active: true, open: true, withCAS: string(avail[cs:ce]) == "gets"}
-	s.noreply = false // as execute does for every other line: the last command's must not silence this one's errors
+	s.text.noreply = false // as execute does for every other line: the last command's must not silence this one's errors
 	if s.vlog {
 		s.vlogLine('<', avail[:ce]) // the command; memcached echoes the whole line
 	}

@@ -33,15 +33,9 @@ type Session struct {
 	env  *Env
 	conn connInfo // the connection served: ids, peer, protocol, close reason (conn_state.go)
 
-	// swallow is how many bytes of a rejected data block are still to be
-	// dropped (memcached's conn_swallow).
-	swallow int64
-	// want is the buffer size the first unconsumed request needs, or 0.
-	want int
-	// scanned is how many leading bytes of the unconsumed input are known to
-	// hold no '\n', so that a long line arriving in many reads is not
-	// searched from its start every time.
-	scanned int
+	// input is what the unconsumed input still needs before a request
+	// can be parsed from it (input_state.go).
+	input inputState
 	// get is the retrieval being answered, or a multiget a call left
 	// unfinished (retrieve_state.go).
 	get getState
@@ -56,10 +50,9 @@ type Session struct {
 	// Per-call scratch, reused so the hot path does not allocate.
 	out      []byte
 	outStart int // len(out) when Process was called
-	tok      [maxTokens]span
-	noreply  bool
 
-	meta metaState // the meta command being answered (meta_state.go)
+	text textCommand // the text command being answered (tokens.go)
+	meta metaState   // the meta command being answered (meta_state.go)
 
 	bin  binaryState // the binary request being answered (binary_state.go)
 	auth authState   // the client's login, SASL or -Y (auth_state.go)
@@ -70,10 +63,7 @@ type Session struct {
 	watch  *watcher // set once the connection became a log stream
 	// outIn is the reply buffer the engine passed to this Process call:
 	// replyRoom gives back the pooled buffers it took itself, not this one.
-	outIn []byte
-	// wantLine: want is for the rest of a long command line, not for a
-	// value or a binary body (IdleKickable).
-	wantLine   bool
+	outIn      []byte
 	logScratch []byte
 	flushMark  int  // len(out) after the last reply memcached would have flushed
 	vlog       bool // -vv lines are wanted during this Process call
@@ -171,24 +161,22 @@ func (s *Session) Reset() {
 	s.conn.reset()
 	s.logScratch = nil
 	s.bin.reset()
-	s.swallow = 0
 	s.auth.reset()
-	s.want, s.wantLine = 0, false
-	s.scanned = 0
+	s.input.reset()
 	s.get.reset()
 	s.endSend()
 	s.endRecv()
 	s.endMem()
 	s.budgetStop = false
 	s.out = nil
-	s.noreply = false
+	s.text.reset()
 	s.meta.reset()
 }
 
 // Want reports the buffer size the first unconsumed request needs in total
 // (command line plus data block) once known, or 0. Engines grow their read
 // buffer to at least this many bytes.
-func (s *Session) Want() int { return s.want }
+func (s *Session) Want() int { return s.input.want }
 
 // IdleKickable reports whether -o idle_timeout may close the connection
 // now: it waits for a command, or for the rest of a command line (a long
@@ -196,7 +184,7 @@ func (s *Session) Want() int { return s.want }
 // kicks too), not for a value whose size it knows (Want) nor with output
 // pending (a large value in pieces, metadump, watch).
 func (s *Session) IdleKickable() bool {
-	return (s.want <= 0 || s.wantLine) && !s.Pending()
+	return (s.input.want <= 0 || s.input.wantLine) && !s.Pending()
 }
 
 func (s *Session) reqsPerEvent() int {
@@ -215,7 +203,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.out, s.outIn = out, out
 	s.outStart = len(out)
 	s.flushMark = len(out)
-	s.want, s.wantLine = 0, false
+	s.input.startCall()
 	s.budgetStop = false
 	s.vlog = s.verboseOn()
 	s.mem.keyPaid, s.mem.waiting, s.mem.resumed = false, false, false
@@ -292,15 +280,9 @@ func (s *Session) process(in []byte) (int, Status) {
 			reqs++
 			continue
 		}
-		if s.swallow > 0 {
-			n := int64(len(in) - pos)
-			if n > s.swallow {
-				n = s.swallow
-			}
-			pos += int(n)
-			s.swallow -= n
-			s.scanned = 0
-			if s.swallow > 0 {
+		if s.input.swallow > 0 {
+			pos += s.input.swallowFrom(in[pos:])
+			if s.input.swallow > 0 {
 				return pos, NeedMore
 			}
 		}
@@ -349,7 +331,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			}
 			n, st := s.binaryRequest(in[pos:])
 			if n < 0 {
-				s.want = -n
+				s.input.want = -n
 				s.mem.waiting = charged // a header still arriving holds no object
 				return pos, st
 			}
@@ -370,7 +352,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			}
 			n, st := s.asciiAuth(in[pos:])
 			if n < 0 {
-				s.want = -n
+				s.input.want = -n
 				s.mem.waiting = true
 				return pos, st
 			}
@@ -389,16 +371,16 @@ func (s *Session) process(in []byte) (int, Status) {
 				return pos, s.outOfReplies()
 			}
 			pos += s.openMultiget(avail)
-			s.scanned = 0
+			s.input.scanned = 0
 			continue
 		}
 		if n < 0 {
 			if st == NeedMore {
-				s.scanned = len(avail)
+				s.input.scanned = len(avail)
 			}
 			return pos, st
 		}
-		s.scanned = 0
+		s.input.scanned = 0
 		line := avail[:n]
 		if n > 1 && line[n-1] == '\r' {
 			line = line[:n-1]
@@ -427,7 +409,7 @@ func (s *Session) process(in []byte) (int, Status) {
 		}
 		if data < 0 {
 			// A storage command whose data block is still incomplete.
-			s.want = n + 1 - data
+			s.input.want = n + 1 - data
 			s.mem.waiting = true
 			return pos, NeedMore
 		}
@@ -453,7 +435,7 @@ func (s *Session) outOfReplies() Status {
 // reply appends msg (which carries its own "\r\n") unless the command asked
 // for noreply. Like memcached, noreply silences errors too.
 func (s *Session) reply(msg string) {
-	if s.noreply {
+	if s.text.noreply {
 		if s.vlog {
 			s.vlogLine('>', []byte("NOREPLY "+msg[:len(msg)-2]))
 		}

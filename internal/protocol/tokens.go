@@ -17,7 +17,18 @@ const maxTokens = 24
 // span is a token's [start, end) in the command line.
 type span struct{ start, end int32 }
 
-// tokenize splits line on spaces into s.tok and returns the number of real
+// textCommand is the text (or meta) command line being answered: its
+// tokens, and whether it asked for noreply.
+type textCommand struct {
+	tokens  [maxTokens]span
+	noreply bool
+}
+
+// reset prepares the state for a new connection: the tokens are rewritten
+// by every line.
+func (t *textCommand) reset() { t.noreply = false }
+
+// tokenize splits line on spaces into s.text.tokens and returns the number of real
 // tokens (memcached's ntokens minus its terminal token). When the line has
 // more than maxTokens-1 tokens, it returns maxTokens so that every fixed-arity
 // command rejects it, as memcached does.
@@ -38,7 +49,7 @@ func (s *Session) tokenize(line []byte) int {
 		for i < len(line) && !isSep(line[i]) {
 			i++
 		}
-		s.tok[n] = span{int32(start), int32(i)}
+		s.text.tokens[n] = span{int32(start), int32(i)}
 		n++
 	}
 	return n
