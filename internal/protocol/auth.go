@@ -108,7 +108,7 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 	if z := bytes.IndexByte(line, 0); z >= 0 {
 		line = line[:z]
 	}
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('<', bytes.TrimSuffix(line, []byte("\r")))
 	}
 	n := s.tokenize(line)

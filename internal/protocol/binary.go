@@ -19,7 +19,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 	if len(in) < binaryHeaderLen {
 		return -binaryHeaderLen, NeedMore
 	}
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinRequest(in)
 	}
 	if in[0] != binaryMagicRequest {
@@ -50,7 +50,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		s.binError(&s.bin.header, statusUnknownCommand)
 		return head, Close
 	}
-	if s.env.SASL != nil && s.vlog {
+	if s.env.SASL != nil && s.log.verbose {
 		ok := "false"
 		if s.auth.saslPassed || saslAllowed(h.opcode) {
 			ok = "true"
@@ -170,7 +170,7 @@ func (s *Session) binError(h *binHeader, status uint16) {
 func (s *Session) binErrorText(h *binHeader, status uint16, text string) {
 	at := len(s.out)
 	s.out = appendBinHeader(s.out, h.opcode, status, 0, 0, uint32(len(text)), h.opaque, 0)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte("Writing an error: "+text))
 		s.vlogBinResponse(at, false)
 	}
@@ -186,7 +186,7 @@ func (s *Session) binReply(h *binHeader, ext, key, value []byte, cas uint64) {
 	body := len(ext) + len(key) + len(value)
 	at := len(s.out)
 	s.out = appendBinHeader(s.out, h.opcode, statusOK, uint8(len(ext)), uint16(len(key)), uint32(body), h.opaque, cas)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinResponse(at, false)
 	}
 	s.out = append(s.out, ext...)

@@ -16,7 +16,7 @@ import (
 // cache (with nonzero flags, 4 bytes less) is answered at once and swallowed
 // as it arrives.
 func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen int) (int, Status) {
-	if s.vlog && !s.bin.cmdLogged {
+	if s.log.verbose && !s.bin.cmdLogged {
 		s.bin.cmdLogged = true
 		lenText := "Value len is " + strconv.Itoa(vlen)
 		switch op {
@@ -128,7 +128,7 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	s.bin.key = key
 	s.bin.replyKey = op == opGetK || op == opGATK
 	s.bin.replyValue = op != opTouch
-	if s.vlog {
+	if s.log.verbose {
 		if ext != nil {
 			s.vlogBinCommand("TOUCH", key, "")
 		} else {
@@ -155,7 +155,7 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 		// A keyed miss carries the key and no text.
 		at := len(s.out)
 		s.out = appendBinHeader(s.out, s.bin.header.opcode, statusKeyNotFound, 0, uint16(len(key)), uint32(len(key)), s.bin.header.opaque, 0)
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogBinResponse(at, false)
 		}
 		s.out = append(s.out, key...)
@@ -176,7 +176,7 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 	}
 	at := len(s.out)
 	b := appendBinHeader(s.out, s.bin.header.opcode, statusOK, 4, uint16(keyLen), uint32(body), s.bin.header.opaque, m.CAS)
-	if s.vlog {
+	if s.log.verbose {
 		s.out = b
 		s.vlogBinResponse(at, true)
 	}
@@ -196,7 +196,7 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 
 // binDelete runs delete: the request's CAS, when nonzero, must match.
 func (s *Session) binDelete(key []byte) {
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinText(append([]byte("Deleting "), key...))
 	}
 	if s.env.detailEnabled() {
@@ -222,7 +222,7 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	delta := binary.BigEndian.Uint64(ext[0:8])
 	initial := binary.BigEndian.Uint64(ext[8:16])
 	exp := binary.BigEndian.Uint32(ext[16:20])
-	if s.vlog { // memcached prints "incr" for decr too, and its numbers as signed or not as here
+	if s.log.verbose { // memcached prints "incr" for decr too, and its numbers as signed or not as here
 		line := append([]byte("incr "), key...)
 		line = fmt.Appendf(line, " %d, %d, %d", int64(delta), initial, int32(exp))
 		s.vlogBinText(line)

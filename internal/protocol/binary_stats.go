@@ -7,7 +7,7 @@ import "bytes"
 // writers as the text `stats`, so the two protocols cannot disagree.
 
 func (s *Session) binStats(group []byte) {
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinCommand("STATS", group, "")
 	}
 	w := statWriter{b: s.bin.statLines[:0]}

@@ -16,7 +16,7 @@ import "strconv"
 // vlogBinDump writes one header dump: title, then the header's bytes,
 // each line of four led by dir, the connection id and indent.
 func (s *Session) vlogBinDump(dir byte, title, indent string, hdr []byte) {
-	b := append(s.logScratch[:0], dir)
+	b := append(s.log.line[:0], dir)
 	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, ' ')
 	b = append(b, title...)
@@ -30,7 +30,7 @@ func (s *Session) vlogBinDump(dir byte, title, indent string, hdr []byte) {
 		b = append(b, hexDigits[c>>4], hexDigits[c&15])
 	}
 	b = append(b, '\n')
-	s.logScratch = b
+	s.log.line = b
 	s.env.VerboseLog.Write(b)
 }
 

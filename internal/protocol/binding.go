@@ -95,15 +95,15 @@ func (s *Session) negotiate(first byte) {
 			s.conn.proto = protoBinary
 		}
 	}
-	if s.vlog && s.binding() == BindingAuto {
+	if s.log.verbose && s.binding() == BindingAuto {
 		// memcached prints this only while negotiating.
 		name := "ascii"
 		if s.conn.proto == protoBinary {
 			name = "binary"
 		}
-		s.logScratch = strconv.AppendInt(s.logScratch[:0], int64(s.conn.id), 10)
-		s.logScratch = append(s.logScratch, ": Client using the "+name+" protocol\n"...)
-		s.env.VerboseLog.Write(s.logScratch)
+		s.log.line = strconv.AppendInt(s.log.line[:0], int64(s.conn.id), 10)
+		s.log.line = append(s.log.line, ": Client using the "+name+" protocol\n"...)
+		s.env.VerboseLog.Write(s.log.line)
 	}
 	if log := slog.Default(); log.Enabled(context.Background(), slog.LevelDebug) {
 		name := "ascii"

@@ -93,7 +93,7 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.out = append(s.out, "VERSION "...)
 		s.out = append(s.out, s.version()...)
 		s.out = append(s.out, crlf...)
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('>', []byte("VERSION "+s.version()))
 		}
 	case "verbosity":
@@ -482,6 +482,6 @@ func (s *Session) verbosity(line []byte, n int) {
 	}
 	// The new level applies from this reply on, as in memcached: "verbosity
 	// 2" logs its own ">fd OK", "verbosity 0" does not.
-	s.vlog = s.verboseOn()
+	s.log.verbose = s.verboseOn()
 	s.reply(rOK)
 }

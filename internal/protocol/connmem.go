@@ -342,7 +342,7 @@ func (s *Session) getOOM() {
 		return
 	}
 	s.out = append(s.out, rGetOOM...)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte(rGetOOM[:len(rGetOOM)-2]))
 	}
 }

@@ -164,17 +164,17 @@ func (s *Session) metadump(arg []byte) {
 		s.conn.dropDatagram = true
 		return
 	}
-	s.dump = d
+	s.stream.dump = d
 	s.continueDump()
 }
 
 // continueDump writes metadump lines until the output budget is spent (or,
 // for an engine that does not resume pending Sessions, until the end).
 func (s *Session) continueDump() {
-	d := s.dump
+	d := s.stream.dump
 	bounded := s.env.ResumesPending
 	for {
-		done := s.env.Store.Dump(&d.cursor, dumpSlotStep, s.dumpFn)
+		done := s.env.Store.Dump(&d.cursor, dumpSlotStep, s.stream.dumpFn)
 		if done {
 			s.out = append(s.out, rEnd...)
 			s.endDump()
@@ -198,8 +198,8 @@ func (s *Session) Abandon() {
 
 // endDump ends this Session's metadump, if any, freeing the crawler.
 func (s *Session) endDump() {
-	if s.dump != nil {
-		s.dump = nil
+	if s.stream.dump != nil {
+		s.stream.dump = nil
 		s.env.crawlerBusy.Store(false)
 	}
 }
@@ -207,7 +207,7 @@ func (s *Session) endDump() {
 // dumpItem appends one metadump line (memcached's format, ending in a bare
 // "\n") unless the output budget is spent.
 func (s *Session) dumpItem(it store.Item) bool {
-	d := s.dump
+	d := s.stream.dump
 	if !d.all {
 		if c := it.Class(); c > maxSlabClassID || !d.classes[c] {
 			return true

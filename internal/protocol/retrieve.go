@@ -79,7 +79,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 				return 0, NeedMore
 			}
 			s.trimReplies(held)
-			if s.vlog {
+			if s.log.verbose {
 				s.vlogLine('>', []byte("END")) // memcached ends the get first
 			}
 			s.reply(rBadFormat)
@@ -154,7 +154,7 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		return at
 	}
 	s.out = append(s.out, rEnd...)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte("END"))
 	}
 	s.markFlushed() // memcached writes a retrieval's replies out after its END
@@ -184,7 +184,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 	st := s.env.Store
 	served := false
 	// Checked once per line: logging and prefix stats are nearly always off.
-	observe := s.vlog || s.watching() != 0 || s.env.detailEnabled()
+	observe := s.log.verbose || s.watching() != 0 || s.env.detailEnabled()
 	for {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
@@ -234,7 +234,7 @@ func (s *Session) lookupBefore(key []byte) store.Presence {
 // observeGet reports one key of a retrieval to -vv, watch and stats detail;
 // before is lookupBefore's answer for it.
 func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
-	if s.vlog && hit {
+	if s.log.verbose && hit {
 		s.vlogLine('>', append([]byte("sending key "), key...))
 	}
 	if s.watching()&logFetchers != 0 {

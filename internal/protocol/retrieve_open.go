@@ -30,7 +30,7 @@ func (s *Session) openMultiget(avail []byte) int {
 	cs, ce := nextKey(avail, 0)
 	s.get.multiget = multigetState{active: true, open: true, withCAS: string(avail[cs:ce]) == "gets"}
 	s.text.noreply = false // as execute does for every other line: the last command's must not silence this one's errors
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('<', avail[:ce]) // the command; memcached echoes the whole line
 	}
 	return ce
@@ -96,7 +96,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	}
 	switch {
 	case bad >= 0:
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('>', []byte("END")) // memcached ends the get first
 		}
 		s.openError(rBadFormat)
@@ -111,7 +111,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	}
 	if m.keys {
 		s.out = append(s.out, rEnd...)
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('>', []byte("END"))
 		}
 		s.markFlushed()

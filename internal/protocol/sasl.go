@@ -352,7 +352,7 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		body := x.challenge
 		at := len(s.out)
 		s.out = appendBinHeader(s.out, h.opcode, statusAuthContinue, 0, 0, uint32(len(body)), h.opaque, 0)
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogBinResponse(at, false)
 		}
 		s.out = append(s.out, body...)

@@ -3,8 +3,6 @@ package protocol
 import (
 	"bytes"
 	"net/netip"
-
-	"github.com/gocached/gocached/internal/store"
 )
 
 // MaxLineLen is the longest command line (without its '\n') memcached accepts
@@ -57,16 +55,14 @@ type Session struct {
 	bin  binaryState // the binary request being answered (binary_state.go)
 	auth authState   // the client's login, SASL or -Y (auth_state.go)
 
-	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
-	dump   *dumpState // a metadump in progress
-	dumpFn func(it store.Item) bool
-	watch  *watcher // set once the connection became a log stream
+	// stream is a metadump or watch the connection was handed to
+	// (stream_state.go); log is the -vv and watch lines' (verbose.go).
+	stream streamState
+	log    logState
 	// outIn is the reply buffer the engine passed to this Process call:
 	// replyRoom gives back the pooled buffers it took itself, not this one.
-	outIn      []byte
-	logScratch []byte
-	flushMark  int  // len(out) after the last reply memcached would have flushed
-	vlog       bool // -vv lines are wanted during this Process call
+	outIn     []byte
+	flushMark int // len(out) after the last reply memcached would have flushed
 	// mem is the connection's read buffer and response objects in its
 	// worker's pool (connmem.go).
 	mem connMem
@@ -78,7 +74,7 @@ func NewSession(env *Env) *Session {
 	s.get.bind(s)
 	s.meta.bind(s)
 	s.bin.bind(s)
-	s.dumpFn = s.dumpItem
+	s.stream.bind(s)
 	return s
 }
 
@@ -91,7 +87,7 @@ func NewSession(env *Env) *Session {
 // Pending holds; a call that then consumes and produces nothing is a
 // watcher with nothing to say, which it may leave until its wakeup.
 func (s *Session) Pending() bool {
-	return s.dump != nil || s.watch != nil || s.send.active || s.budgetStop ||
+	return s.stream.active() || s.send.active || s.budgetStop ||
 		s.get.multiget.active && !s.get.multiget.hungry && s.env.ResumesPending
 }
 
@@ -142,7 +138,7 @@ func (s *Session) Reset() {
 	if stream && s.verboseOn() {
 		s.vlogf('<', "connection closed.")
 	}
-	wasWatcher := s.watch != nil
+	wasWatcher := s.stream.watch != nil
 	s.stopWatch() // before conn_close: a closing watcher is not woken
 	if stream && s.watching()&logConnEvents != 0 {
 		reason := s.conn.closeReason
@@ -159,7 +155,7 @@ func (s *Session) Reset() {
 	}
 	s.endDump() // a client gone mid-dump frees the crawler
 	s.conn.reset()
-	s.logScratch = nil
+	s.log.reset()
 	s.bin.reset()
 	s.auth.reset()
 	s.input.reset()
@@ -205,7 +201,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.flushMark = len(out)
 	s.input.startCall()
 	s.budgetStop = false
-	s.vlog = s.verboseOn()
+	s.log.verbose = s.verboseOn()
 	s.mem.keyPaid, s.mem.waiting, s.mem.resumed = false, false, false
 	if len(in) > 0 && !s.takeReadBuf() {
 		s.conn.closeReason = "error"
@@ -245,14 +241,14 @@ func (s *Session) process(in []byte) (int, Status) {
 		if s.mem.cut {
 			return pos, Close
 		}
-		if s.watch != nil {
+		if s.stream.watch != nil {
 			// memcached stops reading a watcher's socket: input is dropped.
 			s.drainWatch()
 			return len(in), NeedMore
 		}
-		if s.dump != nil {
+		if s.stream.dump != nil {
 			s.continueDump()
-			if s.dump != nil {
+			if s.stream.dump != nil {
 				return pos, NeedMore // Pending brings the engine back
 			}
 			continue
@@ -390,7 +386,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			line = line[:z]
 		}
 		next := pos + n + 1
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('<', line)
 		}
 		if !s.chargeCommand() {
@@ -436,13 +432,13 @@ func (s *Session) outOfReplies() Status {
 // for noreply. Like memcached, noreply silences errors too.
 func (s *Session) reply(msg string) {
 	if s.text.noreply {
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('>', []byte("NOREPLY "+msg[:len(msg)-2]))
 		}
 		return
 	}
 	s.out = append(s.out, msg...)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte(msg[:len(msg)-2]))
 	}
 }

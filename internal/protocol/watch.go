@@ -165,7 +165,7 @@ func (s *Session) watching() uint32 { return s.env.logs.mask.Load() }
 // the lookup found, and for a live item its class and value length.
 func (s *Session) logGet(key []byte, p store.Presence, class, size int) {
 	h := &s.env.logs
-	b := h.logHeader(s.logScratch[:0])
+	b := h.logHeader(s.log.line[:0])
 	b = append(b, "type=item_get key="...)
 	b = appendURIEncoded(b, key)
 	b = append(b, " status="...)
@@ -180,7 +180,7 @@ func (s *Session) logGet(key []byte, p store.Presence, class, size int) {
 	b = append(b, " size="...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, '\n')
-	s.logScratch = b
+	s.log.line = b
 	h.publish(logFetchers, b)
 }
 
@@ -222,7 +222,7 @@ func (s *Session) logConn(typ, reason string) {
 // logStore publishes an item_store line (memcached's LOGGER_ITEM_STORE).
 func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, size int) {
 	h := &s.env.logs
-	b := h.logHeader(s.logScratch[:0])
+	b := h.logHeader(s.log.line[:0])
 	b = append(b, "type=item_store key="...)
 	b = appendURIEncoded(b, key)
 	b = append(b, " status="...)
@@ -238,7 +238,7 @@ func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, si
 	b = append(b, " size="...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, '\n')
-	s.logScratch = b
+	s.log.line = b
 	h.publish(logMutations, b)
 }
 
@@ -297,14 +297,14 @@ func (s *Session) watchCommand(line []byte, n int) {
 		s.reply("WATCHER_TOO_MANY log watcher limit reached\r\n")
 		return
 	}
-	s.watch = w
+	s.stream.watch = w
 	s.out = append(s.out, rOK...)
 }
 
 // drainWatch moves the watcher's pending lines to the output, up to the
 // output budget.
 func (s *Session) drainWatch() {
-	w := s.watch
+	w := s.stream.watch
 	w.mu.Lock()
 	n := min(len(w.buf), max(0, OutputBudget-(len(s.out)-s.outStart)))
 	s.out = append(s.out, w.buf[:n]...)
@@ -321,9 +321,9 @@ func (s *Session) drainWatch() {
 
 // stopWatch unregisters the Session's watcher (its connection is gone).
 func (s *Session) stopWatch() {
-	if s.watch != nil {
-		s.env.logs.remove(s.watch)
-		s.watch = nil
+	if s.stream.watch != nil {
+		s.env.logs.remove(s.stream.watch)
+		s.stream.watch = nil
 	}
 }
 
