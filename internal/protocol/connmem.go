@@ -373,6 +373,9 @@ func (m *memShare) shrink() {
 	}
 }
 
+// startCall forgets the last call's charges: a new Process call starts.
+func (m *connMem) startCall() { m.keyPaid, m.waiting, m.resumed = false, false, false }
+
 // endMem gives back everything the connection holds: it is closed.
 func (s *Session) endMem() {
 	if s.mem.share != nil {

@@ -1,9 +1,6 @@
 package protocol
 
-import (
-	"bytes"
-	"net/netip"
-)
+import "bytes"
 
 // MaxLineLen is the longest command line (without its '\n') memcached accepts
 // unless it is a multiget: a longer line closes the connection. Engines must
@@ -24,48 +21,42 @@ const defaultReqsPerEvent = 20
 //
 // A Session is nearly stateless between calls: a request whose data block has
 // not fully arrived is left unconsumed and parsed again on the next call, so
-// replies never depend on how the input was split. The carried state is the
-// count of bytes still to drop from an oversized value, a paused multiget,
-// the protocol the connection negotiated and its SASL progress.
+// replies never depend on how the input was split. What it does carry is
+// held by one state type per concern, each in its feature's file with its
+// own reset; the fields below that are not such a state are the Process
+// call's own.
 type Session struct {
 	env  *Env
-	conn connInfo // the connection served: ids, peer, protocol, close reason (conn_state.go)
+	conn connInfo  // the connection served: ids, peer, protocol, close reason (conn.go)
+	mem  connMem   // its read buffer and response objects in its worker's pool (connmem.go)
+	auth authState // the client's login, SASL or -Y (auth_state.go)
 
-	// input is what the unconsumed input still needs before a request
-	// can be parsed from it (input_state.go).
-	input inputState
-	// get is the retrieval being answered, or a multiget a call left
-	// unfinished (retrieve_state.go).
-	get getState
-	// send is a large value going out in pieces (budget.go); recv is one
-	// coming in, into a store reservation (recv.go).
-	send sendState
-	recv recvState
+	// The request being answered, per protocol.
+	input inputState  // what the unconsumed input needs first (input_state.go)
+	text  textCommand // a text command line's tokens (tokens.go)
+	get   getState    // a retrieval, or a multiget left unfinished (retrieve_state.go)
+	meta  metaState   // a meta command (meta_state.go)
+	bin   binaryState // a binary request (binary_state.go)
+
+	// Work that spans calls: a large value going out in pieces (budget.go)
+	// or coming in, into a store reservation (recv.go), and a metadump or
+	// watch the connection was handed to (stream_state.go).
+	send   sendState
+	recv   recvState
+	stream streamState
+	log    logState // how -vv and watch lines are written (verbose.go)
+
+	// The Process call's own: the reply buffer being extended, the one the
+	// engine passed in (replyRoom gives back only the pooled buffers it took
+	// itself), and len(out) when the call began and after the last reply
+	// memcached would have flushed.
+	out       []byte
+	outIn     []byte
+	outStart  int
+	flushMark int
 	// budgetStop: this call stopped before a request for want of output
 	// budget, which another call continues (Pending).
 	budgetStop bool
-
-	// Per-call scratch, reused so the hot path does not allocate.
-	out      []byte
-	outStart int // len(out) when Process was called
-
-	text textCommand // the text command being answered (tokens.go)
-	meta metaState   // the meta command being answered (meta_state.go)
-
-	bin  binaryState // the binary request being answered (binary_state.go)
-	auth authState   // the client's login, SASL or -Y (auth_state.go)
-
-	// stream is a metadump or watch the connection was handed to
-	// (stream_state.go); log is the -vv and watch lines' (verbose.go).
-	stream streamState
-	log    logState
-	// outIn is the reply buffer the engine passed to this Process call:
-	// replyRoom gives back the pooled buffers it took itself, not this one.
-	outIn     []byte
-	flushMark int // len(out) after the last reply memcached would have flushed
-	// mem is the connection's read buffer and response objects in its
-	// worker's pool (connmem.go).
-	mem connMem
 }
 
 // NewSession returns a Session bound to env.
@@ -91,68 +82,9 @@ func (s *Session) Pending() bool {
 		s.get.multiget.active && !s.get.multiget.hungry && s.env.ResumesPending
 }
 
-// SetWakeup registers fn, which a watching Session calls (from another
-// goroutine, at most once until the next Process) when log lines arrive for
-// it; the engine should then call Process. fn may run while a store shard is
-// locked (an eviction's line): it must only signal (an eventfd write, a
-// non-blocking channel send), never block or call into a Session or the
-// store. Engines set it once per Session.
-func (s *Session) SetWakeup(fn func()) { s.conn.wakeup = fn }
-
-// Opened tells the Session the engine's id for its new connection (the file
-// descriptor: memcached prints it in -vv lines and watch's cfd=) and logs
-// the connection at -vv as memcached does.
-func (s *Session) Opened(id int) {
-	s.conn.id = id
-	if s.verboseOn() {
-		s.vlogf('<', "new auto-negotiating client connection")
-	}
-	if s.watching()&logConnEvents != 0 {
-		s.logConn("conn_new", "")
-	}
-}
-
-// OpenedFrom is Opened for an engine that knows the client's address and
-// transport ("tcp", "udp" or "local", peer unused for local): `watch
-// connevents` lines then carry memcached's rip= rport= transport=.
-func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
-	s.conn.peer, s.conn.transport = peer, transport
-	if f := s.env.ListenerBinding; f != nil && transport == "tcp" {
-		s.conn.listenerBinding, s.conn.listenerBound = f(id)
-	}
-	s.Opened(id)
-}
-
-// ClosedBy gives the reason the engine closes the connection ("idle_timeout",
-// "error"), which `watch connevents` logs at Reset, unless the Session
-// already has its own (quit, a protocol error).
-func (s *Session) ClosedBy(reason string) {
-	if s.conn.closeReason == "" {
-		s.conn.closeReason = reason
-	}
-}
-
 // Reset prepares the Session for a new connection.
 func (s *Session) Reset() {
-	stream := s.conn.id != 0 && s.conn.datagramID == 0
-	if stream && s.verboseOn() {
-		s.vlogf('<', "connection closed.")
-	}
-	wasWatcher := s.stream.watch != nil
-	s.stopWatch() // before conn_close: a closing watcher is not woken
-	if stream && s.watching()&logConnEvents != 0 {
-		reason := s.conn.closeReason
-		switch {
-		case reason != "":
-		case wasWatcher:
-			// memcached's logger closes a watcher without setting a
-			// reason, and the unset one reads as error.
-			reason = "error"
-		default:
-			reason = "normal" // the client closed
-		}
-		s.logConn("conn_close", reason)
-	}
+	s.logClosed()
 	s.endDump() // a client gone mid-dump frees the crawler
 	s.conn.reset()
 	s.log.reset()
@@ -202,7 +134,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.input.startCall()
 	s.budgetStop = false
 	s.log.verbose = s.verboseOn()
-	s.mem.keyPaid, s.mem.waiting, s.mem.resumed = false, false, false
+	s.mem.startCall()
 	if len(in) > 0 && !s.takeReadBuf() {
 		s.conn.closeReason = "error"
 		s.out, s.outIn = nil, nil
@@ -215,11 +147,8 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	if pos == len(in) {
 		s.releaseReadBuf()
 	}
-	if st == Close && s.conn.closeReason == "" {
-		s.conn.closeReason = "error"
-		if s.conn.quit {
-			s.conn.closeReason = "normal"
-		}
+	if st == Close {
+		s.conn.closing()
 	}
 	reply = s.out
 	s.out, s.outIn = nil, nil
