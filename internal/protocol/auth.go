@@ -111,11 +111,11 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 	if s.log.verbose {
 		s.vlogLine('<', bytes.TrimSuffix(line, []byte("\r")))
 	}
-	n := s.tokenize(line)
+	n := s.text.tokenize(line)
 	var size uint32
-	ok := n >= 5 && string(s.token(line, 0)) == "set"
+	ok := n >= 5 && string(s.text.token(line, 0)) == "set"
 	if ok {
-		size, ok = parseUint32(s.token(line, 4))
+		size, ok = parseUint32(s.text.token(line, 4))
 	}
 	if !ok {
 		s.text.noreply = false
@@ -142,11 +142,11 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 	if z := bytes.IndexByte(payload, 0); z >= 0 {
 		payload = payload[:z]
 	}
-	if s.tokenize(payload) < 2 {
+	if s.text.tokenize(payload) < 2 {
 		s.reply("CLIENT_ERROR bad authentication token format\r\n")
 		return total, NeedMore
 	}
-	if s.env.ASCIIAuth.Check(s.token(payload, 0), s.token(payload, 1)) {
+	if s.env.ASCIIAuth.Check(s.text.token(payload, 0), s.text.token(payload, 1)) {
 		s.auth.textPassed = true
 		s.env.counters.authCmds.Add(1)
 		s.reply(rStored)

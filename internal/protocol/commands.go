@@ -47,12 +47,12 @@ const (
 // needs when the data block has not fully arrived (then nothing was done).
 func (s *Session) execute(line, rest []byte) (int, Status) {
 	s.text.noreply = false
-	n := s.tokenize(line)
+	n := s.text.tokenize(line)
 	if n == 0 || s.text.tokens[0].end-s.text.tokens[0].start < 2 {
 		s.reply(rError)
 		return 0, NeedMore
 	}
-	cmd := s.token(line, 0)
+	cmd := s.text.token(line, 0)
 	if len(cmd) == 2 && cmd[0] == 'm' {
 		return s.metaCommand(line, rest, n)
 	}
@@ -130,7 +130,7 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		}
 		s.debugTime(line, n)
 	default:
-		if looksLikeHTTP(cmd, s.token(line, min(n, maxTokens-1)-1)) {
+		if looksLikeHTTP(cmd, s.text.token(line, min(n, maxTokens-1)-1)) {
 			return 0, Close
 		}
 		s.reply(rError)
@@ -150,20 +150,6 @@ func looksLikeHTTP(cmd, last []byte) bool {
 	return bytes.HasPrefix(last, []byte("HTTP/"))
 }
 
-// token returns the i-th token of line.
-func (s *Session) token(line []byte, i int) []byte {
-	return line[s.text.tokens[i].start:s.text.tokens[i].end]
-}
-
-// setNoreply mirrors memcached's set_noreply_maybe: the last token decides,
-// which on a line of more tokens than memcached splits is the last one
-// split (n is maxTokens then; see tokenize).
-func (s *Session) setNoreply(line []byte, n int) {
-	if n >= 2 && string(s.token(line, min(n, maxTokens-1)-1)) == "noreply" {
-		s.text.noreply = true
-	}
-}
-
 func (s *Session) version() string {
 	if st := s.env.Settings; st != nil && st.Version != "" {
 		return st.Version
@@ -175,10 +161,10 @@ func (s *Session) version() string {
 // block when the line has the command's exact shape (want tokens, then at
 // most "noreply") and its length token parses (see storage).
 func (s *Session) swallowRejected(line []byte, n, want int) {
-	if n != want && (n != want+1 || string(s.token(line, want)) != "noreply") {
+	if n != want && (n != want+1 || string(s.text.token(line, want)) != "noreply") {
 		return
 	}
-	if v, ok := parseInt32(s.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
+	if v, ok := parseInt32(s.text.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
 		s.input.swallow = int64(v) + 2
 	}
 }
@@ -208,9 +194,9 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	if !ok {
 		return rejected()
 	}
-	flags, ok1 := parseUint32(s.token(line, 2))
-	exptime, ok2 := parseInt32(s.token(line, 3))
-	vlen, ok3 := parseInt32(s.token(line, 4))
+	flags, ok1 := parseUint32(s.text.token(line, 2))
+	exptime, ok2 := parseInt32(s.text.token(line, 3))
+	vlen, ok3 := parseInt32(s.text.token(line, 4))
 	if !ok1 || !ok2 || !ok3 {
 		s.reply(rBadFormat)
 		return rejected()
@@ -218,7 +204,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	var cas uint64
 	if mode == store.ModeCAS {
 		var ok bool
-		if cas, ok = parseUint64(s.token(line, 5)); !ok {
+		if cas, ok = parseUint64(s.text.token(line, 5)); !ok {
 			s.reply(rBadFormat)
 			return rejected()
 		}
@@ -260,7 +246,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		data = rest // committing a reservation: rest is the terminator
 		vlen = 0
 	}
-	if s.badTerminator(data, int(vlen)) {
+	if s.recv.badTerminator(data, int(vlen)) {
 		s.reply(rBadChunk)
 		return total, NeedMore
 	}
@@ -337,8 +323,8 @@ func (s *Session) keyedCommand(line []byte, n, want int) ([]byte, bool) {
 		s.reply(rError)
 		return nil, false
 	}
-	s.setNoreply(line, n)
-	key := s.token(line, 1)
+	s.text.setNoreply(line, n)
+	key := s.text.token(line, 1)
 	if !validKey(key) {
 		s.reply(rBadFormat)
 		return nil, false
@@ -351,7 +337,7 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 	if !ok {
 		return
 	}
-	delta, ok := parseUint64(s.token(line, 2))
+	delta, ok := parseUint64(s.text.token(line, 2))
 	if !ok {
 		s.reply(rBadDelta)
 		return
@@ -384,14 +370,14 @@ func (s *Session) delete(line []byte, n int) {
 	}
 	if n > 2 {
 		// memcached still accepts the old "delete <key> 0" hold time.
-		holdZero := string(s.token(line, 2)) == "0"
-		s.setNoreply(line, n)
+		holdZero := string(s.text.token(line, 2)) == "0"
+		s.text.setNoreply(line, n)
 		if !(n == 3 && (holdZero || s.text.noreply)) && !(n == 4 && holdZero && s.text.noreply) {
 			s.reply(rDeleteUsage)
 			return
 		}
 	}
-	key := s.token(line, 1)
+	key := s.text.token(line, 1)
 	if !validKey(key) {
 		s.reply(rBadFormat)
 		return
@@ -415,7 +401,7 @@ func (s *Session) touch(line []byte, n int) {
 	if !ok {
 		return
 	}
-	exptime, ok := parseInt32(s.token(line, 2))
+	exptime, ok := parseInt32(s.text.token(line, 2))
 	if !ok {
 		s.reply(rBadExptime)
 		return
@@ -436,7 +422,7 @@ func (s *Session) flushAll(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	s.setNoreply(line, n)
+	s.text.setNoreply(line, n)
 	if st := s.env.Settings; st != nil && st.FlushDisabled {
 		// memcached counts the refused flush in cmd_flush.
 		s.env.Store.CountFlush()
@@ -451,7 +437,7 @@ func (s *Session) flushAll(line []byte, n int) {
 	}
 	if n != plain {
 		var ok bool
-		if delay, ok = parseInt32(s.token(line, 1)); !ok {
+		if delay, ok = parseInt32(s.text.token(line, 1)); !ok {
 			s.reply(rBadExptime)
 			return
 		}
@@ -468,8 +454,8 @@ func (s *Session) verbosity(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	s.setNoreply(line, n)
-	level, ok := parseUint32(s.token(line, 1))
+	s.text.setNoreply(line, n)
+	level, ok := parseUint32(s.text.token(line, 1))
 	if !ok {
 		s.reply(rBadFormat)
 		return

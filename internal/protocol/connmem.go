@@ -216,10 +216,10 @@ func (s *Session) takeReadBufCounted() bool {
 
 // releaseReadBuf gives the read buffer back: the connection's input is
 // all parsed, or it is gone.
-func (s *Session) releaseReadBuf() {
-	if s.mem.readBuf {
-		s.mem.share.inUse.Add(-1)
-		s.mem.readBuf = false
+func (m *connMem) releaseReadBuf() {
+	if m.readBuf {
+		m.share.inUse.Add(-1)
+		m.readBuf = false
 	}
 }
 
@@ -301,7 +301,7 @@ func (s *Session) endCall(waiting bool) {
 
 // carryOne gives back all the objects but the waiting command's.
 func (s *Session) carryOne() {
-	s.trimReplies(1)
+	s.mem.trimReplies(1)
 	s.mem.carried = true
 }
 
@@ -310,7 +310,7 @@ func (s *Session) carryOne() {
 func (s *Session) releaseReplies() {
 	s.mem.carried = false
 	if s.mem.objs > 0 {
-		s.trimReplies(0)
+		s.mem.trimReplies(0)
 	}
 }
 
@@ -349,13 +349,13 @@ func (s *Session) getOOM() {
 
 // trimReplies gives back the objects taken past the first n: replies
 // that were dropped.
-func (s *Session) trimReplies(n int) {
-	if n >= s.mem.objs {
+func (c *connMem) trimReplies(n int) {
+	if n >= c.objs {
 		return
 	}
-	m := s.mem.share
-	m.objs.Add(int64(n - s.mem.objs))
-	s.mem.objs = n
+	m := c.share
+	m.objs.Add(int64(n - c.objs))
+	c.objs = n
 	m.shrink()
 }
 
@@ -380,7 +380,7 @@ func (m *connMem) startCall() { m.keyPaid, m.waiting, m.resumed = false, false, 
 func (s *Session) endMem() {
 	if s.mem.share != nil {
 		s.releaseReplies()
-		s.releaseReadBuf()
+		s.mem.releaseReadBuf()
 	}
 	s.mem = connMem{}
 }

@@ -29,7 +29,7 @@ type dumpState struct {
 
 func (s *Session) lruCrawler(line []byte, n int) {
 	if n == 2 {
-		switch string(s.token(line, 1)) {
+		switch string(s.text.token(line, 1)) {
 		case "enable":
 			started := false
 			s.env.adminUpdate(func(a *adminState) {
@@ -53,8 +53,8 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	arg := s.token(line, 2)
-	switch string(s.token(line, 1)) {
+	arg := s.text.token(line, 2)
+	switch string(s.text.token(line, 1)) {
 	case "crawl":
 		if !s.env.adminSnapshot().crawler {
 			s.reply(rCrawlerOff)
@@ -269,8 +269,8 @@ func (s *Session) cachedump(line []byte, n int) {
 		s.out = append(s.out, "CLIENT_ERROR bad command line\r\n"...)
 		return
 	}
-	id, ok1 := parseUint32(s.token(line, 2))
-	limit, ok2 := parseUint32(s.token(line, 3))
+	id, ok1 := parseUint32(s.text.token(line, 2))
+	limit, ok2 := parseUint32(s.text.token(line, 3))
 	if !ok1 || !ok2 {
 		s.out = append(s.out, rBadFormat...)
 		return

@@ -30,7 +30,7 @@ func (s *Session) metaArith(line []byte, n int) {
 		return
 	}
 	delta := uint64(1)
-	if s.seenFlag(line, n, 'D') {
+	if s.text.seenFlag(line, n, 'D') {
 		delta = f.delta
 	}
 	var cas uint64
@@ -79,16 +79,6 @@ func (s *Session) metaArith(line []byte, n int) {
 	s.out = append(s.out, crlf...)
 }
 
-// seenFlag reports whether a flag token starting with c is on the line.
-func (s *Session) seenFlag(line []byte, n int, c byte) bool {
-	for i := 2; i < n; i++ {
-		if line[s.text.tokens[i].start] == c {
-			return true
-		}
-	}
-	return false
-}
-
 // metaArithItem formats the reply for an item ma changed or created, its
 // flags applied in request order as memcached does.
 func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
@@ -104,7 +94,7 @@ func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
 		b = append(b, "HD"...)
 	}
 	for i := 2; i < n; i++ {
-		tok := s.token(line, i)
+		tok := s.text.token(line, i)
 		switch tok[0] {
 		case 'c':
 			b = append(b, " c"...)

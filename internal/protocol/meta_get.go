@@ -61,7 +61,7 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		s.out = append(s.out, msg...)
 		return false
 	}
-	if !s.metaKeyOK() {
+	if !s.meta.keyOK() {
 		s.out = append(s.out, rBadFormat...)
 		return false
 	}
@@ -114,7 +114,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	fetched, idle := it.Fetched(), it.IdleSeconds()
 	won, touched := false, false
 	for i := 2; i < n; i++ {
-		tok := s.token(line, i)
+		tok := s.text.token(line, i)
 		switch tok[0] {
 		case 'T':
 			touched = true
@@ -235,7 +235,7 @@ func (s *Session) relTime(t int64) int64 {
 // deferring its LRU bump to the end of the reply: N, T, R, l and h.
 func (s *Session) metaLocks(line []byte, n int) bool {
 	for _, c := range []byte("NTRlh") {
-		if s.seenFlag(line, n, c) {
+		if s.text.seenFlag(line, n, c) {
 			return true
 		}
 	}
@@ -248,8 +248,8 @@ func (s *Session) metaDebug(line []byte, n int) {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
-	s.meta.key = s.token(line, 1)
-	binary := n >= 3 && string(s.token(line, 2)) == "b"
+	s.meta.key = s.text.token(line, 1)
+	binary := n >= 3 && string(s.text.token(line, 2)) == "b"
 	if binary {
 		k, ok := decodeBase64Key(s.meta.keyBuf[:0], s.meta.key)
 		s.meta.keyBuf = k

@@ -27,7 +27,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	}
 	total := -1 // the data block's length with its "\r\n", once known
 	if n >= 3 {
-		if v, ok := parseInt32(s.token(line, 2)); ok && v >= 0 && v <= math.MaxInt32-2 {
+		if v, ok := parseInt32(s.text.token(line, 2)); ok && v >= 0 && v <= math.MaxInt32-2 {
 			total = int(v) + 2
 		}
 	}
@@ -52,7 +52,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		return fail(msg)
 	}
 	f := &s.meta.flags
-	if !s.metaKeyOK() {
+	if !s.meta.keyOK() {
 		return fail(rBadFormat)
 	}
 	mode := store.ModeSet
@@ -102,7 +102,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	} else {
 		data, vlen = rest, 0 // committing a reservation: rest is the terminator
 	}
-	if s.badTerminator(data, vlen) {
+	if s.recv.badTerminator(data, vlen) {
 		s.out = append(s.out, rBadChunk...) // shown even with q
 		return total, NeedMore
 	}
@@ -148,7 +148,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	}
 	b := append(s.out, code...)
 	for i := 3; i < n; i++ {
-		switch tok := s.token(line, i); tok[0] {
+		switch tok := s.text.token(line, i); tok[0] {
 		case 'O':
 			b = append(b, ' ')
 			b = append(b, tok...)

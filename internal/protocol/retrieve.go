@@ -50,7 +50,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	var exptime int32
 	if touch {
 		var ok bool
-		if exptime, ok = parseInt32(s.token(line, 1)); !ok {
+		if exptime, ok = parseInt32(s.text.token(line, 1)); !ok {
 			s.reply(rBadExptime)
 			return 0, NeedMore
 		}
@@ -78,7 +78,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 				s.getOOM()
 				return 0, NeedMore
 			}
-			s.trimReplies(held)
+			s.mem.trimReplies(held)
 			if s.log.verbose {
 				s.vlogLine('>', []byte("END")) // memcached ends the get first
 			}

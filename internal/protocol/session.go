@@ -145,7 +145,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	// the rest of its value keeps its object.
 	s.endCall(s.mem.waiting || s.recv.active)
 	if pos == len(in) {
-		s.releaseReadBuf()
+		s.mem.releaseReadBuf()
 	}
 	if st == Close {
 		s.conn.closing()

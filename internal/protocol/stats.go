@@ -74,7 +74,7 @@ func (s *Session) stats(line []byte, n int) {
 		return
 	}
 	w := statWriter{b: s.out}
-	switch group := s.token(line, 1); string(group) {
+	switch group := s.text.token(line, 1); string(group) {
 	case "reset":
 		s.resetStats()
 		s.replyLogged(rReset)

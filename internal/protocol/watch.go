@@ -244,7 +244,7 @@ func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, si
 
 // watch runs `watch [kinds...]`: the connection becomes a log stream.
 func (s *Session) watchCommand(line []byte, n int) {
-	s.setNoreply(line, n)
+	s.text.setNoreply(line, n)
 	if st := s.env.Settings; st != nil && st.WatchDisabled {
 		s.reply("CLIENT_ERROR watch commands not allowed\r\n")
 		return
@@ -261,7 +261,7 @@ func (s *Session) watchCommand(line []byte, n int) {
 	// makes the line an ERROR, silenced). On a line of more tokens than
 	// memcached splits, what follows the last one split is not looked at.
 	for i := 1; i < min(n, maxTokens-1); i++ {
-		switch string(s.token(line, i)) {
+		switch string(s.text.token(line, i)) {
 		case "fetchers":
 			flags |= logFetchers
 		case "mutations":
