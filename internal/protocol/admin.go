@@ -139,7 +139,7 @@ func (s *Session) cacheMemlimit(line []byte, n int) {
 	case s.env.Store.SetMemoryLimit(int64(mb)<<20) != nil:
 		s.reply("MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n")
 	default:
-		if s.verbose() > 0 {
+		if s.env.verbosity() > 0 {
 			slog.Info("maxbytes adjusted", "megabytes", mb)
 		}
 		s.reply(rOK)
@@ -206,9 +206,9 @@ func (s *Session) extstore(line []byte, n int) {
 	}
 }
 
-// verbose is the current -v level.
-func (s *Session) verbose() int32 {
-	if st := s.env.Settings; st != nil && st.Verbosity != nil {
+// verbosity is the current -v level.
+func (e *Env) verbosity() int32 {
+	if st := e.Settings; st != nil && st.Verbosity != nil {
 		return st.Verbosity.Load()
 	}
 	return 0

@@ -73,7 +73,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		if !empty {
 			return head, s.binProtocolError()
 		}
-		s.binReply(&s.bin.header, nil, nil, []byte(s.version()), 0)
+		s.binReply(&s.bin.header, nil, nil, []byte(s.env.version()), 0)
 	case opFlush:
 		if h.keyLen != 0 || h.bodyLen != uint32(h.extLen) || (h.extLen != 0 && h.extLen != 4) {
 			return head, s.binProtocolError()

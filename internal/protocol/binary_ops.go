@@ -41,7 +41,7 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		}
 		s.env.counters.storeTooLarge.Add(1)
 		s.binError(&s.bin.header, statusTooLarge)
-		if s.watching() != 0 {
+		if s.env.watching() != 0 {
 			s.logRefused(key, binStoreMode(op, s.bin.header.cas), op == opSet)
 		}
 		if op == opSet {
@@ -71,11 +71,11 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		req.Exptime = int64(binary.BigEndian.Uint32(ext[4:8]))
 	}
 	req.Mode = binStoreMode(op, req.CAS)
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res, cas := s.setItem(req)
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStoreResult(key, res, req.Mode, req.Exptime, req.Flags, vlen)
 	}
 	switch res {
@@ -136,7 +136,7 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 		}
 	}
 	st := s.env.Store
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	var hit bool
@@ -185,7 +185,7 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 		b = append(b, s.bin.key...)
 	}
 	if s.bin.replyValue {
-		if s.inPieces(len(value)) {
+		if s.env.inPieces(len(value)) {
 			b = s.startSend(b, value, s.env.Store.RefOf(s.bin.key, value), false)
 		} else {
 			b = append(s.replyRoom(b, len(value)), value...)
@@ -202,7 +202,7 @@ func (s *Session) binDelete(key []byte) {
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'd', false)
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bin.header.cas, HasCAS: s.bin.header.cas != 0})
@@ -228,13 +228,13 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 		s.vlogBinText(line)
 	}
 	s.bin.arithExptime, s.bin.arithCreated = int64(exp), false
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res := s.env.Store.Arith(key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: s.bin.header.cas, Vivify: exp != 0xffffffff, Initial: initial,
 	}, s.bin.arithFn)
-	if res == store.Stored && s.bin.arithCreated && s.watching() != 0 {
+	if res == store.Stored && s.bin.arithCreated && s.env.watching() != 0 {
 		s.logVivified(key, initial, s.env.Store.LogTTL(int64(exp)))
 	}
 	switch res {

@@ -16,7 +16,7 @@ func (s *Session) binStats(group []byte) {
 		w.b = s.appendGeneralStats(w.b)
 	case bytes.HasPrefix(group, []byte("reset")):
 		// memcached matches the groups above by prefix, these below exactly.
-		s.resetStats()
+		s.env.resetStats()
 	case bytes.HasPrefix(group, []byte("settings")):
 		s.appendSettings(&w)
 	case bytes.HasPrefix(group, []byte("detail")):
@@ -38,7 +38,7 @@ func (s *Session) binStats(group []byte) {
 			return
 		}
 	case string(group) == "items":
-		appendItems(&w, s.env.Store.Classes(), s.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
+		appendItems(&w, s.env.Store.Classes(), s.env.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
 	case string(group) == "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case string(group) == "sizes":

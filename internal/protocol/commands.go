@@ -91,10 +91,10 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.flushAll(line, n)
 	case "version":
 		s.out = append(s.out, "VERSION "...)
-		s.out = append(s.out, s.version()...)
+		s.out = append(s.out, s.env.version()...)
 		s.out = append(s.out, crlf...)
 		if s.log.verbose {
-			s.vlogLine('>', []byte("VERSION "+s.version()))
+			s.vlogLine('>', []byte("VERSION "+s.env.version()))
 		}
 	case "verbosity":
 		s.verbosity(line, n)
@@ -150,8 +150,8 @@ func looksLikeHTTP(cmd, last []byte) bool {
 	return bytes.HasPrefix(last, []byte("HTTP/"))
 }
 
-func (s *Session) version() string {
-	if st := s.env.Settings; st != nil && st.Version != "" {
+func (e *Env) version() string {
+	if st := e.Settings; st != nil && st.Version != "" {
 		return st.Version
 	}
 	return "unknown"
@@ -221,7 +221,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		}
 		s.reply(rTooLarge)
 		s.env.counters.storeTooLarge.Add(1)
-		if s.watching() != 0 {
+		if s.env.watching() != 0 {
 			s.logRefused(key, mode, mode == store.ModeSet)
 		}
 		// memcached drops a set's old value rather than leave it stale.
@@ -250,11 +250,11 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		s.reply(rBadChunk)
 		return total, NeedMore
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res, _ := s.setItem(store.SetRequest{Mode: mode, Key: key, Flags: flags, Exptime: int64(exptime), Value: value, CAS: cas})
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStoreResult(key, res, mode, int64(exptime), flags, total-2)
 	}
 	switch res {
@@ -342,7 +342,7 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 		s.reply(rBadDelta)
 		return
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	v, res := s.env.Store.IncrDecr(key, delta, decr)
@@ -385,7 +385,7 @@ func (s *Session) delete(line []byte, n int) {
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'd', false)
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	deleted := s.env.Store.Delete(key)
@@ -406,7 +406,7 @@ func (s *Session) touch(line []byte, n int) {
 		s.reply(rBadExptime)
 		return
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	touched := s.env.Store.Touch(key, int64(exptime))

@@ -51,7 +51,7 @@ func (s *Session) Opened(id int) {
 	if s.verboseOn() {
 		s.vlogf('<', "new auto-negotiating client connection")
 	}
-	if s.watching()&logConnEvents != 0 {
+	if s.env.watching()&logConnEvents != 0 {
 		s.logConn("conn_new", "")
 	}
 }
@@ -98,7 +98,7 @@ func (s *Session) logClosed() {
 	}
 	wasWatcher := s.stream.watch != nil
 	s.stopWatch()
-	if stream && s.watching()&logConnEvents != 0 {
+	if stream && s.env.watching()&logConnEvents != 0 {
 		reason := s.conn.closeReason
 		switch {
 		case reason != "":

@@ -9,11 +9,11 @@ package protocol
 // on (memcached's CAS cutoff makes the flush exact).
 func (s *Session) flush(delay int64) {
 	st := s.env.Store
-	now := s.relTime(st.Now())
+	now := s.env.relTime(st.Now())
 	oldest := now
 	switch {
 	case delay > maxRelativeExptime:
-		oldest = s.relTime(delay)
+		oldest = s.env.relTime(delay)
 	case delay > 0:
 		oldest = now + delay
 	}

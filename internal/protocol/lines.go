@@ -11,12 +11,12 @@ import "bytes"
 // 64 KiB, where memcached closes one longer than 2048 bytes that arrives
 // without its newline. Neither grows with -I beyond 1 MiB: a client's
 // unfinished line costs at most that, not -I (128 MB under -I 128m).
-func (s *Session) multigetLimit(line []byte) int {
+func (e *Env) multigetLimit(line []byte) int {
 	n := minMultigetLen
 	if !isGetLine(line) {
 		return n
 	}
-	if st := s.env.Settings; st != nil && st.ItemSizeMax > n {
+	if st := e.Settings; st != nil && st.ItemSizeMax > n {
 		n = min(st.ItemSizeMax, maxWholeGetLine)
 	}
 	return n
@@ -50,7 +50,7 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 		// memcached closes silently: nothing sane can follow such a line.
 		return -1, Close
 	}
-	limit := s.multigetLimit(avail)
+	limit := s.env.multigetLimit(avail)
 	if i := indexNewline(avail, max(from, MaxLineLen+1), limit+1); i >= 0 {
 		return i, NeedMore
 	}

@@ -42,7 +42,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	res := s.env.Store.Arith(s.meta.key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial, NewCAS: f.newCAS,
 	}, s.meta.arithFn)
-	if res == store.Stored && s.meta.arithCreated && s.watching() != 0 {
+	if res == store.Stored && s.meta.arithCreated && s.env.watching() != 0 {
 		// memcached sets N's TTL after the add it logs: ttl=0.
 		s.logVivified(s.meta.key, f.initial, 0)
 	}

@@ -65,7 +65,7 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		s.out = append(s.out, rBadFormat...)
 		return false
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(s.meta.key)
 	}
 	return true
@@ -130,7 +130,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			// Compared on memcached's relative clock, where every
 			// time before it started is 1.
 			if !it.TokenSent() && !created && it.Exptime() != 0 &&
-				s.relTime(it.Exptime()) < s.relTime(it.AbsExptime(int64(f.recacheTTL))) {
+				s.env.relTime(it.Exptime()) < s.env.relTime(it.AbsExptime(int64(f.recacheTTL))) {
 				won = true
 			}
 		case 's':
@@ -186,7 +186,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	}
 	b = append(b, crlf...)
 	if f.value {
-		if n := it.ValueLen(); s.inPieces(n) {
+		if n := it.ValueLen(); s.env.inPieces(n) {
 			b = s.startSendHead(b, it.ValueHead(), n, it.Ref(), true)
 		} else {
 			b = it.AppendValue(s.replyRoom(b, n+len(crlf)))
@@ -216,15 +216,15 @@ func (s *Session) metaTTL(it store.Item) int64 {
 	// REALTIME_MAXDELTA+1, an absolute time long before it started.
 	rel := int64(1)
 	if ttl != -1 {
-		rel = s.relTime(e)
+		rel = s.env.relTime(e)
 	}
-	return int64(uint32(rel - s.relTime(now)))
+	return int64(uint32(rel - s.env.relTime(now)))
 }
 
 // relTime converts unix seconds to memcached's relative time (seconds since
 // its process_started), where any time not after process_started is 1.
-func (s *Session) relTime(t int64) int64 {
-	started := s.env.StartUnix - processStartedSlack
+func (e *Env) relTime(t int64) int64 {
+	started := e.StartUnix - processStartedSlack
 	if t <= started {
 		return 1
 	}
@@ -262,7 +262,7 @@ func (s *Session) metaDebug(line []byte, n int) {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(s.meta.key)
 	}
 	if !s.env.Store.View(s.meta.key, s.meta.debugFn) {

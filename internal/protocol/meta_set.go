@@ -84,7 +84,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	vlen := total - 2
 	if vlen > st.MaxValueSize(len(key), f.flags) {
 		s.env.counters.storeTooLarge.Add(1)
-		if s.watching() != 0 {
+		if s.env.watching() != 0 {
 			s.logRefused(key, mode, true)
 		}
 		// memcached drops the old value whatever the mode, so that a
@@ -107,7 +107,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		return total, NeedMore
 	}
 	vlen = total - 2
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	// memcached marks the key binary on the item ms sent; append and
@@ -118,7 +118,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		CAS: f.cas, Invalidate: f.invalidate && mode == store.ModeCAS, KeyBinary: keyBinary,
 		NewCAS: f.newCAS,
 	})
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStoreResult(key, res, mode, int64(f.ttl), f.flags, int(vlen))
 	}
 	var code string

@@ -89,7 +89,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	}
 	if at := s.serveKeys(line, from, withCAS, touch, exptime); at >= 0 {
 		s.get.multiget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
-		return at, s.paused()
+		return at, s.env.paused()
 	}
 	return 0, NeedMore
 }
@@ -135,7 +135,7 @@ func (s *Session) continueMultiget(in []byte) (int, Status) {
 	}
 	if at := s.serveKeys(in[:m.left], 0, m.withCAS, m.touch, m.exptime); at >= 0 {
 		s.get.multiget.left = m.left - at
-		return at, s.paused()
+		return at, s.env.paused()
 	}
 	s.get.multiget = multigetState{}
 	return nl + 1, NeedMore
@@ -184,7 +184,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 	st := s.env.Store
 	served := false
 	// Checked once per line: logging and prefix stats are nearly always off.
-	observe := s.log.verbose || s.watching() != 0 || s.env.detailEnabled()
+	observe := s.log.verbose || s.env.watching() != 0 || s.env.detailEnabled()
 	for {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
@@ -225,7 +225,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 // flushed or expired, which the lookup itself forgets as it unlinks a dead
 // item. Absent when nobody watches.
 func (s *Session) lookupBefore(key []byte) store.Presence {
-	if s.watching()&logFetchers == 0 {
+	if s.env.watching()&logFetchers == 0 {
 		return store.Absent
 	}
 	return s.env.Store.Peek(key).Presence
@@ -237,7 +237,7 @@ func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
 	if s.log.verbose && hit {
 		s.vlogLine('>', append([]byte("sending key "), key...))
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		p := store.Present
 		if !hit {
 			p = before
@@ -267,7 +267,7 @@ func (s *Session) emitValue(value []byte, m store.Meta) {
 		b = strconv.AppendUint(b, m.CAS, 10)
 	}
 	b = append(b, crlf...)
-	if s.inPieces(len(value)) {
+	if s.env.inPieces(len(value)) {
 		s.out = s.startSend(b, value, s.env.Store.RefOf(s.get.key, value), true)
 		return
 	}

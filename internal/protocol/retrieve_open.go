@@ -92,7 +92,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		m.hungry = true
 		return len(in), NeedMore
 	case at >= 0:
-		return at, s.paused()
+		return at, s.env.paused()
 	}
 	switch {
 	case bad >= 0:

@@ -115,8 +115,9 @@ func (s *Session) IdleKickable() bool {
 	return (s.input.want <= 0 || s.input.wantLine) && !s.Pending()
 }
 
-func (s *Session) reqsPerEvent() int {
-	if st := s.env.Settings; st != nil && st.ReqsPerEvent > 0 {
+// reqsPerEvent is how many requests one Process call starts (-R).
+func (e *Env) reqsPerEvent() int {
+	if st := e.Settings; st != nil && st.ReqsPerEvent > 0 {
 		return st.ReqsPerEvent
 	}
 	return defaultReqsPerEvent
@@ -162,7 +163,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 func (s *Session) process(in []byte) (int, Status) {
 	pos := 0
 	reqs := 0
-	limit := s.reqsPerEvent()
+	limit := s.env.reqsPerEvent()
 	// A value whose first pieces went out in an earlier call cannot be
 	// taken back: an error later in this call drops only what follows it.
 	spanning := s.send.active

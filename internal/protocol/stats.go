@@ -76,13 +76,13 @@ func (s *Session) stats(line []byte, n int) {
 	w := statWriter{b: s.out}
 	switch group := s.text.token(line, 1); string(group) {
 	case "reset":
-		s.resetStats()
+		s.env.resetStats()
 		s.replyLogged(rReset)
 		return
 	case "settings":
 		s.appendSettings(&w)
 	case "items":
-		appendItems(&w, s.env.Store.Classes(), s.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
+		appendItems(&w, s.env.Store.Classes(), s.env.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
 	case "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
@@ -115,37 +115,37 @@ func (s *Session) stats(line []byte, n int) {
 }
 
 // resetStats clears every resettable counter (`stats reset`).
-func (s *Session) resetStats() {
-	s.env.Store.ResetStats()
-	s.env.resetDetail()
-	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts = 0 })
-	if s.env.Server != nil {
-		s.env.Server.ResetStats()
+func (e *Env) resetStats() {
+	e.Store.ResetStats()
+	e.resetDetail()
+	e.adminUpdate(func(a *adminState) { a.crawlerStarts = 0 })
+	if e.Server != nil {
+		e.Server.ResetStats()
 	}
-	s.env.counters.reset()
-	s.env.mem.reset(s.env.Settings)
+	e.counters.reset()
+	e.mem.reset(e.Settings)
 }
 
-func (s *Session) serverStats() ServerStats {
-	if s.env.Server == nil {
+func (e *Env) serverStats() ServerStats {
+	if e.Server == nil {
 		return ServerStats{}
 	}
-	return s.env.Server.ServerStats()
+	return e.Server.ServerStats()
 }
 
-func (s *Session) settings() Settings {
-	if s.env.Settings == nil {
+func (e *Env) settings() Settings {
+	if e.Settings == nil {
 		return Settings{}
 	}
-	return *s.env.Settings
+	return *e.Settings
 }
 
 // appendGeneralStats writes the lines of a bare `stats`.
 func (s *Session) appendGeneralStats(b []byte) []byte {
 	w := statWriter{b: b}
 	now := time.Now().Unix()
-	set := s.settings()
-	srv := s.serverStats()
+	set := s.env.settings()
+	srv := s.env.serverStats()
 	st := s.env.Store.Stats()
 	threads := srv.Threads
 	if threads == 0 {
@@ -156,9 +156,9 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.int("pid", int64(os.Getpid()))
 	// memcached's uptime is its relative clock less ITEM_UPDATE_INTERVAL
 	// (60): 2 at start, as its clock starts 62 s before it does.
-	w.int("uptime", s.relTime(now)-60)
+	w.int("uptime", s.env.relTime(now)-60)
 	w.int("time", now)
-	w.str("version", s.version())
+	w.str("version", s.env.version())
 	w.str("libevent", "none")
 	w.int("pointer_size", strconv.IntSize)
 	w.str("rusage_user", formatUsec(user))
@@ -291,8 +291,8 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 }
 
 // tempLRU reports whether the store's TEMP LRU is on.
-func (s *Session) tempLRU() bool {
-	_, on := s.env.Store.TemporaryTTL()
+func (e *Env) tempLRU() bool {
+	_, on := e.Store.TemporaryTTL()
 	return on
 }
 
@@ -309,7 +309,7 @@ func formatUsec(us int64) string {
 
 // appendSettings writes `stats settings`.
 func (s *Session) appendSettings(w *statWriter) {
-	set := s.settings()
+	set := s.env.settings()
 	inter := set.Interface
 	if inter == "" {
 		inter = "NULL"
@@ -364,7 +364,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("num_threads_per_udp", int64(set.Threads))
 	w.str("stat_key_prefix", string(s.env.delimiter()))
 	w.flag("detail_enabled", s.env.detailEnabled())
-	w.int("reqs_per_event", int64(s.reqsPerEvent()))
+	w.int("reqs_per_event", int64(s.env.reqsPerEvent()))
 	w.flag("cas_enabled", set.CASEnabled)
 	w.int("tcp_backlog", int64(set.TCPBacklog))
 	w.str("binding_protocol", proto)

@@ -25,7 +25,7 @@ func (l *logState) reset() { l.line = nil }
 
 // verboseOn reports whether -vv lines are wanted now.
 func (s *Session) verboseOn() bool {
-	return s.env.VerboseLog != nil && s.verbose() >= 2
+	return s.env.VerboseLog != nil && s.env.verbosity() >= 2
 }
 
 // vlogLine writes one line: dir ('<' or '>'), the connection id, a space, text.

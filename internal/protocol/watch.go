@@ -159,7 +159,7 @@ func (h *watchHub) logHeader(b []byte) []byte {
 }
 
 // watching reports which log kinds someone watches (0 nearly always).
-func (s *Session) watching() uint32 { return s.env.logs.mask.Load() }
+func (e *Env) watching() uint32 { return e.logs.mask.Load() }
 
 // logGet publishes an item_get line (memcached's LOGGER_ITEM_GET): what
 // the lookup found, and for a live item its class and value length.
@@ -341,10 +341,10 @@ func (s *Session) logLookup(key []byte) {
 func (s *Session) logVivified(key []byte, initial uint64, ttl uint32) {
 	var digits [20]byte
 	vlen := len(strconv.AppendUint(digits[:0], initial, 10))
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logGet(key, store.Absent, 0, 0)
 	}
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStore(key, "stored", "add", ttl, s.env.Store.ItemClass(len(key), vlen, 0), vlen)
 	}
 }
@@ -355,10 +355,10 @@ func (s *Session) logVivified(key []byte, initial uint64, ttl uint32) {
 // junk in clsid and cfd there, from a slip in its arguments), then, when
 // the refusal also drops the key's old value, that drop's lookup.
 func (s *Session) logRefused(key []byte, mode store.Mode, drops bool) {
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStore(key, storeStatus(store.TooLarge), storeCmdName(mode), 0, 0, 0)
 	}
-	if drops && s.watching()&logFetchers != 0 {
+	if drops && s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 }
