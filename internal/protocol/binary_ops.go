@@ -274,6 +274,6 @@ func (s *Session) binFlush(ext []byte) {
 	if len(ext) == 4 {
 		delay = int64(binary.BigEndian.Uint32(ext))
 	}
-	s.flush(delay)
+	s.env.flush(delay)
 	s.binReply(&s.bin.header, nil, nil, nil, 0)
 }

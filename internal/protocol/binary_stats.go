@@ -13,12 +13,12 @@ func (s *Session) binStats(group []byte) {
 	w := statWriter{b: s.bin.statLines[:0]}
 	switch {
 	case len(group) == 0:
-		w.b = s.appendGeneralStats(w.b)
+		w.b = s.env.appendGeneralStats(w.b)
 	case bytes.HasPrefix(group, []byte("reset")):
 		// memcached matches the groups above by prefix, these below exactly.
 		s.env.resetStats()
 	case bytes.HasPrefix(group, []byte("settings")):
-		s.appendSettings(&w)
+		s.env.appendSettings(&w)
 	case bytes.HasPrefix(group, []byte("detail")):
 		// The per-prefix stats of detail.go: the dump is one response whose
 		// value is the text protocol's PREFIX lines and END.

@@ -445,7 +445,7 @@ func (s *Session) flushAll(line []byte, n int) {
 	if delay < 0 {
 		delay = 0 // memcached flushes now for a negative delay
 	}
-	s.flush(int64(delay))
+	s.env.flush(int64(delay))
 	s.reply(rOK)
 }
 
@@ -468,6 +468,6 @@ func (s *Session) verbosity(line []byte, n int) {
 	}
 	// The new level applies from this reply on, as in memcached: "verbosity
 	// 2" logs its own ">fd OK", "verbosity 0" does not.
-	s.log.verbose = s.verboseOn()
+	s.log.verbose = s.env.verboseOn()
 	s.reply(rOK)
 }

@@ -48,7 +48,7 @@ func (s *Session) SetWakeup(fn func()) { s.conn.wakeup = fn }
 // the connection at -vv as memcached does.
 func (s *Session) Opened(id int) {
 	s.conn.id = id
-	if s.verboseOn() {
+	if s.env.verboseOn() {
 		s.vlogf('<', "new auto-negotiating client connection")
 	}
 	if s.env.watching()&logConnEvents != 0 {
@@ -93,7 +93,7 @@ func (c *connInfo) closing() {
 // not woken.
 func (s *Session) logClosed() {
 	stream := s.conn.id != 0 && s.conn.datagramID == 0
-	if stream && s.verboseOn() {
+	if stream && s.env.verboseOn() {
 		s.vlogf('<', "connection closed.")
 	}
 	wasWatcher := s.stream.watch != nil

@@ -293,24 +293,24 @@ func (s *Session) endCall(waiting bool) {
 		return
 	}
 	if !waiting || s.mem.objs == 0 {
-		s.releaseReplies()
+		s.mem.releaseReplies()
 		return
 	}
-	s.carryOne()
+	s.mem.carryOne()
 }
 
 // carryOne gives back all the objects but the waiting command's.
-func (s *Session) carryOne() {
-	s.mem.trimReplies(1)
-	s.mem.carried = true
+func (m *connMem) carryOne() {
+	m.trimReplies(1)
+	m.carried = true
 }
 
 // releaseReplies gives back the objects of the replies stacked so far:
 // they are flushed.
-func (s *Session) releaseReplies() {
-	s.mem.carried = false
-	if s.mem.objs > 0 {
-		s.mem.trimReplies(0)
+func (m *connMem) releaseReplies() {
+	m.carried = false
+	if m.objs > 0 {
+		m.trimReplies(0)
 	}
 }
 
@@ -319,7 +319,7 @@ func (s *Session) releaseReplies() {
 // free again.
 func (s *Session) markFlushed() {
 	s.flushMark = len(s.out)
-	s.releaseReplies()
+	s.mem.releaseReplies()
 }
 
 // dropUnflushed culls the replies stacked since the last flush, as
@@ -327,7 +327,7 @@ func (s *Session) markFlushed() {
 // close.
 func (s *Session) dropUnflushed() {
 	s.out = s.out[:s.flushMark]
-	s.releaseReplies()
+	s.mem.releaseReplies()
 }
 
 // getOOM ends a multiget whose next key found no response object as
@@ -379,7 +379,7 @@ func (m *connMem) startCall() { m.keyPaid, m.waiting, m.resumed = false, false, 
 // endMem gives back everything the connection holds: it is closed.
 func (s *Session) endMem() {
 	if s.mem.share != nil {
-		s.releaseReplies()
+		s.mem.releaseReplies()
 		s.mem.releaseReadBuf()
 	}
 	s.mem = connMem{}

@@ -101,7 +101,7 @@ func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
 			b = strconv.AppendUint(b, it.CAS(), 10)
 		case 't':
 			b = append(b, " t"...)
-			b = strconv.AppendInt(b, s.metaTTL(it), 10)
+			b = strconv.AppendInt(b, s.env.metaTTL(it), 10)
 		case 'T':
 			it.SetExptime(int64(f.ttl))
 		case 'N':

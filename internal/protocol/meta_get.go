@@ -138,7 +138,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
 		case 't':
 			b = append(b, " t"...)
-			b = strconv.AppendInt(b, s.metaTTL(it), 10)
+			b = strconv.AppendInt(b, s.env.metaTTL(it), 10)
 		case 'c':
 			b = append(b, " c"...)
 			b = strconv.AppendUint(b, it.CAS(), 10)
@@ -206,19 +206,19 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 // unsigned 32-bit seconds on its relative clock, where a past time before
 // its process_started is 1: it prints a number near 2^32, not a negative one (nor -1,
 // which would claim the item never expires).
-func (s *Session) metaTTL(it store.Item) int64 {
-	e, ttl := it.Exptime(), it.TTL()
-	if e == 0 || ttl > 0 {
+func (e *Env) metaTTL(it store.Item) int64 {
+	exp, ttl := it.Exptime(), it.TTL()
+	if exp == 0 || ttl > 0 {
 		return ttl
 	}
-	now := e - ttl
+	now := exp - ttl
 	// A negative TTL is stored as a second ago; memcached makes it
 	// REALTIME_MAXDELTA+1, an absolute time long before it started.
 	rel := int64(1)
 	if ttl != -1 {
-		rel = s.env.relTime(e)
+		rel = e.relTime(exp)
 	}
-	return int64(uint32(rel - s.env.relTime(now)))
+	return int64(uint32(rel - e.relTime(now)))
 }
 
 // relTime converts unix seconds to memcached's relative time (seconds since

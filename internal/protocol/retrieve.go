@@ -108,7 +108,7 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 		if !s.chargeKey() {
 			return false
 		}
-		before := s.lookupBefore(keys[ks:ke])
+		before := s.env.lookupBefore(keys[ks:ke])
 		var hit bool
 		if touch {
 			hit = s.env.Store.GetAndTouch(keys[ks:ke], int64(exptime), note)
@@ -200,7 +200,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		s.get.key = key
 		var before store.Presence
 		if observe {
-			before = s.lookupBefore(key)
+			before = s.env.lookupBefore(key)
 		}
 		var hit bool
 		if touch {
@@ -224,11 +224,11 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 // is about to find: a miss's log line says whether the item was absent,
 // flushed or expired, which the lookup itself forgets as it unlinks a dead
 // item. Absent when nobody watches.
-func (s *Session) lookupBefore(key []byte) store.Presence {
-	if s.env.watching()&logFetchers == 0 {
+func (e *Env) lookupBefore(key []byte) store.Presence {
+	if e.watching()&logFetchers == 0 {
 		return store.Absent
 	}
-	return s.env.Store.Peek(key).Presence
+	return e.Store.Peek(key).Presence
 }
 
 // observeGet reports one key of a retrieval to -vv, watch and stats detail;

@@ -134,7 +134,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.flushMark = len(out)
 	s.input.startCall()
 	s.budgetStop = false
-	s.log.verbose = s.verboseOn()
+	s.log.verbose = s.env.verboseOn()
 	s.mem.startCall()
 	if len(in) > 0 && !s.takeReadBuf() {
 		s.conn.closeReason = "error"

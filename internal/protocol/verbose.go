@@ -24,8 +24,8 @@ type logState struct {
 func (l *logState) reset() { l.line = nil }
 
 // verboseOn reports whether -vv lines are wanted now.
-func (s *Session) verboseOn() bool {
-	return s.env.VerboseLog != nil && s.env.verbosity() >= 2
+func (e *Env) verboseOn() bool {
+	return e.VerboseLog != nil && e.verbosity() >= 2
 }
 
 // vlogLine writes one line: dir ('<' or '>'), the connection id, a space, text.
