@@ -37,7 +37,7 @@ func (s *Session) vlogBinDump(dir byte, title, indent string, hdr []byte) {
 const hexDigits = "0123456789abcdef"
 
 // vlogBinRequest dumps the request header at the front of in, once per
-// request (binDumped is cleared when the request is consumed).
+// request (bin.headerDumped is cleared when the request is consumed).
 func (s *Session) vlogBinRequest(in []byte) {
 	if !s.bin.headerDumped {
 		s.bin.headerDumped = true

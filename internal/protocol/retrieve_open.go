@@ -38,7 +38,7 @@ func (s *Session) openMultiget(avail []byte) int {
 
 // continueOpenMultiget serves the complete keys at the front of in and
 // returns how many bytes it consumed: up to the line's end once it has
-// arrived, else up to the last complete key, with mget.hungry set.
+// arrived, else up to the last complete key, with get.multiget.hungry set.
 func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	m := &s.get.multiget
 	m.hungry = false
