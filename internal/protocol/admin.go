@@ -20,24 +20,24 @@ const maxSlabClassID = 63 // memcached's MAX_NUMBER_OF_SLAB_CLASSES-1
 // gocached.
 func (s *Session) slabs(line []byte, n int) {
 	switch {
-	case n == 4 && string(s.token(line, 1)) == "reassign":
+	case n == 4 && string(s.text.token(line, 1)) == "reassign":
 		if !s.env.Settings.tuning().SlabReassign {
 			s.reply("CLIENT_ERROR slab reassignment disabled\r\n")
 			return
 		}
-		src, ok1 := parseInt32(s.token(line, 2))
-		dst, ok2 := parseInt32(s.token(line, 3))
+		src, ok1 := parseInt32(s.text.token(line, 2))
+		dst, ok2 := parseInt32(s.text.token(line, 3))
 		if !ok1 || !ok2 {
 			s.reply(rBadFormat)
 			return
 		}
 		s.reply(reassignReplies[s.env.Store.Reassign(int(src), int(dst))])
-	case n >= 3 && string(s.token(line, 1)) == "automove":
-		s.setNoreply(line, n)
-		if string(s.token(line, 2)) == "ratio" {
+	case n >= 3 && string(s.text.token(line, 1)) == "automove":
+		s.text.setNoreply(line, n)
+		if string(s.text.token(line, 2)) == "ratio" {
 			ratio, ok := 0.0, false
 			if n >= 4 {
-				ratio, ok = parseDouble(s.token(line, 3))
+				ratio, ok = parseDouble(s.text.token(line, 3))
 			}
 			if !ok {
 				s.reply(rError)
@@ -48,7 +48,7 @@ func (s *Session) slabs(line []byte, n int) {
 			s.reply(rOK)
 			return
 		}
-		level, ok := parseUint32(s.token(line, 2))
+		level, ok := parseUint32(s.text.token(line, 2))
 		switch {
 		case !ok:
 			s.reply(rBadFormat)
@@ -72,13 +72,13 @@ func (s *Session) lru(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	s.setNoreply(line, n)
-	switch sub := string(s.token(line, 1)); {
+	s.text.setNoreply(line, n)
+	switch sub := string(s.text.token(line, 1)); {
 	case sub == "tune" && n >= 6:
-		hot, ok1 := parseUint32(s.token(line, 2))
-		warm, ok2 := parseUint32(s.token(line, 3))
-		hotF, ok3 := parseDouble(s.token(line, 4))
-		warmF, ok4 := parseDouble(s.token(line, 5))
+		hot, ok1 := parseUint32(s.text.token(line, 2))
+		warm, ok2 := parseUint32(s.text.token(line, 3))
+		hotF, ok3 := parseDouble(s.text.token(line, 4))
+		warmF, ok4 := parseDouble(s.text.token(line, 5))
 		switch {
 		case !ok1 || !ok2 || !ok3 || !ok4:
 			s.reply(rError)
@@ -94,7 +94,7 @@ func (s *Session) lru(line []byte, n int) {
 			s.reply(rOK)
 		}
 	case sub == "mode" && n >= 3 && !s.env.Settings.LRUMaintainerDisabled:
-		switch string(s.token(line, 2)) {
+		switch string(s.text.token(line, 2)) {
 		case "flat":
 			s.env.adminUpdate(func(a *adminState) { a.segmented = false })
 			s.env.syncLRU()
@@ -107,7 +107,7 @@ func (s *Session) lru(line []byte, n int) {
 			s.reply(rError)
 		}
 	case sub == "temp_ttl" && n >= 3 && !s.env.Settings.LRUMaintainerDisabled:
-		ttl, ok := parseInt32(s.token(line, 2))
+		ttl, ok := parseInt32(s.text.token(line, 2))
 		if !ok {
 			s.reply(rError)
 			return
@@ -127,8 +127,8 @@ func (s *Session) cacheMemlimit(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	s.setNoreply(line, n)
-	mb, ok := parseUint32(s.token(line, 1))
+	s.text.setNoreply(line, n)
+	mb, ok := parseUint32(s.text.token(line, 1))
 	switch {
 	case !ok:
 		s.reply(rError)
@@ -139,7 +139,7 @@ func (s *Session) cacheMemlimit(line []byte, n int) {
 	case s.env.Store.SetMemoryLimit(int64(mb)<<20) != nil:
 		s.reply("MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n")
 	default:
-		if s.verbose() > 0 {
+		if s.env.verbosity() > 0 {
 			slog.Info("maxbytes adjusted", "megabytes", mb)
 		}
 		s.reply(rOK)
@@ -156,7 +156,7 @@ func (s *Session) shutdown(line []byte, n int) Status {
 	graceful := false
 	switch {
 	case n == 1:
-	case n == 2 && string(s.token(line, 1)) == "graceful":
+	case n == 2 && string(s.text.token(line, 1)) == "graceful":
 		graceful = true
 	default:
 		s.reply("CLIENT_ERROR invalid shutdown mode\r\n")
@@ -180,14 +180,14 @@ func (s *Session) extstore(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	s.setNoreply(line, n)
+	s.text.setNoreply(line, n)
 	ok := false
 	if n >= 3 {
-		knob, v := s.token(line, 1), s.token(line, 2)
+		knob, v := s.text.token(line, 1), s.text.token(line, 2)
 		switch {
 		case string(knob) == "free_memchunks" && n > 3:
 			cls, ok1 := parseUint32(v)
-			_, ok2 := parseUint32(s.token(line, 3))
+			_, ok2 := parseUint32(s.text.token(line, 3))
 			ok = ok1 && ok2 && cls <= maxSlabClassID
 		case string(knob) == "max_frag":
 			_, ok = parseDouble(v)
@@ -206,9 +206,9 @@ func (s *Session) extstore(line []byte, n int) {
 	}
 }
 
-// verbose is the current -v level.
-func (s *Session) verbose() int32 {
-	if st := s.env.Settings; st != nil && st.Verbosity != nil {
+// verbosity is the current -v level.
+func (e *Env) verbosity() int32 {
+	if st := e.Settings; st != nil && st.Verbosity != nil {
 		return st.Verbosity.Load()
 	}
 	return 0

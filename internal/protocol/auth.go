@@ -108,17 +108,17 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 	if z := bytes.IndexByte(line, 0); z >= 0 {
 		line = line[:z]
 	}
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('<', bytes.TrimSuffix(line, []byte("\r")))
 	}
-	n := s.tokenize(line)
+	n := s.text.tokenize(line)
 	var size uint32
-	ok := n >= 5 && string(s.token(line, 0)) == "set"
+	ok := n >= 5 && string(s.text.token(line, 0)) == "set"
 	if ok {
-		size, ok = parseUint32(s.token(line, 4))
+		size, ok = parseUint32(s.text.token(line, 4))
 	}
 	if !ok {
-		s.noreply = false
+		s.text.noreply = false
 		s.reply("CLIENT_ERROR unauthenticated\r\n")
 		return nl + 1, NeedMore
 	}
@@ -133,7 +133,7 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 		return -total, NeedMore
 	}
 	data := in[nl+1 : total]
-	s.noreply = false
+	s.text.noreply = false
 	if data[size] != '\r' || data[size+1] != '\n' {
 		s.reply("CLIENT_ERROR bad command line termination\r\n")
 		return total, NeedMore
@@ -142,12 +142,12 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 	if z := bytes.IndexByte(payload, 0); z >= 0 {
 		payload = payload[:z]
 	}
-	if s.tokenize(payload) < 2 {
+	if s.text.tokenize(payload) < 2 {
 		s.reply("CLIENT_ERROR bad authentication token format\r\n")
 		return total, NeedMore
 	}
-	if s.env.ASCIIAuth.Check(s.token(payload, 0), s.token(payload, 1)) {
-		s.authed = true
+	if s.env.ASCIIAuth.Check(s.text.token(payload, 0), s.text.token(payload, 1)) {
+		s.auth.textPassed = true
 		s.env.counters.authCmds.Add(1)
 		s.reply(rStored)
 	} else {
@@ -159,6 +159,6 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 func (s *Session) authFailed() {
 	s.env.counters.authCmds.Add(1)
 	s.env.counters.authErrors.Add(1)
-	s.noreply = false
+	s.text.noreply = false
 	s.reply("CLIENT_ERROR authentication failure\r\n")
 }

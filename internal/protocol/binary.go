@@ -19,7 +19,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 	if len(in) < binaryHeaderLen {
 		return -binaryHeaderLen, NeedMore
 	}
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinRequest(in)
 	}
 	if in[0] != binaryMagicRequest {
@@ -28,7 +28,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		return 0, Close
 	}
 	h := parseBinHeader(in)
-	s.bh = h
+	s.bin.header = h
 	head := binaryHeaderLen + int(h.extLen) + int(h.keyLen)
 	if head > binaryReadBuffer {
 		// memcached reads a binary request's header, extras and key into
@@ -47,22 +47,22 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 	ext := in[binaryHeaderLen : binaryHeaderLen+int(h.extLen)]
 	key := in[binaryHeaderLen+int(h.extLen) : head]
 	if uint32(h.keyLen) > h.bodyLen || uint32(h.keyLen)+uint32(h.extLen) > h.bodyLen {
-		s.binError(&s.bh, statusUnknownCommand)
+		s.binError(&s.bin.header, statusUnknownCommand)
 		return head, Close
 	}
-	if s.env.SASL != nil && s.vlog {
+	if s.env.SASL != nil && s.log.verbose {
 		ok := "false"
-		if s.authenticated || saslAllowed(h.opcode) {
+		if s.auth.saslPassed || saslAllowed(h.opcode) {
 			ok = "true"
 		}
 		s.vlogBinText([]byte("authenticated() in cmd 0x" + string([]byte{hexDigits[h.opcode>>4], hexDigits[h.opcode&15]}) + " is " + ok))
 	}
-	if s.env.SASL != nil && !s.authenticated && !saslAllowed(h.opcode) {
-		s.binError(&s.bh, statusAuthError)
+	if s.env.SASL != nil && !s.auth.saslPassed && !saslAllowed(h.opcode) {
+		s.binError(&s.bin.header, statusAuthError)
 		return head, Close
 	}
 	base, quiet := quietBase(h.opcode)
-	s.binQuiet = quiet
+	s.bin.quiet = quiet
 	if int(h.keyLen) > store.MaxKeyLen {
 		return head, s.binProtocolError()
 	}
@@ -73,7 +73,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		if !empty {
 			return head, s.binProtocolError()
 		}
-		s.binReply(&s.bh, nil, nil, []byte(s.version()), 0)
+		s.binReply(&s.bin.header, nil, nil, []byte(s.env.version()), 0)
 	case opFlush:
 		if h.keyLen != 0 || h.bodyLen != uint32(h.extLen) || (h.extLen != 0 && h.extLen != 4) {
 			return head, s.binProtocolError()
@@ -83,7 +83,7 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		if !empty {
 			return head, s.binProtocolError()
 		}
-		s.binReply(&s.bh, nil, nil, nil, 0)
+		s.binReply(&s.bin.header, nil, nil, nil, 0)
 	case opSet, opAdd, opReplace:
 		if h.extLen != 8 || h.keyLen == 0 || h.bodyLen < uint32(h.keyLen)+8 {
 			return head, s.binProtocolError()
@@ -125,19 +125,19 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		if !empty {
 			return head, s.binProtocolError()
 		}
-		s.binReply(&s.bh, nil, nil, nil, 0)
-		s.quit = true // watch connevents: reason=normal
+		s.binReply(&s.bin.header, nil, nil, nil, 0)
+		s.conn.quit = true // watch connevents: reason=normal
 		return head, Close
 	case opSASLList:
 		if !empty {
 			return head, s.binProtocolError()
 		}
 		if s.env.SASL == nil {
-			s.binError(&s.bh, statusUnknownCommand)
+			s.binError(&s.bin.header, statusUnknownCommand)
 			return head, NeedMore
 		}
-		s.authenticated = false
-		s.binReply(&s.bh, nil, nil, s.env.SASL.mechList, 0)
+		s.auth.saslPassed = false
+		s.binReply(&s.bin.header, nil, nil, s.env.SASL.mechList, 0)
 	case opSASLAuth, opSASLStep:
 		if h.extLen != 0 || h.keyLen == 0 {
 			return head, s.binProtocolError()
@@ -147,8 +147,8 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		// memcached swallows bodylen bytes after the header, extras and key
 		// it has already read: a request with extras or a key leaves the
 		// stream out of step, in memcached and therefore here.
-		s.binError(&s.bh, statusUnknownCommand)
-		s.swallow = int64(h.bodyLen)
+		s.binError(&s.bin.header, statusUnknownCommand)
+		s.input.swallow = int64(h.bodyLen)
 	}
 	return head, NeedMore
 }
@@ -156,8 +156,8 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 // binProtocolError answers a malformed request with "Invalid arguments" and
 // closes, as memcached's handle_binary_protocol_error does.
 func (s *Session) binProtocolError() Status {
-	s.binError(&s.bh, statusInvalid)
-	slog.Info("binary protocol: malformed request, closing connection", "opcode", s.bh.opcode)
+	s.binError(&s.bin.header, statusInvalid)
+	slog.Info("binary protocol: malformed request, closing connection", "opcode", s.bin.header.opcode)
 	return Close
 }
 
@@ -170,7 +170,7 @@ func (s *Session) binError(h *binHeader, status uint16) {
 func (s *Session) binErrorText(h *binHeader, status uint16, text string) {
 	at := len(s.out)
 	s.out = appendBinHeader(s.out, h.opcode, status, 0, 0, uint32(len(text)), h.opaque, 0)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte("Writing an error: "+text))
 		s.vlogBinResponse(at, false)
 	}
@@ -180,13 +180,13 @@ func (s *Session) binErrorText(h *binHeader, status uint16, text string) {
 // binReply appends a success response, unless the command is a quiet one
 // (a quiet get's hit is sent by binGet itself).
 func (s *Session) binReply(h *binHeader, ext, key, value []byte, cas uint64) {
-	if s.binQuiet {
+	if s.bin.quiet {
 		return
 	}
 	body := len(ext) + len(key) + len(value)
 	at := len(s.out)
 	s.out = appendBinHeader(s.out, h.opcode, statusOK, uint8(len(ext)), uint16(len(key)), uint32(body), h.opaque, cas)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinResponse(at, false)
 	}
 	s.out = append(s.out, ext...)
@@ -197,18 +197,18 @@ func (s *Session) binReply(h *binHeader, ext, key, value []byte, cas uint64) {
 // binSASL reads SASL_AUTH/SASL_STEP data and runs the exchange.
 func (s *Session) binSASL(in []byte, head int, mech []byte, vlen int) (int, Status) {
 	if s.env.SASL == nil {
-		s.binError(&s.bh, statusUnknownCommand)
-		s.swallow = int64(vlen)
+		s.binError(&s.bin.header, statusUnknownCommand)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if len(mech) > saslMaxMechLen {
-		s.binError(&s.bh, statusInvalid)
-		s.swallow = int64(vlen)
+		s.binError(&s.bin.header, statusInvalid)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if vlen > s.env.Store.MaxValueSize(len(mech), 0) {
-		s.binError(&s.bh, statusNoMemory)
-		s.swallow = int64(vlen)
+		s.binError(&s.bin.header, statusNoMemory)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if vlen > saslMaxData {
@@ -216,13 +216,13 @@ func (s *Session) binSASL(in []byte, head int, mech []byte, vlen int) (int, Stat
 		// an item (inside -m), gocached would hold it in the connection's
 		// read buffer, outside -m, for a client not yet logged in. It is
 		// swallowed as it comes and fails the exchange, as such data would.
-		s.saslRefuse(&s.bh)
-		s.swallow = int64(vlen)
+		s.saslRefuse(&s.bin.header)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	if len(in) < head+vlen {
 		return -(head + vlen), NeedMore
 	}
-	s.saslAuth(&s.bh, mech, in[head:head+vlen], s.bh.opcode == opSASLStep)
+	s.saslAuth(&s.bin.header, mech, in[head:head+vlen], s.bin.header.opcode == opSASLStep)
 	return head + vlen, NeedMore
 }

@@ -16,8 +16,8 @@ import (
 // cache (with nonzero flags, 4 bytes less) is answered at once and swallowed
 // as it arrives.
 func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen int) (int, Status) {
-	if s.vlog && !s.binCmdLogged {
-		s.binCmdLogged = true
+	if s.log.verbose && !s.bin.cmdLogged {
+		s.bin.cmdLogged = true
 		lenText := "Value len is " + strconv.Itoa(vlen)
 		switch op {
 		case opSet:
@@ -40,14 +40,14 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 			s.env.recordPrefix(key, 's', false)
 		}
 		s.env.counters.storeTooLarge.Add(1)
-		s.binError(&s.bh, statusTooLarge)
-		if s.watching() != 0 {
-			s.logRefused(key, binStoreMode(op, s.bh.cas), op == opSet)
+		s.binError(&s.bin.header, statusTooLarge)
+		if s.env.watching() != 0 {
+			s.logRefused(key, binStoreMode(op, s.bin.header.cas), op == opSet)
 		}
 		if op == opSet {
 			st.Discard(key) // a failed set must not leave the old value
 		}
-		s.swallow = int64(vlen)
+		s.input.swallow = int64(vlen)
 		return head, NeedMore
 	}
 	value, ok, got := s.receiving(in[:head], in[head:], key, vlen, true)
@@ -60,7 +60,7 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	if s.env.detailEnabled() { // once the value is here: the header may be parsed again
 		s.env.recordPrefix(key, 's', false)
 	}
-	req := store.SetRequest{Key: key, Value: value, CAS: s.bh.cas}
+	req := store.SetRequest{Key: key, Value: value, CAS: s.bin.header.cas}
 	if st := s.env.Settings; st != nil && !st.CASEnabled {
 		// Under -C memcached's items have no CAS field: ITEM_set_cas does
 		// nothing, so the request's CAS is never compared.
@@ -71,33 +71,33 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		req.Exptime = int64(binary.BigEndian.Uint32(ext[4:8]))
 	}
 	req.Mode = binStoreMode(op, req.CAS)
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res, cas := s.setItem(req)
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStoreResult(key, res, req.Mode, req.Exptime, req.Flags, vlen)
 	}
 	switch res {
 	case store.Stored:
-		s.binReply(&s.bh, nil, nil, nil, cas)
+		s.binReply(&s.bin.header, nil, nil, nil, cas)
 	case store.Exists:
-		s.binError(&s.bh, statusKeyExists)
+		s.binError(&s.bin.header, statusKeyExists)
 	case store.NotFound:
-		s.binError(&s.bh, statusKeyNotFound)
+		s.binError(&s.bin.header, statusKeyNotFound)
 	case store.OutOfMemory:
 		s.env.counters.storeNoMemory.Add(1)
-		s.binErrorText(&s.bh, statusNoMemory, "Out of memory allocating item")
+		s.binErrorText(&s.bin.header, statusNoMemory, "Out of memory allocating item")
 	default:
 		// Not stored (or too large once appended): memcached words it by
 		// command, the one place its binary codes depend on the opcode.
 		switch req.Mode {
 		case store.ModeAdd:
-			s.binError(&s.bh, statusKeyExists)
+			s.binError(&s.bin.header, statusKeyExists)
 		case store.ModeReplace:
-			s.binError(&s.bh, statusKeyNotFound)
+			s.binError(&s.bin.header, statusKeyNotFound)
 		default:
-			s.binError(&s.bh, statusNotStored)
+			s.binError(&s.bin.header, statusNotStored)
 		}
 	}
 	return head + vlen, NeedMore
@@ -125,10 +125,10 @@ func binStoreMode(op uint8, cas uint64) store.Mode {
 // binGet runs get/getk/gat/gatk/touch and their quiet forms. ext holds the
 // expiration of the touching commands.
 func (s *Session) binGet(op uint8, ext, key []byte) {
-	s.binKey = key
-	s.binWithKey = op == opGetK || op == opGATK
-	s.binWithValue = op != opTouch
-	if s.vlog {
+	s.bin.key = key
+	s.bin.replyKey = op == opGetK || op == opGATK
+	s.bin.replyValue = op != opTouch
+	if s.log.verbose {
 		if ext != nil {
 			s.vlogBinCommand("TOUCH", key, "")
 		} else {
@@ -136,57 +136,57 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 		}
 	}
 	st := s.env.Store
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	var hit bool
 	if ext != nil {
-		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.binEmitFn)
+		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.bin.getFn)
 	} else {
-		hit = st.Get(key, s.binEmitFn)
+		hit = st.Get(key, s.bin.getFn)
 	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'g', hit)
 	}
-	if hit || s.binQuiet {
+	if hit || s.bin.quiet {
 		return
 	}
-	if s.binWithKey {
+	if s.bin.replyKey {
 		// A keyed miss carries the key and no text.
 		at := len(s.out)
-		s.out = appendBinHeader(s.out, s.bh.opcode, statusKeyNotFound, 0, uint16(len(key)), uint32(len(key)), s.bh.opaque, 0)
-		if s.vlog {
+		s.out = appendBinHeader(s.out, s.bin.header.opcode, statusKeyNotFound, 0, uint16(len(key)), uint32(len(key)), s.bin.header.opaque, 0)
+		if s.log.verbose {
 			s.vlogBinResponse(at, false)
 		}
 		s.out = append(s.out, key...)
 		return
 	}
-	s.binError(&s.bh, statusKeyNotFound)
+	s.binError(&s.bin.header, statusKeyNotFound)
 }
 
 // binEmitValue writes a get hit; it is the store's callback, bound once.
 func (s *Session) binEmitValue(value []byte, m store.Meta) {
 	keyLen := 0
-	if s.binWithKey {
-		keyLen = len(s.binKey)
+	if s.bin.replyKey {
+		keyLen = len(s.bin.key)
 	}
 	body := 4 + keyLen
-	if s.binWithValue {
+	if s.bin.replyValue {
 		body += len(value)
 	}
 	at := len(s.out)
-	b := appendBinHeader(s.out, s.bh.opcode, statusOK, 4, uint16(keyLen), uint32(body), s.bh.opaque, m.CAS)
-	if s.vlog {
+	b := appendBinHeader(s.out, s.bin.header.opcode, statusOK, 4, uint16(keyLen), uint32(body), s.bin.header.opaque, m.CAS)
+	if s.log.verbose {
 		s.out = b
 		s.vlogBinResponse(at, true)
 	}
 	b = binary.BigEndian.AppendUint32(b, m.Flags)
-	if s.binWithKey {
-		b = append(b, s.binKey...)
+	if s.bin.replyKey {
+		b = append(b, s.bin.key...)
 	}
-	if s.binWithValue {
-		if s.inPieces(len(value)) {
-			b = s.startSend(b, value, s.env.Store.RefOf(s.binKey, value), false)
+	if s.bin.replyValue {
+		if s.env.inPieces(len(value)) {
+			b = s.startSend(b, value, s.env.Store.RefOf(s.bin.key, value), false)
 		} else {
 			b = append(s.replyRoom(b, len(value)), value...)
 		}
@@ -196,23 +196,23 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 
 // binDelete runs delete: the request's CAS, when nonzero, must match.
 func (s *Session) binDelete(key []byte) {
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinText(append([]byte("Deleting "), key...))
 	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'd', false)
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
-	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bh.cas, HasCAS: s.bh.cas != 0})
+	res := s.env.Store.DeleteItem(key, store.DeleteRequest{CAS: s.bin.header.cas, HasCAS: s.bin.header.cas != 0})
 	switch res {
 	case store.Stored:
-		s.binReply(&s.bh, nil, nil, nil, 0)
+		s.binReply(&s.bin.header, nil, nil, nil, 0)
 	case store.Exists:
-		s.binError(&s.bh, statusKeyExists)
+		s.binError(&s.bin.header, statusKeyExists)
 	default:
-		s.binError(&s.bh, statusKeyNotFound)
+		s.binError(&s.bin.header, statusKeyNotFound)
 	}
 }
 
@@ -222,34 +222,34 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	delta := binary.BigEndian.Uint64(ext[0:8])
 	initial := binary.BigEndian.Uint64(ext[8:16])
 	exp := binary.BigEndian.Uint32(ext[16:20])
-	if s.vlog { // memcached prints "incr" for decr too, and its numbers as signed or not as here
+	if s.log.verbose { // memcached prints "incr" for decr too, and its numbers as signed or not as here
 		line := append([]byte("incr "), key...)
 		line = fmt.Appendf(line, " %d, %d, %d", int64(delta), initial, int32(exp))
 		s.vlogBinText(line)
 	}
-	s.binArithExp, s.binArithCreated = int64(exp), false
-	if s.watching()&logFetchers != 0 {
+	s.bin.arithExptime, s.bin.arithCreated = int64(exp), false
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res := s.env.Store.Arith(key, store.ArithRequest{
-		Delta: delta, Decr: decr, CAS: s.bh.cas, Vivify: exp != 0xffffffff, Initial: initial,
-	}, s.binArithFn)
-	if res == store.Stored && s.binArithCreated && s.watching() != 0 {
+		Delta: delta, Decr: decr, CAS: s.bin.header.cas, Vivify: exp != 0xffffffff, Initial: initial,
+	}, s.bin.arithFn)
+	if res == store.Stored && s.bin.arithCreated && s.env.watching() != 0 {
 		s.logVivified(key, initial, s.env.Store.LogTTL(int64(exp)))
 	}
 	switch res {
 	case store.Stored:
 		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], s.binArithValue)
-		s.binReply(&s.bh, nil, nil, v[:], s.binArithCAS)
+		binary.BigEndian.PutUint64(v[:], s.bin.arithValue)
+		s.binReply(&s.bin.header, nil, nil, v[:], s.bin.arithCAS)
 	case store.NonNumeric:
-		s.binError(&s.bh, statusDeltaBadValue)
+		s.binError(&s.bin.header, statusDeltaBadValue)
 	case store.Exists:
-		s.binError(&s.bh, statusKeyExists)
+		s.binError(&s.bin.header, statusKeyExists)
 	case store.OutOfMemory:
-		s.binErrorText(&s.bh, statusNoMemory, "Out of memory incrementing value")
+		s.binErrorText(&s.bin.header, statusNoMemory, "Out of memory incrementing value")
 	default:
-		s.binError(&s.bh, statusKeyNotFound)
+		s.binError(&s.bin.header, statusKeyNotFound)
 	}
 }
 
@@ -257,9 +257,9 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 // an item it created gets the request's expiration.
 func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
 	if created {
-		it.SetExptime(s.binArithExp)
+		it.SetExptime(s.bin.arithExptime)
 	}
-	s.binArithValue, s.binArithCAS, s.binArithCreated = value, it.CAS(), created
+	s.bin.arithValue, s.bin.arithCAS, s.bin.arithCreated = value, it.CAS(), created
 }
 
 // binFlush runs flush with an optional 4-byte expiration (a delay), as
@@ -267,13 +267,13 @@ func (s *Session) binArithItem(it store.Item, value uint64, created bool) {
 // counts nothing; otherwise it is flush_all's flush.
 func (s *Session) binFlush(ext []byte) {
 	if st := s.env.Settings; st != nil && st.FlushDisabled {
-		s.binError(&s.bh, statusAuthError)
+		s.binError(&s.bin.header, statusAuthError)
 		return
 	}
 	var delay int64
 	if len(ext) == 4 {
 		delay = int64(binary.BigEndian.Uint32(ext))
 	}
-	s.flush(delay)
-	s.binReply(&s.bh, nil, nil, nil, 0)
+	s.env.flush(delay)
+	s.binReply(&s.bin.header, nil, nil, nil, 0)
 }

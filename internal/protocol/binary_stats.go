@@ -7,18 +7,18 @@ import "bytes"
 // writers as the text `stats`, so the two protocols cannot disagree.
 
 func (s *Session) binStats(group []byte) {
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogBinCommand("STATS", group, "")
 	}
-	w := statWriter{b: s.statScratch[:0]}
+	w := statWriter{b: s.bin.statLines[:0]}
 	switch {
 	case len(group) == 0:
-		w.b = s.appendGeneralStats(w.b)
+		w.b = s.env.appendGeneralStats(w.b)
 	case bytes.HasPrefix(group, []byte("reset")):
 		// memcached matches the groups above by prefix, these below exactly.
-		s.resetStats()
+		s.env.resetStats()
 	case bytes.HasPrefix(group, []byte("settings")):
-		s.appendSettings(&w)
+		s.env.appendSettings(&w)
 	case bytes.HasPrefix(group, []byte("detail")):
 		// The per-prefix stats of detail.go: the dump is one response whose
 		// value is the text protocol's PREFIX lines and END.
@@ -26,7 +26,7 @@ func (s *Session) binStats(group []byte) {
 		case bytes.HasPrefix(sub, []byte(" dump")):
 			const name = "detailed"
 			dump := s.env.appendDetailDump(nil)
-			s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, uint16(len(name)), uint32(len(name)+len(dump)), s.bh.opaque, 0)
+			s.out = appendBinHeader(s.out, s.bin.header.opcode, statusOK, 0, uint16(len(name)), uint32(len(name)+len(dump)), s.bin.header.opaque, 0)
 			s.out = append(s.out, name...)
 			s.out = append(s.out, dump...)
 		case bytes.HasPrefix(sub, []byte(" on")):
@@ -34,31 +34,31 @@ func (s *Session) binStats(group []byte) {
 		case bytes.HasPrefix(sub, []byte(" off")):
 			s.env.detail.state.Store(detailOff)
 		default:
-			s.binError(&s.bh, statusKeyNotFound)
+			s.binError(&s.bin.header, statusKeyNotFound)
 			return
 		}
 	case string(group) == "items":
-		appendItems(&w, s.env.Store.Classes(), s.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
+		appendItems(&w, s.env.Store.Classes(), s.env.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
 	case string(group) == "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case string(group) == "sizes":
 		appendSizes(&w, s.env.Store)
 	case string(group) == "sizes_enable", string(group) == "sizes_disable":
 		w.b = appendSizesSwitch(w.b, s.env.Store, string(group) == "sizes_enable")
-		s.statScratch = w.b
+		s.bin.statLines = w.b
 		s.appendBinStatLines(w.b)
 		return // memcached sends no empty response after these two
 	default:
 		// Groups only an engine knows (gocached's extensions); memcached's
 		// binary protocol has no "conns".
 		if string(group) == "conns" || s.env.Server == nil || !s.env.Server.GroupStats(string(group), w.str) {
-			s.binError(&s.bh, statusKeyNotFound)
+			s.binError(&s.bin.header, statusKeyNotFound)
 			return
 		}
 	}
-	s.statScratch = w.b
+	s.bin.statLines = w.b
 	s.appendBinStatLines(w.b)
-	s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, 0, 0, s.bh.opaque, 0)
+	s.out = appendBinHeader(s.out, s.bin.header.opcode, statusOK, 0, 0, 0, s.bin.header.opaque, 0)
 }
 
 // appendBinStatLines sends each "STAT name value" line of lines as one
@@ -72,7 +72,7 @@ func (s *Session) appendBinStatLines(lines []byte) {
 		line := bytes.TrimPrefix(rest[:nl], []byte("STAT "))
 		rest = rest[nl+2:]
 		name, value, _ := bytes.Cut(line, []byte(" "))
-		s.out = appendBinHeader(s.out, s.bh.opcode, statusOK, 0, uint16(len(name)), uint32(len(name)+len(value)), s.bh.opaque, 0)
+		s.out = appendBinHeader(s.out, s.bin.header.opcode, statusOK, 0, uint16(len(name)), uint32(len(name)+len(value)), s.bin.header.opaque, 0)
 		s.out = append(s.out, name...)
 		s.out = append(s.out, value...)
 	}

@@ -16,31 +16,31 @@ import "strconv"
 // vlogBinDump writes one header dump: title, then the header's bytes,
 // each line of four led by dir, the connection id and indent.
 func (s *Session) vlogBinDump(dir byte, title, indent string, hdr []byte) {
-	b := append(s.logScratch[:0], dir)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b := append(s.log.line[:0], dir)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, ' ')
 	b = append(b, title...)
 	for i, c := range hdr[:binaryHeaderLen] {
 		if i%4 == 0 {
 			b = append(b, '\n', dir)
-			b = strconv.AppendInt(b, int64(s.connID), 10)
+			b = strconv.AppendInt(b, int64(s.conn.id), 10)
 			b = append(b, indent...)
 		}
 		b = append(b, " 0x"...)
 		b = append(b, hexDigits[c>>4], hexDigits[c&15])
 	}
 	b = append(b, '\n')
-	s.logScratch = b
+	s.log.line = b
 	s.env.VerboseLog.Write(b)
 }
 
 const hexDigits = "0123456789abcdef"
 
 // vlogBinRequest dumps the request header at the front of in, once per
-// request (binDumped is cleared when the request is consumed).
+// request (bin.headerDumped is cleared when the request is consumed).
 func (s *Session) vlogBinRequest(in []byte) {
-	if !s.binDumped {
-		s.binDumped = true
+	if !s.bin.headerDumped {
+		s.bin.headerDumped = true
 		s.vlogBinDump('<', "Read binary protocol data:", "   ", in)
 	}
 }

@@ -71,8 +71,8 @@ func (e *Env) binding() Binding {
 // (Env.ListenerBinding) when it has one, else the Env's. SASL still makes
 // it binary: a listener cannot open a way around -S.
 func (s *Session) binding() Binding {
-	if s.listenerBound && s.env.SASL == nil {
-		return s.listenerBinding
+	if s.conn.listenerBound && s.env.SASL == nil {
+		return s.conn.listenerBinding
 	}
 	return s.env.binding()
 }
@@ -80,34 +80,34 @@ func (s *Session) binding() Binding {
 // negotiate fixes the connection's protocol from its first byte and logs
 // the choice at debug level, as memcached does at -vv.
 func (s *Session) negotiate(first byte) {
-	if s.datagramID != 0 {
-		s.proto = datagramProto(first)
+	if s.conn.datagramID != 0 {
+		s.conn.proto = datagramProto(first)
 		return
 	}
 	switch s.binding() {
 	case BindingASCII:
-		s.proto = protoText
+		s.conn.proto = protoText
 	case BindingBinary:
-		s.proto = protoBinary
+		s.conn.proto = protoBinary
 	default:
-		s.proto = protoText
+		s.conn.proto = protoText
 		if first == binaryMagicRequest {
-			s.proto = protoBinary
+			s.conn.proto = protoBinary
 		}
 	}
-	if s.vlog && s.binding() == BindingAuto {
+	if s.log.verbose && s.binding() == BindingAuto {
 		// memcached prints this only while negotiating.
 		name := "ascii"
-		if s.proto == protoBinary {
+		if s.conn.proto == protoBinary {
 			name = "binary"
 		}
-		s.logScratch = strconv.AppendInt(s.logScratch[:0], int64(s.connID), 10)
-		s.logScratch = append(s.logScratch, ": Client using the "+name+" protocol\n"...)
-		s.env.VerboseLog.Write(s.logScratch)
+		s.log.line = strconv.AppendInt(s.log.line[:0], int64(s.conn.id), 10)
+		s.log.line = append(s.log.line, ": Client using the "+name+" protocol\n"...)
+		s.env.VerboseLog.Write(s.log.line)
 	}
 	if log := slog.Default(); log.Enabled(context.Background(), slog.LevelDebug) {
 		name := "ascii"
-		if s.proto == protoBinary {
+		if s.conn.proto == protoBinary {
 			name = "binary"
 		}
 		log.Debug("client using the "+name+" protocol", "protocol", name, "binding", s.binding().String())

@@ -48,8 +48,8 @@ func (s *Session) overBudget() bool {
 // paused is the status of a call that stopped with work left for later:
 // with ResumesPending, Pending brings the engine back and no conn_yield is
 // counted; otherwise Yield asks for another call.
-func (s *Session) paused() Status {
-	if s.env.ResumesPending {
+func (e *Env) paused() Status {
+	if e.ResumesPending {
 		return NeedMore
 	}
 	return Yield
@@ -57,7 +57,7 @@ func (s *Session) paused() Status {
 
 // inPieces reports whether a value of n bytes is sent in pieces: larger
 // than valueChunk, to an engine that resumes pending Sessions.
-func (s *Session) inPieces(n int) bool { return n > valueChunk && s.env.ResumesPending }
+func (e *Env) inPieces(n int) bool { return n > valueChunk && e.ResumesPending }
 
 // startSend appends the first piece of a value sent in pieces, named by
 // ref, and leaves the rest (and "\r\n" when trailer is set) to

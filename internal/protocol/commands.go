@@ -46,13 +46,13 @@ const (
 // how many bytes of rest it consumed (a data block), or minus the number it
 // needs when the data block has not fully arrived (then nothing was done).
 func (s *Session) execute(line, rest []byte) (int, Status) {
-	s.noreply = false
-	n := s.tokenize(line)
-	if n == 0 || s.tok[0].end-s.tok[0].start < 2 {
+	s.text.noreply = false
+	n := s.text.tokenize(line)
+	if n == 0 || s.text.tokens[0].end-s.text.tokens[0].start < 2 {
 		s.reply(rError)
 		return 0, NeedMore
 	}
-	cmd := s.token(line, 0)
+	cmd := s.text.token(line, 0)
 	if len(cmd) == 2 && cmd[0] == 'm' {
 		return s.metaCommand(line, rest, n)
 	}
@@ -91,23 +91,23 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.flushAll(line, n)
 	case "version":
 		s.out = append(s.out, "VERSION "...)
-		s.out = append(s.out, s.version()...)
+		s.out = append(s.out, s.env.version()...)
 		s.out = append(s.out, crlf...)
-		if s.vlog {
-			s.vlogLine('>', []byte("VERSION "+s.version()))
+		if s.log.verbose {
+			s.vlogLine('>', []byte("VERSION "+s.env.version()))
 		}
 	case "verbosity":
 		s.verbosity(line, n)
 	case "refresh_certs":
 		s.refreshCerts()
 	case "quit":
-		s.quit = true // watch connevents: reason=normal
+		s.conn.quit = true // watch connevents: reason=normal
 		return 0, Close
 	case "shutdown":
 		return 0, s.shutdown(line, n)
 	case "lru_crawler":
 		s.lruCrawler(line, n)
-		if s.datagramDrop {
+		if s.conn.dropDatagram {
 			return 0, Close
 		}
 	case "slabs":
@@ -118,7 +118,7 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		s.cacheMemlimit(line, n)
 	case "watch":
 		s.watchCommand(line, n)
-		if s.datagramDrop {
+		if s.conn.dropDatagram {
 			return 0, Close
 		}
 	case "extstore":
@@ -130,7 +130,7 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		}
 		s.debugTime(line, n)
 	default:
-		if looksLikeHTTP(cmd, s.token(line, min(n, maxTokens-1)-1)) {
+		if looksLikeHTTP(cmd, s.text.token(line, min(n, maxTokens-1)-1)) {
 			return 0, Close
 		}
 		s.reply(rError)
@@ -150,22 +150,8 @@ func looksLikeHTTP(cmd, last []byte) bool {
 	return bytes.HasPrefix(last, []byte("HTTP/"))
 }
 
-// token returns the i-th token of line.
-func (s *Session) token(line []byte, i int) []byte {
-	return line[s.tok[i].start:s.tok[i].end]
-}
-
-// setNoreply mirrors memcached's set_noreply_maybe: the last token decides,
-// which on a line of more tokens than memcached splits is the last one
-// split (n is maxTokens then; see tokenize).
-func (s *Session) setNoreply(line []byte, n int) {
-	if n >= 2 && string(s.token(line, min(n, maxTokens-1)-1)) == "noreply" {
-		s.noreply = true
-	}
-}
-
-func (s *Session) version() string {
-	if st := s.env.Settings; st != nil && st.Version != "" {
+func (e *Env) version() string {
+	if st := e.Settings; st != nil && st.Version != "" {
 		return st.Version
 	}
 	return "unknown"
@@ -175,11 +161,11 @@ func (s *Session) version() string {
 // block when the line has the command's exact shape (want tokens, then at
 // most "noreply") and its length token parses (see storage).
 func (s *Session) swallowRejected(line []byte, n, want int) {
-	if n != want && (n != want+1 || string(s.token(line, want)) != "noreply") {
+	if n != want && (n != want+1 || string(s.text.token(line, want)) != "noreply") {
 		return
 	}
-	if v, ok := parseInt32(s.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
-		s.swallow = int64(v) + 2
+	if v, ok := parseInt32(s.text.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
+		s.input.swallow = int64(v) + 2
 	}
 }
 
@@ -208,9 +194,9 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	if !ok {
 		return rejected()
 	}
-	flags, ok1 := parseUint32(s.token(line, 2))
-	exptime, ok2 := parseInt32(s.token(line, 3))
-	vlen, ok3 := parseInt32(s.token(line, 4))
+	flags, ok1 := parseUint32(s.text.token(line, 2))
+	exptime, ok2 := parseInt32(s.text.token(line, 3))
+	vlen, ok3 := parseInt32(s.text.token(line, 4))
 	if !ok1 || !ok2 || !ok3 {
 		s.reply(rBadFormat)
 		return rejected()
@@ -218,7 +204,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 	var cas uint64
 	if mode == store.ModeCAS {
 		var ok bool
-		if cas, ok = parseUint64(s.token(line, 5)); !ok {
+		if cas, ok = parseUint64(s.text.token(line, 5)); !ok {
 			s.reply(rBadFormat)
 			return rejected()
 		}
@@ -235,14 +221,14 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		}
 		s.reply(rTooLarge)
 		s.env.counters.storeTooLarge.Add(1)
-		if s.watching() != 0 {
+		if s.env.watching() != 0 {
 			s.logRefused(key, mode, mode == store.ModeSet)
 		}
 		// memcached drops a set's old value rather than leave it stale.
 		if mode == store.ModeSet {
 			st.Discard(key) // uncounted, as in memcached
 		}
-		s.swallow = int64(total)
+		s.input.swallow = int64(total)
 		return 0, NeedMore
 	}
 	data, ok, got := s.receiving(line, rest, key, total, false)
@@ -260,15 +246,15 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		data = rest // committing a reservation: rest is the terminator
 		vlen = 0
 	}
-	if s.badTerminator(data, int(vlen)) {
+	if s.recv.badTerminator(data, int(vlen)) {
 		s.reply(rBadChunk)
 		return total, NeedMore
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	res, _ := s.setItem(store.SetRequest{Mode: mode, Key: key, Flags: flags, Exptime: int64(exptime), Value: value, CAS: cas})
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStoreResult(key, res, mode, int64(exptime), flags, total-2)
 	}
 	switch res {
@@ -330,15 +316,15 @@ func storeCmdName(m store.Mode) string {
 
 // keyedCommand checks the shape shared by commands of the form
 // "<cmd> <key> ... [noreply]": want tokens, or want+1 with noreply. It sets
-// s.noreply and returns the key, or replies with memcached's error and
+// s.text.noreply and returns the key, or replies with memcached's error and
 // returns false.
 func (s *Session) keyedCommand(line []byte, n, want int) ([]byte, bool) {
 	if n != want && n != want+1 {
 		s.reply(rError)
 		return nil, false
 	}
-	s.setNoreply(line, n)
-	key := s.token(line, 1)
+	s.text.setNoreply(line, n)
+	key := s.text.token(line, 1)
 	if !validKey(key) {
 		s.reply(rBadFormat)
 		return nil, false
@@ -351,18 +337,18 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 	if !ok {
 		return
 	}
-	delta, ok := parseUint64(s.token(line, 2))
+	delta, ok := parseUint64(s.text.token(line, 2))
 	if !ok {
 		s.reply(rBadDelta)
 		return
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	v, res := s.env.Store.IncrDecr(key, delta, decr)
 	switch res {
 	case store.Stored:
-		if !s.noreply {
+		if !s.text.noreply {
 			s.out = strconv.AppendUint(s.out, v, 10)
 			s.out = append(s.out, crlf...)
 		}
@@ -384,14 +370,14 @@ func (s *Session) delete(line []byte, n int) {
 	}
 	if n > 2 {
 		// memcached still accepts the old "delete <key> 0" hold time.
-		holdZero := string(s.token(line, 2)) == "0"
-		s.setNoreply(line, n)
-		if !(n == 3 && (holdZero || s.noreply)) && !(n == 4 && holdZero && s.noreply) {
+		holdZero := string(s.text.token(line, 2)) == "0"
+		s.text.setNoreply(line, n)
+		if !(n == 3 && (holdZero || s.text.noreply)) && !(n == 4 && holdZero && s.text.noreply) {
 			s.reply(rDeleteUsage)
 			return
 		}
 	}
-	key := s.token(line, 1)
+	key := s.text.token(line, 1)
 	if !validKey(key) {
 		s.reply(rBadFormat)
 		return
@@ -399,7 +385,7 @@ func (s *Session) delete(line []byte, n int) {
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'd', false)
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	deleted := s.env.Store.Delete(key)
@@ -415,12 +401,12 @@ func (s *Session) touch(line []byte, n int) {
 	if !ok {
 		return
 	}
-	exptime, ok := parseInt32(s.token(line, 2))
+	exptime, ok := parseInt32(s.text.token(line, 2))
 	if !ok {
 		s.reply(rBadExptime)
 		return
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	touched := s.env.Store.Touch(key, int64(exptime))
@@ -436,7 +422,7 @@ func (s *Session) flushAll(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	s.setNoreply(line, n)
+	s.text.setNoreply(line, n)
 	if st := s.env.Settings; st != nil && st.FlushDisabled {
 		// memcached counts the refused flush in cmd_flush.
 		s.env.Store.CountFlush()
@@ -446,12 +432,12 @@ func (s *Session) flushAll(line []byte, n int) {
 	var delay int32
 	// The delay is the first argument unless the only argument is noreply.
 	plain := 1
-	if s.noreply {
+	if s.text.noreply {
 		plain = 2
 	}
 	if n != plain {
 		var ok bool
-		if delay, ok = parseInt32(s.token(line, 1)); !ok {
+		if delay, ok = parseInt32(s.text.token(line, 1)); !ok {
 			s.reply(rBadExptime)
 			return
 		}
@@ -459,7 +445,7 @@ func (s *Session) flushAll(line []byte, n int) {
 	if delay < 0 {
 		delay = 0 // memcached flushes now for a negative delay
 	}
-	s.flush(int64(delay))
+	s.env.flush(int64(delay))
 	s.reply(rOK)
 }
 
@@ -468,8 +454,8 @@ func (s *Session) verbosity(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	s.setNoreply(line, n)
-	level, ok := parseUint32(s.token(line, 1))
+	s.text.setNoreply(line, n)
+	level, ok := parseUint32(s.text.token(line, 1))
 	if !ok {
 		s.reply(rBadFormat)
 		return
@@ -482,6 +468,6 @@ func (s *Session) verbosity(line []byte, n int) {
 	}
 	// The new level applies from this reply on, as in memcached: "verbosity
 	// 2" logs its own ">fd OK", "verbosity 0" does not.
-	s.vlog = s.verboseOn()
+	s.log.verbose = s.env.verboseOn()
 	s.reply(rOK)
 }

@@ -198,7 +198,7 @@ func (s *Session) bindMem() {
 // means none is left and the connection must close.
 func (s *Session) takeReadBuf() bool {
 	// memcached's UDP reads need none.
-	return s.mem.off || s.mem.readBuf || s.datagramID != 0 || s.takeReadBufCounted()
+	return s.mem.off || s.mem.readBuf || s.conn.datagramID != 0 || s.takeReadBufCounted()
 }
 
 func (s *Session) takeReadBufCounted() bool {
@@ -216,10 +216,10 @@ func (s *Session) takeReadBufCounted() bool {
 
 // releaseReadBuf gives the read buffer back: the connection's input is
 // all parsed, or it is gone.
-func (s *Session) releaseReadBuf() {
-	if s.mem.readBuf {
-		s.mem.share.inUse.Add(-1)
-		s.mem.readBuf = false
+func (m *connMem) releaseReadBuf() {
+	if m.readBuf {
+		m.share.inUse.Add(-1)
+		m.readBuf = false
 	}
 }
 
@@ -289,28 +289,28 @@ func (s *Session) endResumed() {
 // multiget paused between keys, a value going out in pieces): memcached
 // holds a command's objects until its reply is written.
 func (s *Session) endCall(waiting bool) {
-	if s.mem.objs > 0 && (s.send.active || s.mget.active && !s.mget.skip) {
+	if s.mem.objs > 0 && (s.send.active || s.get.multiget.active && !s.get.multiget.skip) {
 		return
 	}
 	if !waiting || s.mem.objs == 0 {
-		s.releaseReplies()
+		s.mem.releaseReplies()
 		return
 	}
-	s.carryOne()
+	s.mem.carryOne()
 }
 
 // carryOne gives back all the objects but the waiting command's.
-func (s *Session) carryOne() {
-	s.trimReplies(1)
-	s.mem.carried = true
+func (m *connMem) carryOne() {
+	m.trimReplies(1)
+	m.carried = true
 }
 
 // releaseReplies gives back the objects of the replies stacked so far:
 // they are flushed.
-func (s *Session) releaseReplies() {
-	s.mem.carried = false
-	if s.mem.objs > 0 {
-		s.trimReplies(0)
+func (m *connMem) releaseReplies() {
+	m.carried = false
+	if m.objs > 0 {
+		m.trimReplies(0)
 	}
 }
 
@@ -319,7 +319,7 @@ func (s *Session) releaseReplies() {
 // free again.
 func (s *Session) markFlushed() {
 	s.flushMark = len(s.out)
-	s.releaseReplies()
+	s.mem.releaseReplies()
 }
 
 // dropUnflushed culls the replies stacked since the last flush, as
@@ -327,7 +327,7 @@ func (s *Session) markFlushed() {
 // close.
 func (s *Session) dropUnflushed() {
 	s.out = s.out[:s.flushMark]
-	s.releaseReplies()
+	s.mem.releaseReplies()
 }
 
 // getOOM ends a multiget whose next key found no response object as
@@ -342,20 +342,20 @@ func (s *Session) getOOM() {
 		return
 	}
 	s.out = append(s.out, rGetOOM...)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte(rGetOOM[:len(rGetOOM)-2]))
 	}
 }
 
 // trimReplies gives back the objects taken past the first n: replies
 // that were dropped.
-func (s *Session) trimReplies(n int) {
-	if n >= s.mem.objs {
+func (c *connMem) trimReplies(n int) {
+	if n >= c.objs {
 		return
 	}
-	m := s.mem.share
-	m.objs.Add(int64(n - s.mem.objs))
-	s.mem.objs = n
+	m := c.share
+	m.objs.Add(int64(n - c.objs))
+	c.objs = n
 	m.shrink()
 }
 
@@ -373,11 +373,14 @@ func (m *memShare) shrink() {
 	}
 }
 
+// startCall forgets the last call's charges: a new Process call starts.
+func (m *connMem) startCall() { m.keyPaid, m.waiting, m.resumed = false, false, false }
+
 // endMem gives back everything the connection holds: it is closed.
 func (s *Session) endMem() {
 	if s.mem.share != nil {
-		s.releaseReplies()
-		s.releaseReadBuf()
+		s.mem.releaseReplies()
+		s.mem.releaseReadBuf()
 	}
 	s.mem = connMem{}
 }

@@ -29,7 +29,7 @@ type dumpState struct {
 
 func (s *Session) lruCrawler(line []byte, n int) {
 	if n == 2 {
-		switch string(s.token(line, 1)) {
+		switch string(s.text.token(line, 1)) {
 		case "enable":
 			started := false
 			s.env.adminUpdate(func(a *adminState) {
@@ -53,8 +53,8 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	arg := s.token(line, 2)
-	switch string(s.token(line, 1)) {
+	arg := s.text.token(line, 2)
+	switch string(s.text.token(line, 1)) {
 	case "crawl":
 		if !s.env.adminSnapshot().crawler {
 			s.reply(rCrawlerOff)
@@ -153,7 +153,7 @@ func (s *Session) metadump(arg []byte) {
 		return
 	}
 	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
-	if s.datagramID != 0 {
+	if s.conn.datagramID != 0 {
 		// memcached's crawler writes a dump straight to the connection's
 		// socket, which for UDP has no peer: nothing is sent, and the
 		// connection, handed to the crawler, drops the rest of the
@@ -161,20 +161,20 @@ func (s *Session) metadump(arg []byte) {
 		// datagram, whose source anyone can forge, with up to
 		// UDPReplyMax of key names.
 		s.env.crawlerBusy.Store(false)
-		s.datagramDrop = true
+		s.conn.dropDatagram = true
 		return
 	}
-	s.dump = d
+	s.stream.dump = d
 	s.continueDump()
 }
 
 // continueDump writes metadump lines until the output budget is spent (or,
 // for an engine that does not resume pending Sessions, until the end).
 func (s *Session) continueDump() {
-	d := s.dump
+	d := s.stream.dump
 	bounded := s.env.ResumesPending
 	for {
-		done := s.env.Store.Dump(&d.cursor, dumpSlotStep, s.dumpFn)
+		done := s.env.Store.Dump(&d.cursor, dumpSlotStep, s.stream.dumpFn)
 		if done {
 			s.out = append(s.out, rEnd...)
 			s.endDump()
@@ -198,8 +198,8 @@ func (s *Session) Abandon() {
 
 // endDump ends this Session's metadump, if any, freeing the crawler.
 func (s *Session) endDump() {
-	if s.dump != nil {
-		s.dump = nil
+	if s.stream.dump != nil {
+		s.stream.dump = nil
 		s.env.crawlerBusy.Store(false)
 	}
 }
@@ -207,7 +207,7 @@ func (s *Session) endDump() {
 // dumpItem appends one metadump line (memcached's format, ending in a bare
 // "\n") unless the output budget is spent.
 func (s *Session) dumpItem(it store.Item) bool {
-	d := s.dump
+	d := s.stream.dump
 	if !d.all {
 		if c := it.Class(); c > maxSlabClassID || !d.classes[c] {
 			return true
@@ -269,8 +269,8 @@ func (s *Session) cachedump(line []byte, n int) {
 		s.out = append(s.out, "CLIENT_ERROR bad command line\r\n"...)
 		return
 	}
-	id, ok1 := parseUint32(s.token(line, 2))
-	limit, ok2 := parseUint32(s.token(line, 3))
+	id, ok1 := parseUint32(s.text.token(line, 2))
+	limit, ok2 := parseUint32(s.text.token(line, 3))
 	if !ok1 || !ok2 {
 		s.out = append(s.out, rBadFormat...)
 		return

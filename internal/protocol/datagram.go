@@ -7,8 +7,8 @@ package protocol
 // no connection is logged as opened or closed, and -vv lines carry id.
 // Reset, which the UDP server calls after every datagram, keeps this.
 func (s *Session) Datagram(id int) {
-	s.datagramID = id
-	s.connID = id
+	s.conn.datagramID = id
+	s.conn.id = id
 }
 
 // datagramProto is the protocol of a datagram starting with first.

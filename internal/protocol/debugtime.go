@@ -9,7 +9,7 @@ func (s *Session) debugTime(line []byte, n int) {
 		s.reply(rError)
 		return
 	}
-	switch arg := s.token(line, 1); string(arg) {
+	switch arg := s.text.token(line, 1); string(arg) {
 	case "p":
 		s.env.Store.PauseClock(true)
 	case "r":

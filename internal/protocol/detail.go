@@ -201,7 +201,7 @@ func (e *Env) resetDetail() {
 func (s *Session) statsDetail(line []byte, n int) {
 	sub := ""
 	if n > 2 {
-		sub = string(s.token(line, 2))
+		sub = string(s.text.token(line, 2))
 	}
 	switch sub {
 	case "on":

@@ -34,7 +34,10 @@
 // between calls is the rest of an oversized value being dropped, a value being
 // received or sent in pieces, a multiget paused between keys when its reply
 // outgrew one call's budget, and per connection the negotiated protocol and
-// SASL state.
+// SASL state. Each concern keeps its state in a type of its own, beside its
+// code and with its own reset (connInfo, inputState, getState, metaState,
+// binaryState, sendState, recvState, streamState, authState, connMem), so
+// that session.go holds only the Process loop and Reset calls each reset.
 //
 // Output is bounded per call (budget.go): with Env.ResumesPending a call
 // stops starting requests once it produced OutputBudget (1 MiB), and a value

@@ -7,21 +7,21 @@ package protocol
 // records memcached's oldest_live, which `stats settings` shows as oldest:
 // the flush's time in memcached's relative clock, less one second with CAS
 // on (memcached's CAS cutoff makes the flush exact).
-func (s *Session) flush(delay int64) {
-	st := s.env.Store
-	now := s.relTime(st.Now())
+func (e *Env) flush(delay int64) {
+	st := e.Store
+	now := e.relTime(st.Now())
 	oldest := now
 	switch {
 	case delay > maxRelativeExptime:
-		oldest = s.relTime(delay)
+		oldest = e.relTime(delay)
 	case delay > 0:
 		oldest = now + delay
 	}
-	if set := s.env.Settings; set == nil || set.CASEnabled {
+	if set := e.Settings; set == nil || set.CASEnabled {
 		oldest--
 	}
-	s.env.oldestLive.Store(oldest)
-	if delay > maxRelativeExptime && delay <= s.env.StartUnix-processStartedSlack {
+	e.oldestLive.Store(oldest)
+	if delay > maxRelativeExptime && delay <= e.StartUnix-processStartedSlack {
 		st.CancelFlush()
 		return
 	}

@@ -61,7 +61,7 @@ func FuzzTokenize(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, line []byte, _ uint16) {
 		s := NewSession(newTinyEnv(t))
-		n := s.tokenize(line)
+		n := s.text.tokenize(line)
 		fields := bytes.FieldsFunc(line, func(r rune) bool { return r == ' ' })
 		if len(fields) >= maxTokens {
 			if n != maxTokens {
@@ -73,8 +73,8 @@ func FuzzTokenize(f *testing.F) {
 			t.Fatalf("%q: %d fields, tokenize = %d", line, len(fields), n)
 		}
 		for i := range n {
-			if !bytes.Equal(s.token(line, i), fields[i]) {
-				t.Fatalf("%q: token %d = %q, want %q", line, i, s.token(line, i), fields[i])
+			if !bytes.Equal(s.text.token(line, i), fields[i]) {
+				t.Fatalf("%q: token %d = %q, want %q", line, i, s.text.token(line, i), fields[i])
 			}
 		}
 	})

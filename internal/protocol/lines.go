@@ -11,12 +11,12 @@ import "bytes"
 // 64 KiB, where memcached closes one longer than 2048 bytes that arrives
 // without its newline. Neither grows with -I beyond 1 MiB: a client's
 // unfinished line costs at most that, not -I (128 MB under -I 128m).
-func (s *Session) multigetLimit(line []byte) int {
+func (e *Env) multigetLimit(line []byte) int {
 	n := minMultigetLen
 	if !isGetLine(line) {
 		return n
 	}
-	if st := s.env.Settings; st != nil && st.ItemSizeMax > n {
+	if st := e.Settings; st != nil && st.ItemSizeMax > n {
 		n = min(st.ItemSizeMax, maxWholeGetLine)
 	}
 	return n
@@ -31,14 +31,14 @@ const maxWholeGetLine = 1 << 20
 // line past the multiget bound, served as it arrives. The decision depends only on
 // the line's own bytes, never on how much of it has arrived.
 func (s *Session) lineEnd(avail []byte) (int, Status) {
-	from := min(s.scanned, len(avail))
+	from := min(s.input.scanned, len(avail))
 	if i := indexNewline(avail, from, MaxLineLen+1); i >= 0 {
 		return i, NeedMore
 	}
 	if len(avail) <= MaxLineLen {
 		return -1, NeedMore
 	}
-	if s.datagramID != 0 {
+	if s.conn.datagramID != 0 {
 		// A datagram arrives whole and memcached reads it in one go, so it
 		// always meets a long line's newline and serves the line whatever
 		// its length; only a datagram without one is dropped.
@@ -50,7 +50,7 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 		// memcached closes silently: nothing sane can follow such a line.
 		return -1, Close
 	}
-	limit := s.multigetLimit(avail)
+	limit := s.env.multigetLimit(avail)
 	if i := indexNewline(avail, max(from, MaxLineLen+1), limit+1); i >= 0 {
 		return i, NeedMore
 	}
@@ -73,8 +73,8 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 	for w < 2*len(avail) {
 		w *= 2
 	}
-	s.want = min(limit+1, w)
-	s.wantLine = true // still a command line: idle_timeout may kick it (IdleKickable)
+	s.input.want = min(limit+1, w)
+	s.input.wantLine = true // still a command line: idle_timeout may kick it (IdleKickable)
 	return -1, NeedMore
 }
 

@@ -19,7 +19,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	if !s.metaPrologue(line, n, rMetaFlagsTooLong, rMetaInvalidOrDup) {
 		return
 	}
-	f := &s.mf
+	f := &s.meta.flags
 	decr := false
 	switch f.mode {
 	case 0, 'I', '+':
@@ -30,21 +30,21 @@ func (s *Session) metaArith(line []byte, n int) {
 		return
 	}
 	delta := uint64(1)
-	if s.seenFlag(line, n, 'D') {
+	if s.text.seenFlag(line, n, 'D') {
 		delta = f.delta
 	}
 	var cas uint64
 	if f.hasCAS {
 		cas = f.cas
 	}
-	s.metaLine, s.metaN = line, n
+	s.meta.line, s.meta.tokens = line, n
 	start := len(s.out)
-	res := s.env.Store.Arith(s.metaKey, store.ArithRequest{
+	res := s.env.Store.Arith(s.meta.key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial, NewCAS: f.newCAS,
-	}, s.maFn)
-	if res == store.Stored && s.maCreated && s.watching() != 0 {
+	}, s.meta.arithFn)
+	if res == store.Stored && s.meta.arithCreated && s.env.watching() != 0 {
 		// memcached sets N's TTL after the add it logs: ttl=0.
-		s.logVivified(s.metaKey, f.initial, 0)
+		s.logVivified(s.meta.key, f.initial, 0)
 	}
 	// memcached checks an opaque's length as it writes the reply: after
 	// the arithmetic (and the flags before the opaque) took effect, unless
@@ -56,7 +56,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	switch res {
 	case store.Stored:
 		// A plain success is what q hides; a created item is still shown.
-		if f.quiet && !s.maCreated {
+		if f.quiet && !s.meta.arithCreated {
 			s.out = s.out[:start]
 		}
 		return
@@ -75,25 +75,15 @@ func (s *Session) metaArith(line []byte, n int) {
 	default:
 		s.out = append(s.out, "NF"...)
 	}
-	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.metaKey, f.keyBinary)
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.meta.key, f.keyBinary)
 	s.out = append(s.out, crlf...)
-}
-
-// seenFlag reports whether a flag token starting with c is on the line.
-func (s *Session) seenFlag(line []byte, n int, c byte) bool {
-	for i := 2; i < n; i++ {
-		if line[s.tok[i].start] == c {
-			return true
-		}
-	}
-	return false
 }
 
 // metaArithItem formats the reply for an item ma changed or created, its
 // flags applied in request order as memcached does.
 func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
-	line, n, f := s.metaLine, s.metaN, &s.mf
-	s.maCreated = created
+	line, n, f := s.meta.line, s.meta.tokens, &s.meta.flags
+	s.meta.arithCreated = created
 	var digits [20]byte
 	num := strconv.AppendUint(digits[:0], value, 10)
 	b := s.out
@@ -104,14 +94,14 @@ func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
 		b = append(b, "HD"...)
 	}
 	for i := 2; i < n; i++ {
-		tok := s.token(line, i)
+		tok := s.text.token(line, i)
 		switch tok[0] {
 		case 'c':
 			b = append(b, " c"...)
 			b = strconv.AppendUint(b, it.CAS(), 10)
 		case 't':
 			b = append(b, " t"...)
-			b = strconv.AppendInt(b, s.metaTTL(it), 10)
+			b = strconv.AppendInt(b, s.env.metaTTL(it), 10)
 		case 'T':
 			it.SetExptime(int64(f.ttl))
 		case 'N':
@@ -125,7 +115,7 @@ func (s *Session) metaArithItem(it store.Item, value uint64, created bool) {
 			b = append(b, ' ')
 			b = append(b, tok...)
 		case 'k':
-			b = appendMetaKey(b, s.metaKey, f.keyBinary)
+			b = appendMetaKey(b, s.meta.key, f.keyBinary)
 		}
 	}
 	if f.value {

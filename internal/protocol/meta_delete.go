@@ -15,8 +15,8 @@ func (s *Session) metaDelete(line []byte, n int) {
 		s.out = append(s.out, rMetaOpaqueTooLong...)
 		return
 	}
-	f := &s.mf
-	res := s.env.Store.DeleteItem(s.metaKey, store.DeleteRequest{
+	f := &s.meta.flags
+	res := s.env.Store.DeleteItem(s.meta.key, store.DeleteRequest{
 		CAS: f.cas, HasCAS: f.hasCAS, MissOnMismatch: true,
 		Invalidate: f.invalidate, SetExptime: f.newTTL, Exptime: int64(f.ttl), NewCAS: f.newCAS,
 	})
@@ -33,6 +33,6 @@ func (s *Session) metaDelete(line []byte, n int) {
 		code = "NF"
 	}
 	s.out = append(s.out, code...)
-	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.metaKey, f.keyBinary)
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.meta.key, f.keyBinary)
 	s.out = append(s.out, crlf...)
 }

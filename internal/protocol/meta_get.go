@@ -16,7 +16,7 @@ const (
 // metaCommand dispatches a two-letter command starting with 'm'. It returns
 // like execute.
 func (s *Session) metaCommand(line, rest []byte, n int) (int, Status) {
-	switch line[s.tok[0].start+1] {
+	switch line[s.text.tokens[0].start+1] {
 	case 'g':
 		s.metaGet(line, n)
 	case 's':
@@ -46,7 +46,7 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		s.reply(rError)
 		return false
 	}
-	if int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+	if int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
 		s.out = append(s.out, rBadFormat...)
 		return false
 	}
@@ -61,12 +61,12 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 		s.out = append(s.out, msg...)
 		return false
 	}
-	if !s.metaKeyOK() {
+	if !s.meta.keyOK() {
 		s.out = append(s.out, rBadFormat...)
 		return false
 	}
-	if s.watching()&logFetchers != 0 {
-		s.logLookup(s.metaKey)
+	if s.env.watching()&logFetchers != 0 {
+		s.logLookup(s.meta.key)
 	}
 	return true
 }
@@ -75,25 +75,25 @@ func (s *Session) metaGet(line []byte, n int) {
 	if !s.metaPrologue(line, n, rMetaGetFlagsTooLong, "") {
 		return
 	}
-	s.metaLine, s.metaN = line, n
+	s.meta.line, s.meta.tokens = line, n
 	start := len(s.out)
-	s.metaOpaqueErr = false
-	hit := s.env.Store.MetaGet(s.metaKey, s.mf.vivify, s.mf.newCAS, s.mgFn)
+	s.meta.opaqueTooLong = false
+	hit := s.env.Store.MetaGet(s.meta.key, s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
 	// memcached checks an opaque's length as it writes the reply: after
 	// the lookup, an autovivify and the flags before the opaque took
 	// effect, and answering the error even under q.
-	if s.metaOpaqueErr || !hit && s.opaqueTooLong(line, n, 2) {
+	if s.meta.opaqueTooLong || !hit && s.opaqueTooLong(line, n, 2) {
 		s.out = append(s.out[:start], rMetaOpaqueTooLong...)
 		return
 	}
 	if hit {
 		return
 	}
-	if s.mf.quiet {
+	if s.meta.flags.quiet {
 		return // q hides a miss
 	}
 	s.out = append(s.out, rMetaMiss...)
-	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.metaKey, s.mf.keyBinary)
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.meta.key, s.meta.flags.keyBinary)
 	s.out = append(s.out, crlf...)
 }
 
@@ -102,7 +102,7 @@ func (s *Session) metaGet(line []byte, n int) {
 // them, as memcached does, so that "t T30" shows the TTL before the touch
 // and "T30 t" the one after. It reports whether the TTL was set.
 func (s *Session) metaGetItem(it store.Item, created bool) bool {
-	line, n, f := s.metaLine, s.metaN, &s.mf
+	line, n, f := s.meta.line, s.meta.tokens, &s.meta.flags
 	b := s.out
 	if f.value {
 		b = append(b, "VA "...)
@@ -114,7 +114,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	fetched, idle := it.Fetched(), it.IdleSeconds()
 	won, touched := false, false
 	for i := 2; i < n; i++ {
-		tok := s.token(line, i)
+		tok := s.text.token(line, i)
 		switch tok[0] {
 		case 'T':
 			touched = true
@@ -130,7 +130,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			// Compared on memcached's relative clock, where every
 			// time before it started is 1.
 			if !it.TokenSent() && !created && it.Exptime() != 0 &&
-				s.relTime(it.Exptime()) < s.relTime(it.AbsExptime(int64(f.recacheTTL))) {
+				s.env.relTime(it.Exptime()) < s.env.relTime(it.AbsExptime(int64(f.recacheTTL))) {
 				won = true
 			}
 		case 's':
@@ -138,7 +138,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
 		case 't':
 			b = append(b, " t"...)
-			b = strconv.AppendInt(b, s.metaTTL(it), 10)
+			b = strconv.AppendInt(b, s.env.metaTTL(it), 10)
 		case 'c':
 			b = append(b, " c"...)
 			b = strconv.AppendUint(b, it.CAS(), 10)
@@ -158,7 +158,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			if len(tok) > metaMaxOpaque {
 				// memcached stops here; a plain mg (no flag that locks
 				// the item) bumped it when it fetched it.
-				s.metaOpaqueErr = true
+				s.meta.opaqueTooLong = true
 				if !f.noUpdate && !s.metaLocks(line, n) {
 					it.Bump()
 				}
@@ -186,7 +186,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	}
 	b = append(b, crlf...)
 	if f.value {
-		if n := it.ValueLen(); s.inPieces(n) {
+		if n := it.ValueLen(); s.env.inPieces(n) {
 			b = s.startSendHead(b, it.ValueHead(), n, it.Ref(), true)
 		} else {
 			b = it.AppendValue(s.replyRoom(b, n+len(crlf)))
@@ -206,25 +206,25 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 // unsigned 32-bit seconds on its relative clock, where a past time before
 // its process_started is 1: it prints a number near 2^32, not a negative one (nor -1,
 // which would claim the item never expires).
-func (s *Session) metaTTL(it store.Item) int64 {
-	e, ttl := it.Exptime(), it.TTL()
-	if e == 0 || ttl > 0 {
+func (e *Env) metaTTL(it store.Item) int64 {
+	exp, ttl := it.Exptime(), it.TTL()
+	if exp == 0 || ttl > 0 {
 		return ttl
 	}
-	now := e - ttl
+	now := exp - ttl
 	// A negative TTL is stored as a second ago; memcached makes it
 	// REALTIME_MAXDELTA+1, an absolute time long before it started.
 	rel := int64(1)
 	if ttl != -1 {
-		rel = s.relTime(e)
+		rel = e.relTime(exp)
 	}
-	return int64(uint32(rel - s.relTime(now)))
+	return int64(uint32(rel - e.relTime(now)))
 }
 
 // relTime converts unix seconds to memcached's relative time (seconds since
 // its process_started), where any time not after process_started is 1.
-func (s *Session) relTime(t int64) int64 {
-	started := s.env.StartUnix - processStartedSlack
+func (e *Env) relTime(t int64) int64 {
+	started := e.StartUnix - processStartedSlack
 	if t <= started {
 		return 1
 	}
@@ -235,7 +235,7 @@ func (s *Session) relTime(t int64) int64 {
 // deferring its LRU bump to the end of the reply: N, T, R, l and h.
 func (s *Session) metaLocks(line []byte, n int) bool {
 	for _, c := range []byte("NTRlh") {
-		if s.seenFlag(line, n, c) {
+		if s.text.seenFlag(line, n, c) {
 			return true
 		}
 	}
@@ -244,28 +244,28 @@ func (s *Session) metaLocks(line []byte, n int) bool {
 
 // metaDebug runs `me <key> [b]`: the item's internal state, value excluded.
 func (s *Session) metaDebug(line []byte, n int) {
-	if n < 2 || int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+	if n < 2 || int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
-	s.metaKey = s.token(line, 1)
-	binary := n >= 3 && string(s.token(line, 2)) == "b"
+	s.meta.key = s.text.token(line, 1)
+	binary := n >= 3 && string(s.text.token(line, 2)) == "b"
 	if binary {
-		k, ok := decodeBase64Key(s.metaKeyBuf[:0], s.metaKey)
-		s.metaKeyBuf = k
+		k, ok := decodeBase64Key(s.meta.keyBuf[:0], s.meta.key)
+		s.meta.keyBuf = k
 		if !ok {
 			s.out = append(s.out, rBadFormat...)
 			return
 		}
-		s.metaKey = k
-	} else if !validKey(s.metaKey) {
+		s.meta.key = k
+	} else if !validKey(s.meta.key) {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
-	if s.watching()&logFetchers != 0 {
-		s.logLookup(s.metaKey)
+	if s.env.watching()&logFetchers != 0 {
+		s.logLookup(s.meta.key)
 	}
-	if !s.env.Store.View(s.metaKey, s.meFn) {
+	if !s.env.Store.View(s.meta.key, s.meta.debugFn) {
 		s.replyLogged(rMetaMiss + crlf)
 	}
 	s.env.counters.metaCmds.Add(1)

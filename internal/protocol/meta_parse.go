@@ -54,18 +54,18 @@ type metaFlags struct {
 // _meta_flag_preparse does: a repeated flag or an unknown one stops at once;
 // a bad argument is remembered and parsing goes on, so that a later error
 // message can replace an earlier one exactly as memcached's does. The key
-// (token 1) is base64-decoded into s.metaKey when b is present; otherwise
-// s.metaKey is the key token itself. It returns "" on success, else the
+// (token 1) is base64-decoded into s.meta.key when b is present; otherwise
+// s.meta.key is the key token itself. It returns "" on success, else the
 // error reply.
 func (s *Session) parseMetaFlags(line []byte, n, first int) string {
-	f := &s.mf
+	f := &s.meta.flags
 	*f = metaFlags{}
-	s.metaKey = s.token(line, 1)
+	s.meta.key = s.text.token(line, 1)
 	var seen [128]bool
 	failed := false
 	errstr := rBadFormat
 	for i := first; i < n; i++ {
-		tok := s.token(line, i)
+		tok := s.text.token(line, i)
 		c, arg := tok[0], tok[1:]
 		if c >= 127 || seen[c] {
 			return rMetaDuplicate
@@ -73,9 +73,9 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 		seen[c] = true
 		switch c {
 		case 'b':
-			k, ok := decodeBase64Key(s.metaKeyBuf[:0], s.token(line, 1))
-			s.metaKeyBuf = k
-			s.metaKey = k
+			k, ok := decodeBase64Key(s.meta.keyBuf[:0], s.text.token(line, 1))
+			s.meta.keyBuf = k
+			s.meta.key = k
 			if !ok {
 				errstr, failed = rMetaBadKey, true
 			}
@@ -157,14 +157,14 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 	return ""
 }
 
-// metaKeyOK applies the key rule to a meta key: a key sent as text must be
+// keyOK applies the key rule to a meta key: a key sent as text must be
 // a valid text key; a base64 key may hold any bytes, as the b flag exists
 // for exactly that.
-func (s *Session) metaKeyOK() bool {
-	if s.mf.keyBinary {
-		return len(s.metaKey) > 0
+func (m *metaState) keyOK() bool {
+	if m.flags.keyBinary {
+		return len(m.key) > 0
 	}
-	return validKey(s.metaKey)
+	return validKey(m.key)
 }
 
 // opaqueTooLong reports whether an O token of the line is longer than
@@ -172,7 +172,7 @@ func (s *Session) metaKeyOK() bool {
 // first keeps a rejected command free of side effects.
 func (s *Session) opaqueTooLong(line []byte, n, first int) bool {
 	for i := first; i < n; i++ {
-		if tok := s.token(line, i); tok[0] == 'O' && len(tok) > metaMaxOpaque {
+		if tok := s.text.token(line, i); tok[0] == 'O' && len(tok) > metaMaxOpaque {
 			return true
 		}
 	}
@@ -194,7 +194,7 @@ func appendMetaKey(b, key []byte, binary bool) []byte {
 // the whole reply of a meta command that found no item.
 func (s *Session) appendOpaqueAndKey(b, line []byte, n, first int, key []byte, binary bool) []byte {
 	for i := first; i < n; i++ {
-		tok := s.token(line, i)
+		tok := s.text.token(line, i)
 		switch tok[0] {
 		case 'O':
 			b = append(b, ' ')

@@ -27,7 +27,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	}
 	total := -1 // the data block's length with its "\r\n", once known
 	if n >= 3 {
-		if v, ok := parseInt32(s.token(line, 2)); ok && v >= 0 && v <= math.MaxInt32-2 {
+		if v, ok := parseInt32(s.text.token(line, 2)); ok && v >= 0 && v <= math.MaxInt32-2 {
 			total = int(v) + 2
 		}
 	}
@@ -36,10 +36,10 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		if total < 0 {
 			return 0, NeedMore
 		}
-		s.swallow = int64(total)
+		s.input.swallow = int64(total)
 		return 0, NeedMore
 	}
-	if int(s.tok[1].end-s.tok[1].start) > store.MaxKeyLen {
+	if int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
 		return fail(rBadFormat)
 	}
 	if n+1 > metaMaxTokens {
@@ -51,8 +51,8 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	if msg := s.parseMetaFlags(line, n, 3); msg != "" {
 		return fail(msg)
 	}
-	f := &s.mf
-	if !s.metaKeyOK() {
+	f := &s.meta.flags
+	if !s.meta.keyOK() {
 		return fail(rBadFormat)
 	}
 	mode := store.ModeSet
@@ -80,11 +80,11 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		mode = store.ModeCAS
 	}
 	st := s.env.Store
-	key := s.metaKey
+	key := s.meta.key
 	vlen := total - 2
 	if vlen > st.MaxValueSize(len(key), f.flags) {
 		s.env.counters.storeTooLarge.Add(1)
-		if s.watching() != 0 {
+		if s.env.watching() != 0 {
 			s.logRefused(key, mode, true)
 		}
 		// memcached drops the old value whatever the mode, so that a
@@ -102,12 +102,12 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	} else {
 		data, vlen = rest, 0 // committing a reservation: rest is the terminator
 	}
-	if s.badTerminator(data, vlen) {
+	if s.recv.badTerminator(data, vlen) {
 		s.out = append(s.out, rBadChunk...) // shown even with q
 		return total, NeedMore
 	}
 	vlen = total - 2
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 	// memcached marks the key binary on the item ms sent; append and
@@ -118,7 +118,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		CAS: f.cas, Invalidate: f.invalidate && mode == store.ModeCAS, KeyBinary: keyBinary,
 		NewCAS: f.newCAS,
 	})
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStoreResult(key, res, mode, int64(f.ttl), f.flags, int(vlen))
 	}
 	var code string
@@ -148,7 +148,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 	}
 	b := append(s.out, code...)
 	for i := 3; i < n; i++ {
-		switch tok := s.token(line, i); tok[0] {
+		switch tok := s.text.token(line, i); tok[0] {
 		case 'O':
 			b = append(b, ' ')
 			b = append(b, tok...)

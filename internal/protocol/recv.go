@@ -130,9 +130,9 @@ func (s *Session) endRecv() {
 // A reservation that was lost is answered as out of memory whatever the
 // terminator, as memcached answers a store it could not allocate and then
 // swallows the data unread.
-func (s *Session) badTerminator(block []byte, vlen int) bool {
-	if s.recv.committing {
-		return !s.recv.res.Lost() && (block[0] != '\r' || block[1] != '\n')
+func (r *recvState) badTerminator(block []byte, vlen int) bool {
+	if r.committing {
+		return !r.res.Lost() && (block[0] != '\r' || block[1] != '\n')
 	}
 	return block[vlen] != '\r' || block[vlen+1] != '\n'
 }

@@ -50,7 +50,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	var exptime int32
 	if touch {
 		var ok bool
-		if exptime, ok = parseInt32(s.token(line, 1)); !ok {
+		if exptime, ok = parseInt32(s.text.token(line, 1)); !ok {
 			s.reply(rBadExptime)
 			return 0, NeedMore
 		}
@@ -58,7 +58,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	}
 	from := len(line)
 	if first < n {
-		from = int(s.tok[first].start)
+		from = int(s.text.tokens[first].start)
 	}
 	// memcached stops at a bad key and drops the values gathered so far;
 	// checking every key first gives the same reply and lets a long reply go
@@ -78,8 +78,8 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 				s.getOOM()
 				return 0, NeedMore
 			}
-			s.trimReplies(held)
-			if s.vlog {
+			s.mem.trimReplies(held)
+			if s.log.verbose {
 				s.vlogLine('>', []byte("END")) // memcached ends the get first
 			}
 			s.reply(rBadFormat)
@@ -88,8 +88,8 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 		k = ke
 	}
 	if at := s.serveKeys(line, from, withCAS, touch, exptime); at >= 0 {
-		s.mget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
-		return at, s.paused()
+		s.get.multiget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
+		return at, s.env.paused()
 	}
 	return 0, NeedMore
 }
@@ -99,7 +99,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 // prefix stats and the logs. Each key takes its response object first;
 // false: one found none, and the keys from it on were not looked up.
 func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
-	note := func(v []byte, m store.Meta) { s.lastVlen, s.lastFlags = len(v), m.Flags } // for the logs
+	note := func(v []byte, m store.Meta) { s.get.hitLen, s.get.hitFlags = len(v), m.Flags } // for the logs
 	for i := 0; ; {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
@@ -108,7 +108,7 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 		if !s.chargeKey() {
 			return false
 		}
-		before := s.lookupBefore(keys[ks:ke])
+		before := s.env.lookupBefore(keys[ks:ke])
 		var hit bool
 		if touch {
 			hit = s.env.Store.GetAndTouch(keys[ks:ke], int64(exptime), note)
@@ -123,21 +123,21 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 // continueMultiget serves the rest of a paused multiget from the front of in
 // and returns how many bytes it consumed.
 func (s *Session) continueMultiget(in []byte) (int, Status) {
-	m := s.mget
+	m := s.get.multiget
 	if m.open {
 		return s.continueOpenMultiget(in)
 	}
 	nl := bytes.IndexByte(in, '\n')
 	if nl < 0 || m.left > nl {
 		// Only an engine that dropped its buffer gets here.
-		s.mget = multigetState{}
+		s.get.multiget = multigetState{}
 		return 0, NeedMore
 	}
 	if at := s.serveKeys(in[:m.left], 0, m.withCAS, m.touch, m.exptime); at >= 0 {
-		s.mget.left = m.left - at
-		return at, s.paused()
+		s.get.multiget.left = m.left - at
+		return at, s.env.paused()
 	}
-	s.mget = multigetState{}
+	s.get.multiget = multigetState{}
 	return nl + 1, NeedMore
 }
 
@@ -154,7 +154,7 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		return at
 	}
 	s.out = append(s.out, rEnd...)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte("END"))
 	}
 	s.markFlushed() // memcached writes a retrieval's replies out after its END
@@ -180,11 +180,11 @@ const keysOutOfMemory = -2
 // once every key is served, the offset of the key to resume at when it
 // paused, or keysOutOfMemory.
 func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime int32) int {
-	s.getCAS = withCAS
+	s.get.withCAS = withCAS
 	st := s.env.Store
 	served := false
 	// Checked once per line: logging and prefix stats are nearly always off.
-	observe := s.vlog || s.watching() != 0 || s.env.detailEnabled()
+	observe := s.log.verbose || s.env.watching() != 0 || s.env.detailEnabled()
 	for {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
@@ -197,16 +197,16 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 			return keysOutOfMemory
 		}
 		key := keys[ks:ke]
-		s.getKey = key
+		s.get.key = key
 		var before store.Presence
 		if observe {
-			before = s.lookupBefore(key)
+			before = s.env.lookupBefore(key)
 		}
 		var hit bool
 		if touch {
-			hit = st.GetAndTouch(key, int64(exptime), s.emit)
+			hit = st.GetAndTouch(key, int64(exptime), s.get.emitFn)
 		} else {
-			hit = st.Get(key, s.emit)
+			hit = st.Get(key, s.get.emitFn)
 		}
 		if observe {
 			s.observeGet(key, hit, before)
@@ -224,20 +224,20 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 // is about to find: a miss's log line says whether the item was absent,
 // flushed or expired, which the lookup itself forgets as it unlinks a dead
 // item. Absent when nobody watches.
-func (s *Session) lookupBefore(key []byte) store.Presence {
-	if s.watching()&logFetchers == 0 {
+func (e *Env) lookupBefore(key []byte) store.Presence {
+	if e.watching()&logFetchers == 0 {
 		return store.Absent
 	}
-	return s.env.Store.Peek(key).Presence
+	return e.Store.Peek(key).Presence
 }
 
 // observeGet reports one key of a retrieval to -vv, watch and stats detail;
 // before is lookupBefore's answer for it.
 func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
-	if s.vlog && hit {
+	if s.log.verbose && hit {
 		s.vlogLine('>', append([]byte("sending key "), key...))
 	}
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		p := store.Present
 		if !hit {
 			p = before
@@ -245,7 +245,7 @@ func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
 				p = store.Absent
 			}
 		}
-		s.logGet(key, p, s.env.Store.ItemClass(len(key), s.lastVlen, s.lastFlags), s.lastVlen)
+		s.logGet(key, p, s.env.Store.ItemClass(len(key), s.get.hitLen, s.get.hitFlags), s.get.hitLen)
 	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'g', hit)
@@ -254,21 +254,21 @@ func (s *Session) observeGet(key []byte, hit bool, before store.Presence) {
 
 // emitValue writes one VALUE block; it is the store's Get callback.
 func (s *Session) emitValue(value []byte, m store.Meta) {
-	s.lastVlen, s.lastFlags = len(value), m.Flags
-	b := s.replyRoom(s.out, len(valuePrefix)+len(s.getKey)+64+min(len(value), valueChunk))
+	s.get.hitLen, s.get.hitFlags = len(value), m.Flags
+	b := s.replyRoom(s.out, len(valuePrefix)+len(s.get.key)+64+min(len(value), valueChunk))
 	b = append(b, valuePrefix...)
-	b = append(b, s.getKey...)
+	b = append(b, s.get.key...)
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, uint64(m.Flags), 10)
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, uint64(len(value)), 10)
-	if s.getCAS {
+	if s.get.withCAS {
 		b = append(b, ' ')
 		b = strconv.AppendUint(b, m.CAS, 10)
 	}
 	b = append(b, crlf...)
-	if s.inPieces(len(value)) {
-		s.out = s.startSend(b, value, s.env.Store.RefOf(s.getKey, value), true)
+	if s.env.inPieces(len(value)) {
+		s.out = s.startSend(b, value, s.env.Store.RefOf(s.get.key, value), true)
 		return
 	}
 	b = append(b, value...)

@@ -28,9 +28,9 @@ const openLine = -2
 // continueOpenMultiget.
 func (s *Session) openMultiget(avail []byte) int {
 	cs, ce := nextKey(avail, 0)
-	s.mget = multigetState{active: true, open: true, withCAS: string(avail[cs:ce]) == "gets"}
-	s.noreply = false // as execute does for every other line: the last command's must not silence this one's errors
-	if s.vlog {
+	s.get.multiget = multigetState{active: true, open: true, withCAS: string(avail[cs:ce]) == "gets"}
+	s.text.noreply = false // as execute does for every other line: the last command's must not silence this one's errors
+	if s.log.verbose {
 		s.vlogLine('<', avail[:ce]) // the command; memcached echoes the whole line
 	}
 	return ce
@@ -38,9 +38,9 @@ func (s *Session) openMultiget(avail []byte) int {
 
 // continueOpenMultiget serves the complete keys at the front of in and
 // returns how many bytes it consumed: up to the line's end once it has
-// arrived, else up to the last complete key, with mget.hungry set.
+// arrived, else up to the last complete key, with get.multiget.hungry set.
 func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
-	m := &s.mget
+	m := &s.get.multiget
 	m.hungry = false
 	nl := bytes.IndexByte(in, '\n')
 	if m.skip {
@@ -48,7 +48,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 			m.hungry = true
 			return len(in), NeedMore
 		}
-		s.mget = multigetState{}
+		s.get.multiget = multigetState{}
 		return nl + 1, NeedMore
 	}
 	chunk, ended := openChunk(in, nl)
@@ -86,22 +86,22 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		s.getOOM()
 		m.skip = true
 		if nl >= 0 {
-			s.mget = multigetState{}
+			s.get.multiget = multigetState{}
 			return nl + 1, NeedMore
 		}
 		m.hungry = true
 		return len(in), NeedMore
 	case at >= 0:
-		return at, s.paused()
+		return at, s.env.paused()
 	}
 	switch {
 	case bad >= 0:
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('>', []byte("END")) // memcached ends the get first
 		}
 		s.openError(rBadFormat)
 		if nl >= 0 {
-			s.mget = multigetState{}
+			s.get.multiget = multigetState{}
 			return nl + 1, NeedMore
 		}
 		return len(in), NeedMore
@@ -111,7 +111,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	}
 	if m.keys {
 		s.out = append(s.out, rEnd...)
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('>', []byte("END"))
 		}
 		s.markFlushed()
@@ -122,7 +122,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		m.skip, m.hungry = true, true
 		return len(in), NeedMore
 	}
-	s.mget = multigetState{}
+	s.get.multiget = multigetState{}
 	return nl + 1, NeedMore
 }
 
@@ -150,5 +150,5 @@ func openChunk(in []byte, nl int) (chunk []byte, ended bool) {
 func (s *Session) openError(msg string) {
 	s.reply(msg)
 	s.markFlushed()
-	s.mget.skip, s.mget.hungry = true, true
+	s.get.multiget.skip, s.get.multiget.hungry = true, true
 }

@@ -267,8 +267,8 @@ const (
 // saslAuth runs SASL_AUTH and SASL_STEP once their data has arrived.
 func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 	// memcached starts every exchange unauthenticated.
-	s.authenticated = false
-	c, x := s.env.SASL, &s.sasl
+	s.auth.saslPassed = false
+	c, x := s.env.SASL, &s.auth.sasl
 	var ok, cont bool
 	switch {
 	case step:
@@ -352,12 +352,12 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 		body := x.challenge
 		at := len(s.out)
 		s.out = appendBinHeader(s.out, h.opcode, statusAuthContinue, 0, 0, uint32(len(body)), h.opaque, 0)
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogBinResponse(at, false)
 		}
 		s.out = append(s.out, body...)
 	case ok:
-		s.authenticated, x.done = true, true
+		s.auth.saslPassed, x.done = true, true
 		s.env.counters.authCmds.Add(1)
 		s.binReply(h, nil, nil, []byte(saslAuthOK), 0)
 	default:
@@ -373,8 +373,8 @@ func (s *Session) saslAuth(h *binHeader, mech, data []byte, step bool) {
 // saslRefuse ends the exchange under way as failed, for a message that
 // could not be part of any.
 func (s *Session) saslRefuse(h *binHeader) {
-	s.authenticated = false
-	s.sasl.state, s.sasl.scram = saslIdle, nil
+	s.auth.saslPassed = false
+	s.auth.sasl.state, s.auth.sasl.scram = saslIdle, nil
 	s.env.counters.authCmds.Add(1)
 	s.env.counters.authErrors.Add(1)
 	s.binError(h, statusAuthError)
@@ -392,7 +392,7 @@ func (x *saslExchange) loginPrompt(user []byte) bool {
 // its reply in the exchange's challenge; it reports whether the exchange
 // goes on (false: a failure, the exchange is over).
 func (s *Session) scramContinue(data []byte) bool {
-	x := &s.sasl
+	x := &s.auth.sasl
 	resp, err := s.env.SASL.scramStep(x.scram, data)
 	if err != nil {
 		x.state, x.scram = saslIdle, nil

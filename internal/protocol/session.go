@@ -1,11 +1,6 @@
 package protocol
 
-import (
-	"bytes"
-	"net/netip"
-
-	"github.com/gocached/gocached/internal/store"
-)
+import "bytes"
 
 // MaxLineLen is the longest command line (without its '\n') memcached accepts
 // unless it is a multiget: a longer line closes the connection. Engines must
@@ -26,131 +21,51 @@ const defaultReqsPerEvent = 20
 //
 // A Session is nearly stateless between calls: a request whose data block has
 // not fully arrived is left unconsumed and parsed again on the next call, so
-// replies never depend on how the input was split. The carried state is the
-// count of bytes still to drop from an oversized value, a paused multiget,
-// the protocol the connection negotiated and its SASL progress.
+// replies never depend on how the input was split. What it does carry is
+// held by one state type per concern, each in its feature's file with its
+// own reset; the fields below that are not such a state are the Process
+// call's own.
 type Session struct {
-	env *Env
+	env  *Env
+	conn connInfo  // the connection served: ids, peer, protocol, close reason (conn.go)
+	mem  connMem   // its read buffer and response objects in its worker's pool (connmem.go)
+	auth authState // the client's login, SASL or -Y (auth_state.go)
 
-	// swallow is how many bytes of a rejected data block are still to be
-	// dropped (memcached's conn_swallow).
-	swallow int64
-	// want is the buffer size the first unconsumed request needs, or 0.
-	want int
-	// scanned is how many leading bytes of the unconsumed input are known to
-	// hold no '\n', so that a long line arriving in many reads is not
-	// searched from its start every time.
-	scanned int
-	// mget is a multiget paused for want of output budget: the rest of its
-	// key list is at the front of the unconsumed input.
-	mget multigetState
-	// send is a large value going out in pieces (budget.go); recv is one
-	// coming in, into a store reservation (recv.go).
-	send sendState
-	recv recvState
+	// The request being answered, per protocol.
+	input inputState  // what the unconsumed input needs first (input_state.go)
+	text  textCommand // a text command line's tokens (tokens.go)
+	get   getState    // a retrieval, or a multiget left unfinished (retrieve_state.go)
+	meta  metaState   // a meta command (meta_state.go)
+	bin   binaryState // a binary request (binary_state.go)
+
+	// Work that spans calls: a large value going out in pieces (budget.go)
+	// or coming in, into a store reservation (recv.go), and a metadump or
+	// watch the connection was handed to (stream_state.go).
+	send   sendState
+	recv   recvState
+	stream streamState
+	log    logState // how -vv and watch lines are written (verbose.go)
+
+	// The Process call's own: the reply buffer being extended, the one the
+	// engine passed in (replyRoom gives back only the pooled buffers it took
+	// itself), and len(out) when the call began and after the last reply
+	// memcached would have flushed.
+	out       []byte
+	outIn     []byte
+	outStart  int
+	flushMark int
 	// budgetStop: this call stopped before a request for want of output
 	// budget, which another call continues (Pending).
 	budgetStop bool
-
-	// Per-call scratch, reused so the hot path does not allocate.
-	out      []byte
-	outStart int // len(out) when Process was called
-	tok      [maxTokens]span
-	noreply  bool
-	getKey   []byte
-	getCAS   bool
-	emit     func(value []byte, m store.Meta)
-
-	// Meta command scratch: the parsed flags, the key (decoded when base64),
-	// the line and token count the store callbacks format the reply from,
-	// and those callbacks, bound once so that calls do not allocate.
-	mf         metaFlags
-	metaKey    []byte
-	metaKeyBuf []byte
-	metaLine   []byte
-	metaN      int
-	maCreated  bool
-	// metaOpaqueErr: an mg or ma met an opaque over 32 bytes while
-	// answering, which memcached notices only there.
-	metaOpaqueErr bool
-	mgFn          func(it store.Item, created bool) bool
-	maFn          func(it store.Item, value uint64, created bool)
-	meFn          func(it store.Item)
-
-	// Binary protocol state: what the connection speaks, SASL progress, and
-	// the request being answered with the callbacks that need it.
-	proto         connProto
-	authenticated bool
-	sasl          saslExchange
-	bh            binHeader
-	binQuiet      bool
-	binDumped     bool // -vv: the request's header has been dumped
-	binCmdLogged  bool // -vv: the request's command line has been written
-	binKey        []byte
-	binWithKey    bool
-	binWithValue  bool
-	binArithExp   int64
-	// binArithCreated: the incr/decr being answered created its item.
-	binArithCreated bool
-	binArithValue   uint64
-	binArithCAS     uint64
-	binEmitFn       func(value []byte, m store.Meta)
-	binArithFn      func(it store.Item, value uint64, created bool)
-	statScratch     []byte // binary STAT renders the text lines here first
-
-	// Admin and observation state (crawler.go, watch.go, verbose.go, auth.go).
-	dump   *dumpState // a metadump in progress
-	dumpFn func(it store.Item) bool
-	watch  *watcher // set once the connection became a log stream
-	wakeup func()   // the engine's, see SetWakeup
-	connID int      // the engine's id for the connection (memcached's fd)
-	// datagramID is the UDP socket's id for a Session serving datagrams
-	// (Datagram), which Reset keeps; 0 for a stream connection.
-	datagramID int
-	// outIn is the reply buffer the engine passed to this Process call:
-	// replyRoom gives back the pooled buffers it took itself, not this one.
-	outIn []byte
-	// listenerBinding, when listenerBound, is the protocol the accepting
-	// listener's "proto[...]:" prefix names (Env.ListenerBinding).
-	listenerBinding Binding
-	listenerBound   bool
-	// wantLine: want is for the rest of a long command line, not for a
-	// value or a binary body (IdleKickable).
-	wantLine bool
-	// datagramDrop: a command in a datagram handed the connection to a
-	// stream (metadump, watch) that memcached's UDP connection cannot
-	// carry; the rest of the datagram is dropped.
-	datagramDrop bool
-	// peer and transport are the client's address and "tcp"/"local" for
-	// watch connevents lines (OpenedFrom); peer is invalid when unknown.
-	peer      netip.AddrPort
-	transport string
-	// quit is set by `quit`; closeReason is the conn_close reason of a
-	// Close status ("normal" for quit, "error" otherwise), "" before one.
-	quit        bool
-	closeReason string
-	logScratch  []byte
-	flushMark   int    // len(out) after the last reply memcached would have flushed
-	lastVlen    int    // the value length and flags of the last get hit
-	lastFlags   uint32 //
-	vlog        bool   // -vv lines are wanted during this Process call
-	authed      bool   // passed ASCII auth (-Y)
-	// mem is the connection's read buffer and response objects in its
-	// worker's pool (connmem.go).
-	mem connMem
 }
 
 // NewSession returns a Session bound to env.
 func NewSession(env *Env) *Session {
 	s := &Session{env: env}
-	// Bind the callback once: a method value built per Get would allocate.
-	s.emit = s.emitValue
-	s.mgFn = s.metaGetItem
-	s.maFn = s.metaArithItem
-	s.meFn = s.metaDebugItem
-	s.binEmitFn = s.binEmitValue
-	s.binArithFn = s.binArithItem
-	s.dumpFn = s.dumpItem
+	s.get.bind(s)
+	s.meta.bind(s)
+	s.bin.bind(s)
+	s.stream.bind(s)
 	return s
 }
 
@@ -163,103 +78,33 @@ func NewSession(env *Env) *Session {
 // Pending holds; a call that then consumes and produces nothing is a
 // watcher with nothing to say, which it may leave until its wakeup.
 func (s *Session) Pending() bool {
-	return s.dump != nil || s.watch != nil || s.send.active || s.budgetStop ||
-		s.mget.active && !s.mget.hungry && s.env.ResumesPending
-}
-
-// SetWakeup registers fn, which a watching Session calls (from another
-// goroutine, at most once until the next Process) when log lines arrive for
-// it; the engine should then call Process. fn may run while a store shard is
-// locked (an eviction's line): it must only signal (an eventfd write, a
-// non-blocking channel send), never block or call into a Session or the
-// store. Engines set it once per Session.
-func (s *Session) SetWakeup(fn func()) { s.wakeup = fn }
-
-// Opened tells the Session the engine's id for its new connection (the file
-// descriptor: memcached prints it in -vv lines and watch's cfd=) and logs
-// the connection at -vv as memcached does.
-func (s *Session) Opened(id int) {
-	s.connID = id
-	if s.verboseOn() {
-		s.vlogf('<', "new auto-negotiating client connection")
-	}
-	if s.watching()&logConnEvents != 0 {
-		s.logConn("conn_new", "")
-	}
-}
-
-// OpenedFrom is Opened for an engine that knows the client's address and
-// transport ("tcp", "udp" or "local", peer unused for local): `watch
-// connevents` lines then carry memcached's rip= rport= transport=.
-func (s *Session) OpenedFrom(id int, transport string, peer netip.AddrPort) {
-	s.peer, s.transport = peer, transport
-	if f := s.env.ListenerBinding; f != nil && transport == "tcp" {
-		s.listenerBinding, s.listenerBound = f(id)
-	}
-	s.Opened(id)
-}
-
-// ClosedBy gives the reason the engine closes the connection ("idle_timeout",
-// "error"), which `watch connevents` logs at Reset, unless the Session
-// already has its own (quit, a protocol error).
-func (s *Session) ClosedBy(reason string) {
-	if s.closeReason == "" {
-		s.closeReason = reason
-	}
+	return s.stream.active() || s.send.active || s.budgetStop ||
+		s.get.multiget.active && !s.get.multiget.hungry && s.env.ResumesPending
 }
 
 // Reset prepares the Session for a new connection.
 func (s *Session) Reset() {
-	stream := s.connID != 0 && s.datagramID == 0
-	if stream && s.verboseOn() {
-		s.vlogf('<', "connection closed.")
-	}
-	wasWatcher := s.watch != nil
-	s.stopWatch() // before conn_close: a closing watcher is not woken
-	if stream && s.watching()&logConnEvents != 0 {
-		reason := s.closeReason
-		switch {
-		case reason != "":
-		case wasWatcher:
-			// memcached's logger closes a watcher without setting a
-			// reason, and the unset one reads as error.
-			reason = "error"
-		default:
-			reason = "normal" // the client closed
-		}
-		s.logConn("conn_close", reason)
-	}
-	s.peer, s.transport = netip.AddrPort{}, ""
-	s.quit, s.closeReason = false, ""
+	s.logClosed()
 	s.endDump() // a client gone mid-dump frees the crawler
-	s.connID = s.datagramID
-	s.authed = false
-	s.logScratch = nil
-	s.binDumped, s.binCmdLogged = false, false
-	s.swallow = 0
-	s.datagramDrop = false
-	s.listenerBinding, s.listenerBound = BindingAuto, false
-	s.proto = protoUndecided
-	s.authenticated = false
-	s.sasl = saslExchange{challenge: s.sasl.challenge[:0]}
-	s.want, s.wantLine = 0, false
-	s.scanned = 0
-	s.mget = multigetState{}
+	s.conn.reset()
+	s.log.reset()
+	s.bin.reset()
+	s.auth.reset()
+	s.input.reset()
+	s.get.reset()
 	s.endSend()
 	s.endRecv()
 	s.endMem()
 	s.budgetStop = false
 	s.out = nil
-	s.getKey = nil
-	s.noreply = false
-	s.metaKey = nil
-	s.metaLine = nil
+	s.text.reset()
+	s.meta.reset()
 }
 
 // Want reports the buffer size the first unconsumed request needs in total
 // (command line plus data block) once known, or 0. Engines grow their read
 // buffer to at least this many bytes.
-func (s *Session) Want() int { return s.want }
+func (s *Session) Want() int { return s.input.want }
 
 // IdleKickable reports whether -o idle_timeout may close the connection
 // now: it waits for a command, or for the rest of a command line (a long
@@ -267,11 +112,12 @@ func (s *Session) Want() int { return s.want }
 // kicks too), not for a value whose size it knows (Want) nor with output
 // pending (a large value in pieces, metadump, watch).
 func (s *Session) IdleKickable() bool {
-	return (s.want <= 0 || s.wantLine) && !s.Pending()
+	return (s.input.want <= 0 || s.input.wantLine) && !s.Pending()
 }
 
-func (s *Session) reqsPerEvent() int {
-	if st := s.env.Settings; st != nil && st.ReqsPerEvent > 0 {
+// reqsPerEvent is how many requests one Process call starts (-R).
+func (e *Env) reqsPerEvent() int {
+	if st := e.Settings; st != nil && st.ReqsPerEvent > 0 {
 		return st.ReqsPerEvent
 	}
 	return defaultReqsPerEvent
@@ -286,12 +132,12 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.out, s.outIn = out, out
 	s.outStart = len(out)
 	s.flushMark = len(out)
-	s.want, s.wantLine = 0, false
+	s.input.startCall()
 	s.budgetStop = false
-	s.vlog = s.verboseOn()
-	s.mem.keyPaid, s.mem.waiting, s.mem.resumed = false, false, false
+	s.log.verbose = s.env.verboseOn()
+	s.mem.startCall()
 	if len(in) > 0 && !s.takeReadBuf() {
-		s.closeReason = "error"
+		s.conn.closeReason = "error"
 		s.out, s.outIn = nil, nil
 		return 0, out, Close
 	}
@@ -300,28 +146,24 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	// the rest of its value keeps its object.
 	s.endCall(s.mem.waiting || s.recv.active)
 	if pos == len(in) {
-		s.releaseReadBuf()
+		s.mem.releaseReadBuf()
 	}
-	if st == Close && s.closeReason == "" {
-		s.closeReason = "error"
-		if s.quit {
-			s.closeReason = "normal"
-		}
+	if st == Close {
+		s.conn.closing()
 	}
 	reply = s.out
 	s.out, s.outIn = nil, nil
-	s.getKey = nil
 	// Drop references into the engine's buffer so it can be reused or freed.
-	s.metaKey = nil
-	s.metaLine = nil
-	s.binKey = nil
+	s.get.endCall()
+	s.meta.endCall()
+	s.bin.endCall()
 	return pos, reply, st
 }
 
 func (s *Session) process(in []byte) (int, Status) {
 	pos := 0
 	reqs := 0
-	limit := s.reqsPerEvent()
+	limit := s.env.reqsPerEvent()
 	// A value whose first pieces went out in an earlier call cannot be
 	// taken back: an error later in this call drops only what follows it.
 	spanning := s.send.active
@@ -329,14 +171,14 @@ func (s *Session) process(in []byte) (int, Status) {
 		if s.mem.cut {
 			return pos, Close
 		}
-		if s.watch != nil {
+		if s.stream.watch != nil {
 			// memcached stops reading a watcher's socket: input is dropped.
 			s.drainWatch()
 			return len(in), NeedMore
 		}
-		if s.dump != nil {
+		if s.stream.dump != nil {
 			s.continueDump()
-			if s.dump != nil {
+			if s.stream.dump != nil {
 				return pos, NeedMore // Pending brings the engine back
 			}
 			continue
@@ -364,15 +206,9 @@ func (s *Session) process(in []byte) (int, Status) {
 			reqs++
 			continue
 		}
-		if s.swallow > 0 {
-			n := int64(len(in) - pos)
-			if n > s.swallow {
-				n = s.swallow
-			}
-			pos += int(n)
-			s.swallow -= n
-			s.scanned = 0
-			if s.swallow > 0 {
+		if s.input.swallow > 0 {
+			pos += s.input.swallowFrom(in[pos:])
+			if s.input.swallow > 0 {
 				return pos, NeedMore
 			}
 		}
@@ -380,10 +216,10 @@ func (s *Session) process(in []byte) (int, Status) {
 			return pos, NeedMore
 		}
 		if s.overBudget() {
-			s.budgetStop = !s.mget.active // a paused multiget is Pending anyway
+			s.budgetStop = !s.get.multiget.active // a paused multiget is Pending anyway
 			return pos, NeedMore
 		}
-		if s.mget.active {
+		if s.get.multiget.active {
 			n, st := s.continueMultiget(in[pos:])
 			pos += n
 			if s.mem.cut {
@@ -392,10 +228,10 @@ func (s *Session) process(in []byte) (int, Status) {
 			if st == Yield {
 				return pos, Yield
 			}
-			if s.mget.hungry { // an open line waiting for more of itself
+			if s.get.multiget.hungry { // an open line waiting for more of itself
 				return pos, NeedMore
 			}
-			if s.mget.active { // paused again: a value in pieces, or the budget
+			if s.get.multiget.active { // paused again: a value in pieces, or the budget
 				continue
 			}
 			reqs++
@@ -404,31 +240,31 @@ func (s *Session) process(in []byte) (int, Status) {
 		if reqs >= limit {
 			return pos, Yield
 		}
-		if s.proto == protoUndecided {
+		if s.conn.proto == protoUndecided {
 			if s.env.ASCIIAuth != nil {
 				// memcached reads every -Y connection as its text login
 				// and then as text: there is no binary protocol to reach
 				// around the login.
-				s.proto = protoText
+				s.conn.proto = protoText
 			} else {
 				s.negotiate(in[pos])
 			}
 		}
-		if s.proto == protoBinary {
+		if s.conn.proto == protoBinary {
 			charged := len(in)-pos >= binaryHeaderLen
 			if charged && !s.chargeCommand() {
 				return pos, s.outOfReplies()
 			}
 			n, st := s.binaryRequest(in[pos:])
 			if n < 0 {
-				s.want = -n
+				s.input.want = -n
 				s.mem.waiting = charged // a header still arriving holds no object
 				return pos, st
 			}
 			if charged && !s.recv.active {
 				s.endResumed()
 			}
-			s.binDumped, s.binCmdLogged = false, false
+			s.bin.endRequest()
 			pos += n
 			reqs++
 			if st == Close {
@@ -436,13 +272,13 @@ func (s *Session) process(in []byte) (int, Status) {
 			}
 			continue
 		}
-		if s.env.ASCIIAuth != nil && !s.authed {
+		if s.env.ASCIIAuth != nil && !s.auth.textPassed {
 			if !s.chargeCommand() {
 				return pos, s.outOfReplies()
 			}
 			n, st := s.asciiAuth(in[pos:])
 			if n < 0 {
-				s.want = -n
+				s.input.want = -n
 				s.mem.waiting = true
 				return pos, st
 			}
@@ -461,16 +297,16 @@ func (s *Session) process(in []byte) (int, Status) {
 				return pos, s.outOfReplies()
 			}
 			pos += s.openMultiget(avail)
-			s.scanned = 0
+			s.input.scanned = 0
 			continue
 		}
 		if n < 0 {
 			if st == NeedMore {
-				s.scanned = len(avail)
+				s.input.scanned = len(avail)
 			}
 			return pos, st
 		}
-		s.scanned = 0
+		s.input.scanned = 0
 		line := avail[:n]
 		if n > 1 && line[n-1] == '\r' {
 			line = line[:n-1]
@@ -480,7 +316,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			line = line[:z]
 		}
 		next := pos + n + 1
-		if s.vlog {
+		if s.log.verbose {
 			s.vlogLine('<', line)
 		}
 		if !s.chargeCommand() {
@@ -491,7 +327,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			// A multiget paused: data is how much of its line was served.
 			return pos + data, Yield
 		}
-		if s.mget.active {
+		if s.get.multiget.active {
 			// Paused without yielding (ResumesPending): what stopped it, a
 			// value in pieces or the budget, is handled at the loop's top.
 			pos += data
@@ -499,7 +335,7 @@ func (s *Session) process(in []byte) (int, Status) {
 		}
 		if data < 0 {
 			// A storage command whose data block is still incomplete.
-			s.want = n + 1 - data
+			s.input.want = n + 1 - data
 			s.mem.waiting = true
 			return pos, NeedMore
 		}
@@ -525,14 +361,14 @@ func (s *Session) outOfReplies() Status {
 // reply appends msg (which carries its own "\r\n") unless the command asked
 // for noreply. Like memcached, noreply silences errors too.
 func (s *Session) reply(msg string) {
-	if s.noreply {
-		if s.vlog {
+	if s.text.noreply {
+		if s.log.verbose {
 			s.vlogLine('>', []byte("NOREPLY "+msg[:len(msg)-2]))
 		}
 		return
 	}
 	s.out = append(s.out, msg...)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte(msg[:len(msg)-2]))
 	}
 }

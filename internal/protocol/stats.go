@@ -69,20 +69,20 @@ func boolNum(v bool) uint64 {
 // stats runs `stats [group ...]`.
 func (s *Session) stats(line []byte, n int) {
 	if n == 1 {
-		s.out = s.appendGeneralStats(s.out)
+		s.out = s.env.appendGeneralStats(s.out)
 		s.out = append(s.out, rEnd...)
 		return
 	}
 	w := statWriter{b: s.out}
-	switch group := s.token(line, 1); string(group) {
+	switch group := s.text.token(line, 1); string(group) {
 	case "reset":
-		s.resetStats()
+		s.env.resetStats()
 		s.replyLogged(rReset)
 		return
 	case "settings":
-		s.appendSettings(&w)
+		s.env.appendSettings(&w)
 	case "items":
-		appendItems(&w, s.env.Store.Classes(), s.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
+		appendItems(&w, s.env.Store.Classes(), s.env.tempLRU(), !s.env.Settings.LRUMaintainerDisabled)
 	case "slabs":
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
@@ -115,38 +115,38 @@ func (s *Session) stats(line []byte, n int) {
 }
 
 // resetStats clears every resettable counter (`stats reset`).
-func (s *Session) resetStats() {
-	s.env.Store.ResetStats()
-	s.env.resetDetail()
-	s.env.adminUpdate(func(a *adminState) { a.crawlerStarts = 0 })
-	if s.env.Server != nil {
-		s.env.Server.ResetStats()
+func (e *Env) resetStats() {
+	e.Store.ResetStats()
+	e.resetDetail()
+	e.adminUpdate(func(a *adminState) { a.crawlerStarts = 0 })
+	if e.Server != nil {
+		e.Server.ResetStats()
 	}
-	s.env.counters.reset()
-	s.env.mem.reset(s.env.Settings)
+	e.counters.reset()
+	e.mem.reset(e.Settings)
 }
 
-func (s *Session) serverStats() ServerStats {
-	if s.env.Server == nil {
+func (e *Env) serverStats() ServerStats {
+	if e.Server == nil {
 		return ServerStats{}
 	}
-	return s.env.Server.ServerStats()
+	return e.Server.ServerStats()
 }
 
-func (s *Session) settings() Settings {
-	if s.env.Settings == nil {
+func (e *Env) settings() Settings {
+	if e.Settings == nil {
 		return Settings{}
 	}
-	return *s.env.Settings
+	return *e.Settings
 }
 
 // appendGeneralStats writes the lines of a bare `stats`.
-func (s *Session) appendGeneralStats(b []byte) []byte {
+func (e *Env) appendGeneralStats(b []byte) []byte {
 	w := statWriter{b: b}
 	now := time.Now().Unix()
-	set := s.settings()
-	srv := s.serverStats()
-	st := s.env.Store.Stats()
+	set := e.settings()
+	srv := e.serverStats()
+	st := e.Store.Stats()
 	threads := srv.Threads
 	if threads == 0 {
 		threads = uint64(max(set.Threads, 0))
@@ -156,9 +156,9 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.int("pid", int64(os.Getpid()))
 	// memcached's uptime is its relative clock less ITEM_UPDATE_INTERVAL
 	// (60): 2 at start, as its clock starts 62 s before it does.
-	w.int("uptime", s.relTime(now)-60)
+	w.int("uptime", e.relTime(now)-60)
 	w.int("time", now)
-	w.str("version", s.version())
+	w.str("version", e.version())
 	w.str("libevent", "none")
 	w.int("pointer_size", strconv.IntSize)
 	w.str("rusage_user", formatUsec(user))
@@ -171,7 +171,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 		w.uint("rejected_connections", srv.RejectedConnections)
 	}
 	w.uint("connection_structures", srv.ConnStructures)
-	mem := s.env.mem.stats(s.env.Settings)
+	mem := e.mem.stats(e.Settings)
 	w.uint("response_obj_oom", mem.respOOM)
 	w.uint("response_obj_count", mem.respObjs)
 	w.uint("response_obj_bytes", mem.respBytes)
@@ -184,7 +184,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("cmd_set", st.CmdSet)
 	w.uint("cmd_flush", st.CmdFlush)
 	w.uint("cmd_touch", st.CmdTouch)
-	w.uint("cmd_meta", s.env.counters.metaCmds.Load())
+	w.uint("cmd_meta", e.counters.metaCmds.Load())
 	w.uint("get_hits", st.GetHits)
 	w.uint("get_misses", st.GetMisses)
 	w.uint("get_expired", st.GetExpired)
@@ -200,10 +200,10 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("cas_badval", st.CasBadval)
 	w.uint("touch_hits", st.TouchHits)
 	w.uint("touch_misses", st.TouchMisses)
-	w.uint("store_too_large", s.env.counters.storeTooLarge.Load())
-	w.uint("store_no_memory", s.env.counters.storeNoMemory.Load())
-	w.uint("auth_cmds", s.env.counters.authCmds.Load())
-	w.uint("auth_errors", s.env.counters.authErrors.Load())
+	w.uint("store_too_large", e.counters.storeTooLarge.Load())
+	w.uint("store_no_memory", e.counters.storeNoMemory.Load())
+	w.uint("auth_cmds", e.counters.authCmds.Load())
+	w.uint("auth_errors", e.counters.authErrors.Load())
 	if set.IdleTimeout > 0 { // memcached shows it only with -o idle_timeout
 		w.uint("idle_kicks", srv.IdleKicks)
 	}
@@ -223,7 +223,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	w.uint("hash_bytes", st.HashBytes)
 	w.uint("hash_is_expanding", 0)
 	if tu.SlabReassign { // memcached shows the mover's counters only with it on
-		mv := s.env.Store.MoverStats()
+		mv := e.Store.MoverStats()
 		w.uint("slab_reassign_rescues", mv.Rescues)
 		w.uint("slab_reassign_chunk_rescues", mv.ChunkRescues)
 		w.uint("slab_reassign_evictions_nomem", mv.EvictionsNomem)
@@ -236,7 +236,7 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	// As memcached, the crawler's and the LRU maintainer's counters are
 	// shown only while each runs (stats.t counts the fields with both off).
 	maintainer := !set.LRUMaintainerDisabled
-	if adm := s.env.adminSnapshot(); adm.crawler {
+	if adm := e.adminSnapshot(); adm.crawler {
 		w.uint("lru_crawler_running", 0)
 		w.uint("lru_crawler_starts", adm.crawlerStarts)
 	}
@@ -246,10 +246,10 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 	for _, name := range [...]string{"malloc_fails", "log_worker_dropped"} {
 		w.uint(name, 0)
 	}
-	w.uint("log_worker_written", s.env.logs.written.Load())
-	w.uint("log_watcher_skipped", s.env.logs.skipped.Load())
-	w.uint("log_watcher_sent", s.env.logs.sent.Load())
-	w.uint("log_watchers", uint64(s.env.logs.count()))
+	w.uint("log_worker_written", e.logs.written.Load())
+	w.uint("log_watcher_skipped", e.logs.skipped.Load())
+	w.uint("log_watcher_sent", e.logs.sent.Load())
+	w.uint("log_watchers", uint64(e.logs.count()))
 	if t := set.TLS; t != nil { // memcached shows these only with -Z
 		w.uint("ssl_handshake_errors", srv.SSLHandshakeErrors)
 		since := int64(0)
@@ -291,8 +291,8 @@ func (s *Session) appendGeneralStats(b []byte) []byte {
 }
 
 // tempLRU reports whether the store's TEMP LRU is on.
-func (s *Session) tempLRU() bool {
-	_, on := s.env.Store.TemporaryTTL()
+func (e *Env) tempLRU() bool {
+	_, on := e.Store.TemporaryTTL()
 	return on
 }
 
@@ -308,8 +308,8 @@ func formatUsec(us int64) string {
 }
 
 // appendSettings writes `stats settings`.
-func (s *Session) appendSettings(w *statWriter) {
-	set := s.settings()
+func (e *Env) appendSettings(w *statWriter) {
+	set := e.settings()
 	inter := set.Interface
 	if inter == "" {
 		inter = "NULL"
@@ -322,10 +322,10 @@ func (s *Session) appendSettings(w *statWriter) {
 	if proto == "" {
 		proto = "ascii"
 	}
-	adm := s.env.adminSnapshot()
+	adm := e.adminSnapshot()
 	maxbytes := set.MaxBytes
-	if s.env.Store != nil {
-		maxbytes = s.env.Store.MemoryLimit() // cache_memlimit changes it
+	if e.Store != nil {
+		maxbytes = e.Store.MemoryLimit() // cache_memlimit changes it
 	}
 	factor := set.GrowthFactor
 	if factor == 0 {
@@ -341,7 +341,7 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("udpport", int64(set.UDPPort))
 	w.str("inter", inter)
 	w.int("verbosity", verbosity)
-	w.int("oldest", s.env.oldestLive.Load())
+	w.int("oldest", e.oldestLive.Load())
 	if set.Evictions {
 		w.str("evictions", "on")
 	} else {
@@ -362,20 +362,20 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("chunk_size", int64(chunk))
 	w.int("num_threads", int64(set.Threads))
 	w.int("num_threads_per_udp", int64(set.Threads))
-	w.str("stat_key_prefix", string(s.env.delimiter()))
-	w.flag("detail_enabled", s.env.detailEnabled())
-	w.int("reqs_per_event", int64(s.reqsPerEvent()))
+	w.str("stat_key_prefix", string(e.delimiter()))
+	w.flag("detail_enabled", e.detailEnabled())
+	w.int("reqs_per_event", int64(e.reqsPerEvent()))
 	w.flag("cas_enabled", set.CASEnabled)
 	w.int("tcp_backlog", int64(set.TCPBacklog))
 	w.str("binding_protocol", proto)
-	w.flag("auth_enabled_sasl", s.env.SASL != nil)
-	if a := s.env.ASCIIAuth; a != nil {
+	w.flag("auth_enabled_sasl", e.SASL != nil)
+	if a := e.ASCIIAuth; a != nil {
 		w.str("auth_enabled_ascii", a.Path) // memcached prints the file's name
 	} else {
 		w.flag("auth_enabled_ascii", false)
 	}
 	w.int("item_size_max", int64(set.ItemSizeMax))
-	tu := s.env.Settings.tuning()
+	tu := e.Settings.tuning()
 	w.flag("maxconns_fast", tu.MaxConnsFast)
 	w.int("hashpower_init", int64(set.HashPowerInit))
 	w.flag("slab_reassign", tu.SlabReassign)
@@ -402,14 +402,14 @@ func (s *Session) appendSettings(w *statWriter) {
 	w.int("warm_lru_pct", int64(adm.warmPct))
 	w.str("hot_max_factor", fmt2(adm.hotFactor))
 	w.str("warm_max_factor", fmt2(adm.warmFactor))
-	tempTTL, tempLRU := s.env.Store.TemporaryTTL()
+	tempTTL, tempLRU := e.Store.TemporaryTTL()
 	w.flag("temp_lru", tempLRU)
 	w.int("temporary_ttl", tempTTL)
 	w.int("idle_timeout", int64(set.IdleTimeout))
-	w.int("watcher_logbuf_size", int64(s.env.watcherLogbufSize()))
+	w.int("watcher_logbuf_size", int64(e.watcherLogbufSize()))
 	w.uint("worker_logbuf_size", tu.WorkerLogbufSize)
 	w.uint("read_buf_mem_limit", tu.ReadBufMemLimit)
-	w.flag("track_sizes", s.env.Store.SizesTracked())
+	w.flag("track_sizes", e.Store.SizesTracked())
 	w.flag("inline_ascii_response", false)
 	w.int("ext_item_size", 512)
 	w.int("ext_item_age", 4294967295)

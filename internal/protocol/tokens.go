@@ -17,11 +17,46 @@ const maxTokens = 24
 // span is a token's [start, end) in the command line.
 type span struct{ start, end int32 }
 
-// tokenize splits line on spaces into s.tok and returns the number of real
+// textCommand is the text (or meta) command line being answered: its
+// tokens, and whether it asked for noreply.
+type textCommand struct {
+	tokens  [maxTokens]span
+	noreply bool
+}
+
+// reset prepares the state for a new connection: the tokens are rewritten
+// by every line.
+func (t *textCommand) reset() { t.noreply = false }
+
+// token returns the i-th token of line.
+func (t *textCommand) token(line []byte, i int) []byte {
+	return line[t.tokens[i].start:t.tokens[i].end]
+}
+
+// setNoreply mirrors memcached's set_noreply_maybe: the last token decides,
+// which on a line of more tokens than memcached splits is the last one
+// split (n is maxTokens then; see tokenize).
+func (t *textCommand) setNoreply(line []byte, n int) {
+	if n >= 2 && string(t.token(line, min(n, maxTokens-1)-1)) == "noreply" {
+		t.noreply = true
+	}
+}
+
+// seenFlag reports whether a flag token starting with c is on the line.
+func (t *textCommand) seenFlag(line []byte, n int, c byte) bool {
+	for i := 2; i < n; i++ {
+		if line[t.tokens[i].start] == c {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenize splits line on spaces into t.tokens and returns the number of real
 // tokens (memcached's ntokens minus its terminal token). When the line has
 // more than maxTokens-1 tokens, it returns maxTokens so that every fixed-arity
 // command rejects it, as memcached does.
-func (s *Session) tokenize(line []byte) int {
+func (t *textCommand) tokenize(line []byte) int {
 	n := 0
 	i := 0
 	for i < len(line) {
@@ -38,7 +73,7 @@ func (s *Session) tokenize(line []byte) int {
 		for i < len(line) && !isSep(line[i]) {
 			i++
 		}
-		s.tok[n] = span{int32(start), int32(i)}
+		t.tokens[n] = span{int32(start), int32(i)}
 		n++
 	}
 	return n

@@ -11,19 +11,31 @@ import "strconv"
 // While verbosity is below 2 the only cost is one atomic load per Process
 // call.
 
+// logState is what the -vv and watch lines of a Session are written with.
+type logState struct {
+	// verbose: -vv lines are wanted during this Process call.
+	verbose bool
+	// line is where a log line is rendered, reused.
+	line []byte
+}
+
+// reset prepares the state for a new connection, dropping the line buffer
+// a long key may have grown.
+func (l *logState) reset() { l.line = nil }
+
 // verboseOn reports whether -vv lines are wanted now.
-func (s *Session) verboseOn() bool {
-	return s.env.VerboseLog != nil && s.verbose() >= 2
+func (e *Env) verboseOn() bool {
+	return e.VerboseLog != nil && e.verbosity() >= 2
 }
 
 // vlogLine writes one line: dir ('<' or '>'), the connection id, a space, text.
 func (s *Session) vlogLine(dir byte, text []byte) {
-	b := append(s.logScratch[:0], dir)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b := append(s.log.line[:0], dir)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, ' ')
 	b = append(b, text...)
 	b = append(b, '\n')
-	s.logScratch = b
+	s.log.line = b
 	s.env.VerboseLog.Write(b) // best effort, as memcached's fprintf(stderr)
 }
 
@@ -36,7 +48,7 @@ func (s *Session) vlogf(dir byte, text string) {
 // (mn, me's EN, stats reset, stats detail on|off).
 func (s *Session) replyLogged(msg string) {
 	s.out = append(s.out, msg...)
-	if s.vlog {
+	if s.log.verbose {
 		s.vlogLine('>', []byte(msg[:len(msg)-2]))
 	}
 }

@@ -159,13 +159,13 @@ func (h *watchHub) logHeader(b []byte) []byte {
 }
 
 // watching reports which log kinds someone watches (0 nearly always).
-func (s *Session) watching() uint32 { return s.env.logs.mask.Load() }
+func (e *Env) watching() uint32 { return e.logs.mask.Load() }
 
 // logGet publishes an item_get line (memcached's LOGGER_ITEM_GET): what
 // the lookup found, and for a live item its class and value length.
 func (s *Session) logGet(key []byte, p store.Presence, class, size int) {
 	h := &s.env.logs
-	b := h.logHeader(s.logScratch[:0])
+	b := h.logHeader(s.log.line[:0])
 	b = append(b, "type=item_get key="...)
 	b = appendURIEncoded(b, key)
 	b = append(b, " status="...)
@@ -176,11 +176,11 @@ func (s *Session) logGet(key []byte, p store.Presence, class, size int) {
 	b = append(b, " clsid="...)
 	b = strconv.AppendInt(b, int64(class), 10)
 	b = append(b, " cfd="...)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, " size="...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, '\n')
-	s.logScratch = b
+	s.log.line = b
 	h.publish(logFetchers, b)
 }
 
@@ -195,15 +195,15 @@ func (s *Session) logConn(typ, reason string) {
 	b := h.logHeader(scratch[:0])
 	b = append(b, "type="...)
 	b = append(b, typ...)
-	if s.transport == "local" {
+	if s.conn.transport == "local" {
 		b = append(b, " rip=unix rport=0"...) // memcached's for a unix socket
-	} else if s.peer.IsValid() {
+	} else if s.conn.peer.IsValid() {
 		b = append(b, " rip="...)
-		b = s.peer.Addr().Unmap().AppendTo(b)
+		b = s.conn.peer.Addr().Unmap().AppendTo(b)
 		b = append(b, " rport="...)
-		b = strconv.AppendUint(b, uint64(s.peer.Port()), 10)
+		b = strconv.AppendUint(b, uint64(s.conn.peer.Port()), 10)
 	}
-	transport := s.transport
+	transport := s.conn.transport
 	if transport == "" {
 		transport = "tcp"
 	}
@@ -214,7 +214,7 @@ func (s *Session) logConn(typ, reason string) {
 		b = append(b, reason...)
 	}
 	b = append(b, " cfd="...)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, '\n')
 	h.publish(logConnEvents, b)
 }
@@ -222,7 +222,7 @@ func (s *Session) logConn(typ, reason string) {
 // logStore publishes an item_store line (memcached's LOGGER_ITEM_STORE).
 func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, size int) {
 	h := &s.env.logs
-	b := h.logHeader(s.logScratch[:0])
+	b := h.logHeader(s.log.line[:0])
 	b = append(b, "type=item_store key="...)
 	b = appendURIEncoded(b, key)
 	b = append(b, " status="...)
@@ -234,17 +234,17 @@ func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, si
 	b = append(b, " clsid="...)
 	b = strconv.AppendInt(b, int64(class), 10)
 	b = append(b, " cfd="...)
-	b = strconv.AppendInt(b, int64(s.connID), 10)
+	b = strconv.AppendInt(b, int64(s.conn.id), 10)
 	b = append(b, " size="...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, '\n')
-	s.logScratch = b
+	s.log.line = b
 	h.publish(logMutations, b)
 }
 
 // watch runs `watch [kinds...]`: the connection becomes a log stream.
 func (s *Session) watchCommand(line []byte, n int) {
-	s.setNoreply(line, n)
+	s.text.setNoreply(line, n)
 	if st := s.env.Settings; st != nil && st.WatchDisabled {
 		s.reply("CLIENT_ERROR watch commands not allowed\r\n")
 		return
@@ -261,7 +261,7 @@ func (s *Session) watchCommand(line []byte, n int) {
 	// makes the line an ERROR, silenced). On a line of more tokens than
 	// memcached splits, what follows the last one split is not looked at.
 	for i := 1; i < min(n, maxTokens-1); i++ {
-		switch string(s.token(line, i)) {
+		switch string(s.text.token(line, i)) {
 		case "fetchers":
 			flags |= logFetchers
 		case "mutations":
@@ -281,23 +281,23 @@ func (s *Session) watchCommand(line []byte, n int) {
 		s.reply("WATCHER_FAILED failed to add log watcher\r\n")
 		return
 	}
-	if s.datagramID != 0 {
+	if s.conn.datagramID != 0 {
 		// memcached's logger writes "OK" and the stream straight to the
 		// socket, which for UDP has no peer: nothing is sent, and the
 		// connection, handed to the logger, drops the rest of the
 		// datagram.
-		s.datagramDrop = true
+		s.conn.dropDatagram = true
 		return
 	}
 	if flags&logEvictions != 0 {
 		s.env.installEvictionHook()
 	}
-	w := &watcher{flags: flags, wake: s.wakeup, limit: s.env.watcherLogbufSize()}
+	w := &watcher{flags: flags, wake: s.conn.wakeup, limit: s.env.watcherLogbufSize()}
 	if !s.env.logs.add(w) {
 		s.reply("WATCHER_TOO_MANY log watcher limit reached\r\n")
 		return
 	}
-	s.watch = w
+	s.stream.watch = w
 	s.out = append(s.out, rOK...)
 }
 
@@ -310,7 +310,7 @@ func (s *Session) watchCommand(line []byte, n int) {
 // turn, and a client that reads the stream dry before causing another line
 // (memcached's watcher.t) would otherwise wait for the notice forever.
 func (s *Session) drainWatch() {
-	w := s.watch
+	w := s.stream.watch
 	w.mu.Lock()
 	n := min(len(w.buf), max(0, OutputBudget-(len(s.out)-s.outStart)))
 	s.out = append(s.out, w.buf[:n]...)
@@ -333,9 +333,9 @@ func (s *Session) drainWatch() {
 
 // stopWatch unregisters the Session's watcher (its connection is gone).
 func (s *Session) stopWatch() {
-	if s.watch != nil {
-		s.env.logs.remove(s.watch)
-		s.watch = nil
+	if s.stream.watch != nil {
+		s.env.logs.remove(s.stream.watch)
+		s.stream.watch = nil
 	}
 }
 
@@ -353,10 +353,10 @@ func (s *Session) logLookup(key []byte) {
 func (s *Session) logVivified(key []byte, initial uint64, ttl uint32) {
 	var digits [20]byte
 	vlen := len(strconv.AppendUint(digits[:0], initial, 10))
-	if s.watching()&logFetchers != 0 {
+	if s.env.watching()&logFetchers != 0 {
 		s.logGet(key, store.Absent, 0, 0)
 	}
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStore(key, "stored", "add", ttl, s.env.Store.ItemClass(len(key), vlen, 0), vlen)
 	}
 }
@@ -367,10 +367,10 @@ func (s *Session) logVivified(key []byte, initial uint64, ttl uint32) {
 // junk in clsid and cfd there, from a slip in its arguments), then, when
 // the refusal also drops the key's old value, that drop's lookup.
 func (s *Session) logRefused(key []byte, mode store.Mode, drops bool) {
-	if s.watching()&logMutations != 0 {
+	if s.env.watching()&logMutations != 0 {
 		s.logStore(key, storeStatus(store.TooLarge), storeCmdName(mode), 0, 0, 0)
 	}
-	if drops && s.watching()&logFetchers != 0 {
+	if drops && s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
 }

@@ -120,7 +120,7 @@ func TestWatchBounded(t *testing.T) {
 	for range 5000 {
 		drive(t, c, get)
 	}
-	if n := len(w.watch.buf); n > watcherBufSize {
+	if n := len(w.stream.watch.buf); n > watcherBufSize {
 		t.Fatalf("watcher buffer %d bytes", n)
 	}
 	skipped := env.logs.skipped.Load()
@@ -256,7 +256,7 @@ func TestWatchLogbufSize(t *testing.T) {
 	for range 200 { // about 200 * 170 bytes: four times the buffer
 		drive(t, c, get)
 	}
-	if n := len(w.watch.buf); n > 8<<10 {
+	if n := len(w.stream.watch.buf); n > 8<<10 {
 		t.Fatalf("watcher buffer %d bytes, over 8192", n)
 	}
 	skipped := env.logs.skipped.Load()
