@@ -1,10 +1,10 @@
 // Package integration holds gocached's end-to-end tests: the real binary is
 // built once per test run, started on a free loopback port with each engine
-// (--engine=go and --engine=epoll), and driven by real clients over real
+// (--engine=go, --engine=epoll and --engine=uring), and driven by real clients over real
 // sockets: pymemcache, libmemcached-tools, memccapable, gomemcache, and a
 // differential test that replays raw request scripts against Debian's
 // memcached and gocached and compares the replies byte for byte.
-// TestObservables checks that both engines show memcached's stats names,
+// TestObservables checks that every engine shows memcached's stats names,
 // "stats conns" entries and states, and connection counts. Binary-protocol
 // clients (Dalli, pylibmc and php-memcached in binary mode, memccapable -b)
 // and SASL; UDP framing against memcached; Debian's service wrapper and
@@ -18,12 +18,13 @@
 //
 // Tests that need an external tool skip when it is missing, unless
 // GOCACHED_REQUIRE_TESTBED=1 is set (CI), in which case they fail.
-// GOCACHED_IT_TARGETS (comma-separated subset of "go,epoll,memcached")
+// GOCACHED_IT_TARGETS (comma-separated subset of "go,epoll,uring,memcached")
 // narrows the servers the suites run against; GOCACHED_IT_RACE=1 builds the
 // server with -race.
 //
 // The suite is too long for one `go test` timeout, so it is run in areas,
-// each its own `go test -race` (test.sh runs two at a time, tsuite alone).
+// each its own `go test -race` run (test.sh runs them beside the other
+// stages; tsuite once per engine).
 // A file with Test functions is named AREA_FEATURE_test.go; files of shared
 // helpers are harness_*_test.go and hold none. The areas:
 //
