@@ -18,7 +18,7 @@ func ManPage(fs *pflag.FlagSet, version string) string {
 		"\\fBnapi\\fR|\\fBdoctor\\fR|\\fBping\\fR|\\fBman\\fR [\\fIargs\\fR]\n")
 	b.WriteString(".SH DESCRIPTION\n" +
 		"gocached is a drop-in replacement for memcached 1.6: the same text, meta and binary protocols, " +
-		"the same flags, stats names and error strings. On Linux it serves from epoll reactors on locked " +
+		"the same flags, stats names and error strings. On Linux it serves from epoll (or io_uring) reactors on locked " +
 		"OS threads, routes every connection to the reactor that owns its NAPI ID, and can set the kernel's " +
 		"per-NAPI knobs itself (\\fB\\-\\-poll\\-mode\\fR) so that IRQ suspension pays off.\n")
 	b.WriteString(".SH OPTIONS\n")
