@@ -15,7 +15,8 @@
 #                   more than they compute)
 #   FUZZTIME        time per fuzz target (default: 20s, shortened to fit
 #                   FUZZ_BUDGET when there are many targets; 0 skips fuzzing)
-#   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset (default 120)
+#   FUZZ_BUDGET     wall-clock seconds for all fuzzing when FUZZTIME is unset
+#                   (default 60; each target gets at least 5 s)
 #   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
 #   TEST_TIMEOUT    go test -timeout per run (default 10m: a hang guard; no
 #                   run comes near it)
@@ -26,7 +27,7 @@ set -uo pipefail
 
 cd "$(dirname "$0")"
 FUZZTIME=${FUZZTIME:-}
-FUZZ_BUDGET=${FUZZ_BUDGET:-120}
+FUZZ_BUDGET=${FUZZ_BUDGET:-60}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${TEST_TIMEOUT:-10m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
@@ -206,9 +207,12 @@ run_stages() {
 SUITE_START=$SECONDS
 STAGE_JOBS=${STAGE_JOBS:-3}
 go_test=(go test -race -count=1 -timeout "$TEST_TIMEOUT")
-# Build every test binary once first, so the stages below do not compile the
-# same packages side by side.
-step "build test binaries" "${go_test[@]}" -run '^$' ./...
+# Compile every package and its tests once first (race-instrumented, as the
+# stages run them), so the stages below do not compile the same packages
+# side by side. `go list -export` compiles without linking: each stage's
+# go test links its own binary anyway.
+compile_tests() { go list -test -export -race -f '{{.ImportPath}}' ./... >/dev/null; }
+step "compile test packages" compile_tests
 step "integration areas named" ./integration/tests-in --check
 
 # memcached's own t/ suite, one stage per engine (three files at a time in
@@ -218,7 +222,7 @@ step "integration areas named" ./integration/tests-in --check
 tsuite_run=$(./integration/tests-in tsuite)
 for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); do
 	case $eng in
-	tls) est=380 ;;
+	tls) est=270 ;;
 	*) est=200 ;;
 	esac
 	# (a longer hang guard: over TLS on a loaded machine restart.t and
@@ -228,13 +232,13 @@ for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); 
 done
 # The unit packages: internal/protocol alone is the longest.
 mapfile -t units < <(go list ./... | grep -vE '/integration$|/internal/protocol$')
-stage 250 "go test -race internal/protocol" "${go_test[@]}" ./internal/protocol
-stage 200 "go test -race (every other package but integration)" "${go_test[@]}" "${units[@]}"
+stage 210 "go test -race internal/protocol" "${go_test[@]}" ./internal/protocol
+stage 340 "go test -race (every other package but integration)" "${go_test[@]}" "${units[@]}"
 # integration, one run per area (integration/doc.go lists them). The rss
 # area runs without the race detector: its clients push gigabytes into
 # servers (separate processes, never built with -race there) and the
 # detector would check every byte they write, for no race it could find.
-declare -A area_est=([diff]=200 [clients]=140 [hostile]=110 [memory]=60 [service]=50 [rss]=40 [server]=40)
+declare -A area_est=([diff]=270 [clients]=170 [hostile]=110 [memory]=55 [service]=45 [rss]=30 [server]=30)
 while read -r area; do
 	case $area in
 	tsuite) continue ;;
@@ -303,7 +307,7 @@ if [ "$FUZZTIME" != 0 ]; then
 		per=$((FUZZ_BUDGET * FUZZ_JOBS / (${#targets[@]} > 0 ? ${#targets[@]} : 1)))
 		FUZZTIME="$((per > 20 ? 20 : (per < 5 ? 5 : per)))s"
 	fi
-	stage 185 "fuzzing (${#targets[@]} targets, $FUZZTIME each)" fuzz_all
+	stage 150 "fuzzing (${#targets[@]} targets, $FUZZTIME each)" fuzz_all
 else
 	record "fuzz (FUZZTIME=0)" SKIP
 fi
