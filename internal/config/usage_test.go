@@ -1,8 +1,11 @@
 package config
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // TestUsageArgumentNames: -h and the manual name an argument only for a
@@ -57,6 +60,46 @@ func TestManPageExitStatuses(t *testing.T) {
 	for _, want := range []string{"67", "71", `\fB\-u\fR`, `\fB\-c\fR`, `\fB\-r\fR`} {
 		if !strings.Contains(section, want) {
 			t.Errorf("EXIT STATUS does not mention %q:\n%s", want, section)
+		}
+	}
+}
+
+// TestHelpAndManPageShareTheFlagTable: -h and the manual are rendered from
+// the one flag table, so every flag a user can give appears in both, by
+// its long name and its shorthand, and neither names a flag the table
+// lacks.
+func TestHelpAndManPageShareTheFlagTable(t *testing.T) {
+	o, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := ManPage(o.Flags, "test")
+	known := map[string]bool{}
+	o.Flags.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		known[f.Name] = true
+		if !strings.Contains(o.Usage, "--"+f.Name) {
+			t.Errorf("-h lacks --%s", f.Name)
+		}
+		if !strings.Contains(man, `\-\-`+strings.ReplaceAll(f.Name, "-", `\-`)) {
+			t.Errorf("the manual lacks --%s", f.Name)
+		}
+		if f.Shorthand != "" && !strings.Contains(o.Usage, "-"+f.Shorthand+", --"+f.Name) {
+			t.Errorf("-h lacks -%s beside --%s", f.Shorthand, f.Name)
+		}
+	})
+	if len(known) < 40 {
+		t.Fatalf("only %d flags in the table", len(known))
+	}
+	listed := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)`).FindAllStringSubmatch(o.Usage, -1)
+	if len(listed) < len(known) {
+		t.Errorf("-h lists %d flags, the table has %d", len(listed), len(known))
+	}
+	for _, m := range listed {
+		if !known[m[1]] {
+			t.Errorf("-h names --%s, which the flag table does not have", m[1])
 		}
 	}
 }
