@@ -143,13 +143,17 @@ step "darwin and freebsd builds" cross_builds
 # --- the test stages, run side by side ---------------------------------------
 # Much of the suite waits (servers starting, expiry, memcached's t/ files
 # sleeping), so on a 2-CPU machine stages overlap: at most STAGE_JOBS run at
-# once, the longest (as measured on a quiet 2-CPU machine) first, so the
-# short ones fill in at the end. Each stage writes its own log, printed
-# whole when it ends with its wall-clock and CPU seconds. Every stage is its
-# own `go test` run with its own timeout, so no single run carries the suite.
-declare -a STAGE_NAMES=() STAGE_CMDS=() STAGE_EST=()
-stage() { # stage SECONDS NAME CMD...: queue a stage expected to take SECONDS
-	STAGE_EST+=("$1")
+# once, in order of priority. memcached's t/ suite (long, and waiting half
+# its time) starts first, beside the longest CPU-bound stage; the other
+# CPU-bound stages fill in as slots free, and the short ones come last.
+# Started the other way round (CPU-bound first) a quiet run took minutes
+# longer: the CPU-bound stages stretched each other, and the t/ stages came
+# last with nothing to overlap. Each stage writes its own log, printed whole
+# when it ends with its wall-clock and CPU seconds. Every stage is its own
+# `go test` run with its own timeout, so no single run carries the suite.
+declare -a STAGE_NAMES=() STAGE_CMDS=() STAGE_PRIO=()
+stage() { # stage PRIORITY NAME CMD...: queue a stage (higher starts first)
+	STAGE_PRIO+=("$1")
 	STAGE_NAMES+=("$2")
 	shift 2
 	STAGE_CMDS+=("$(printf '%q ' "$@")")
@@ -181,7 +185,7 @@ run_stages() {
 			record "${STAGE_NAMES[$i]} (${secs}s, CPU ${cpu}s)" FAIL
 		fi
 	}
-	mapfile -t order < <(for i in "${!STAGE_NAMES[@]}"; do echo "${STAGE_EST[$i]} $i"; done | sort -k1,1nr -k2,2n | cut -d' ' -f2)
+	mapfile -t order < <(for i in "${!STAGE_NAMES[@]}"; do echo "${STAGE_PRIO[$i]} $i"; done | sort -k1,1nr -k2,2n | cut -d' ' -f2)
 	for i in "${order[@]}"; do
 		while [ "${#slot[@]}" -ge "$STAGE_JOBS" ]; do
 			wait -n -p pid "${!slot[@]}"
@@ -222,28 +226,28 @@ step "integration areas named" ./integration/tests-in --check
 tsuite_run=$(./integration/tests-in tsuite)
 for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); do
 	case $eng in
-	tls) est=270 ;;
-	*) est=200 ;;
+	tls) prio=100 ;;
+	*) prio=90 ;;
 	esac
 	# (a longer hang guard: over TLS on a loaded machine restart.t and
 	# maxconns.t take minutes)
-	stage "$est" "memcached t/ suite ($eng)" env GOCACHED_TSUITE_ENGINES="$eng" \
+	stage "$prio" "memcached t/ suite ($eng)" env GOCACHED_TSUITE_ENGINES="$eng" \
 		go test -race -count=1 -timeout 20m -run "$tsuite_run" ./integration
 done
 # The unit packages: internal/protocol alone is the longest.
 mapfile -t units < <(go list ./... | grep -vE '/integration$|/internal/protocol$')
-stage 210 "go test -race internal/protocol" "${go_test[@]}" ./internal/protocol
-stage 340 "go test -race (every other package but integration)" "${go_test[@]}" "${units[@]}"
+stage 70 "go test -race internal/protocol" "${go_test[@]}" ./internal/protocol
+stage 95 "go test -race (every other package but integration)" "${go_test[@]}" "${units[@]}"
 # integration, one run per area (integration/doc.go lists them). The rss
 # area runs without the race detector: its clients push gigabytes into
 # servers (separate processes, never built with -race there) and the
 # detector would check every byte they write, for no race it could find.
-declare -A area_est=([diff]=270 [clients]=170 [hostile]=110 [memory]=55 [service]=45 [rss]=30 [server]=30)
+declare -A area_prio=([diff]=80 [clients]=60 [hostile]=40 [memory]=30 [service]=30 [rss]=20 [server]=20)
 while read -r area; do
 	case $area in
 	tsuite) continue ;;
-	rss) stage "${area_est[$area]}" "integration: $area (no -race)" go test -count=1 -timeout "$TEST_TIMEOUT" -run "$(./integration/tests-in "$area")" ./integration ;;
-	*) stage "${area_est[$area]:-60}" "integration: $area" "${go_test[@]}" -run "$(./integration/tests-in "$area")" ./integration ;;
+	rss) stage "${area_prio[$area]}" "integration: $area (no -race)" go test -count=1 -timeout "$TEST_TIMEOUT" -run "$(./integration/tests-in "$area")" ./integration ;;
+	*) stage "${area_prio[$area]:-30}" "integration: $area" "${go_test[@]}" -run "$(./integration/tests-in "$area")" ./integration ;;
 	esac
 done < <(./integration/tests-in)
 
@@ -308,7 +312,7 @@ if [ "$FUZZTIME" != 0 ]; then
 		per=$((FUZZ_BUDGET * FUZZ_JOBS / (${#targets[@]} > 0 ? ${#targets[@]} : 1)))
 		FUZZTIME="$((per > 20 ? 20 : (per < 5 ? 5 : per)))s"
 	fi
-	stage 150 "fuzzing (${#targets[@]} targets, $FUZZTIME each)" fuzz_all
+	stage 50 "fuzzing (${#targets[@]} targets, $FUZZTIME each)" fuzz_all
 else
 	record "fuzz (FUZZTIME=0)" SKIP
 fi
