@@ -58,11 +58,13 @@ func TestMemcachedTargetRate(t *testing.T) {
 				cfg.Records, cfg.Depth = 10000, 4
 				r := run(t, cfg)
 				checkConsistent(t, r)
-				if math.Abs(r.QPS-cfg.QPS) > tt.rateTol*cfg.QPS {
-					t.Errorf("achieved %.1f req/s at a target of %.0f", r.QPS, cfg.QPS)
+				late := lateness(r)
+				if math.Abs(r.QPS-cfg.QPS) > (tt.rateTol+late)*cfg.QPS {
+					t.Errorf("achieved %.1f req/s at a target of %.0f (lateness %.2f%%)", r.QPS, cfg.QPS, 100*late)
 				}
-				// Whatever the schedule offered, memcached answers all of it.
-				if math.Abs(r.QPS-r.OfferedQPS) > 0.01*r.OfferedQPS || r.Errors != 0 {
+				// Whatever the schedule offered, memcached answers all of it,
+				// but for what the machine's delays push out of the interval.
+				if math.Abs(r.QPS-r.OfferedQPS) > (0.01+late)*r.OfferedQPS || r.Errors != 0 {
 					t.Errorf("achieved %.1f of %.1f offered, %d errors (%v)", r.QPS, r.OfferedQPS, r.Errors, r.ConnErrors)
 				}
 				if r.Misses != 0 || r.Load == nil || r.Load.Errors != 0 {

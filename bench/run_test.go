@@ -65,6 +65,19 @@ func checkConsistent(t *testing.T, r *Result) {
 	}
 }
 
+// lateness is the share of a run's interval that the machine's delays can
+// explain of a rate shortfall: requests sent late by up to the longest send
+// lag, and replies still in flight at the interval's end for up to the p99
+// latency, fall out of the interval. On an idle machine it is a fraction of
+// a percent; on a loaded one (a CPU hog beside the test) it grows with the
+// delays the run measured, and only a shortfall beyond it is the tool's.
+func lateness(r *Result) float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return (r.SendLag.Max + r.Latency.P99) / 1e6 / r.Seconds
+}
+
 func TestOpenLoopRate(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, engine string) {
 		srv := startFakeServer(t, nil)
@@ -90,8 +103,8 @@ func TestOpenLoopRate(t *testing.T) {
 				cfg.Update = 0.1
 				r := run(t, cfg)
 				checkConsistent(t, r)
-				if math.Abs(r.QPS-tt.qps) > tt.rateTol*tt.qps {
-					t.Errorf("achieved %.1f req/s, target %.0f (tolerance %.1f%%)", r.QPS, tt.qps, 100*tt.rateTol)
+				if tol := tt.rateTol + lateness(r); math.Abs(r.QPS-tt.qps) > tol*tt.qps {
+					t.Errorf("achieved %.1f req/s, target %.0f (tolerance %.1f%% with the run's lateness)", r.QPS, tt.qps, 100*tol)
 				}
 				if r.Requests != int64(math.Round(r.OfferedQPS*r.Seconds)) || r.Errors != 0 || r.Unsent != 0 {
 					t.Errorf("requests %d, offered %.0f, errors %d, unsent %d: every scheduled request should be answered",
