@@ -8,13 +8,17 @@ import (
 	"time"
 )
 
-// tsuiteFixedPaths names the t/ files that use a fixed path every run of
-// the suite shares (binary-sasl.t builds its sasldb at one name in /tmp and
-// unlinks it when done), so that runs against several engines, in separate
-// test binaries side by side, can take turns at that file while everything
-// else runs at once.
+// tsuiteFixedPaths names the t/ files that use something fixed which every
+// run of the suite shares, and a lock path for it, so that runs against
+// several engines, in separate test binaries side by side, take turns at
+// those files while everything else runs at once:
+//   - binary-sasl.t builds its sasldb at one name in /tmp and unlinks it;
+//   - issue_67.t starts servers on fixed ports (memcached's default 11211
+//     when it is free, 11212, 11222, ...), seen colliding with itself in
+//     another run ("Address already in use").
 var tsuiteFixedPaths = map[string]string{
 	"binary-sasl.t": "/tmp/test-memcached.sasldb",
+	"issue_67.t":    "/tmp/test-memcached.fixed-ports",
 }
 
 // lockFixedPath waits (as long as ctx allows) for an exclusive lock beside
