@@ -7,8 +7,10 @@
 # and the test stages side by side (at most STAGE_JOBS at once): go test
 # -race over every package but integration, the integration package once
 # per area (integration/tests-in lists them), memcached's t/ suite against
-# every engine, and every fuzz target for a short time. Each stage's time is
-# printed with its log and in the summary.
+# every engine, and every fuzz target for a short time. The unit packages
+# run under the race detector; the integration package, which drives
+# servers in separate processes, without it (see compile_tests). Each
+# stage's time is printed with its log and in the summary.
 #
 # Environment:
 #   STAGE_JOBS      test stages run at once (default 3: most stages wait
@@ -214,11 +216,26 @@ STAGE_JOBS=${STAGE_JOBS:-3}
 go_test=(go test -race -count=1 -timeout "$TEST_TIMEOUT")
 # Compile every package and its tests once first (race-instrumented, as the
 # stages run them), so the stages below do not compile the same packages
-# side by side. `go list -export` compiles without linking: each stage's
-# go test links its own binary anyway.
-compile_tests() { go list -test -export -race -f '{{.ImportPath}}' ./... >/dev/null; }
-step "compile test packages" compile_tests
+# side by side. `go list -export` compiles without linking: each unit stage's
+# go test links its own binary anyway. The integration package is built once,
+# linked, without the race detector, and every integration stage runs that
+# one binary: its tests drive servers that are separate processes (never
+# built with -race there), so the detector would check only the harness, and
+# under it the harness cost 17 times the CPU (parsing the t/ suite's output,
+# the clients' byte pushing): about a third of the whole suite's CPU time.
+compile_tests() {
+	go list -test -export -race -f '{{.ImportPath}}' $(go list ./... | grep -v '/integration$') >/dev/null &&
+		go test -c -o "$IT_BIN" ./integration
+}
+IT_BIN=$(mktemp -d)/integration.test
+trap 'rm -rf "$(dirname "$IT_BIN")"' EXIT
 step "integration areas named" ./integration/tests-in --check
+
+# run_integration TIMEOUT REGEX: the integration tests matching REGEX, from
+# the binary built above, in the package's directory as go test runs them.
+run_integration() {
+	(cd integration && "$IT_BIN" -test.paniconexit0 -test.timeout "$1" -test.run "$2")
+}
 
 # memcached's own t/ suite, one stage per engine (three files at a time in
 # each), and in its TLS mode (tls: SSL_TEST=1, every TCP client over TLS).
@@ -235,23 +252,17 @@ for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); 
 	# (a longer hang guard: over TLS on a loaded machine restart.t and
 	# maxconns.t take minutes)
 	stage "$prio" "memcached t/ suite ($eng)" env GOCACHED_TSUITE_ENGINES="$eng" \
-		go test -race -count=1 -timeout 20m -run "$tsuite_run" ./integration
+		run_integration 20m "$tsuite_run"
 done
 # The unit packages: internal/protocol alone is the longest.
 mapfile -t units < <(go list ./... | grep -vE '/integration$|/internal/protocol$')
 stage 95 "go test -race internal/protocol" "${go_test[@]}" ./internal/protocol
 stage 85 "go test -race (every other package but integration)" "${go_test[@]}" "${units[@]}"
-# integration, one run per area (integration/doc.go lists them). The rss
-# area runs without the race detector: its clients push gigabytes into
-# servers (separate processes, never built with -race there) and the
-# detector would check every byte they write, for no race it could find.
+# integration, one run per area (integration/doc.go lists them).
 declare -A area_prio=([diff]=80 [clients]=60 [hostile]=40 [memory]=30 [service]=30 [rss]=20 [server]=20)
 while read -r area; do
-	case $area in
-	tsuite) continue ;;
-	rss) stage "${area_prio[$area]}" "integration: $area (no -race)" go test -count=1 -timeout "$TEST_TIMEOUT" -run "$(./integration/tests-in "$area")" ./integration ;;
-	*) stage "${area_prio[$area]:-30}" "integration: $area" "${go_test[@]}" -run "$(./integration/tests-in "$area")" ./integration ;;
-	esac
+	[ "$area" = tsuite ] && continue
+	stage "${area_prio[$area]:-30}" "integration: $area" run_integration "$TEST_TIMEOUT" "$(./integration/tests-in "$area")"
 done < <(./integration/tests-in)
 
 # --- fuzz targets, discovered so new ones are picked up ---------------------
