@@ -231,10 +231,13 @@ IT_BIN=$(mktemp -d)/integration.test
 trap 'rm -rf "$(dirname "$IT_BIN")"' EXIT
 step "integration areas named" ./integration/tests-in --check
 
-# run_integration TIMEOUT REGEX: the integration tests matching REGEX, from
-# the binary built above, in the package's directory as go test runs them.
+# run_integration TIMEOUT REGEX [NAME=VALUE...]: the integration tests
+# matching REGEX, from the binary built above, in the package's directory
+# as go test runs them, with the variables given added to the environment.
 run_integration() {
-	(cd integration && "$IT_BIN" -test.paniconexit0 -test.timeout "$1" -test.run "$2")
+	local timeout=$1 run=$2
+	shift 2
+	(cd integration && env "$@" "$IT_BIN" -test.paniconexit0 -test.timeout "$timeout" -test.run "$run")
 }
 
 # memcached's own t/ suite, one stage per engine (three files at a time in
@@ -251,8 +254,7 @@ for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); 
 	esac
 	# (a longer hang guard: over TLS on a loaded machine restart.t and
 	# maxconns.t take minutes)
-	stage "$prio" "memcached t/ suite ($eng)" env GOCACHED_TSUITE_ENGINES="$eng" \
-		run_integration 20m "$tsuite_run"
+	stage "$prio" "memcached t/ suite ($eng)" run_integration 20m "$tsuite_run" GOCACHED_TSUITE_ENGINES="$eng"
 done
 # The unit packages: internal/protocol alone is the longest.
 mapfile -t units < <(go list ./... | grep -vE '/integration$|/internal/protocol$')

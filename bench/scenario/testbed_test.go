@@ -64,11 +64,17 @@ func TestQuickOnTestbed(t *testing.T) {
 			continue
 		}
 		res := r.Result
-		// A request left unanswered at the end of a run is the load
-		// generator falling behind when other processes hold the CPUs
-		// (the run is then marked disturbed); an error reply never is.
-		unanswered := res.Unanswered != 0 && r.Disturbed == ""
-		if res.QPS <= 0 || res.ErrReplies != 0 || unanswered || res.Misses != 0 || r.Usage.ServerCPUPct <= 0 || r.CPUNsPerQuery <= 0 || r.NetRxPerQuery <= 0 {
+		// When other processes hold the CPUs (the run is then marked
+		// disturbed) the load generator falls behind: a request may be
+		// left unanswered at the end, and the counters, sampled over a
+		// window inside the run, may see almost none of its queries
+		// (seen: a second of queued requests answered after the window,
+		// 0 NET_RX softirqs and 0.4 % server CPU in it). An error reply
+		// or a miss is wrong however busy the machine is.
+		quiet := r.Disturbed == ""
+		unanswered := res.Unanswered != 0 && quiet
+		unmeasured := quiet && (r.Usage.ServerCPUPct <= 0 || r.CPUNsPerQuery <= 0 || r.NetRxPerQuery <= 0)
+		if res.QPS <= 0 || res.ErrReplies != 0 || unanswered || res.Misses != 0 || unmeasured {
 			t.Errorf("%s: qps %.0f error replies %d unanswered %d misses %d cpu %.1f%% cpu-ns/q %.0f netrx/q %.2f (disturbed: %q)",
 				k, res.QPS, res.ErrReplies, res.Unanswered, res.Misses, r.Usage.ServerCPUPct, r.CPUNsPerQuery, r.NetRxPerQuery, r.Disturbed)
 		}

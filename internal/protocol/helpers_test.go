@@ -62,7 +62,10 @@ func newTestEnvClock(tb testing.TB, mem int64, itemMax int, step int64) *Env {
 	var clock atomic.Int64
 	clock.Store(1_700_000_000)
 	now := func() int64 { return clock.Add(step) }
-	st, err := store.New(store.Config{MemoryLimit: mem, MaxItemSize: itemMax, Now: now})
+	// Two shards, not the default 32 on 2 CPUs: many tests build a store
+	// per input, and each shard is half a megabyte more to allocate (and,
+	// under the race detector, to shadow).
+	st, err := store.New(store.Config{MemoryLimit: mem, MaxItemSize: itemMax, Now: now, Shards: 2})
 	if err != nil {
 		tb.Fatalf("store.New: %v", err)
 	}

@@ -60,6 +60,12 @@ type Config struct {
 	// Now returns the current unix time in seconds. Nil means the store's own
 	// coarse clock. Tests set it to move time by hand.
 	Now func() int64
+	// Shards is how many lock stripes the index has (rounded up to a
+	// power of two, at most 256); 0 picks by GOMAXPROCS, 16 per P. Each
+	// shard carries its own index and per-class counters (over half a
+	// megabyte at the default on 2 CPUs), so tests that build a store per
+	// input ask for one.
+	Shards int
 }
 
 // Mode selects the storage command semantics of Store.Set.

@@ -89,7 +89,7 @@ func New(cfg Config) (*Store, error) {
 	if items <= 0 {
 		return nil, fmt.Errorf("store: %d bytes taken as allocated already leave none of the %d-byte limit", cfg.Premalloced, cfg.MemoryLimit)
 	}
-	n := shardCount()
+	n := shardCount(cfg.Shards)
 	var saved *memfileMeta
 	var savedErr error
 	if cfg.MemoryFile != "" {
@@ -175,15 +175,22 @@ func New(cfg Config) (*Store, error) {
 // memory only, so a test sets it to see races on the records' bytes.
 var heapArena bool
 
-// shardCount picks a power of two: enough lock stripes that cores rarely
-// meet on one.
-func shardCount() int {
-	n := 16
-	for n < 16*runtime.GOMAXPROCS(0) && n < 256 {
+// shardCount picks a power of two: the one asked for (rounded up), or
+// enough lock stripes that cores rarely meet on one.
+func shardCount(asked int) int {
+	want := asked
+	if want <= 0 {
+		want = 16 * runtime.GOMAXPROCS(0)
+	}
+	n := 1
+	for n < want && n < maxShards {
 		n *= 2
 	}
 	return n
 }
+
+// maxShards bounds the lock stripes: the shard is a hash's low bits.
+const maxShards = 256
 
 // arenaReserve is the address space the arena reserves for a limit, so
 // that cache_memlimit can raise it later: at least 64 GiB (untouched pages
