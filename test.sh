@@ -229,6 +229,7 @@ compile_tests() {
 }
 IT_BIN=$(mktemp -d)/integration.test
 trap 'rm -rf "$(dirname "$IT_BIN")"' EXIT
+step "compile test packages" compile_tests
 step "integration areas named" ./integration/tests-in --check
 
 # run_integration TIMEOUT REGEX [NAME=VALUE...]: the integration tests
