@@ -41,8 +41,8 @@ func (s *server) startEngine() error {
 		cfg.MaxConns = 0
 	}
 	s.cfg = cfg
-	if refuseNoTLS(s.stderr, o, s.tlsConfig != nil) {
-		log.Error("cannot start: a notls: listener without -Z")
+	if refusal := refuseListenEntries(s.stderr, o, s.tlsConfig != nil); refusal != "" {
+		log.Error("cannot start: an -l entry memcached refuses", "reason", refusal)
 		return exit(listenFailureStatus)
 	}
 	eng, err := engines[o.Engine](cfg)
