@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestBadCommandLines: a bad command line exits with memcached 1.6.18's
+// TestBadCommandLines: a bad command line exits with memcached 1.6.45's
 // status and prints its message (asked of the real binary; see
 // integration/cli_errors_test.go, which compares the two), or, where
 // memcached takes the value, gocached's refusal with status 1; gocached's
@@ -58,14 +58,14 @@ func TestBadCommandLines(t *testing.T) {
 		{"-o tail_repair_time", 1, "Missing numeric argument for tail_repair_time"},
 		{"-o ext_path=/x", 1, "must supply size to ext_path, ie: ext_path=/f/e:64m (M|G|T|P supported)\nfailed to parse ext_path argument"},
 		{"-o ext_path", 1, "missing argument to ext_path, ie: ext_path=/d/file:5G"},
-		{"-o ext_path=/tmp/x:64m,ext_page_size=64", 1, "Must specify ext_page_size before any ext_path arguments"},
 		{"-o ext_page_size=abc", 1, "could not parse argument to ext_page_size"},
 		{"-o idle_timeout", 1, "Missing numeric argument for idle_timeout"},
 		{"-o lru_crawler_sleep=-1", 1, "LRU crawler sleep must be between 0 and 1 second"},
 		{"-o lru_crawler_tocrawl=abc", 1, "lru_crawler_tocrawl takes a numeric 32bit value"},
 		{"-o slab_automove=3", 1, "slab_automove must be between 0 and 2"},
 		{"-o slab_automove_ratio", 1, "Missing slab_automove_ratio argument"},
-		{"-o slab_automove_window=1", 1, "slab_automove_window must be > 2"},
+		{"-o slab_automove_window=1", 1, "slab_automove_window must be > 2 and < 1800"},
+		{"-o slab_automove_window=1801", 1, "slab_automove_window must be > 2 and < 1800"},
 		{"-o hot_lru_pct=90", 1, "hot_lru_pct must be > 1 and < 80"},
 		{"-o hot_max_factor=0", 1, "hot_max_factor must be > 0"},
 		{"-o temporary_ttl", 1, "Missing temporary_ttl argument"},
@@ -73,8 +73,13 @@ func TestBadCommandLines(t *testing.T) {
 		{"-o ssl_verify_mode=7", 1, "Invalid ssl_verify_mode. Use help to see valid options."},
 		{"-o ssl_min_version=abc", 1, "could not parse argument to ssl_min_version"},
 		{"-o ssl_chain_cert", 1, "Missing ssl_chain_cert argument"},
-		// memcached dies of SIGFPE after its message; 1 as its siblings.
 		{"-o slab_chunk_max=abc", 1, "could not parse argument to slab_chunk_max"},
+		{"-o slab_chunk_max", 1, "Missing slab_chunk_max argument"},
+		{"-o slab_chunk_max=0", 1, "slab_chunk_max must be >= 0"},
+		{"-o slab_chunk_max=-4", 1, "slab_chunk_max must be >= 0"},
+		{"-R -1", 1, "Number of requests per event must be greater than 0"},
+		{"-n -1", 1, "Chunk size must be greater than 0"},
+		{"-n -1 -o slab_sizes=200-100", 1, "Chunk size must be greater than 0"},
 		// Checks after memcached's loop, and -B: EX_USAGE.
 		{"-m abc", 64, "Cannot set item size limit higher than 1/2 of memory max."},
 		{"-m 0", 64, "Cannot set item size limit higher than 1/2 of memory max."},
@@ -86,13 +91,17 @@ func TestBadCommandLines(t *testing.T) {
 		{"-I 1025m -m 4096", 64, "Cannot set item size limit higher than a gigabyte."},
 		{"-I 100000", 64, "slab_chunk_max (bytes: 524288) cannot be larger than -I (item_size_max 100000)"},
 		{"-I 1000k", 64, "-I (item_size_max: 1024000) must be evenly divisible by slab_chunk_max (bytes: 524288)"},
-		{"-o slab_chunk_max=300000 -I 600000", 64, "slab_chunk_max (bytes: 300000) must divide evenly into 1048576 (slab_page_size)"},
-		// memcached divides by zero here (SIGFPE).
-		{"-o slab_chunk_max=0", 64, "-I (item_size_max: 1048576) must be evenly divisible by slab_chunk_max (bytes: 0)"},
+		// Kilobytes, as memcached 1.6.24 and later read them.
+		{"-o slab_chunk_max=100", 64, "-I (item_size_max: 1048576) must be evenly divisible by slab_chunk_max (bytes: 102400)"},
+		{"-I 2k -o slab_chunk_max=4", 64, "slab_chunk_max (bytes: 4096) cannot be larger than -I (item_size_max 2048)"},
+		// Bytes, as before 1.6.24, with a warning (memcached 1.6.45
+		// refuses the value: "slab_chunk_max must be specified in
+		// kilobytes.").
+		{"-o slab_chunk_max=300000 -I 600000", 64, "WARNING: -o slab_chunk_max=300000 is read as 300000 bytes, as memcached 1.6.23 and earlier read it; " +
+			"memcached 1.6.24 and later take kilobytes and refuse a value above 1024: they cannot set this chunk size.\n" +
+			"slab_chunk_max (bytes: 300000) must divide evenly into 1048576 (slab_page_size)"},
 		{"-o slab_sizes=40-100", 64, "slab size 40 is out of valid range"},
-		{"-n -1 -o slab_sizes=200-100", 64, "slab size 200 is out of valid range"},
 		{"-o slab_sizes=100-104", 64, "slab size 104 must be at least 8 bytes larger than previous class"},
-		{"-o worker_logbuf_size=16", 64, "slab size 16 is out of valid range"},
 		{"-o hot_lru_pct=50,warm_lru_pct=50", 64, "hot_lru_pct + warm_lru_pct cannot be more than 80% combined"},
 		{"-o temporary_ttl=5,no_lru_maintainer", 64, "temporary_ttl requires lru_maintainer to be enabled"},
 		{"-o ext_path=/tmp/x:64m -U 5", 64, "Cannot use UDP with extstore enabled (-U 0 to disable)"},
@@ -140,8 +149,6 @@ func TestBadCommandLines(t *testing.T) {
 		{"-c 12abc", 1, `gocached: invalid value "12abc" for -c: want a number`},
 		{"-t 2x", 1, `gocached: invalid value "2x" for -t: want a number of threads, or auto`},
 		{"-f 2x", 1, `gocached: invalid value "2x" for -f: want a number`},
-		{"-R -1", 1, "gocached: invalid -R -1: want a number of requests greater than 0"},
-		{"-n -1", 1, "gocached: invalid -n -1: want a chunk size greater than 0"},
 		{"-m -5", 1, `gocached: invalid memory limit -m "-5": want a positive number of megabytes`},
 		{"-I 1048576x", 1, `gocached: invalid max item size -I "1048576x": want bytes, or a number with suffix k or m`},
 		{"-p abc", 1, `gocached: invalid argument "abc" for "-p, --port" flag: must be an integer`},

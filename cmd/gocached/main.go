@@ -13,16 +13,20 @@ import (
 	"os"
 )
 
-// version is what the protocol's `version` and `stats` report: memcached's
-// version that gocached's behaviour follows, with a suffix, so clients that
-// parse it (as major.minor.patch) keep working whatever the build.
-const version = "1.6.18-gocached"
+// version is what the protocol's `version` and `stats` report: the
+// memcached release whose behaviour gocached follows, as the bare number
+// memcached sends. Clients parse it strictly as major.minor.patch (one
+// that met "1.6.18-gocached" threw inside its socket handler), so
+// gocached's own identity goes elsewhere: -V, the start-up log line and
+// `stats gocached`.
+const version = "1.6.45"
 
-// buildLabel names the build for -V and the logs, never the protocol;
-// set it with -ldflags "-X main.buildLabel=...".
+// buildLabel names the build for -V, the logs and `stats gocached`, never
+// the protocol's version; set it with -ldflags "-X main.buildLabel=...".
 var buildLabel = ""
 
-// versionLine is -V's output.
+// versionLine is -V's output: gocached's name, the memcached version it
+// follows, and the build.
 func versionLine() string {
 	if buildLabel == "" {
 		return "gocached " + version

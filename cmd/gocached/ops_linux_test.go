@@ -76,8 +76,9 @@ func TestClosedStderr(t *testing.T) {
 	}
 }
 
-// TestBuildLabel: a build label shows in -V but never in the protocol's
-// VERSION, which stays memcached's so clients keep parsing it.
+// TestBuildLabel: a build label shows in -V and in `stats gocached` but
+// never in the protocol's VERSION, which is memcached 1.6.45's bare number
+// so that clients parsing it as major.minor.patch keep working.
 func TestBuildLabel(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "gocached")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -86,7 +87,7 @@ func TestBuildLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := testproc.Command(bin, "-V").Output()
-	if err != nil || string(out) != "gocached "+version+" (build 9.9.9-test)\n" {
+	if err != nil || string(out) != "gocached 1.6.45 (build 9.9.9-test)\n" {
 		t.Errorf("-V = %q, %v", out, err)
 	}
 	s := startProcess(t, testproc.Command(bin, "-p", "-1", "-l", "127.0.0.1", "-v"))
@@ -96,9 +97,15 @@ func TestBuildLabel(t *testing.T) {
 	}
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(5 * time.Second))
-	nc.Write([]byte("version\r\n"))
-	if l, _ := bufio.NewReader(nc).ReadString('\n'); l != "VERSION "+version+"\r\n" {
-		t.Errorf("VERSION reply %q, want %q whatever the build label", l, "VERSION "+version)
+	nc.Write([]byte("version\r\nstats gocached\r\n"))
+	r := bufio.NewReader(nc)
+	if l, _ := r.ReadString('\n'); l != "VERSION 1.6.45\r\n" {
+		t.Errorf("VERSION reply %q, want %q whatever the build label", l, "VERSION 1.6.45")
+	}
+	for _, want := range []string{"STAT build 9.9.9-test\r\n", "END\r\n"} {
+		if l, _ := r.ReadString('\n'); l != want {
+			t.Errorf("stats gocached: %q, want %q", l, want)
+		}
 	}
 }
 

@@ -203,10 +203,13 @@ func (v *cFloat) Set(s string) error {
 func (v *cFloat) String() string { return strconv.FormatFloat(*v.p, 'g', -1, 64) }
 func (v *cFloat) Type() string   { return "float64" }
 
+// cBlanks are what C's isspace calls blanks.
+const cBlanks = " \t\n\v\f\r"
+
 // cAtoi reads a number as C's atoi does: blanks, a sign, the leading
 // digits; 0 if none.
 func cAtoi(s string) int {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	s = strings.TrimLeft(s, cBlanks)
 	n, i, neg := 0, 0, false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
 		neg, i = s[i] == '-', i+1
@@ -223,7 +226,7 @@ func cAtoi(s string) int {
 // cAtof reads a number as C's atof does: the longest leading part that is
 // a number, 0 if none.
 func cAtof(s string) float64 {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	s = strings.TrimLeft(s, cBlanks)
 	for end := len(s); end > 0; end-- {
 		if f, err := strconv.ParseFloat(s[:end], 64); err == nil {
 			return f

@@ -32,7 +32,7 @@ var extChecks = map[string]extCheck{
 	"hashpower":            {missingNumeric, func(_, v string) error { return checkHashPower(v) }},
 	"slab_automove":        {"", atoiRange(0, 2, "slab_automove must be between 0 and 2")},
 	"slab_automove_ratio":  {missingArg, atofCheck(func(f float64) bool { return f > 0 && f <= 1 }, "slab_automove_ratio must be > 0 and < 1")},
-	"slab_automove_window": {missingArg, atoiRange(3, 1<<31-1, "slab_automove_window must be > 2")},
+	"slab_automove_window": {missingArg, atoiRange(3, 1800, "slab_automove_window must be > 2 and < 1800")},
 	"tail_repair_time":     {missingNumeric, atoiRange(10, 1<<31-1, "Cannot set tail_repair_time to less than 10 seconds")},
 	"hash_algorithm":       {missingArg, checkHashAlgorithm},
 	"lru_crawler_sleep":    {missingValue, atoiRange(0, 1000000, "LRU crawler sleep must be between 0 and 1 second")},
@@ -48,13 +48,15 @@ var extChecks = map[string]extCheck{
 	"warm_max_factor": {missingArg, atofCheck(func(f float64) bool { return f > 0 }, "warm_max_factor must be > 0")},
 	"temporary_ttl":   {missingArg, atoiRange(-1<<62, 1<<62, "")},
 	"idle_timeout":    {missingNumeric, atoiRange(-1<<62, 1<<62, "")},
-	// memcached crashes on these without a value (slab_chunk_max prints its
-	// message first); status 1 as for its other missing values.
+	// memcached 1.6.24 and later refuse these (status 1); values above
+	// 1024, which they refuse too, are read as bytes (readSlabChunkMax).
 	"slab_chunk_max": {missingArg, func(n, v string) error {
-		// memcached prints this and goes on, to die dividing by zero
-		// (SIGFPE); status 1 as for its other unparsable values.
-		if _, ok := cStrtol(v); !ok {
+		c, ok := cStrtol(v)
+		switch {
+		case !ok:
 			return mcFail("could not parse argument to %s", n)
+		case c <= 0:
+			return mcFail("slab_chunk_max must be >= 0")
 		}
 		return nil
 	}},
@@ -91,12 +93,10 @@ func init() {
 	}
 }
 
-// checkExt checks one suboption as memcached reads it; earlier holds the
-// suboptions before it (ext_page_size must come before any ext_path).
-func checkExt(name, value string, hasValue bool, earlier []extSetting) error {
-	if name == "ext_page_size" && extHas(earlier, "ext_path") {
-		return mcFail("Must specify ext_page_size before any ext_path arguments")
-	}
+// checkExt checks one suboption as memcached reads it. (memcached 1.6.18
+// also refused an ext_page_size after an ext_path; 1.6.45 takes both
+// orders.)
+func checkExt(name, value string, hasValue bool) error {
 	c, ok := extChecks[name]
 	if !ok {
 		return nil
@@ -192,7 +192,7 @@ func slabChunkMax(settings []extSetting, itemSize int) int64 {
 	for _, s := range settings {
 		switch s.name {
 		case "slab_chunk_max":
-			chunk, _ = cStrtol(s.value)
+			chunk, _ = readSlabChunkMax(s.value, itemSize)
 			changed = true
 		case "no_chunked_items":
 			chunk = slabPageSize
@@ -272,13 +272,13 @@ func checkExtAfterLoop(settings []extSetting, itemSize, udpPort, minChunk int) e
 	return nil
 }
 
-// extSlabSizesSpec is the -o slab_sizes list in force: the last given,
-// where memcached's worker_logbuf_size, falling through to slab_sizes in
-// its option switch, counts as one too ("" for none).
+// extSlabSizesSpec is the -o slab_sizes list in force: the last given
+// ("" for none). (memcached 1.6.18's worker_logbuf_size fell through to
+// slab_sizes in its option switch and counted as one; 1.6.45's does not.)
 func extSlabSizesSpec(settings []extSetting) string {
 	var sizes string
 	for _, s := range settings {
-		if s.name == "slab_sizes" || s.name == "worker_logbuf_size" {
+		if s.name == "slab_sizes" {
 			sizes = s.value
 		}
 	}

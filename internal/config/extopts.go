@@ -8,9 +8,11 @@ import (
 )
 
 // memcached's -o takes a comma-separated list of suboptions, name or
-// name=value. gocached accepts every suboption memcached 1.6.18 knows, so
+// name=value. gocached accepts every suboption memcached 1.6.45 knows, so
 // that memcached's command lines start unchanged, and says in one log line
-// what each does here.
+// what each does here; but for those of its proxy (proxy_config,
+// proxy_arg, proxy_uring, proxy_memprofile), which are refused as a
+// memcached built without the proxy refuses them: gocached is no proxy.
 
 // extKind is what gocached does with a suboption.
 type extKind uint8
@@ -114,7 +116,7 @@ func appendExtOptions(out []extSetting, v string, note func(error) error) ([]ext
 		if !ok {
 			return out, mcFail("Illegal suboption %q", item)
 		}
-		if err := note(checkExt(name, value, hasValue, out)); err != nil {
+		if err := note(checkExt(name, value, hasValue)); err != nil {
 			return out, err
 		}
 		out = append(out, extSetting{name: name, value: value, opt: opt})

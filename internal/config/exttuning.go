@@ -6,6 +6,9 @@ import (
 	"github.com/gocached/gocached/internal/protocol"
 )
 
+// defaultAutomoveWindow is memcached 1.6.45's slab_automove_window.
+const defaultAutomoveWindow = 10
+
 // extTuning reads the -o knobs of memcached internals gocached does not
 // have into what `stats settings` reports, in command-line order and with
 // memcached's readings (atoi, atof, strtoul; KB and MB where memcached
@@ -14,6 +17,9 @@ import (
 // the jenkins hash, as memcached's does. extChecks has refused the values memcached refuses.
 func extTuning(settings []extSetting) protocol.Tuning {
 	tu := protocol.DefaultTuning()
+	// memcached 1.6.34 and later average the automover's samples over 10
+	// windows by default (30 before).
+	tu.AutomoveWindow = defaultAutomoveWindow
 	for _, e := range settings {
 		v := e.value
 		switch e.name {

@@ -147,6 +147,8 @@ func Parse(args []string) (*Options, error) {
 	case err != nil:
 		return nil, withWarnings(err, loop.Warnings)
 	}
+	loop.Warnings = append(loop.Warnings, slabChunkMaxWarnings(o.ext, o.ItemSize)...)
+	o.Warnings = loop.Warnings
 	rc.Epoll.BusyPollBudget = busyPollBudget
 	// memcached keeps -a whole for `stats settings` and gives the socket
 	// its permission bits (umask(~(mask & 0777))): 1777 is mode 777.

@@ -40,7 +40,7 @@ func ManPage(fs *pflag.FlagSet, version string) string {
 	})
 	b.WriteString(".SH SIGNALS\n" +
 		"SIGINT, SIGTERM and SIGUSR1 stop accepting, let in-flight replies finish, restore any NAPI " +
-		"knobs gocached changed, and exit 0. SIGHUP and SIGPIPE are ignored.\n")
+		"knobs gocached changed, and exit 0. SIGHUP reloads the \\fB\\-Z\\fR certificate (ignored without \\fB\\-Z\\fR); SIGPIPE is ignored.\n")
 	b.WriteString(".SH ENVIRONMENT\n.TP\n.B SASL_CONF_PATH\n" +
 		"the directory holding memcached.conf, Cyrus SASL's configuration for \\fB\\-S\\fR (mech_list, sasldb_path); " +
 		"without it /etc/sasl and /etc/sasl2 are searched, as memcached does.\n.TP\n.B MEMCACHED_SASL_PWDB\n" +

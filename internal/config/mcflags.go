@@ -16,8 +16,8 @@ import (
 // takes memcached's reading where memcached's own check then refuses it
 // (-c abc is 0: "Maximum connections must be greater than 0"), and refuses
 // with status 1 the garbage memcached would start with (-c 12abc, -p abc,
-// -a 9, -b 0, -R -1, -n -1, -m -5, a stray operand), since it would start
-// with something else than was asked.
+// -a 9, -b 0, -m -5, a stray operand), since it would start with
+// something else than was asked.
 
 // memcachedDefaultThreads is memcached's -t default, which its -N check
 // compares with when -t is not a number (gocached's -t auto).
@@ -68,6 +68,10 @@ func (l *getoptLoop) note(err error) error {
 // set reads one option as memcached's loop does.
 func (l *getoptLoop) set(f *pflag.Flag, value string) error {
 	o := l.o
+	// memcached 1.6.32 and later skip the blanks an argument starts with,
+	// which a quoted "-l 127.0.0.1" in a service file or a wrapper leaves
+	// in front of the value.
+	value = strings.TrimLeft(value, cBlanks)
 	if err := l.fs.Set(f.Name, value); err != nil {
 		return l.note(getoptError(err, nil))
 	}
@@ -91,10 +95,8 @@ func (l *getoptLoop) set(f *pflag.Flag, value string) error {
 				" Set this value to the number of cores in your machine or less.")
 		}
 	case "max-reqs-per-event":
-		err = l.mf.reqs.check("-R", o.ReqsPerEvent == 0, "Number of requests per event must be greater than 0")
-		if err == nil && o.ReqsPerEvent < 0 {
-			err = refusef("invalid -R %d: want a number of requests greater than 0", o.ReqsPerEvent)
-		}
+		// memcached 1.6.24 and later refuse a negative count too.
+		err = l.mf.reqs.check("-R", o.ReqsPerEvent <= 0, "Number of requests per event must be greater than 0")
 	case "slab-growth-factor":
 		if o.Gates.Factor <= 1 {
 			return mcFail("Factor must be greater than 1")
@@ -103,10 +105,7 @@ func (l *getoptLoop) set(f *pflag.Flag, value string) error {
 			err = refusef("invalid value %q for -f: want a number", l.mf.Factor.raw)
 		}
 	case "slab-min-size":
-		err = l.mf.MinChunk.check("-n", o.Gates.MinChunk == 0, "Chunk size must be greater than 0")
-		if err == nil && o.Gates.MinChunk < 0 {
-			err = refusef("invalid -n %d: want a chunk size greater than 0", o.Gates.MinChunk)
-		}
+		err = l.mf.MinChunk.check("-n", o.Gates.MinChunk <= 0, "Chunk size must be greater than 0")
 	case "delimiter":
 		err = o.Gates.setDelimiter(value, true)
 	case "napi-ids":

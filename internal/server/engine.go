@@ -41,8 +41,8 @@ func (s *server) startEngine() error {
 		cfg.MaxConns = 0
 	}
 	s.cfg = cfg
-	if refuseNoTLS(s.stderr, o, s.tlsConfig != nil) {
-		log.Error("cannot start: a notls: listener without -Z")
+	if refusal := refuseListenEntries(s.stderr, o, s.tlsConfig != nil); refusal != "" {
+		log.Error("cannot start: an -l entry memcached refuses", "reason", refusal)
 		return exit(listenFailureStatus)
 	}
 	eng, err := engines[o.Engine](cfg)
@@ -60,7 +60,7 @@ func (s *server) startEngine() error {
 		settings.TLSOptions = s.tlsSettings
 	}
 	s.settings = settings
-	s.env = &protocol.Env{Store: s.st, Settings: settings, Server: withUDPTraffic{eng, &s.udpConns}, StartUnix: s.started,
+	s.env = &protocol.Env{Store: s.st, Settings: settings, Server: withBuildStats{withUDPTraffic{eng, &s.udpConns}, s.build}, StartUnix: s.started,
 		Protocol: o.Binding, ListenerBinding: listenerProtocols(o), SASL: s.sasl, ASCIIAuth: s.asciiAuth, Shutdown: shutdownHook(log),
 		ResumesPending: true} // every engine, and the UDP server, resume pending Sessions
 	// memcached's -vv lines ("<fd get k", ">fd END") go to stderr whenever

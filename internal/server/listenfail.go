@@ -34,27 +34,51 @@ func reportListenFailure(w io.Writer, log *slog.Logger, o *config.Options, err e
 	return true
 }
 
-// refuseNoTLS refuses, as memcached does, an -l entry with the "notls:"
-// prefix when TLS is off: memcached's line, then its listen failure with
-// errno 0 (ListenSpecError's rendering), and EX_OSERR. It reports whether
-// it did.
-func refuseNoTLS(w io.Writer, o *config.Options, tlsOn bool) bool {
-	if tlsOn || o.Reactor.Port == 0 || o.Reactor.UnixSocket != "" {
-		return false
+// refuseListenEntries makes memcached's checks of the -l entries, in its
+// order (server_sockets, entry by entry, each before it is bound): a
+// "notls:" prefix without -Z, and a "proto[binary]:" listener beside -Y's
+// ASCII authentication. It writes memcached's line, then its listen
+// failure with errno 0 (ListenSpecError's rendering), and reports the
+// refusal for the log; "" when the start goes on. With -Y, a
+// "proto[negotiating]:" listener serves ASCII, with memcached's warning.
+func refuseListenEntries(w io.Writer, o *config.Options, tlsOn bool) (refusal string) {
+	if o.Reactor.NoTCP || o.Reactor.UnixSocket != "" {
+		return ""
 	}
 	addrs, err := reactor.ParseListen(o.Reactor.Listen, o.Reactor.Port)
 	if err != nil {
-		return false
+		return ""
 	}
+	auth := o.Gates.AuthFile != ""
 	for _, a := range addrs {
-		if a.NoTLS {
-			le := &reactor.ListenError{Transport: "tcp", Err: &reactor.ListenSpecError{Line: "'notls' option is valid only when SSL is enabled"}}
+		line := ""
+		switch {
+		case a.NoTLS && !tlsOn:
+			line = "'notls' option is valid only when SSL is enabled"
+		case a.Proto == "binary" && auth:
+			line = binaryBesideAuth
+		case a.Proto == "negotiating" && auth:
+			fmt.Fprintln(w, negotiatingBesideAuth)
+		}
+		if line != "" {
+			le := &reactor.ListenError{Transport: "tcp", Err: &reactor.ListenSpecError{Line: line}}
 			fmt.Fprintln(w, le.MemcachedMessage(o.Reactor.Listen, o.Reactor.Port, ""))
-			return true
+			return line
 		}
 	}
-	return false
+	return ""
 }
+
+// memcached 1.6.43 and later (its fix of an ASCII authentication bypass)
+// refuse a binary listener with -Y, which would serve the binary protocol
+// with no authentication at all, and serve ASCII on a negotiating one.
+// gocached reads every -Y connection as ASCII whatever its listener (see
+// protocol.Session), so neither was a way around the login; the start-up
+// is memcached's, so that a command line starts on both or on neither.
+const (
+	binaryBesideAuth      = "Cannot use binary protocol when ascii authentication enabled"
+	negotiatingBesideAuth = "WARNING: negotiating ports are ascii only when ascii authentication enabled"
+)
 
 // listenerProtocols is the per-listener protocol of -l entries with
 // memcached's "proto[...]:" prefix (protocol.Env.ListenerBinding), nil when

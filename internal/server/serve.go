@@ -13,9 +13,10 @@ import (
 	"github.com/gocached/gocached/internal/procctl"
 )
 
-// Build names the program for the protocol's `version` and the logs.
+// Build names the program for the protocol's `version`, the logs and
+// `stats gocached`.
 type Build struct {
-	Version string // memcached's version gocached follows, with a suffix
+	Version string // memcached's version gocached follows, as memcached writes it ("1.6.45")
 	Label   string // the build's name (-ldflags); "" when none
 }
 

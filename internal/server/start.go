@@ -57,9 +57,10 @@ func (s *server) loadAuth() error {
 
 // catchSignals runs before any knob is written, so that a SIGTERM during
 // start-up still restores them. As in memcached, SIGUSR1 is a graceful
-// stop too and SIGHUP is ignored.
+// stop too, and SIGHUP reloads -Z's certificate (ignored without -Z).
 func (s *server) catchSignals() error {
 	signal.Ignore(syscall.SIGHUP)
+	s.reloadCertsOnHangup()
 	// A closed stderr (its reader gone while -vv logs) must not kill the
 	// server: writes then fail with EPIPE instead.
 	signal.Ignore(syscall.SIGPIPE)

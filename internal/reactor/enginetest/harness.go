@@ -115,7 +115,7 @@ func NewSessions(t testing.TB, reqsPerEvent int) (newSession func() reactor.Sess
 		env = &protocol.Env{
 			Store: st,
 			Settings: &protocol.Settings{
-				Version: "1.6.18-gocached", MaxConns: maxConns, MaxBytes: 8 << 20, ItemSizeMax: 1 << 20,
+				Version: "1.6.45", MaxConns: maxConns, MaxBytes: 8 << 20, ItemSizeMax: 1 << 20,
 				Evictions: true, CASEnabled: true, ReqsPerEvent: reqsPerEvent, TCPBacklog: 1024,
 				BindingProtocol: "auto-negotiate", Threads: eng.Threads(), Verbosity: new(atomic.Int32),
 			},
