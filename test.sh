@@ -277,34 +277,59 @@ fuzz_targets() {
 		sort -u
 }
 
-# run_fuzz DIR NAME LOG: one worker each, so FUZZ_JOBS targets share the
-# CPUs; the exit status goes to LOG.rc. Go 1.26's fuzzing coordinator can
+# build_fuzz DIR NAME BIN: the fuzzing-instrumented test binary of DIR's
+# package (any one of its targets names it to go test; the instrumentation
+# covers the package, so the binary fuzzes every target in it). One build
+# per package, not per target: linking was a fifth of the stage's CPU.
+build_fuzz() {
+	go test -c -fuzz "^$2\$" -o "$3" "$1"
+}
+
+# run_fuzz DIR NAME BIN LOG: one worker each, so FUZZ_JOBS targets share
+# the CPUs; the exit status goes to LOG.rc. The binary runs in the
+# package's directory (a failing input is written to its testdata) with
+# the corpus cache go test would use. Go 1.26's fuzzing coordinator can
 # end a run whose time is up with "context deadline exceeded" though no
 # input failed (go.dev/issue/75804, fixed in Go 1.27; seen on a loaded
 # 2-CPU machine, twice in a row for one target): a run that failed only so
 # (no failing input written, no test line, no panic) counts as passed, and
 # says so in its log.
 run_fuzz() {
-	go test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" -parallel 1 "$1" >"$3" 2>&1
+	local cache
+	cache="$(go env GOCACHE)/fuzz/$(go list "$1")"
+	(cd "$1" && "$3" -test.run '^$' -test.fuzz "^$2\$" -test.fuzztime "$FUZZTIME" -test.parallel 1 \
+		-test.fuzzcachedir "$cache") >"$4" 2>&1
 	local rc=$?
-	if [ "$rc" != 0 ] && grep -q '^    context deadline exceeded$' "$3" &&
-		! grep -qE 'Failing input written to|^panic:|^ +[^ ]+_test\.go:[0-9]+:' "$3"; then
-		echo "(passed: only Go's fuzzing coordinator failed, on its own deadline: go.dev/issue/75804)" >>"$3"
+	if [ "$rc" != 0 ] && grep -q '^    context deadline exceeded$' "$4" &&
+		! grep -qE 'Failing input written to|^panic:|^ +[^ ]+_test\.go:[0-9]+:' "$4"; then
+		echo "(passed: only Go's fuzzing coordinator failed, on its own deadline: go.dev/issue/75804)" >>"$4"
 		rc=0
 	fi
-	echo "$rc" >"$3.rc"
+	echo "$rc" >"$4.rc"
 }
 
-# fuzz_all runs every target, FUZZ_JOBS at a time, and fails if any fails.
+# fuzz_all builds each package's fuzzing binary, runs every target,
+# FUZZ_JOBS at a time, and fails if any fails.
 fuzz_all() {
 	local fuzzlog dir name log i rc=0
+	declare -A bin=()
 	fuzzlog=$(mktemp -d)
 	mapfile -t targets < <(fuzz_targets)
-	echo "fuzzing ${#targets[@]} targets, $FUZZTIME each, $FUZZ_JOBS at a time"
+	for i in "${!targets[@]}"; do
+		read -r dir name <<<"${targets[$i]}"
+		[ -n "${bin[$dir]:-}" ] && continue
+		bin[$dir]="$fuzzlog/bin$i.test"
+		if ! build_fuzz "$dir" "$name" "${bin[$dir]}"; then
+			echo "FAIL building the fuzzing binary of $dir"
+			rm -rf "$fuzzlog"
+			return 1
+		fi
+	done
+	echo "fuzzing ${#targets[@]} targets in ${#bin[@]} packages, $FUZZTIME each, $FUZZ_JOBS at a time"
 	for i in "${!targets[@]}"; do
 		read -r dir name <<<"${targets[$i]}"
 		while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do sleep 0.2; done
-		run_fuzz "$dir" "$name" "$fuzzlog/$i.log" &
+		run_fuzz "$dir" "$name" "${bin[$dir]}" "$fuzzlog/$i.log" &
 	done
 	wait
 	for i in "${!targets[@]}"; do
