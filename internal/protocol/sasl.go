@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/hmac"
 	"crypto/md5"
@@ -14,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gocached/gocached/internal/sasldb"
 	"github.com/xdg-go/scram"
 )
 
@@ -143,20 +143,9 @@ func (c *SASL) checkPassword(user, pass []byte) bool {
 		return false
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.HasPrefix(line, user) || len(line) <= len(user) || line[len(user)] != ':' {
-			continue
-		}
-		rest := line[len(user)+1:]
-		if !bytes.HasPrefix(rest, pass) {
-			return false
-		}
-		rest = rest[len(pass):]
-		return len(rest) == 0 || rest[0] == ':' || rest[0] == '\r'
-	}
-	return false
+	// The whole file, compared in constant time (memcached 1.6.42's fix of
+	// a timing leak): how long a refusal takes says nothing of the users.
+	return sasldb.MatchPasswordFile(f, user, pass)
 }
 
 // checkPlain verifies a PLAIN message: [authzid] NUL authcid NUL password.
