@@ -1,5 +1,7 @@
 package integration
 
+import "strings"
+
 // cliAnswer is how a server answers a command line: its exit status (-1:
 // still running at the bound, it took the line) and its stderr, with the
 // program's name as "PROG: ".
@@ -26,6 +28,10 @@ func slabChunkMaxBytes(value, fix, refusal string) cliAnswer {
 		fix + ".\n" + refusal + "\n"}
 }
 
+// What memcached 1.6.45, the reference, answers otherwise than the 1.6.18
+// on PATH, for the differential tests: each entry names the release that
+// changed it.
+
 // cliChanges are TestCommandLineErrorsMatchMemcached's lines whose answer
 // changed after 1.6.18, each checked against memcached 1.6.45 (gocached's
 // deliberate difference aside: slabChunkMaxBytes).
@@ -43,4 +49,53 @@ var cliChanges = map[string]cliChange{
 	"-o worker_logbuf_size=16": {"1.6.40", cliAnswer{-1, ""}},
 	// ext_page_size may follow ext_path: taken.
 	"-o ext_path=/tmp/x:64m,ext_page_size=64": {"1.6.40", cliAnswer{-1, ""}},
+}
+
+// argsChange is a command line for the 1.6.18 on PATH that makes it answer
+// as memcached 1.6.45 answers another.
+type argsChange struct {
+	release string // the memcached release that changed the answer
+	args    []string
+}
+
+// memcachedArgs145: gocached runs the key's command line, the memcached on
+// PATH the value's, each pair checked against memcached 1.6.45.
+var memcachedArgs145 = map[string]argsChange{
+	// worker_logbuf_size no longer falls through to slab_sizes: the
+	// default classes.
+	"-o worker_logbuf_size=64": {"1.6.40", nil},
+	// slab_chunk_max is read in kilobytes.
+	"-I 512k -o slab_chunk_max=256": {"1.6.24", []string{"-I", "512k", "-o", "slab_chunk_max=262144"}},
+}
+
+// referenceArgs is the command line the memcached on PATH needs to answer
+// as memcached 1.6.45 answers args.
+func referenceArgs(args []string) []string {
+	if ch, ok := memcachedArgs145[strings.Join(args, " ")]; ok {
+		return ch.args
+	}
+	return args
+}
+
+// settingChange is a `stats settings` default that changed after 1.6.18.
+type settingChange struct {
+	release  string
+	old, new string
+}
+
+// settingDefaults145 are the defaults memcached 1.6.45 reports otherwise
+// than 1.6.18.
+var settingDefaults145 = map[string]settingChange{
+	"slab_automove_window": {"1.6.34", "30", "10"},
+}
+
+// wantSetting is what gocached must report for the setting name, given the
+// memcached on PATH reported ref for a command line whose -o list is o:
+// memcached 1.6.45's default where o leaves the setting at its default.
+func wantSetting(name, ref, o string) string {
+	ch, ok := settingDefaults145[name]
+	if !ok || ref != ch.old || strings.Contains(","+o, ","+name+"=") {
+		return ref
+	}
+	return ch.new
 }
