@@ -39,10 +39,10 @@ func TestDifferential(t *testing.T) {
 					name += "/trickled"
 				}
 				t.Run(name, func(t *testing.T) {
-					ref := startDisposable(t, referenceTarget, sc.flags...)
+					ref := startDisposable(t, referenceTarget, referenceArgs(sc.flags)...)
 					var cand *testproc.Proc
 					if tg.isReference() {
-						cand = startDisposable(t, tg, sc.flags...)
+						cand = startDisposable(t, tg, referenceArgs(sc.flags)...)
 					} else {
 						cand = startServer(t, tg, sc.flags...)
 					}

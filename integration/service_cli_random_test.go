@@ -198,13 +198,14 @@ type cliFlag struct {
 // something behind: -d (daemon), -s (a socket file), -P and -e (files),
 // -a (with no socket it is moot), -u (in the base as root), and ports
 // other than 0 and 70000 (refused after the loop), so nothing listens on
-// a fixed port.
+// a fixed port. -n and -R take no negative (memcached 1.6.45 refuses it,
+// 1.6.18 started with it): "-0" keeps the sign in play.
 var cliFlags = []cliFlag{
 	{"c", "conn-limit", []string{"0", "-1", "abc", "200", "1024", "200abc"}}, // -c 5: too few files for libevent
 	{"t", "threads", []string{"0", "abc", "-2", "4", "2", "100", " 3", "2x", "+2"}},
 	{"f", "slab-growth-factor", []string{"1", "abc", "0.5", "1.25", "2", "1.5x", "1e0", "-3"}},
-	{"n", "slab-min-size", []string{"0", "abc", "48", "100", "48abc", "-1", "1"}},
-	{"R", "max-reqs-per-event", []string{"0", "abc", "20", "5", "5abc", "-1"}},
+	{"n", "slab-min-size", []string{"0", "abc", "48", "100", "48abc", "-0", "1"}},
+	{"R", "max-reqs-per-event", []string{"0", "abc", "20", "5", "5abc", "-0"}},
 	{"N", "napi-ids", []string{"0", "-1", "abc", "1", "2", "9", "1abc", "5"}},
 	{"D", "", []string{"", ":", "/"}}, // no long name in memcached (--delimiter is gocached's)
 	// -m with a g suffix is left out: gocached reads gigabytes where
@@ -226,20 +227,24 @@ var cliFlags = []cliFlag{
 
 // cliSuboptions are -o suboptions, good and bad. Left out: slab_chunk_max
 // with a value that is not a number or is 0 (memcached prints its message,
-// goes on and dies of SIGFPE; gocached refuses it at once, see the README).
+// goes on and dies of SIGFPE; gocached refuses it at once, see the README),
+// and values memcached 1.6.45 reads otherwise than the 1.6.18 on PATH
+// (TestCommandLineErrorsMatchMemcached's cliChanges has them): any
+// slab_chunk_max (kilobytes since 1.6.24), slab_automove_window out of
+// 3..1800, worker_logbuf_size as a slab size, ext_page_size after ext_path
+// (both since 1.6.40).
 var cliSuboptions = []string{
 	"bogus", "bogus=1", "ext_bogus=1", "maxconns_fast", "hashpower", "hashpower=", "hashpower=abc",
 	"hashpower=11", "hashpower=20", "hashpower=40", "hash_algorithm=foo", "hash_algorithm=murmur3",
 	"hash_algorithm", "tail_repair_time=1", "tail_repair_time", "ext_path=/x", "ext_path=/tmp/x:64m",
-	"ext_path", "ext_page_size=abc", "ext_page_size=64", "ext_max_frag=x", "idle_timeout",
+	"ext_path", "ext_page_size=abc", "ext_max_frag=x", "idle_timeout",
 	"idle_timeout=10", "lru_crawler_sleep=-1", "lru_crawler_sleep=2000000", "lru_crawler_sleep",
 	"lru_crawler_tocrawl=abc", "slab_automove=3", "slab_automove=1", "slab_automove_ratio=2",
-	"slab_automove_ratio", "slab_automove_window=1", "slab_automove_freeratio=x", "hot_lru_pct=90",
+	"slab_automove_ratio", "slab_automove_window=5", "slab_automove_freeratio=x", "hot_lru_pct=90",
 	"hot_lru_pct=50", "warm_lru_pct=0", "warm_lru_pct=50", "hot_max_factor=0", "warm_max_factor",
 	"temporary_ttl", "temporary_ttl=5", "no_lru_maintainer", "no_modern", "modern",
-	"watcher_logbuf_size=abc", "worker_logbuf_size=16", "read_buf_mem_limit=abc", "ssl_wbuf_size=x",
+	"watcher_logbuf_size=abc", "worker_logbuf_size=abc", "read_buf_mem_limit=abc", "ssl_wbuf_size=x",
 	"ssl_verify_mode=7", "ssl_min_version=9", "ssl_chain_cert", "ssl_key",
-	"slab_chunk_max=100", "slab_chunk_max=2097152", "slab_chunk_max=300000", "slab_chunk_max=524288",
 	"slab_sizes=abc", "slab_sizes=40-100", "slab_sizes=100-104", "slab_sizes=200-100", "no_chunked_items",
 }
 

@@ -38,7 +38,9 @@ my $m = Cache::Memcached::Fast->new({
 check("flush_all", $m->flush_all, { $addr => 1 });
 my $versions = $m->server_versions;
 check("server_versions", [keys %$versions], [$addr]);
-check("version is 1.6.18", $versions->{$addr} =~ /^1\.6\.18/ ? 1 : 0, 1);
+# The bare release number, as memcached answers it (1.6.18 on PATH,
+# 1.6.45 from gocached): clients parse it strictly.
+check("version is 1.6.N", $versions->{$addr} =~ /^1\.6\.\d+$/ ? 1 : 0, 1);
 
 check("set", b($m->set("a", "1")), 1);
 check("get", $m->get("a"), "1");
