@@ -104,15 +104,9 @@ func observe(t *testing.T, tg target, flags []string) *observation {
 	// has finished writing to them: the probe's close, the fresh accept and
 	// the step out of conn_mwrite after a reply the client has already
 	// read are asynchronous in every server (a loaded machine shows them).
-	var conns []connEntry
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		conns = statsConns(q)
-		_, clients := classify(conns, roles)
-		if countClients(conns) == 3 && clients[roleUsed]["state"] != "conn_mwrite" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	conns := settledConns(q, roles, func(conns []connEntry, clients map[string]connEntry) bool {
+		return countClients(conns) == 3 && clients[roleUsed]["state"] != "conn_mwrite"
+	})
 	o.nClients = countClients(conns)
 	o.listeners, o.clients = classify(conns, roles)
 	o.stats = statNamesOf(q, "")
@@ -139,10 +133,28 @@ func observe(t *testing.T, tg target, flags []string) *observation {
 	}
 	o.ipv6 = true
 	roles[strconv.Itoa(c6.LocalAddr().(*net.TCPAddr).Port)] = roleIPv6
-	_, o.clientsIPv6 = classify(statsConns(q), roles)
+	// The same step out of conn_mwrite, for the reply just read (seen on
+	// the go engine on a loaded machine).
+	_, o.clientsIPv6 = classify(settledConns(q, roles, func(_ []connEntry, clients map[string]connEntry) bool {
+		return clients[roleIPv6]["state"] != "conn_mwrite"
+	}), roles)
 	s = q.stats("")
 	o.totalIPv6, o.currIPv6 = s["total_connections"], s["curr_connections"]
 	return o
+}
+
+// settledConns polls `stats conns` on q until ready holds of its entries
+// (and the clients classify finds in them by role), or 30 s have passed,
+// and returns the last entries.
+func settledConns(q *rawConn, roles map[string]string, ready func([]connEntry, map[string]connEntry) bool) []connEntry {
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		conns := statsConns(q)
+		_, clients := classify(conns, roles)
+		if ready(conns, clients) || time.Now().After(deadline) {
+			return conns
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // compareObservations asserts got shows what ref (memcached) showed.
