@@ -169,3 +169,18 @@ func startSpec(t testing.TB, sp testproc.Spec, kill bool) *testproc.Proc {
 	})
 	return p
 }
+
+// startAt starts sp, waiting at most a minute for it to accept on
+// sp.Addr, and kills it when the test ends: for servers whose command line
+// the test writes whole (fixed ports, several listeners).
+func startAt(t testing.TB, sp testproc.Spec) *testproc.Proc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := testproc.Start(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	return p
+}

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gocached/gocached/internal/testproc"
 )
@@ -101,13 +99,7 @@ func TestAuthNegotiatingListenerIsASCII(t *testing.T) {
 		}
 		sp := spec(t, tg, "-Y", file, "-l", fmt.Sprintf("proto[negotiating]:127.0.0.1:%d", port), "-p", strconv.Itoa(port), "-U", "0")
 		sp.Addr = fmt.Sprintf("127.0.0.1:%d", port)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		p, err := testproc.Start(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Kill() })
+		p := startAt(t, sp)
 		if !strings.Contains(p.Output(), "WARNING: negotiating ports are ascii only when ascii authentication enabled\n") {
 			t.Errorf("no warning for the negotiating listener; output:\n%s", p.Output())
 		}

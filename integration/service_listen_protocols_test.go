@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,13 +32,7 @@ func TestListenerProtocolPrefixes(t *testing.T) {
 		list := fmt.Sprintf("proto[ascii]:tag[a]:127.0.0.1:%d,proto[binary]:127.0.0.1:%d", asciiPort, binPort)
 		sp := spec(t, tg, "-l", list, "-p", fmt.Sprint(asciiPort), "-U", "0")
 		sp.Addr = fmt.Sprintf("127.0.0.1:%d", asciiPort)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		p, err := testproc.Start(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Kill() })
+		startAt(t, sp)
 
 		// ascii: the binary magic and a NOOP opcode ('\n') are a text line.
 		c := dialT(t, asciiPort)
