@@ -147,12 +147,7 @@ func startDisposable(t testing.TB, tg target, flags ...string) *testproc.Proc {
 // output is logged when the test failed.
 func startSpec(t testing.TB, sp testproc.Spec, kill bool) *testproc.Proc {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p, err := testproc.StartOnFreePort(ctx, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := startWithin(t, sp, testproc.StartOnFreePort)
 	t.Cleanup(func() {
 		var exitErr error
 		if kill {
@@ -175,12 +170,19 @@ func startSpec(t testing.TB, sp testproc.Spec, kill bool) *testproc.Proc {
 // the test writes whole (fixed ports, several listeners).
 func startAt(t testing.TB, sp testproc.Spec) *testproc.Proc {
 	t.Helper()
+	p := startWithin(t, sp, testproc.Start)
+	t.Cleanup(func() { p.Kill() })
+	return p
+}
+
+// startWithin starts sp with start, allowing it a minute to accept.
+func startWithin(t testing.TB, sp testproc.Spec, start func(context.Context, testproc.Spec) (*testproc.Proc, error)) *testproc.Proc {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := testproc.Start(ctx, sp)
+	p, err := start(ctx, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Kill() })
 	return p
 }
