@@ -12,11 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocached/gocached/internal/refmc"
 	"github.com/gocached/gocached/internal/testproc"
 )
 
+// tsuiteRelease is the memcached release whose t/ suite runs against
+// gocached: Debian 12's, whose behaviour gocached first matched.
+var (
+	tsuiteRelease = refmc.Debian12
+	tsuiteVersion = tsuiteRelease.Version
+)
+
 // TestMemcachedTSuite runs memcached 1.6.18's own test suite (its t/*.t
-// files and perl library, unmodified, fetched by tsuiteSource) against
+// files and perl library, unmodified, fetched by refmc) against
 // gocached: the tree's memcached-debug, which MemcachedTest.pm starts under
 // timedrun with each test's flags, is a script that execs gocached. This is
 // the drop-in claim tested by memcached's own assertions.
@@ -39,7 +47,7 @@ func TestMemcachedTSuite(t *testing.T) {
 		missing(t, "perl's Test::More is missing (Debian package: perl)")
 	}
 	ctx := context.Background()
-	tree, err := tsuiteSource(ctx)
+	tree, err := tsuiteRelease.Tree(ctx)
 	if err != nil {
 		missing(t, "memcached %s's test suite is not available: %v", tsuiteVersion, err)
 	}
