@@ -1,7 +1,8 @@
 // Package enginecmp compares server engines on loopback the way issue 3's
 // target is stated: one server thread pinned to one CPU, the same mcload
-// load pinned to another, for gocached's epoll reactor, gocached's portable
-// engine and Debian's memcached -t 1. Besides throughput it splits the
+// load pinned to another, for gocached's engines and memcached -t 1 (the
+// newest release, 1.6.45, built from Debian's source package, and Debian
+// 12's 1.6.18). Besides throughput it splits the
 // server's CPU per request into user and kernel time, because on loopback
 // the kernel's TCP work (which no engine can avoid) bounds how far any
 // engine can pull ahead of another.
@@ -16,11 +17,19 @@ import (
 
 // Targets a comparison can run.
 const (
-	Epoll     = "epoll"     // gocached --engine=epoll -t 1
-	Go        = "go"        // gocached --engine=go with GOMAXPROCS 1
-	Memcached = "memcached" // memcached -t 1
-	Uring     = "uring"     // gocached --engine=uring -t 1 (issue 12)
+	Epoll         = "epoll"            // gocached --engine=epoll -t 1
+	Go            = "go"               // gocached --engine=go with GOMAXPROCS 1
+	Uring         = "uring"            // gocached --engine=uring -t 1
+	Memcached     = "memcached"        // memcached 1.6.45 -t 1, the peer gocached must beat
+	Memcached1618 = "memcached-1.6.18" // Debian 12's memcached -t 1
 )
+
+// IsMemcached reports whether target is one of the memcached releases.
+func IsMemcached(target string) bool { return target == Memcached || target == Memcached1618 }
+
+func knownTarget(t string) bool {
+	return t == Epoll || t == Go || t == Uring || IsMemcached(t)
+}
 
 // Shape is one closed-loop load: Conns connections, each keeping Depth
 // requests in flight.
@@ -81,26 +90,31 @@ type Options struct {
 
 	bed *bedHandle // the bed Run built for Testbed (a kernel/testbed.Bed on Linux)
 
-	GocachedBin, MemcachedBin, MCLoadBin string
-	OutDir                               string // results.json and report.md; "" writes none
-	Log                                  func(format string, args ...any)
+	GocachedBin, MCLoadBin string
+	// MemcachedBin is memcached 1.6.45 (Memcached); Memcached1618Bin is
+	// Debian 12's package (Memcached1618).
+	MemcachedBin, Memcached1618Bin string
+	OutDir                         string // results.json and report.md; "" writes none
+	Log                            func(format string, args ...any)
 }
 
-// DefaultOptions: the three targets, a latency-bound shape (64 connections,
-// no pipelining), a lightly pipelined one and a deeply pipelined one.
+// DefaultOptions: gocached's two reactor engines and memcached 1.6.45, a
+// latency-bound shape (64 connections, no pipelining), a lightly pipelined
+// one and a deeply pipelined one. MemcachedBin is left for the caller to
+// build (refmc); Debian's package is memcached 1.6.18.
 func DefaultOptions() Options {
 	return Options{
-		Targets:      []string{Epoll, Go, Memcached},
-		Shapes:       []Shape{{64, 1}, {8, 4}, {16, 16}},
-		Runs:         3,
-		Time:         5 * time.Second,
-		Records:      10000,
-		KeySize:      "fixed:30",
-		ValueSize:    "fixed:100",
-		Update:       0.03,
-		ServerCPU:    1,
-		ClientCPU:    0,
-		MemcachedBin: "memcached",
+		Targets:          []string{Epoll, Uring, Memcached},
+		Shapes:           []Shape{{64, 1}, {8, 4}, {16, 16}},
+		Runs:             3,
+		Time:             5 * time.Second,
+		Records:          10000,
+		KeySize:          "fixed:30",
+		ValueSize:        "fixed:100",
+		Update:           0.03,
+		ServerCPU:        1,
+		ClientCPU:        0,
+		Memcached1618Bin: "memcached",
 	}
 }
 
@@ -110,8 +124,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("no targets")
 	}
 	for _, t := range o.Targets {
-		if t != Epoll && t != Go && t != Memcached && t != Uring {
-			return fmt.Errorf("target %q: want %s, %s, %s or %s", t, Epoll, Go, Uring, Memcached)
+		if !knownTarget(t) {
+			return fmt.Errorf("target %q: want %s, %s, %s, %s or %s", t, Epoll, Go, Uring, Memcached, Memcached1618)
 		}
 	}
 	switch {

@@ -139,6 +139,32 @@ func Ratios(sums []Summary) []Ratio {
 	return out
 }
 
+// PeerRatio is a gocached target's server CPU per request over a memcached
+// release's, under one shape: below 1 is cheaper than memcached.
+type PeerRatio struct {
+	Shape    string  `json:"shape"`
+	Target   string  `json:"target"`
+	Against  string  `json:"against"`
+	CostOver float64 `json:"cost_over"`
+}
+
+// PeerRatios sets every gocached target against every memcached release,
+// shape by shape, in the form the CPU targets are stated.
+func PeerRatios(sums []Summary) []PeerRatio {
+	var out []PeerRatio
+	for _, g := range sums {
+		if IsMemcached(g.Target) || g.Runs == 0 || g.NsPerReq <= 0 {
+			continue
+		}
+		for _, m := range sums {
+			if m.Shape == g.Shape && IsMemcached(m.Target) && m.Runs > 0 && m.NsPerReq > 0 {
+				out = append(out, PeerRatio{Shape: g.Shape, Target: g.Target, Against: m.Target, CostOver: g.NsPerReq / m.NsPerReq})
+			}
+		}
+	}
+	return out
+}
+
 // WriteMarkdown prints the summary table and the ratios.
 func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 	p := bench.NewPrinter(w)
@@ -174,6 +200,13 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 			p.Printf("| %s | %s | %.2f× | %.2f× | %s |\n", r.Shape, r.Against, r.QPS, r.CPUCost, ceiling)
 		}
 	}
+	if rs := PeerRatios(sums); len(rs) > 0 {
+		p.Printf("\nServer CPU per request of each gocached engine over memcached's (below 1: cheaper).\n\n")
+		p.Printf("| shape | gocached | vs | ns/req ratio |\n|---|---|---|---|\n")
+		for _, r := range rs {
+			p.Printf("| %s | %s | %s | %.2f× |\n", r.Shape, r.Target, r.Against, r.CostOver)
+		}
+	}
 	return p.Err()
 }
 
@@ -185,10 +218,11 @@ func WriteAll(o *Options, recs []Record) error {
 	}
 	sums := Summarize(recs)
 	b, err := json.MarshalIndent(struct {
-		Records   []Record  `json:"records"`
-		Summaries []Summary `json:"summaries"`
-		Ratios    []Ratio   `json:"ratios"`
-	}{recs, sums, Ratios(sums)}, "", "  ")
+		Records   []Record    `json:"records"`
+		Summaries []Summary   `json:"summaries"`
+		Ratios    []Ratio     `json:"ratios"`
+		Peers     []PeerRatio `json:"peer_ratios"`
+	}{recs, sums, Ratios(sums), PeerRatios(sums)}, "", "  ")
 	if err != nil {
 		return err
 	}

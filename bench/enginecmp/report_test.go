@@ -69,9 +69,34 @@ func TestWriteMarkdown(t *testing.T) {
 	if err := WriteMarkdown(&b, &o, sums); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| 64x1 | epoll | 1 | 150 (150–150) |", "| 64x1 | memcached | 1.50× | 1.50× | n/a |", "| n/a | 0.0 |"} {
+	for _, want := range []string{"| 64x1 | epoll | 1 | 150 (150–150) |", "| 64x1 | memcached | 1.50× | 1.50× | n/a |", "| n/a | 0.0 |",
+		"| 64x1 | epoll | memcached | 0.67× |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestPeerRatios(t *testing.T) {
+	sums := Summarize([]Record{
+		rec(Epoll, "8x4", 150, 90, 0), rec(Uring, "8x4", 150, 60, 0),
+		rec(Memcached, "8x4", 100, 120, 0), rec(Memcached1618, "8x4", 100, 300, 0),
+		rec(Epoll, "64x1", 150, 100, 0), // no memcached run in this shape
+	})
+	got := map[string]float64{}
+	for _, r := range PeerRatios(sums) {
+		got[r.Shape+" "+r.Target+"/"+r.Against] = r.CostOver
+	}
+	want := map[string]float64{
+		"8x4 epoll/memcached": 0.75, "8x4 epoll/memcached-1.6.18": 0.3,
+		"8x4 uring/memcached": 0.5, "8x4 uring/memcached-1.6.18": 0.2,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ratios %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g < v-1e-9 || g > v+1e-9 {
+			t.Errorf("%s = %v, want %v", k, g, v)
 		}
 	}
 }

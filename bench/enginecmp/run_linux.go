@@ -77,7 +77,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 				}
 				target := o.Targets[(i+run-1)%len(o.Targets)]
 				prof := ""
-				if target != Memcached {
+				if !IsMemcached(target) {
 					prof = filepath.Join(profDir, fmt.Sprintf("%s-%s-%d.pprof", target, sh, run))
 				}
 				rec := measure(ctx, &o, target, sh, run, prof)
@@ -234,9 +234,12 @@ func serverSpec(o *Options, target string, prof string) testproc.Spec {
 	}
 	common := []string{"-l", host, "-U", "0", "-m", "1024", "-c", "8192", "-t", "1"}
 	var sp testproc.Spec
-	if target == Memcached {
+	switch target {
+	case Memcached:
 		sp = testproc.Memcached(o.MemcachedBin, common...)
-	} else {
+	case Memcached1618:
+		sp = testproc.Memcached(o.Memcached1618Bin, common...)
+	default:
 		sp = testproc.Gocached(o.GocachedBin, target, common...)
 		if prof != "" {
 			sp.Args = append(sp.Args, "--cpuprofile", prof)

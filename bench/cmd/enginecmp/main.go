@@ -1,7 +1,8 @@
 //go:build linux
 
-// Command enginecmp measures issue 3's target on loopback: gocached's epoll
-// reactor, its portable engine and Debian's memcached, each with one thread
+// Command enginecmp measures server CPU per request on loopback (or a NAPI
+// testbed): gocached's engines and memcached (1.6.45, built once from
+// Debian's source package, and Debian 12's 1.6.18), each with one thread
 // pinned to one CPU, under the same mcload load pinned to another CPU:
 //
 //	go run ./bench/cmd/enginecmp                       # 3 shapes x 3 targets x 3 runs, ~3 minutes
@@ -19,10 +20,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gocached/gocached/bench/enginecmp"
+	"github.com/gocached/gocached/internal/refmc"
 	"github.com/gocached/gocached/internal/testproc"
 	flag "github.com/spf13/pflag"
 )
@@ -37,7 +40,7 @@ func main() {
 func run() error {
 	o := enginecmp.DefaultOptions()
 	targets, shapes := strings.Join(o.Targets, ","), "64x1,8x4,16x16"
-	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, uring, memcached")
+	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, uring, memcached (1.6.45), memcached-1.6.18")
 	flag.StringVar(&shapes, "shapes", shapes, "loads as CONNSxDEPTH (connections x requests in flight on each)")
 	flag.IntVar(&o.Runs, "runs", o.Runs, "repetitions of every cell (medians reported)")
 	flag.DurationVar(&o.Time, "time", o.Time, "measured time per run")
@@ -49,7 +52,8 @@ func run() error {
 	flag.IntVar(&o.ClientCPU, "client-cpu", o.ClientCPU, "the CPU mcload is pinned to")
 	flag.StringVar(&o.Testbed, "testbed", "", "run on a one-queue NAPI testbed instead of loopback: plain, or threaded (each side's NAPI kthread pinned to its CPU); needs root")
 	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
-	flag.StringVar(&o.MemcachedBin, "memcached", o.MemcachedBin, "memcached binary")
+	flag.StringVar(&o.MemcachedBin, "memcached", "", "memcached 1.6.45 binary (default: built from Debian's source package, kept in the test cache)")
+	flag.StringVar(&o.Memcached1618Bin, "memcached-1.6.18", o.Memcached1618Bin, "memcached 1.6.18 binary (Debian 12's package)")
 	flag.StringVar(&o.MCLoadBin, "mcload", "", "mcload binary (default: build ./bench/cmd/mcload)")
 	flag.StringVar(&o.OutDir, "out", "", "also write results.json and report.md here")
 	flag.Parse()
@@ -82,6 +86,12 @@ func run() error {
 			if err := testproc.GoBuild(ctx, b.pkg, *b.dst); err != nil {
 				return err
 			}
+		}
+	}
+	if o.MemcachedBin == "" && slices.Contains(o.Targets, enginecmp.Memcached) {
+		o.Log("building memcached %s from Debian's source package (once; cached)", refmc.Current.Version)
+		if o.MemcachedBin, err = refmc.Current.Binary(ctx); err != nil {
+			return err
 		}
 	}
 	recs, runErr := enginecmp.Run(ctx, o)
