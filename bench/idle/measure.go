@@ -1,0 +1,120 @@
+package idle
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/gocached/gocached/internal/testproc"
+)
+
+// Targets the idle server must meet (per server, every engine).
+const (
+	MaxWakeupsPerSec = 20
+	MaxCPUPct        = 0.2
+)
+
+// Case is one idle server: how it is started and how many clients sit
+// connected to it without sending anything.
+type Case struct {
+	Name      string
+	Spec      testproc.Spec
+	IdleConns int
+}
+
+// Result is one case's measurement.
+type Result struct {
+	Case       string        `json:"case"`
+	Window     time.Duration `json:"window_ns"`
+	WakeupsPS  float64       `json:"wakeups_per_s"`
+	CPUPct     float64       `json:"cpu_pct"` // of one CPU
+	Threads    int           `json:"threads"`
+	Woken      int           `json:"threads_woken"`
+	TopPS      float64       `json:"top_thread_wakeups_per_s"`
+	IdleConns  int           `json:"idle_conns"`
+	WithinGoal bool          `json:"within_goal"`
+}
+
+// Measure starts c's server on a free loopback port, connects its idle
+// clients (each makes one round trip, so it is accepted and served once),
+// lets the server settle, and reads its threads' accounting over window.
+func Measure(ctx context.Context, c Case, settle, window time.Duration) (Result, error) {
+	srv, err := testproc.StartOnFreePort(ctx, c.Spec)
+	if err != nil {
+		return Result{}, err
+	}
+	defer srv.Stop(10 * time.Second)
+	var conns []net.Conn
+	defer func() {
+		for _, cn := range conns {
+			cn.Close()
+		}
+	}()
+	for range c.IdleConns {
+		cn, err := roundTrip(ctx, srv.Addr())
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: idle client: %w", c.Name, err)
+		}
+		conns = append(conns, cn)
+	}
+	if err := sleep(ctx, settle); err != nil {
+		return Result{}, err
+	}
+	before, err := readSnapshot(srv.Pid())
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	if err := sleep(ctx, window); err != nil {
+		return Result{}, err
+	}
+	after, err := readSnapshot(srv.Pid())
+	if err != nil {
+		return Result{}, err
+	}
+	return resultOf(c, diff(before, after), time.Since(start)), nil
+}
+
+func resultOf(c Case, d delta, took time.Duration) Result {
+	secs := took.Seconds()
+	r := Result{Case: c.Name, Window: took, IdleConns: c.IdleConns, Threads: d.Threads, Woken: d.Woken,
+		WakeupsPS: float64(d.Slices) / secs,
+		CPUPct:    100 * float64(d.RunNs) / 1e9 / secs,
+		TopPS:     float64(d.TopSlices) / secs,
+	}
+	r.WithinGoal = r.WakeupsPS <= MaxWakeupsPerSec && r.CPUPct <= MaxCPUPct
+	return r
+}
+
+// roundTrip connects and asks for the version, so the server has accepted
+// and served the connection before the window opens.
+func roundTrip(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	cn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	cn.SetDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 64)
+	if _, err = cn.Write([]byte("version\r\n")); err == nil {
+		_, err = cn.Read(buf)
+	}
+	if err != nil {
+		cn.Close()
+		return nil, err
+	}
+	cn.SetDeadline(time.Time{})
+	return cn, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
