@@ -162,6 +162,9 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary, hwNote string) error
 		"%gs measured after %gs warmup, %d interleaved round(s). Server pinned to CPU %s (gocached -t %s, memcached -t %d), client to CPU %s.\n\n",
 		o.variant(), o.KeySize, o.ValueSize, o.IADist, o.Records, o.Update, o.MultiGet, o.Conns*o.LoadThreads, o.Depth, fractionOf(o),
 		o.Time.Seconds(), o.Warmup.Seconds(), o.Runs, o.ServerCPUs, o.GocachedThreads, o.ServerThreads, o.ClientCPUs)
+	if o.MemcachedVersion != "" {
+		p.Printf("memcached: %s.\n\n", o.MemcachedVersion)
+	}
 	p.Printf("Latencies in µs from the scheduled send time; cpu = the server's run time in %% of one CPU; ns/q = CPU time per "+
 		"answered query of the server process (srv), the server's core (core: the server, its NAPI kthread and the "+
 		"interrupt work there), the load generator (cli), the benchmark as a whole (bench: both "+

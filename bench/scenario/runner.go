@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/gocached/gocached/bench"
 	"github.com/gocached/gocached/internal/cpuset"
 	"github.com/gocached/gocached/internal/napi"
+	"github.com/gocached/gocached/internal/refmc"
 	"github.com/gocached/gocached/internal/testproc"
 	"github.com/gocached/gocached/kernel/testbed"
 )
@@ -119,6 +121,21 @@ func buildBinaries(ctx context.Context, o *Options, dir string, logf func(string
 	}
 	if err := build(&o.MCLoadBin, "github.com/gocached/gocached/bench/cmd/mcload", "mcload"); err != nil {
 		return err
+	}
+	if slices.Contains(o.Servers, Memcached) {
+		if o.MemcachedBin == "" {
+			logf("building memcached %s from Debian's source package (once; cached)", refmc.Current.Version)
+			bin, err := refmc.Current.Binary(ctx)
+			if err != nil {
+				return err
+			}
+			o.MemcachedBin = bin
+		}
+		out, err := testproc.CommandContext(ctx, o.MemcachedBin, "-V").Output()
+		if err != nil {
+			return fmt.Errorf("%s -V: %w", o.MemcachedBin, err)
+		}
+		o.MemcachedVersion = strings.TrimSpace(string(out))
 	}
 	if hasGocached(o.Servers) {
 		return build(&o.GocachedBin, "github.com/gocached/gocached/cmd/gocached", "gocached")

@@ -27,7 +27,7 @@ func TestQuickOnTestbed(t *testing.T) {
 		}
 		t.Skipf("skipping: %v; set %s=1 to fail instead", err, testbed.RequireEnv)
 	}
-	if _, err := os.Stat(DefaultOptions().MemcachedBin); err != nil {
+	if _, err := os.Stat(QuickOptions().MemcachedBin); err != nil {
 		if os.Getenv(testbed.RequireEnv) == "1" {
 			t.Fatalf("memcached required: %v", err)
 		}

@@ -69,7 +69,7 @@ func run() error {
 	flag.StringVar(&o.ClientCPUs, "client-cpus", o.ClientCPUs, "taskset CPU list for mcload")
 	flag.IntVar(&o.ServerMemMB, "server-memory", o.ServerMemMB, "server -m in MB")
 	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
-	flag.StringVar(&o.MemcachedBin, "memcached", o.MemcachedBin, "memcached binary")
+	flag.StringVar(&o.MemcachedBin, "memcached", o.MemcachedBin, "memcached binary (default: 1.6.45 built from Debian's source package, kept in the test cache)")
 	flag.StringVar(&o.MCLoadBin, "mcload", "", "mcload binary (default: build ./bench/cmd/mcload)")
 	flag.Float64Var(&o.MaxStealPct, "max-steal", o.MaxStealPct, "flag runs with more hypervisor steal (% of machine)")
 	flag.Float64Var(&o.MaxOtherPct, "max-other", o.MaxOtherPct, "flag runs with more CPU of other processes (% of machine)")
