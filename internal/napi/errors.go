@@ -76,7 +76,7 @@ func bareErrno(err error) string {
 var (
 	napiAttrNames = map[uint16]string{attrNAPIIfindex: "ifindex", attrNAPIID: "id",
 		attrNAPIDeferHardIRQs: "defer-hard-irqs", attrNAPIGROFlushTimeout: "gro-flush-timeout",
-		attrNAPIIRQSuspendTimeout: "irq-suspend-timeout"}
+		attrNAPIIRQSuspendTimeout: "irq-suspend-timeout", attrNAPIThreaded: "threaded"}
 	queueAttrNames = map[uint16]string{attrQueueIfindex: "ifindex"}
 )
 
