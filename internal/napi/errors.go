@@ -139,6 +139,19 @@ func extackMessage(err error) string {
 	return ""
 }
 
+// KernelWords is what the kernel itself said about a failed request: its
+// extended ack and the errno, e.g. "integer out of range: numerical result
+// out of range".
+func KernelWords(err error) string {
+	if err == nil {
+		return ""
+	}
+	if m := extackMessage(err); m != "" {
+		return m + ": " + bareErrno(err)
+	}
+	return bareErrno(err)
+}
+
 // isUnknownAttr reports whether an error's extended ack says attribute
 // validation rejected a type beyond the op's policy (an older kernel).
 func isUnknownAttr(err error) bool {

@@ -175,3 +175,20 @@ func TestProbeVerdict(t *testing.T) {
 		})
 	}
 }
+
+func TestKernelWords(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{&netlink.OpError{Op: "receive", Err: unix.ERANGE, Message: "integer out of range"}, "integer out of range: numerical result out of range"},
+		{errNoThreadedBusyPoll("op", &netlink.OpError{Op: "receive", Err: unix.ERANGE, Message: "integer out of range"}), "integer out of range: numerical result out of range"},
+		{&netlink.OpError{Op: "receive", Err: unix.EPERM}, "operation not permitted"},
+	}
+	for _, tt := range tests {
+		if got := KernelWords(tt.err); got != tt.want {
+			t.Errorf("KernelWords(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
