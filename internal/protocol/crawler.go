@@ -69,7 +69,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 			s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
 			// In the background, as memcached's crawler thread: a sweep of
 			// a large store must not hold up this connection's reactor.
-			go s.env.Store.Crawl()
+			s.env.background(s.env.Store.Crawl)
 		}
 		s.reply(r)
 	case "metadump":
@@ -308,4 +308,13 @@ func (s *Session) cachedump(line []byte, n int) {
 	}) {
 	}
 	s.out = append(s.out, rEnd...)
+}
+
+// background runs work as Env.Background says.
+func (e *Env) background(work func()) {
+	if e.Background != nil {
+		e.Background(work)
+		return
+	}
+	go work()
 }
