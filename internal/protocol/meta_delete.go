@@ -5,7 +5,7 @@ import "github.com/gocached/gocached/internal/store"
 // Meta delete: `md <key> <flags>*`. With I the item is not removed but
 // marked stale with a new CAS, so that readers see X and one of them wins
 // the right to recache it (W). With x (memcached 1.6.27 on) the value is
-// emptied instead of the item removed (metaemptied.go).
+// emptied instead of the item removed (meta_emptied.go).
 
 func (s *Session) metaDelete(line []byte, n int) {
 	if !s.metaPrologue(line, n, false) {
