@@ -25,7 +25,29 @@ const (
 	// ownNone: a memcached mechanism gocached documents it does not have,
 	// or a memcached-debug-only hook; nothing to fix.
 	ownNone = "none (documented difference)"
+	// ownUpstream: gocached answers as memcached 1.6.45, the reference,
+	// where 1.6.18's suite expects the older reply; the entry names the
+	// upstream change.
+	ownUpstream = "none (1.6.45 behaviour)"
 )
 
 // tsuiteKnown is the ratchet of failing assertions (see TestMemcachedTSuite).
-var tsuiteKnown = []tsuiteKnownFailure{}
+// Each ownUpstream entry is a reply gocached gives as memcached 1.6.45,
+// the reference, where 1.6.18's file expects the older one.
+var tsuiteKnown = []tsuiteKnownFailure{
+	{file: "cas.t", tests: "15", incomplete: true, owner: ownUpstream,
+		why:      "an empty cas line is one CLIENT_ERROR bad command line format with its data block swallowed; the file then waits for the second ERROR it expects",
+		upstream: "memcached 1.6.40, 778cfd6 (new command parser)"},
+	{file: "issue_3.t", tests: "2,4", owner: ownUpstream,
+		why:      "delete <key> <hold time> deletes instead of answering the usage error",
+		upstream: "memcached 1.6.40, 778cfd6 (new parser drops the delete hold-time check)"},
+	{file: "lru-crawler.t", tests: "100,70222", owner: ownUpstream,
+		why:      "metadump answers OK before its lines, which the file counts as an item",
+		upstream: "memcached 1.6.43, e311571 (lru_crawler: add missing OK prefix to dumps)"},
+	{file: "metaget.t", tests: "1", owner: ownUpstream,
+		why:      "a blank line is CLIENT_ERROR bad command line format, not ERROR",
+		upstream: "memcached 1.6.40, 778cfd6 (new command parser)"},
+	{file: "shutdown.t", tests: "1", owner: ownUpstream,
+		why:      "shutdown without -A answers SERVER_ERROR: shutdown not enabled",
+		upstream: "memcached 1.6.40, 778cfd6"},
+}

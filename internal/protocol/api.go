@@ -31,7 +31,7 @@ type Settings struct {
 
 	// memcached's gating flags.
 	FlushDisabled   bool // -F: flush_all answers CLIENT_ERROR flush_all not allowed
-	DumpDisabled    bool // -X: stats cachedump and lru_crawler metadump are refused
+	DumpDisabled    bool // -X: stats cachedump, stats detail and lru_crawler metadump/mgdump are refused
 	WatchDisabled   bool // -W: watch is refused
 	ShutdownEnabled bool // -A: shutdown stops the server (Env.Shutdown)
 

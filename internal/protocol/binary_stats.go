@@ -21,7 +21,12 @@ func (s *Session) binStats(group []byte) {
 		s.env.appendSettings(&w)
 	case bytes.HasPrefix(group, []byte("detail")):
 		// The per-prefix stats of detail.go: the dump is one response whose
-		// value is the text protocol's PREFIX lines and END.
+		// value is the text protocol's PREFIX lines and END. -X refuses
+		// them (memcached 1.6.45, aa35238).
+		if st := s.env.Settings; st != nil && st.DumpDisabled {
+			s.binError(&s.bin.header, statusKeyNotFound)
+			return
+		}
 		switch sub := group[len("detail"):]; {
 		case bytes.HasPrefix(sub, []byte(" dump")):
 			const name = "detailed"

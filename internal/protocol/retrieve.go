@@ -42,15 +42,15 @@ func nextKey(keys []byte, i int) (start, end int) {
 // budget runs out it returns Yield and how many bytes of the line it served;
 // continueMultiget picks up from there.
 func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status) {
-	if n < 2 {
-		s.reply(rError)
+	if n < 2 || touch && n < 3 {
+		s.reply(rBadFormat) // memcached 1.6.40 on; ERROR before
 		return 0, NeedMore
 	}
 	first := 1
 	var exptime int32
 	if touch {
 		var ok bool
-		if exptime, ok = parseInt32(s.text.token(line, 1)); !ok {
+		if exptime, ok = parseStrictInt32(s.text.token(line, 1)); !ok {
 			s.reply(rBadExptime)
 			return 0, NeedMore
 		}

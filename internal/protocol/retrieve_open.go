@@ -116,7 +116,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		}
 		s.markFlushed()
 	} else {
-		s.reply(rError) // a line of the command alone, as memcached answers it
+		s.reply(rBadFormat) // a line of the command alone, as memcached 1.6.40 on answers it
 	}
 	if nl < 0 { // a NUL ended the line: the rest up to its newline is dropped
 		m.skip, m.hungry = true, true

@@ -1,7 +1,5 @@
 package protocol
 
-import "bytes"
-
 // MaxLineLen is the longest command line (without its '\n') memcached accepts
 // unless it is a multiget: a longer line closes the connection. Engines must
 // be able to hold at least MaxLineLen+1 unconsumed bytes.
@@ -311,10 +309,8 @@ func (s *Session) process(in []byte) (int, Status) {
 		if n > 1 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
-		// memcached handles the line as a C string: a NUL ends it.
-		if z := bytes.IndexByte(line, 0); z >= 0 {
-			line = line[:z]
-		}
+		// A NUL is a byte like any other since memcached 1.6.40 (it
+		// ended the line before).
 		next := pos + n + 1
 		if s.log.verbose {
 			s.vlogLine('<', line)
@@ -322,7 +318,16 @@ func (s *Session) process(in []byte) (int, Status) {
 		if !s.chargeCommand() {
 			return pos, s.outOfReplies()
 		}
-		data, st := s.execute(line, in[next:])
+		data, st := 0, NeedMore
+		if n+1 < minCommandLen {
+			// memcached's parser (1.6.40 on) refuses a line this short,
+			// terminator included, before looking at it: a blank line, a
+			// lone character, "mn\n".
+			s.text.noreply = false
+			s.reply(rBadFormat)
+		} else {
+			data, st = s.execute(line, in[next:])
+		}
 		if st == Yield {
 			// A multiget paused: data is how much of its line was served.
 			return pos + data, Yield
