@@ -76,7 +76,7 @@ import (
 // GOCACHED_UDPDIFF_SHOW=<text> logs both replies to every case whose name
 // holds text (random cases are named "random <request ID>").
 func TestUDPDifferential(t *testing.T) {
-	requireTool(t, "memcached")
+	referenceMemcached(t)
 	n, seed := 150, uint64(1)
 	if v, err := strconv.Atoi(os.Getenv("GOCACHED_UDPDIFF_N")); err == nil && v >= 0 {
 		n = v

@@ -171,7 +171,7 @@ var diffScripts = []diffScript{
 		"touch n 10\r\n", "touch x 10\r\n", "cas n 0 0 1 1\r\n1\r\n", "cas x 0 0 1 1\r\n1\r\n", "stats\r\n"),
 	script("stats-settings", "stats settings\r\n").with("-m", "32", "-c", "500", "-R", "7"),
 	// slab_chunk_max is memcached's default 512 KB even with a larger -I,
-	// -o slab_chunk_max's value (kilobytes, memcachedArgs145), or the whole
+	// -o slab_chunk_max's value (kilobytes since memcached 1.6.24), or the whole
 	// 1 MB page without chunks.
 	script("stats-settings-2m", "stats settings\r\n").with("-I", "2m"),
 	script("stats-settings-chunk-max", "stats settings\r\n").with("-I", "512k", "-o", "slab_chunk_max=256"),

@@ -15,7 +15,7 @@ import (
 // each. PREFIX_SCRIPTS and PREFIX_SEED in the environment change the
 // count and the first seed, for a longer hunt.
 func seededScripts(t *testing.T, prefix string, scripts int, perScript time.Duration, run func(t *testing.T, tg target, seed uint64)) {
-	requireTool(t, "memcached")
+	referenceMemcached(t)
 	seed := uint64(1)
 	if v, err := strconv.Atoi(os.Getenv(prefix + "_SCRIPTS")); err == nil && v > 0 {
 		scripts = v

@@ -52,6 +52,10 @@ type Settings struct {
 	// memory_file; "" prints memcached's (null).
 	MemoryFile string
 
+	// NAPIIDs is -N as given (0 without it), which `stats settings`
+	// prints as num_napi_ids.
+	NAPIIDs int
+
 	// LRUCrawlerDisabled is -o no_lru_crawler (or no_modern without a later
 	// lru_crawler): the crawler starts off, so `stats settings` says
 	// lru_crawler no and crawl/metadump answer "lru crawler disabled" until

@@ -199,7 +199,7 @@ func TestBinaryStatsAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	addr := startMemcached(t)
+	addr := startRefMemcached(t) // the names are 1.6.45's
 	for _, group := range []string{"", "settings"} {
 		in := binReq(opStat, group, "", "", 9, 0)
 		ref := exchangeAll(t, addr, in)

@@ -8,6 +8,11 @@ import (
 	"github.com/gocached/gocached/internal/store"
 )
 
+// rBadGetKey is a get's refusal of a bad key: memcached 1.6.40 on copies
+// the error line, its end included, and ends the copy again
+// (process_get_command_err), so a blank line follows it.
+const rBadGetKey = rBadFormat + "\r\n"
+
 // Replies, each with its line end.
 const (
 	rError           = "ERROR\r\n"

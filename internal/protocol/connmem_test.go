@@ -211,11 +211,11 @@ func TestConnMemAsMemcachedFlushes(t *testing.T) {
 		{"out of memory, then 12 mg", []string{getLine(14) + mg(12)}, oom + va(12), false, 1},
 		// A bad key takes its object first.
 		{"a bad key past 13 keys", []string{"get" + repeat(" foo", 13) + " " + bad + "\r\n"}, oom, false, 1},
-		{"a bad key past 12 keys", []string{"get" + repeat(" foo", 12) + " " + bad + "\r\n"}, "CLIENT_ERROR bad command line format\r\n", false, 0},
+		{"a bad key past 12 keys", []string{"get" + repeat(" foo", 12) + " " + bad + "\r\n"}, "CLIENT_ERROR bad command line format\r\n\r\n", false, 0},
 		// and gives back those of the keys before it (memcached also drops
 		// the mg's reply: a deliberate difference, scripts_test.go).
 		{"a bad key past 12 keys, then 12 mg", []string{"get" + repeat(" foo", 12) + " " + bad + "\r\n" + mg(12)},
-			"CLIENT_ERROR bad command line format\r\n" + va(12), false, 0},
+			"CLIENT_ERROR bad command line format\r\n\r\n" + va(12), false, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

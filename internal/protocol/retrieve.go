@@ -82,7 +82,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 			if s.log.verbose {
 				s.vlogLine('>', []byte("END")) // memcached ends the get first
 			}
-			s.reply(rBadFormat)
+			s.reply(rBadGetKey)
 			return 0, NeedMore
 		}
 		k = ke
