@@ -1,5 +1,7 @@
 package integration
 
+import "time"
+
 // memcached 1.6.45's t/ suite, the default (GOCACHED_TSUITE_RELEASE unset
 // or 1.6.45): the release gocached follows, so its suite has no reply
 // gocached answers otherwise on purpose.
@@ -31,4 +33,18 @@ var tsuiteExcluded1645 = map[string]string{
 
 // tsuiteKnown1645 is 1.6.45's ratchet of failing assertions (see
 // TestMemcachedTSuite).
-var tsuiteKnown1645 = []tsuiteKnownFailure{}
+var tsuiteKnown1645 = []tsuiteKnownFailure{
+	{file: "slabs-cas.t", tests: "119", owner: ownStore,
+		why: "an item the page mover rescued reads back with another CAS than it was stored with; memcached 1.6.45 keeps it"},
+	// Each number is a subtest of many assertions.
+	{file: "slabs-mover.t", tests: "1,3-5,8", incomplete: true, owner: ownStore,
+		why: "1.6.45's mover: `slabs automove window N` is unknown to the protocol (test 1, ownProtocol); " +
+			"the store's mover evicts where 1.6.45's keeps a page busy and counts it, so the eviction and rescue counts " +
+			"differ (3, 4); debugitem lock and ref, memcached-debug's hooks that hold an item, do not exist (5, 8). " +
+			"The file waits up to 100 s for each count that never comes, so it is cut at tsuiteTimeouts1645's bound"},
+}
+
+// tsuiteTimeouts1645 bounds files known to fail slowly: slabs-mover.t's
+// failing subtests each poll a stat for up to 100 s (216 s in all on a
+// quiet 2-CPU machine); in 60 s it runs the subtests before them.
+var tsuiteTimeouts1645 = map[string]time.Duration{"slabs-mover.t": 60 * time.Second}

@@ -35,7 +35,7 @@ func tsuiteSelected(t *testing.T) tsuiteSuite {
 	t.Helper()
 	switch v := os.Getenv(tsuiteReleaseEnv); v {
 	case "", refmc.Current.Version:
-		return tsuiteSuite{refmc.Current, tsuiteExcluded1645, tsuiteKnown1645, nil}
+		return tsuiteSuite{refmc.Current, tsuiteExcluded1645, tsuiteKnown1645, tsuiteTimeouts1645}
 	case refmc.Debian12.Version:
 		return tsuiteSuite{refmc.Debian12, tsuiteExcluded1618, tsuiteKnown1618, tsuiteTimeouts1618}
 	default:
