@@ -48,11 +48,6 @@ func (s *Session) binStats(group []byte) {
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case string(group) == "sizes":
 		appendSizes(&w, s.env.Store)
-	case string(group) == "sizes_enable", string(group) == "sizes_disable":
-		w.b = appendSizesSwitch(w.b, s.env.Store, string(group) == "sizes_enable")
-		s.bin.statLines = w.b
-		s.appendBinStatLines(w.b)
-		return // memcached sends no empty response after these two
 	default:
 		// Groups only an engine knows (gocached's extensions); memcached's
 		// binary protocol has no "conns".

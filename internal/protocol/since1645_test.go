@@ -59,6 +59,7 @@ var textSince1645 = []script{
 	{name: "http on any command", in: "gx / HTTP/1.1\r\n", want: "", closed: true, since: "1.6.40"},
 	{name: "shutdown disabled", in: "shutdown\r\n", want: lines("SERVER_ERROR: shutdown not enabled"), since: "1.6.40"},
 	{name: "verbosity strict", in: "verbosity\r\nverbosity +1\r\nverbosity 1 2\r\n", want: lines("CLIENT_ERROR bad command line format", "CLIENT_ERROR bad command line format", "OK"), since: "1.6.40"},
+	{name: "sizes switches gone", in: "stats sizes_enable\r\nstats sizes_disable\r\nstats sizes\r\n", want: lines("ERROR", "ERROR", "STAT sizes_status disabled", "END"), since: "1.6.25"},
 	{name: "flush_all strict", in: "flush_all +1\r\nflush_all 0 junk\r\n", want: lines("CLIENT_ERROR invalid exptime argument", "OK"), since: "1.6.40"},
 }
 
@@ -172,6 +173,15 @@ var binSince1645 = []binScript{
 	// 229cf41 (1.6.42): a body over 1 GiB is refused from its header.
 	{name: "body over 1 GiB", in: rawHeader(opSet, 1, 8, 1<<30+1, 7) + setExt(0, 0) + "k",
 		want: "81 00 op=01 st=04 ext= key=\"\" val=\"Invalid arguments\" opq=00000007 cas=0\nclosed\n"},
+	// 1.6.25 removed the run-time switches of the size histogram: unknown
+	// groups.
+	{name: "stat sizes switch", in: binReq(opStat, "sizes_enable", "", "", 1, 0) + binReq(opStat, "sizes", "", "", 2, 0) +
+		binReq(opStat, "sizes_disable", "", "", 3, 0) + binReq(opNoop, "", "", "", 4, 0),
+		want: "81 00 op=10 st=01 ext= key=\"\" val=\"Not found\" opq=00000001 cas=0\n" +
+			"81 00 op=10 st=00 ext= key=\"sizes_status\" val=\"disabled\" opq=00000002 cas=0\n" +
+			"81 00 op=10 st=00 ext= key=\"\" val=\"\" opq=00000002 cas=0\n" +
+			"81 00 op=10 st=01 ext= key=\"\" val=\"Not found\" opq=00000003 cas=0\n" +
+			"81 00 op=0a st=00 ext= key=\"\" val=\"\" opq=00000004 cas=0\n"},
 	// At the limit: the get's own framing check refuses it, as before.
 	{name: "body of 1 GiB", in: rawHeader(opGet, 1, 0, 1<<30, 7) + "k" + binReq(opNoop, "", "", "", 8, 0),
 		want: "81 00 op=00 st=04 ext= key=\"\" val=\"Invalid arguments\" opq=00000007 cas=0\nclosed\n"},

@@ -87,11 +87,6 @@ func (s *Session) stats(line []byte, n int) {
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
 		appendSizes(&w, s.env.Store)
-	case "sizes_enable", "sizes_disable":
-		// memcached ends these two with no END line (nor, in the binary
-		// protocol, an empty response).
-		s.out = appendSizesSwitch(w.b, s.env.Store, string(group) == "sizes_enable")
-		return
 	case "detail":
 		s.statsDetail(line, n)
 		return
