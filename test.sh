@@ -330,6 +330,25 @@ run_fuzz() {
 	echo "$rc" >"$4.rc"
 }
 
+# show_fuzz_failure DIR LOG prints a failed target's report: the start of
+# the failure (where two long replies first differ) and its end, and the
+# failing input Go saved in the package's testdata, which a fresh clone
+# loses with the clone.
+show_fuzz_failure() {
+	local at input
+	at=$(grep -n -m1 -E -- '--- FAIL|^panic:|Failing input written to' "$2" | cut -d: -f1)
+	if [ -n "$at" ] && [ "$(wc -l <"$2")" -gt $((at + 100)) ]; then
+		sed -n "$((at > 5 ? at - 5 : 1)),$((at + 60))p" "$2"
+		echo "    [...]"
+	fi
+	tail -n 40 "$2"
+	input=$(sed -n 's/.*Failing input written to \(testdata[^ ]*\).*/\1/p' "$2" | head -n 1)
+	if [ -n "$input" ] && [ -f "$1/$input" ]; then
+		echo "failing input ($1/$input):"
+		cat "$1/$input"
+	fi
+}
+
 # fuzz_all builds each package's fuzzing binary, runs every target,
 # FUZZ_JOBS at a time, and fails if any fails.
 fuzz_all() {
@@ -362,7 +381,7 @@ fuzz_all() {
 		else
 			rc=1
 			echo "FAIL fuzz $name ($dir):"
-			tail -n 40 "$log"
+			show_fuzz_failure "$dir" "$log"
 		fi
 	done
 	rm -rf "$fuzzlog"

@@ -93,7 +93,7 @@ func (r *runner) skipReason(server, sc string) string {
 	if server == Gocached && !r.pollMode && sc != "base" {
 		return "gocached binary has no --poll-mode"
 	}
-	return ""
+	return r.kernelLacks(sc)
 }
 
 // medianMaxQPS is the median achieved rate of c's MAX runs the machine did

@@ -93,6 +93,7 @@ func TestSupports(t *testing.T) {
 		{Memcached, "base", true}, {Memcached, "defer200", true},
 		{Memcached, "napibusy", false}, {Memcached, "fullbusy", false}, {Memcached, "suspend0", false},
 		{Memcached, "suspend50", false}, {Gocached, "turbo", false},
+		{Gocached, "threadedbusy", true}, {Memcached, "threadedbusy", false},
 	}
 	for _, tt := range tests {
 		if got, why := Supports(tt.server, tt.scenario); got != tt.want || (!got && why == "") {

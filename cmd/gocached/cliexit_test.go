@@ -168,7 +168,7 @@ func TestBadCommandLines(t *testing.T) {
 		{"--poll-auto-interval -1s", 64, "gocached: --poll-auto-interval must be greater than 0 (got -1s)"},
 		{"--busy-poll-budget 70000", 64, `gocached: invalid argument "70000" for "--busy-poll-budget" flag: must be a non-negative integer`},
 		{"--pin-cpus 0-2,1", 64, `gocached: invalid --pin-cpus "0-2,1": cpu list "0-2,1": CPU 1 listed twice`},
-		{"--poll-mode turbo", 64, `gocached: --poll-mode: unknown poll mode "turbo" (want one of base, deferX, napibusy, fullbusy, suspend0, suspendX, auto, X in µs)`},
+		{"--poll-mode turbo", 64, `gocached: --poll-mode: unknown poll mode "turbo" (want one of base, deferX, napibusy, fullbusy, suspend0, suspendX, threadedbusy, auto, X in µs)`},
 		{"--interface=", 64, "gocached: --interface needs an interface name"},
 		{"-Z", 64, "gocached: -Z needs a certificate: -o ssl_chain_cert=FILE[,ssl_key=FILE]"},
 		{"-Z --engine=epoll -o ssl_chain_cert=/x", 64, "gocached: -Z: TLS is served by --engine=go, not --engine=epoll"},

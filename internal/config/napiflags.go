@@ -55,7 +55,7 @@ type napiFlags struct {
 
 func addNAPIFlags(fs *pflag.FlagSet, o *NAPI) *napiFlags {
 	f := &napiFlags{out: o}
-	fs.StringVar(&f.mode, "poll-mode", "", "NAPI poll-mode preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs), or auto (each NAPI switched between base and IRQ suspension by what its reactor measures); default: leave the kernel's knobs alone")
+	fs.StringVar(&f.mode, "poll-mode", "", "NAPI poll-mode preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs), threadedbusy (kernel 6.19+), or auto (each NAPI switched between base and IRQ suspension by what its reactor measures); default: leave the kernel's knobs alone")
 	fs.DurationVar(&o.AutoEvery, "poll-auto-interval", time.Second, "how often --poll-mode auto looks at the reactors and decides")
 	fs.StringVar(&o.Iface, "interface", "", "interface whose NAPIs --poll-mode tunes (default: the one holding the -l address)")
 	fs.Uint32Var(&f.deferHardIRQs, "defer-hard-irqs", 0, "per-NAPI defer-hard-irqs; overrides the preset")

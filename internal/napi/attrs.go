@@ -35,18 +35,43 @@ const (
 // found in the map SetPolicyAttrs returns.
 const AttrIRQSuspendTimeout = attrNAPIIRQSuspendTimeout
 
+// napi-set's threaded values (enum napi-threaded in the netdev spec).
+const (
+	ThreadedDisabled = 0
+	ThreadedEnabled  = 1 // polled by a per-NAPI kthread (6.17+)
+	ThreadedBusyPoll = 2 // the kthread busy-polls without pause (6.19+)
+)
+
+// ThreadedName spells a threaded value as the netdev spec does.
+func ThreadedName(v uint32) string {
+	switch v {
+	case ThreadedDisabled:
+		return "disabled"
+	case ThreadedEnabled:
+		return "enabled"
+	case ThreadedBusyPoll:
+		return "busy-poll"
+	}
+	return fmt.Sprint(v)
+}
+
 // Knobs are the per-NAPI settings napi-set writes. A nil field is left alone
 // on Set and means "not reported by this kernel" when read back.
 type Knobs struct {
 	DeferHardIRQs     *uint32 `json:"defer_hard_irqs,omitempty"`
 	GROFlushTimeout   *uint64 `json:"gro_flush_timeout_ns,omitempty"`   // nanoseconds
 	IRQSuspendTimeout *uint64 `json:"irq_suspend_timeout_ns,omitempty"` // nanoseconds
+	// Threaded is 0 disabled, 1 enabled (6.17+), 2 busy-poll (6.19+).
+	Threaded *uint32 `json:"threaded,omitempty"`
 }
 
 // Empty reports whether k sets nothing.
 func (k Knobs) Empty() bool {
-	return k.DeferHardIRQs == nil && k.GROFlushTimeout == nil && k.IRQSuspendTimeout == nil
+	return k.DeferHardIRQs == nil && k.GROFlushTimeout == nil && k.IRQSuspendTimeout == nil && k.Threaded == nil
 }
+
+// BusyPollsThreaded reports whether k turns on threaded busy polling.
+func (k Knobs) BusyPollsThreaded() bool { return k.Threaded != nil && *k.Threaded == ThreadedBusyPoll }
 
 // Override returns k with every field o sets replaced by o's value.
 func (k Knobs) Override(o Knobs) Knobs {
@@ -59,13 +84,22 @@ func (k Knobs) Override(o Knobs) Knobs {
 	if o.IRQSuspendTimeout != nil {
 		k.IRQSuspendTimeout = o.IRQSuspendTimeout
 	}
+	if o.Threaded != nil {
+		k.Threaded = o.Threaded
+	}
 	return k
 }
 
-// String formats k as "defer=N gro=Nns suspend=Nns", "-" for unset fields.
+// String formats k as "defer=N gro=Nns suspend=Nns", "-" for unset fields,
+// followed by " threaded=NAME" when k carries a threaded value (left out
+// otherwise, so the three IRQ knobs read as they always have).
 func (k Knobs) String() string {
-	return fmt.Sprintf("defer=%s gro=%sns suspend=%sns",
+	s := fmt.Sprintf("defer=%s gro=%sns suspend=%sns",
 		optString(k.DeferHardIRQs), optString(k.GROFlushTimeout), optString(k.IRQSuspendTimeout))
+	if k.Threaded != nil {
+		s += " threaded=" + ThreadedName(*k.Threaded)
+	}
+	return s
 }
 
 func optString[T uint32 | uint64](p *T) string {
@@ -87,8 +121,7 @@ type NAPI struct {
 	// software devices) or the kernel does not report it.
 	IRQ int `json:"irq"`
 	// PID is the kthread polling the NAPI in threaded mode, 0 otherwise.
-	PID      uint32  `json:"pid,omitempty"`
-	Threaded *uint32 `json:"threaded,omitempty"` // 0 disabled, 1 enabled, 2 busy-poll (6.17+)
+	PID uint32 `json:"pid,omitempty"`
 	Knobs
 }
 
@@ -234,8 +267,8 @@ func decodeQueue(b []byte) (Queue, error) {
 }
 
 // encodeSet builds the attributes of a napi-set request. The kernel's policy
-// takes defer-hard-irqs as u32 and the timeouts as "uint"; 8 bytes are always
-// accepted for a uint.
+// takes defer-hard-irqs and threaded as u32 and the timeouts as "uint"; 8
+// bytes are always accepted for a uint.
 func encodeSet(id uint32, k Knobs) ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	ae.Uint32(attrNAPIID, id)
@@ -247,6 +280,9 @@ func encodeSet(id uint32, k Knobs) ([]byte, error) {
 	}
 	if k.IRQSuspendTimeout != nil {
 		ae.Uint64(attrNAPIIRQSuspendTimeout, *k.IRQSuspendTimeout)
+	}
+	if k.Threaded != nil {
+		ae.Uint32(attrNAPIThreaded, *k.Threaded) // u32 in the kernel's policy
 	}
 	return ae.Encode()
 }

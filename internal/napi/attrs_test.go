@@ -92,8 +92,8 @@ func TestDecodeNAPI(t *testing.T) {
 				attr{attrNAPIIRQ, u32b(131)}, attr{attrNAPIPID, u32b(4242)}, attr{attrNAPIThreaded, u32b(1)},
 				attr{attrNAPIDeferHardIRQs, u32b(0)}, attr{attrNAPIGROFlushTimeout, u64b(5_000_000_000)},
 				attr{attrNAPIIRQSuspendTimeout, u64b(1 << 40)}),
-			want: NAPI{ID: 9, Ifindex: 3, IRQ: 131, PID: 4242, Threaded: Uint32(1), Knobs: Knobs{
-				DeferHardIRQs: Uint32(0), GROFlushTimeout: Uint64(5_000_000_000), IRQSuspendTimeout: Uint64(1 << 40)}},
+			want: NAPI{ID: 9, Ifindex: 3, IRQ: 131, PID: 4242, Knobs: Knobs{
+				DeferHardIRQs: Uint32(0), GROFlushTimeout: Uint64(5_000_000_000), IRQSuspendTimeout: Uint64(1 << 40), Threaded: Uint32(1)}},
 		},
 		{
 			name: "6.8 kernel: no knobs reported",
@@ -165,12 +165,20 @@ func TestEncodeSet(t *testing.T) {
 		k    Knobs
 		want map[uint16]uint64
 	}{
-		{"all three", Knobs{Uint32(100), Uint64(20000), Uint64(20000000)},
+		{"all three", Knobs{DeferHardIRQs: Uint32(100), GROFlushTimeout: Uint64(20000), IRQSuspendTimeout: Uint64(20000000)},
 			map[uint16]uint64{attrNAPIID: 77, attrNAPIDeferHardIRQs: 100, attrNAPIGROFlushTimeout: 20000, attrNAPIIRQSuspendTimeout: 20000000}},
 		{"defer only", Knobs{DeferHardIRQs: Uint32(0)},
 			map[uint16]uint64{attrNAPIID: 77, attrNAPIDeferHardIRQs: 0}},
 		{"wide timeout", Knobs{GROFlushTimeout: Uint64(1 << 36)},
 			map[uint16]uint64{attrNAPIID: 77, attrNAPIGROFlushTimeout: 1 << 36}},
+		{"threaded busy-poll alone", Knobs{Threaded: Uint32(ThreadedBusyPoll)},
+			map[uint16]uint64{attrNAPIID: 77, attrNAPIThreaded: 2}},
+		{"threaded disabled is sent, not dropped", Knobs{Threaded: Uint32(ThreadedDisabled)},
+			map[uint16]uint64{attrNAPIID: 77, attrNAPIThreaded: 0}},
+		{"threadedbusy preset", mustModeKnobs("threadedbusy"),
+			map[uint16]uint64{attrNAPIID: 77, attrNAPIDeferHardIRQs: 100, attrNAPIGROFlushTimeout: 15000, attrNAPIIRQSuspendTimeout: 0, attrNAPIThreaded: 2}},
+		{"other presets leave threaded alone", mustModeKnobs("suspend20"),
+			map[uint16]uint64{attrNAPIID: 77, attrNAPIDeferHardIRQs: 100, attrNAPIGROFlushTimeout: 20000, attrNAPIIRQSuspendTimeout: 20000000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,7 +217,7 @@ func TestEncodeSet(t *testing.T) {
 // The timeouts are kernel "uint": napi-set must send them as 8 bytes so
 // values above 4 s survive, while defer-hard-irqs is a fixed u32.
 func TestEncodeSetWidths(t *testing.T) {
-	b, err := encodeSet(1, Knobs{Uint32(1), Uint64(2), Uint64(3)})
+	b, err := encodeSet(1, Knobs{DeferHardIRQs: Uint32(1), GROFlushTimeout: Uint64(2), IRQSuspendTimeout: Uint64(3), Threaded: Uint32(ThreadedBusyPoll)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,11 +225,58 @@ func TestEncodeSetWidths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint16]int{attrNAPIID: 4, attrNAPIDeferHardIRQs: 4, attrNAPIGROFlushTimeout: 8, attrNAPIIRQSuspendTimeout: 8}
+	want := map[uint16]int{attrNAPIID: 4, attrNAPIDeferHardIRQs: 4, attrNAPIGROFlushTimeout: 8, attrNAPIIRQSuspendTimeout: 8, attrNAPIThreaded: 4}
 	for _, a := range attrs {
 		if len(a.Data) != want[a.Type] {
 			t.Errorf("attr %d has %d bytes, want %d", a.Type, len(a.Data), want[a.Type])
 		}
+	}
+}
+
+func mustModeKnobs(name string) Knobs {
+	m, err := ParseMode(name)
+	if err != nil {
+		panic(err)
+	}
+	return m.Knobs()
+}
+
+// napi-get reports threaded as a u32 (6.17+): each value decodes into
+// Knobs.Threaded and prints by its spec name; a kernel that does not report
+// it leaves the field nil and the string as before.
+func TestDecodeThreaded(t *testing.T) {
+	tests := []struct {
+		name    string
+		attrs   []attr
+		want    *uint32
+		str     string
+		wantErr bool
+	}{
+		{"absent (before 6.17)", nil, nil, "defer=- gro=-ns suspend=-ns", false},
+		{"disabled", []attr{{attrNAPIThreaded, u32b(0)}}, Uint32(0), "defer=- gro=-ns suspend=-ns threaded=disabled", false},
+		{"enabled", []attr{{attrNAPIThreaded, u32b(1)}}, Uint32(1), "defer=- gro=-ns suspend=-ns threaded=enabled", false},
+		{"busy-poll", []attr{{attrNAPIThreaded, u32b(2)}}, Uint32(2), "defer=- gro=-ns suspend=-ns threaded=busy-poll", false},
+		{"a value from a later kernel", []attr{{attrNAPIThreaded, u32b(7)}}, Uint32(7), "defer=- gro=-ns suspend=-ns threaded=7", false},
+		{"short", []attr{{attrNAPIThreaded, []byte{2, 0}}}, nil, "", true},
+		{"beyond 32 bits", []attr{{attrNAPIThreaded, u64b(1 << 33)}}, nil, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := rawAttrs(append([]attr{{attrNAPIID, u32b(8193)}}, tt.attrs...)...)
+			n, err := decodeNAPI(b)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if (n.Threaded == nil) != (tt.want == nil) || (n.Threaded != nil && *n.Threaded != *tt.want) {
+				t.Fatalf("Threaded = %v, want %v", optString(n.Threaded), optString(tt.want))
+			}
+			if got := n.Knobs.String(); got != tt.str {
+				t.Fatalf("String() = %q, want %q", got, tt.str)
+			}
+		})
 	}
 }
 

@@ -181,6 +181,9 @@ func (c *Client) Set(id uint32, k Knobs) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	_, err = c.execute(cmdNAPISet, data, netlink.Request|netlink.Acknowledge)
+	if err != nil && k.BusyPollsThreaded() && c.refusedThreadedBusyPoll(err, data) {
+		return errNoThreadedBusyPoll(op, err)
+	}
 	if err != nil && errors.Is(err, unix.EINVAL) && k.IRQSuspendTimeout != nil {
 		// Tell "the kernel predates irq-suspend-timeout" apart from a
 		// plain bad value by asking the kernel's own policy.

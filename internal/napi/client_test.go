@@ -26,6 +26,10 @@ type fakeKernel struct {
 	lastSet    map[uint16]uint64
 	setCalls   int
 	failSetIDs map[uint32]bool
+	// threadedMax is the largest threaded value napi-set's policy allows:
+	// 0 for a kernel without the attribute (before 6.17), 1 for 6.17 and
+	// 6.18, 2 with threaded busy polling (6.19+).
+	threadedMax uint64
 }
 
 func (k *fakeKernel) dial(t *testing.T) *Client {
@@ -79,6 +83,9 @@ func encodeNAPI(n NAPI) []byte {
 	}
 	putUint(attrNAPIGROFlushTimeout, n.GROFlushTimeout)
 	putUint(attrNAPIIRQSuspendTimeout, n.IRQSuspendTimeout)
+	if n.Threaded != nil {
+		ae.Uint32(attrNAPIThreaded, *n.Threaded)
+	}
 	b, _ := ae.Encode()
 	return b
 }
@@ -133,6 +140,11 @@ func (k *fakeKernel) serve(greq genetlink.Message, nreq netlink.Message) ([]gene
 		if _, ok := attrs[attrNAPIIRQSuspendTimeout]; ok && k.noSuspend {
 			return nil, genltest.Error(int(unix.EINVAL))
 		}
+		if v, ok := attrs[attrNAPIThreaded]; ok && k.threadedMax == 0 {
+			return nil, genltest.Error(int(unix.EINVAL)) // unknown attribute type
+		} else if ok && v > k.threadedMax {
+			return nil, genltest.Error(int(unix.ERANGE)) // integer out of range
+		}
 		id := uint32(attrs[attrNAPIID])
 		if k.failSetIDs[id] {
 			return nil, genltest.Error(int(unix.EIO))
@@ -151,6 +163,9 @@ func (k *fakeKernel) serve(greq genetlink.Message, nreq netlink.Message) ([]gene
 			}
 			if v, ok := attrs[attrNAPIIRQSuspendTimeout]; ok {
 				n.IRQSuspendTimeout = Uint64(v)
+			}
+			if v, ok := attrs[attrNAPIThreaded]; ok {
+				n.Threaded = Uint32(uint32(v))
 			}
 			return nil, io.EOF
 		}
@@ -172,16 +187,16 @@ func (k *fakeKernel) policy(attrs map[uint16]uint64) ([]genetlink.Message, error
 	if attrs[ctrlAttrFamilyID] != uint64(fakeFamily.ID) || attrs[ctrlAttrOp] != cmdNAPISet {
 		return nil, genltest.Error(int(unix.ENOENT))
 	}
-	return fakePolicyDump(k.noSuspend)
+	return fakePolicyDump(k.noSuspend, k.threadedMax)
 }
 
 func vethNAPIs() []NAPI {
 	var out []NAPI
 	for i := range 4 {
 		out = append(out, NAPI{ID: uint32(8193 + i), Ifindex: 2, IRQ: -1,
-			Knobs: Knobs{Uint32(0), Uint64(0), Uint64(0)}})
+			Knobs: threeKnobs(Uint32(0), Uint64(0), Uint64(0))})
 	}
-	out = append(out, NAPI{ID: 9000, Ifindex: 7, IRQ: 131, Knobs: Knobs{Uint32(2), Uint64(1 << 33), Uint64(0)}})
+	out = append(out, NAPI{ID: 9000, Ifindex: 7, IRQ: 131, Knobs: threeKnobs(Uint32(2), Uint64(1<<33), Uint64(0))})
 	return out
 }
 
@@ -246,7 +261,7 @@ func TestClientQueues(t *testing.T) {
 func TestClientSet(t *testing.T) {
 	k := &fakeKernel{napis: vethNAPIs()}
 	c := k.dial(t)
-	if err := c.Set(8194, Knobs{Uint32(100), Uint64(20000), Uint64(20_000_000)}); err != nil {
+	if err := c.Set(8194, threeKnobs(Uint32(100), Uint64(20000), Uint64(20_000_000))); err != nil {
 		t.Fatal(err)
 	}
 	n, err := c.NAPI(8194)
@@ -269,7 +284,7 @@ func TestClientSet(t *testing.T) {
 }
 
 func TestClientErrors(t *testing.T) {
-	full := Knobs{Uint32(100), Uint64(20000), Uint64(20_000_000)}
+	full := threeKnobs(Uint32(100), Uint64(20000), Uint64(20_000_000))
 	tests := []struct {
 		name     string
 		kernel   fakeKernel
@@ -321,7 +336,7 @@ func TestFamilyAbsent(t *testing.T) {
 }
 
 func TestBlamedAttr(t *testing.T) {
-	req, err := encodeSet(5, Knobs{Uint32(1 << 31), Uint64(1), Uint64(2)})
+	req, err := encodeSet(5, threeKnobs(Uint32(1<<31), Uint64(1), Uint64(2)))
 	if err != nil {
 		t.Fatal(err)
 	}

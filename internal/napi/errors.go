@@ -76,7 +76,7 @@ func bareErrno(err error) string {
 var (
 	napiAttrNames = map[uint16]string{attrNAPIIfindex: "ifindex", attrNAPIID: "id",
 		attrNAPIDeferHardIRQs: "defer-hard-irqs", attrNAPIGROFlushTimeout: "gro-flush-timeout",
-		attrNAPIIRQSuspendTimeout: "irq-suspend-timeout"}
+		attrNAPIIRQSuspendTimeout: "irq-suspend-timeout", attrNAPIThreaded: "threaded"}
 	queueAttrNames = map[uint16]string{attrQueueIfindex: "ifindex"}
 )
 
@@ -137,6 +137,19 @@ func extackMessage(err error) string {
 		return oe.Message
 	}
 	return ""
+}
+
+// KernelWords is what the kernel itself said about a failed request: its
+// extended ack and the errno, e.g. "integer out of range: numerical result
+// out of range".
+func KernelWords(err error) string {
+	if err == nil {
+		return ""
+	}
+	if m := extackMessage(err); m != "" {
+		return m + ": " + bareErrno(err)
+	}
+	return bareErrno(err)
 }
 
 // isUnknownAttr reports whether an error's extended ack says attribute

@@ -42,6 +42,10 @@ type Mode struct {
 	// prefer busy polling, and the server then switches each NAPI between
 	// base and IRQ suspension by what its reactor measures.
 	Adaptive bool
+	// ThreadedBusyPoll has each NAPI's kthread busy-poll it without pause
+	// (napi-set threaded=busy-poll, Linux 6.19+): receive work leaves the
+	// reactors' threads and epoll is left to block.
+	ThreadedBusyPoll bool
 }
 
 const (
@@ -55,14 +59,18 @@ const (
 	// maxModeUsecs bounds the X of deferX/suspendX: a one-second flush
 	// timeout is already far beyond any sensible setting.
 	maxModeUsecs = 1_000_000
+	// threadedBusyGRONs is threadedbusy's gro-flush-timeout, with defer 100:
+	// the deferral the threaded busy-poll series was evaluated with
+	// (15 µs), in force whenever the kthread stops polling.
+	threadedBusyGRONs = 15_000
 )
 
 // ModeNames lists the preset spellings, X standing for microseconds.
-var ModeNames = []string{"base", "deferX", "napibusy", "fullbusy", "suspend0", "suspendX", "auto"}
+var ModeNames = []string{"base", "deferX", "napibusy", "fullbusy", "suspend0", "suspendX", "threadedbusy", "auto"}
 
 // ParseMode resolves a --poll-mode name: base, deferX, napibusy, fullbusy,
-// suspend0 or suspendX, where X is a gro-flush-timeout in microseconds
-// (e.g. defer20, suspend20).
+// suspend0, suspendX, threadedbusy or auto, where X is a gro-flush-timeout
+// in microseconds (e.g. defer20, suspend20).
 func ParseMode(name string) (Mode, error) {
 	m := Mode{Name: name, EpollTimeoutMs: -1}
 	switch name {
@@ -80,6 +88,11 @@ func ParseMode(name string) (Mode, error) {
 	case "suspend0":
 		m.IRQSuspendTimeoutNs = presetSuspendNs
 		m.BusyPollBudget, m.PreferBusyPoll = presetBudget, true
+		return m, nil
+	case "threadedbusy":
+		// No epoll busy polling: the kthread owns the NAPI while it polls,
+		// so a reactor's busy poll would only spin beside it.
+		m.DeferHardIRQs, m.GROFlushTimeoutNs, m.ThreadedBusyPoll = presetDefer, threadedBusyGRONs, true
 		return m, nil
 	case "auto":
 		m.BusyPollBudget, m.PreferBusyPoll, m.Adaptive = presetBudget, true, true
@@ -117,14 +130,20 @@ func modeUsecs(s string) (uint64, error) {
 	return us, nil
 }
 
-// Knobs are the per-NAPI settings of m; every preset sets all three
-// explicitly (base writes zeros) so that no leftover value survives.
+// Knobs are the per-NAPI settings of m; every preset sets all three IRQ
+// knobs explicitly (base writes zeros) so that no leftover value survives.
+// Only threadedbusy writes threaded: the others leave a NAPI's threading
+// (a NIC setup choice, or the testbed's) as they found it.
 func (m Mode) Knobs() Knobs {
-	return Knobs{
+	k := Knobs{
 		DeferHardIRQs:     Uint32(m.DeferHardIRQs),
 		GROFlushTimeout:   Uint64(m.GROFlushTimeoutNs),
 		IRQSuspendTimeout: Uint64(m.IRQSuspendTimeoutNs),
 	}
+	if m.ThreadedBusyPoll {
+		k.Threaded = Uint32(ThreadedBusyPoll)
+	}
+	return k
 }
 
 // BusyPolls reports whether m configures epoll busy polling (EPIOCSPARAMS).
@@ -135,7 +154,7 @@ func (m Mode) BusyPolls() bool {
 // NeedsNAPI reports whether m only makes sense with NAPIs to act on: every
 // preset except base changes NAPI behaviour.
 func (m Mode) NeedsNAPI() bool {
-	return m.Adaptive || m.DeferHardIRQs > 0 || m.GROFlushTimeoutNs > 0 || m.IRQSuspendTimeoutNs > 0 || m.BusyPolls()
+	return m.Adaptive || m.ThreadedBusyPoll || m.DeferHardIRQs > 0 || m.GROFlushTimeoutNs > 0 || m.IRQSuspendTimeoutNs > 0 || m.BusyPolls()
 }
 
 // Suspends reports whether m relies on irq-suspend-timeout (6.13+).

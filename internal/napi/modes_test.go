@@ -24,6 +24,9 @@ func TestParseMode(t *testing.T) {
 			BusyPollBudget: 64, PreferBusyPoll: true, EpollTimeoutMs: -1}},
 		{"suspend1000000", Mode{Name: "suspend1000000", DeferHardIRQs: 100, GROFlushTimeoutNs: 1000 * ms,
 			IRQSuspendTimeoutNs: 20 * ms, BusyPollBudget: 64, PreferBusyPoll: true, EpollTimeoutMs: -1}},
+		// The kthread polls; the reactors block in epoll_wait.
+		{"threadedbusy", Mode{Name: "threadedbusy", DeferHardIRQs: 100, GROFlushTimeoutNs: 15_000,
+			ThreadedBusyPoll: true, EpollTimeoutMs: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,13 +45,18 @@ func TestParseMode(t *testing.T) {
 				*k.IRQSuspendTimeout != tt.want.IRQSuspendTimeoutNs {
 				t.Fatalf("Knobs() = %s for %+v", k, got)
 			}
+			// Only threadedbusy touches a NAPI's threading.
+			if k.BusyPollsThreaded() != tt.want.ThreadedBusyPoll || (k.Threaded != nil) != tt.want.ThreadedBusyPoll {
+				t.Fatalf("Knobs() = %s: threaded does not follow ThreadedBusyPoll %v", k, tt.want.ThreadedBusyPoll)
+			}
 		})
 	}
 }
 
 func TestParseModeRejects(t *testing.T) {
 	for _, name := range []string{"", "Base", "defer", "defer0", "defer-5", "defer20us", "defer 20",
-		"suspend", "suspendx", "suspend00", "defer1000001", "defer99999999999999999999", "busy", "napibusy1"} {
+		"suspend", "suspendx", "suspend00", "defer1000001", "defer99999999999999999999", "busy", "napibusy1",
+		"threaded", "threadedbusy0", "ThreadedBusy", "threaded-busy"} {
 		t.Run(name, func(t *testing.T) {
 			m, err := ParseMode(name)
 			if err == nil {
@@ -72,6 +80,7 @@ func TestModePredicates(t *testing.T) {
 		{"fullbusy", true, true, false},
 		{"suspend0", true, true, true},
 		{"suspend50", true, true, true},
+		{"threadedbusy", true, false, false},
 	}
 	for _, tt := range tests {
 		m, err := ParseMode(tt.name)
@@ -94,10 +103,23 @@ func TestKnobsOverride(t *testing.T) {
 	if got := (Knobs{}).Override(Knobs{}); !got.Empty() {
 		t.Fatalf("empty override = %s", got)
 	}
+	// A threaded value found on the NAPI survives a preset that does not
+	// set it, and threadedbusy replaces it.
+	found := Knobs{DeferHardIRQs: Uint32(0), GROFlushTimeout: Uint64(0), IRQSuspendTimeout: Uint64(0), Threaded: Uint32(ThreadedEnabled)}
+	if got, want := found.Override(m.Knobs()).String(), "defer=100 gro=20000ns suspend=20000000ns threaded=enabled"; got != want {
+		t.Fatalf("suspend20 over a threaded NAPI = %s, want %s", got, want)
+	}
+	tb, _ := ParseMode("threadedbusy")
+	if got, want := found.Override(tb.Knobs()).String(), "defer=100 gro=15000ns suspend=0ns threaded=busy-poll"; got != want {
+		t.Fatalf("threadedbusy over a threaded NAPI = %s, want %s", got, want)
+	}
+	if (Knobs{Threaded: Uint32(0)}).Empty() {
+		t.Fatal("a knob set that writes threaded=disabled reads as empty")
+	}
 }
 
 func FuzzParseMode(f *testing.F) {
-	for _, s := range []string{"base", "defer20", "suspend0", "suspend20", "fullbusy", "napibusy", "defer0", "suspend"} {
+	for _, s := range []string{"base", "defer20", "suspend0", "suspend20", "fullbusy", "napibusy", "threadedbusy", "defer0", "suspend"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -19,6 +19,8 @@ const (
 	ctrlAttrOpPolicy = 9
 	ctrlAttrOp       = 10
 	ctrlAttrPolicyDo = 1
+
+	nlPolicyTypeAttrMaxValueU = 5 // uapi linux/netlink.h, enum netlink_policy_type_attr
 )
 
 // SupportsIRQSuspendTimeout asks the kernel's own napi-set policy (nlctrl
@@ -38,6 +40,19 @@ func (c *Client) SupportsIRQSuspendTimeout() (bool, error) {
 // SetPolicyAttrs returns the attribute types the kernel's napi-set accepts.
 // It fails with ErrUnsupported when the kernel has no napi-set.
 func (c *Client) SetPolicyAttrs() (map[uint16]bool, error) {
+	pol, err := c.setPolicy()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uint16]bool, len(pol))
+	for typ := range pol {
+		out[typ] = true
+	}
+	return out, nil
+}
+
+// setPolicy reads napi-set's do-policy from nlctrl.
+func (c *Client) setPolicy() (setPolicyAttrs, error) {
 	op := "napi: nlctrl getpolicy netdev napi-set"
 	ae := netlink.NewAttributeEncoder()
 	ae.Uint16(ctrlAttrFamilyID, c.family.ID)
@@ -67,10 +82,10 @@ func (c *Client) SetPolicyAttrs() (map[uint16]bool, error) {
 
 // decodeOpPolicy reads a getpolicy dump: CTRL_ATTR_OP_POLICY messages map an
 // op to the index of its "do" policy, CTRL_ATTR_POLICY messages list each
-// policy's attribute types. It returns the attribute types of op's do policy.
-func decodeOpPolicy(msgs []genetlink.Message, op uint32) (map[uint16]bool, error) {
+// policy's attribute types with their limits. It returns op's do policy.
+func decodeOpPolicy(msgs []genetlink.Message, op uint32) (setPolicyAttrs, error) {
 	doPolicy := -1
-	policies := map[uint16]map[uint16]bool{}
+	policies := map[uint16]setPolicyAttrs{}
 	for _, m := range msgs {
 		ad, err := netlink.NewAttributeDecoder(m.Data)
 		if err != nil {
@@ -105,11 +120,26 @@ func decodeOpPolicy(msgs []genetlink.Message, op uint32) (map[uint16]bool, error
 					for pols.Next() {
 						idx := pols.Type()
 						if policies[idx] == nil {
-							policies[idx] = map[uint16]bool{}
+							policies[idx] = setPolicyAttrs{}
 						}
 						pols.Nested(func(attrs *netlink.AttributeDecoder) error {
 							for attrs.Next() {
-								policies[idx][attrs.Type()] = true
+								typ := attrs.Type()
+								a := policies[idx][typ]
+								attrs.Nested(func(lim *netlink.AttributeDecoder) error {
+									for lim.Next() {
+										if lim.Type() != nlPolicyTypeAttrMaxValueU {
+											continue
+										}
+										// Keep the larger of repeated limits, so
+										// message order never matters.
+										if v, err := decodeUint(lim.Bytes()); err == nil && (!a.hasMaxU || v > a.maxU) {
+											a.maxU, a.hasMaxU = v, true
+										}
+									}
+									return nil
+								})
+								policies[idx][typ] = a
 							}
 							return attrs.Err()
 						})

@@ -8,7 +8,9 @@ import (
 	"github.com/mdlayher/netlink"
 )
 
-func fakePolicyDump(noSuspend bool) ([]genetlink.Message, error) {
+// fakePolicyDump lays out napi-set's policy as the kernel dumps it; a
+// nonzero threadedMax adds threaded with that NL_POLICY_TYPE_ATTR_MAX_VALUE_U.
+func fakePolicyDump(noSuspend bool, threadedMax uint64) ([]genetlink.Message, error) {
 	ops := netlink.NewAttributeEncoder()
 	ops.Uint16(ctrlAttrFamilyID, fakeFamily.ID)
 	ops.Nested(ctrlAttrOpPolicy, func(ae *netlink.AttributeEncoder) error {
@@ -33,6 +35,14 @@ func fakePolicyDump(noSuspend bool) ([]genetlink.Message, error) {
 			for _, typ := range types {
 				ae.Nested(typ, func(ae *netlink.AttributeEncoder) error {
 					ae.Uint32(1, 4)
+					return nil
+				})
+			}
+			if threadedMax > 0 {
+				ae.Nested(attrNAPIThreaded, func(ae *netlink.AttributeEncoder) error {
+					ae.Uint32(1, 4)                                   // NL_ATTR_TYPE_U32
+					ae.Uint64(nlPolicyTypeAttrMaxValueU-1, 0)         // MIN_VALUE_U
+					ae.Uint64(nlPolicyTypeAttrMaxValueU, threadedMax) // MAX_VALUE_U
 					return nil
 				})
 			}
@@ -62,7 +72,7 @@ func TestSupportsIRQSuspendTimeout(t *testing.T) {
 }
 
 func TestDecodeOpPolicyWithoutOp(t *testing.T) {
-	msgs, err := fakePolicyDump(false)
+	msgs, err := fakePolicyDump(false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +85,7 @@ func TestDecodeOpPolicyWithoutOp(t *testing.T) {
 }
 
 func FuzzDecodeOpPolicy(f *testing.F) {
-	msgs, err := fakePolicyDump(false)
+	msgs, err := fakePolicyDump(false, 1)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -94,7 +104,7 @@ func FuzzDecodeOpPolicy(f *testing.F) {
 }
 
 func TestDecodeOpPolicyConflict(t *testing.T) {
-	msgs, err := fakePolicyDump(false)
+	msgs, err := fakePolicyDump(false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,6 +117,9 @@ func onlyFieldsOf(cur, k Knobs) Knobs {
 	if k.IRQSuspendTimeout != nil {
 		out.IRQSuspendTimeout = cur.IRQSuspendTimeout
 	}
+	if k.Threaded != nil {
+		out.Threaded = cur.Threaded
+	}
 	return out
 }
 

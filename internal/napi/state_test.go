@@ -23,7 +23,7 @@ func knobsOf(t *testing.T, c *Client, ifindex int) map[uint32]string {
 
 func TestApplyRestore(t *testing.T) {
 	k := &fakeKernel{napis: vethNAPIs()}
-	k.napis[1].Knobs = Knobs{Uint32(7), Uint64(3000), Uint64(0)} // a leftover setting to preserve
+	k.napis[1].Knobs = threeKnobs(Uint32(7), Uint64(3000), Uint64(0)) // a leftover setting to preserve
 	c := k.dial(t)
 	path := filepath.Join(t.TempDir(), "sub", "napi-srv0.json")
 	before := knobsOf(t, c, 2)
@@ -191,4 +191,9 @@ func mustMode(t *testing.T, name string) Mode {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// threeKnobs are the three IRQ knobs, threaded left alone.
+func threeKnobs(deferHardIRQs *uint32, gro, suspend *uint64) Knobs {
+	return Knobs{DeferHardIRQs: deferHardIRQs, GROFlushTimeout: gro, IRQSuspendTimeout: suspend}
 }

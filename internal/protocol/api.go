@@ -210,6 +210,12 @@ type Env struct {
 	// `watch` is refused with memcached's WATCHER_FAILED.
 	ResumesPending bool
 
+	// Background runs work that memcached gives a thread of its own (an
+	// `lru_crawler crawl`'s sweep) so that it does not hold up the
+	// connection; nil means a goroutine. Tests that compare two runs byte
+	// for byte run it inline, so that what follows sees it done.
+	Background func(work func())
+
 	// counters are the totals only the protocol sees; the zero value is ready.
 	counters protoCounters
 	// admin is the run-time state of the admin commands (admin_state.go).

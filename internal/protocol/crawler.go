@@ -72,7 +72,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 			s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
 			// In the background, as memcached's crawler thread: a sweep of
 			// a large store must not hold up this connection's reactor.
-			go s.env.Store.Crawl()
+			s.env.background(s.env.Store.Crawl)
 		}
 		s.reply(r)
 	case "metadump":
@@ -347,4 +347,13 @@ func appendMgdumpLine(b []byte, it store.Item) []byte {
 		b = append(b, it.Key()...)
 	}
 	return append(b, crlf...)
+}
+
+// background runs work as Env.Background says.
+func (e *Env) background(work func()) {
+	if e.Background != nil {
+		e.Background(work)
+		return
+	}
+	go work()
 }

@@ -51,14 +51,3 @@ Signed-By: /usr/share/keyrings/example.gpg`}
 		t.Errorf("%d sid stanzas, want one per main archive (2):\n%s", n, sid)
 	}
 }
-
-func TestByVersion(t *testing.T) {
-	for _, v := range []string{"1.6.18", "1.6.45"} {
-		if r, err := ByVersion(v); err != nil || r.Version != v || len(r.OrigSHA256) != 64 {
-			t.Errorf("ByVersion(%s) = %+v, %v", v, r, err)
-		}
-	}
-	if _, err := ByVersion("1.6.9"); err == nil {
-		t.Error("ByVersion(1.6.9): no error")
-	}
-}

@@ -12,7 +12,6 @@
 package refmc
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -40,16 +39,6 @@ var Current = Release{
 	Version:    "1.6.45",
 	Suites:     []string{"sid"},
 	OrigSHA256: "c383a2ad8f973b627c3de472702f46ee33b402750de4fd2d25cef65a00140110",
-}
-
-// ByVersion finds a known release.
-func ByVersion(v string) (Release, error) {
-	for _, r := range []Release{Debian12, Current} {
-		if r.Version == v {
-			return r, nil
-		}
-	}
-	return Release{}, fmt.Errorf("memcached %s: not a known reference release (%s, %s)", v, Debian12.Version, Current.Version)
 }
 
 func (r Release) origName() string { return "memcached_" + r.Version + ".orig.tar.xz" }

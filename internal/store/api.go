@@ -66,6 +66,13 @@ type Config struct {
 	// megabyte at the default on 2 CPUs), so tests that build a store per
 	// input ask for one.
 	Shards int
+	// ArenaReserve is the address space the arena reserves, so that
+	// cache_memlimit can raise the limit into it; 0 means four times
+	// MemoryLimit, at least 64 GiB. The reservation costs no memory, but
+	// it is only given back when the Store is garbage, so a test that
+	// makes a store per input asks for little: thousands of 64 GiB
+	// reservations waiting for a collection use up the address space.
+	ArenaReserve int64
 }
 
 // Mode selects the storage command semantics of Store.Set.

@@ -207,6 +207,9 @@ func (s *Store) takeOrPull(c *slabClass, sh *shard, now uint32) uint64 {
 // WARM; and expired or flushed items met on the way are reclaimed.
 const maxJuggles = 500
 
+// noAgeLimit as pullLimited's maxAge moves items by size only.
+const noAgeLimit = ^uint32(0)
+
 // lruTuning is memcached's LRU settings: hot_lru_pct, warm_lru_pct,
 // hot_max_factor and warm_max_factor (-o, or `lru tune` at run time), and
 // whether the LRU is flat (-o no_lru_maintainer, no_modern, or `lru mode
@@ -261,12 +264,20 @@ func (s *Store) juggle(c *slabClass, now uint32) int {
 		}
 		moves += n
 	}
-	coldAge := uint32(0)
+	// COLD's tail age sets HOT's and WARM's age limits (0 when COLD is
+	// empty, as memcached takes it). When the tail's shard is busy, a
+	// client storing there right now, its age is unknown and this round
+	// moves by size only: taking it as 0 would send every WARM item read
+	// more than a second ago down to COLD, to be evicted with it, which a
+	// loaded machine made happen to lru-maintainer.t's canary.
+	coldAge, ageKnown := uint32(0), true
 	if t := c.q[queueCold].tail; t != nilLoc {
 		r := s.slabs.rec(t)
 		if sh := s.shardOf(r); sh.mu.TryLock() {
 			coldAge = now - min(now, r.accessed())
 			sh.mu.Unlock()
+		} else {
+			ageKnown = false
 		}
 	}
 	tu := s.hooks.lru.Load()
@@ -274,6 +285,9 @@ func (s *Store) juggle(c *slabClass, now uint32) int {
 	hotLimit := max(total*int64(tu.HotPct)/100, 1)
 	warmLimit := max(total*int64(tu.WarmPct)/100, 1)
 	hotAge, warmAge := uint32(float64(coldAge)*tu.HotFactor), uint32(float64(coldAge)*tu.WarmFactor)
+	if !ageKnown {
+		hotAge, warmAge = noAgeLimit, noAgeLimit
+	}
 	for range maxJuggles {
 		moved := s.pullLimited(c, queueHot, nil, now, false, hotLimit, hotAge)
 		if moved == 0 {

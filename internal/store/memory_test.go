@@ -273,3 +273,52 @@ func TestEvictionNeedsTwoReads(t *testing.T) {
 		checkInvariants(t, s)
 	}
 }
+
+// A juggle that cannot read COLD's tail age (its shard is busy) moves WARM
+// items by size only: a WARM item read seconds ago stays, as it does when
+// the age is known and large enough.
+func TestJuggleKeepsWarmWhenColdAgeUnknown(t *testing.T) {
+	clk := newFakeClock()
+	s := newManualStore(t, Config{MemoryLimit: 8 << 20, MaxItemSize: 64 << 10, Now: clk.Now, Shards: 2})
+	// The canary lives in the other shard than COLD's tail will (key(0),
+	// the oldest item), so holding that shard blocks only the age reading.
+	tailShard, _ := s.shardFor(key(0))
+	canary := ""
+	for i := 0; canary == ""; i++ {
+		if sh, _ := s.shardFor([]byte(fmt.Sprint("canary", i))); sh != tailShard {
+			canary = fmt.Sprint("canary", i)
+		}
+	}
+	set(s, canary, string(value(1, 1000)))
+	get(s, canary)
+	get(s, canary) // twice: active
+	for i := range 200 {
+		s.Set(ModeSet, key(i), 0, 0, value(i, 1000), 0)
+	}
+	s.maintain(clampTime(clk.Now())) // the canary to WARM, the rest down to COLD
+	id := 0
+	for _, c := range s.Classes() {
+		if c.Items > 0 {
+			id = c.ID
+		}
+	}
+	c := &s.slabs.classes[id]
+	warm := func() uint64 { return uint64(c.q[queueWarm].items) }
+	if warm() != 1 {
+		t.Fatalf("after the first juggle: %d items in WARM, want the canary", warm())
+	}
+	if tail := c.q[queueCold].tail; tail == nilLoc || s.shardOf(s.slabs.rec(tail)) != tailShard {
+		t.Fatal("COLD's tail is not key(0)")
+	}
+	clk.advance(5)
+	tailShard.mu.Lock() // as a client storing there right now would
+	s.juggle(c, clampTime(clk.Now()))
+	tailShard.mu.Unlock()
+	if warm() != 1 {
+		t.Errorf("with COLD's age unknown the juggle moved the canary out of WARM")
+	}
+	s.maintain(clampTime(clk.Now())) // age known: COLD's tail 5 s old, WARM's limit 10 s
+	if warm() != 1 {
+		t.Errorf("with COLD's tail as old as the canary the juggle moved it out of WARM")
+	}
+}

@@ -136,7 +136,7 @@ func New(cfg Config) (*Store, error) {
 		}
 		file = s.memfile.mem
 	}
-	reserve, mapped := arenaReserve(items), true
+	reserve, mapped := arenaReserve(items, cfg.ArenaReserve), true
 	if heapArena {
 		reserve, mapped = 0, false
 	}
@@ -195,8 +195,14 @@ const maxShards = 256
 // arenaReserve is the address space the arena reserves for a limit, so
 // that cache_memlimit can raise it later: at least 64 GiB (untouched pages
 // cost nothing but page-table room), or four times the limit, within what
-// the index can address.
-func arenaReserve(limit int64) int64 { return min(max(64<<30, 4*limit), maxArena) }
+// the index can address. A reservation asked for replaces the rule (newArena
+// still makes room for the limit).
+func arenaReserve(limit, asked int64) int64 {
+	if asked > 0 {
+		return min(asked, maxArena)
+	}
+	return min(max(64<<30, 4*limit), maxArena)
+}
 
 // releaseArenaWhenUnreachable unmaps the arena once the Store is garbage:
 // the slabs do not point back at the Store, and no slice of the arena

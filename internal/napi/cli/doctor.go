@@ -27,6 +27,7 @@ type facts struct {
 	familyVersion uint8
 	setAttrs      map[uint16]bool // attribute types napi-set's policy accepts
 	setErr        error           // reading that policy failed (napi.ErrUnsupported: no napi-set)
+	threadedBusy  threadedBusyFacts
 
 	iface    string // --interface, "" for none
 	ifaceErr error
@@ -55,7 +56,7 @@ type irqAffinity struct {
 func (e *env) doctor(args []string) int {
 	fs := e.flags("doctor")
 	iface := fs.StringP("interface", "i", "", "the listen interface to check (default: summarize all)")
-	mode := fs.String("poll-mode", "", "the --poll-mode to check: base, deferX, napibusy, fullbusy, suspend0, suspendX or auto")
+	mode := fs.String("poll-mode", "", "the --poll-mode to check: base, deferX, napibusy, fullbusy, suspend0, suspendX, threadedbusy or auto")
 	pin := fs.String("pin-cpus", "", "the reactors' --pin-cpus list, e.g. 0-3 or 1,3")
 	threads := fs.StringP("threads", "t", "auto", "the server's -t: a number of reactors, or auto (one per NAPI)")
 	if code, stop := e.parse(fs, args); stop {
@@ -144,6 +145,7 @@ func judge(f facts) *report {
 				r.problem(suspend, "irq-suspend-timeout", "napi-set does not accept it; fix: kernel 6.13+ (or a mode without suspend)")
 			}
 		}
+		judgeThreadedBusy(r, f.threadedBusy, m != nil && m.ThreadedBusyPoll)
 	}
 
 	judgePin(r, f)
@@ -158,8 +160,12 @@ func describeMode(m napi.Mode) string {
 	if m.EpollTimeoutMs >= 0 {
 		timeout = fmt.Sprintf("%d ms", m.EpollTimeoutMs)
 	}
-	return fmt.Sprintf("defer-hard-irqs %d, gro-flush-timeout %d ns, irq-suspend-timeout %d ns, busy_poll_usecs %d, budget %d, prefer_busy_poll %v, epoll timeout %s",
+	s := fmt.Sprintf("defer-hard-irqs %d, gro-flush-timeout %d ns, irq-suspend-timeout %d ns, busy_poll_usecs %d, budget %d, prefer_busy_poll %v, epoll timeout %s",
 		m.DeferHardIRQs, m.GROFlushTimeoutNs, m.IRQSuspendTimeoutNs, m.BusyPollUsecs, m.BusyPollBudget, m.PreferBusyPoll, timeout)
+	if m.ThreadedBusyPoll {
+		s += ", threaded busy-poll"
+	}
+	return s
 }
 
 func judgePin(r *report, f facts) {
@@ -238,9 +244,11 @@ func judgeInterface(r *report, f facts, needNAPI bool) {
 
 func judgeKnobs(r *report, f facts) {
 	groups := map[string][]uint32{}
+	byString := map[string]napi.Knobs{}
 	for _, n := range f.napis {
 		s := n.Knobs.String()
 		groups[s] = append(groups[s], n.ID)
+		byString[s] = n.Knobs
 	}
 	for _, s := range slices.Sorted(maps.Keys(groups)) {
 		ids := groups[s]
@@ -250,7 +258,7 @@ func judgeKnobs(r *report, f facts) {
 		}
 		note := ""
 		if f.mode != nil {
-			if s == f.mode.Knobs().String() {
+			if holds(byString[s], f.mode.Knobs()) {
 				note = " (already what " + f.mode.Name + " sets)"
 			} else {
 				note = " (" + f.mode.Name + " will change them and restore these on exit)"
@@ -259,6 +267,10 @@ func judgeKnobs(r *report, f facts) {
 		r.add(OK, "knobs", "%s: %s%s", what, s, note)
 	}
 }
+
+// holds reports whether cur already has every value want sets (a kernel
+// that reports threaded shows it even where the mode leaves it alone).
+func holds(cur, want napi.Knobs) bool { return cur.Override(want).String() == cur.String() }
 
 func judgeIRQs(r *report, f facts) {
 	pinSet := map[int]bool{}

@@ -55,6 +55,7 @@ func gather(iface, mode, pin string) facts {
 	defer c.Close()
 	f.familyVersion = c.FamilyVersion()
 	f.setAttrs, f.setErr = c.SetPolicyAttrs()
+	f.threadedBusy.policyOK, f.threadedBusy.policyErr = c.SupportsThreadedBusyPoll()
 	if f.ifaceErr != nil {
 		return f
 	}
@@ -62,6 +63,9 @@ func gather(iface, mode, pin string) facts {
 	f.napis, f.napisErr = c.NAPIs(ifindex)
 	if f.napisErr == nil {
 		f.queues, f.napisErr = c.Queues(ifindex)
+	}
+	if f.napisErr == nil && len(f.napis) > 0 {
+		f.threadedBusy.probe(c, f.napis[0].ID)
 	}
 	f.irqs = map[int]irqAffinity{}
 	f.kthreads = map[uint32]irqAffinity{}

@@ -192,6 +192,51 @@ func TestJudge(t *testing.T) {
 			f.irqs = map[int]irqAffinity{40: {cpus: []int{0, 1}}}
 			return f
 		}, WARN, []want{{"napi 300 irq 40", WARN, "may fire on CPUs 0,1"}}},
+		{"threadedbusy, kernel refused it on a NAPI", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "threadedbusy")
+			f.threadedBusy = threadedBusyFacts{probedID: 300,
+				probeErr: fmt.Errorf("napi-set: %w (kernel: integer out of range)", napi.ErrNoThreadedBusyPoll)}
+			return f
+		}, FAIL, []want{{"threaded busy-poll", FAIL, "napi-set on NAPI 300 refused threaded=busy-poll"},
+			{"poll mode", OK, "threaded busy-poll"}}},
+		{"threadedbusy, kernel took it on a NAPI", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "threadedbusy")
+			f.threadedBusy = threadedBusyFacts{policyOK: true, probedID: 300, probeOK: true}
+			return f
+		}, OK, []want{{"threaded busy-poll", OK, "supported: napi-set on NAPI 300 takes threaded=busy-poll"}}},
+		{"threadedbusy, no NAPI, the policy allows it", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "threadedbusy")
+			f.threadedBusy = threadedBusyFacts{policyOK: true}
+			return f
+		}, OK, []want{{"threaded busy-poll", OK, "policy allows threaded=busy-poll (no NAPI to probe)"}}},
+		{"threadedbusy, no NAPI, the policy refuses it", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "threadedbusy")
+			return f
+		}, FAIL, []want{{"threaded busy-poll", FAIL, "policy does not allow threaded=busy-poll (no NAPI to probe); fix: Linux 6.19+"}}},
+		{"threadedbusy, nothing answered", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "threadedbusy")
+			f.threadedBusy = threadedBusyFacts{policyErr: errors.New("getpolicy: EIO")}
+			return f
+		}, WARN, []want{{"threaded busy-poll", WARN, "unknown: no NAPI to probe"}}},
+		{"threadedbusy, probe without privileges: the policy decides", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "threadedbusy")
+			f.threadedBusy = threadedBusyFacts{probedID: 300, probeErr: fmt.Errorf("napi-set: %w", napi.ErrPermission)}
+			return f
+		}, FAIL, []want{{"threaded busy-poll", FAIL, "probe on NAPI 300 failed"}}},
+		{"suspend20 on a kernel without threaded busy polling", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "suspend20")
+			f.threadedBusy = threadedBusyFacts{probedID: 300, probeErr: napi.ErrNoThreadedBusyPoll}
+			return f
+		}, OK, []want{{"threaded busy-poll", OK, "only --poll-mode threadedbusy needs it"}}},
+		{"threaded NAPIs: knobs a preset already holds", func(t *testing.T) facts {
+			f := withMode(t, healthy(), "suspend20")
+			m := *f.mode
+			for i := range f.napis {
+				f.napis[i].Knobs = m.Knobs()
+				f.napis[i].Threaded = napi.Uint32(napi.ThreadedEnabled)
+			}
+			return f
+		}, OK, []want{{"knobs", OK, "threaded=enabled (already what suspend20 sets)"}}},
 		{"no interface given", func(t *testing.T) facts {
 			f := healthy()
 			f.iface = ""

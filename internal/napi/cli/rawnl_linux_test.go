@@ -13,6 +13,8 @@ type rawKnobs struct {
 	Ifindex                 uint32
 	Defer, GRO, Suspend     uint64
 	HasDefer, HasGRO, HasSp bool
+	Threaded                uint64
+	HasThreaded             bool
 }
 
 // rawNAPIDump reads the NAPIs of ifindex with hand-built netlink messages on
@@ -20,32 +22,16 @@ type rawKnobs struct {
 // mdlayher/netlink: the independent read the CLI's output is checked against.
 // The socket lives in the calling thread's network namespace.
 func rawNAPIDump(ifindex int) (map[uint32]rawKnobs, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_GENERIC)
+	fd, err := rawSocket()
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	family, err := rawNetdevFamily(fd)
+	if err != nil {
 		return nil, err
 	}
-	name := append([]byte("netdev"), 0)
-	msgs, err := rawExec(fd, unix.GENL_ID_CTRL, unix.NLM_F_REQUEST, unix.CTRL_CMD_GETFAMILY, 1,
-		rawAttr(unix.CTRL_ATTR_FAMILY_NAME, name))
-	if err != nil {
-		return nil, fmt.Errorf("getfamily: %w", err)
-	}
-	var family uint16
-	for _, m := range msgs {
-		for typ, v := range rawAttrs(m) {
-			if typ == unix.CTRL_ATTR_FAMILY_ID {
-				family = binary.NativeEndian.Uint16(v)
-			}
-		}
-	}
-	if family == 0 {
-		return nil, fmt.Errorf("no netdev family id")
-	}
-	msgs, err = rawExec(fd, family, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, 11 /* napi-get */, 1,
+	msgs, err := rawExec(fd, family, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, 11 /* napi-get */, 1,
 		rawAttr(1 /* ifindex */, binary.NativeEndian.AppendUint32(nil, uint32(ifindex))))
 	if err != nil {
 		return nil, fmt.Errorf("napi-get dump: %w", err)
@@ -67,11 +53,60 @@ func rawNAPIDump(ifindex int) (map[uint32]rawKnobs, error) {
 				k.GRO, k.HasGRO = n, true
 			case 7:
 				k.Suspend, k.HasSp = n, true
+			case 8:
+				k.Threaded, k.HasThreaded = n, true
 			}
 		}
 		out[id] = k
 	}
 	return out, nil
+}
+
+func rawSocket() (int, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_GENERIC)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func rawNetdevFamily(fd int) (uint16, error) {
+	name := append([]byte("netdev"), 0)
+	msgs, err := rawExec(fd, unix.GENL_ID_CTRL, unix.NLM_F_REQUEST, unix.CTRL_CMD_GETFAMILY, 1,
+		rawAttr(unix.CTRL_ATTR_FAMILY_NAME, name))
+	if err != nil {
+		return 0, fmt.Errorf("getfamily: %w", err)
+	}
+	for _, m := range msgs {
+		for typ, v := range rawAttrs(m) {
+			if typ == unix.CTRL_ATTR_FAMILY_ID {
+				return binary.NativeEndian.Uint16(v), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no netdev family id")
+}
+
+// rawSetThreaded is napi-set id threaded=v, built by hand; it returns the
+// kernel's errno (nil when it took the value).
+func rawSetThreaded(id uint32, v uint32) error {
+	fd, err := rawSocket()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	family, err := rawNetdevFamily(fd)
+	if err != nil {
+		return err
+	}
+	attrs := append(rawAttr(2 /* id */, binary.NativeEndian.AppendUint32(nil, id)),
+		rawAttr(8 /* threaded */, binary.NativeEndian.AppendUint32(nil, v))...)
+	_, err = rawExec(fd, family, unix.NLM_F_REQUEST|unix.NLM_F_ACK, 14 /* napi-set */, 1, attrs)
+	return err
 }
 
 func rawAttr(typ uint16, data []byte) []byte {

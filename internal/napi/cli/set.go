@@ -73,7 +73,7 @@ func (e *env) set(args []string) int {
 func (e *env) apply(args []string) int {
 	fs := e.flags("napi apply")
 	iface := fs.StringP("interface", "i", "", "interface whose NAPIs to set (required)")
-	mode := fs.String("poll-mode", "", "preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs)")
+	mode := fs.String("poll-mode", "", "preset: base, deferX, napibusy, fullbusy, suspend0, suspendX (X in µs) or threadedbusy")
 	state := fs.String("state", "", "state file for the old values (default "+napi.DefaultStatePath("NAME")+")")
 	kf := addKnobFlags(fs)
 	if code, stop := e.parse(fs, args); stop {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gocached/gocached/internal/napi"
 	"github.com/gocached/gocached/internal/reactor"
+	"golang.org/x/sys/unix"
 )
 
 // Session is the kernel side of a running server: the netdev client
@@ -72,6 +73,10 @@ func Start(o *config.Options, log *slog.Logger) (*Session, error) {
 		c.Close()
 		return nil, fmt.Errorf("%s: setting the NAPI knobs of %s needs CAP_NET_ADMIN: run as root or grant it (e.g. setcap cap_net_admin+ep), or start without %s",
 			s.what(o), ifi.Name, s.flagsUsed(o))
+	case errors.Is(err, napi.ErrNoThreadedBusyPoll):
+		c.Close()
+		return nil, fmt.Errorf("%s on %s: this kernel (%s) lacks threaded busy polling, which came with %s; nothing was changed: choose another --poll-mode (%w)",
+			s.what(o), ifi.Name, kernelRelease(), napi.ThreadedBusyPollKernel, err)
 	case errors.Is(err, fs.ErrPermission):
 		c.Close()
 		return nil, fmt.Errorf("%s on %s: %w; pass --napi-state with a writable path", s.what(o), ifi.Name, err)
@@ -282,6 +287,15 @@ func (s *Session) Close() {
 	if s.client != nil {
 		s.client.Close()
 	}
+}
+
+// kernelRelease is uname -r, for messages.
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown release"
+	}
+	return unix.ByteSliceToString(u.Release[:])
 }
 
 func deref[T uint32 | uint64](p *T) T {
