@@ -162,8 +162,8 @@ var scripts = []script{
 	// memcached judges line length by what one read() returned; gocached by the
 	// line itself, so the outcome cannot depend on how the input was split.
 	{name: "line over 2048", in: strings.Repeat("a", 3000) + "\r\n", want: "", closed: true, own: true},
-	// memcached drops every reply still queued in the read batch, here the
-	// STORED of the set before; gocached drops only the get's own values, so
-	// that the reply cannot depend on how reads were batched.
-	{name: "get drops gathered values", in: "set a 0 0 1\r\nx\r\nget a " + k251 + " a\r\n", want: lines("STORED", "CLIENT_ERROR bad command line format", ""), own: true},
+	// The error takes back every reply not yet flushed, here the STORED of
+	// the set before as well (cut between the two, the STORED goes out
+	// first: the split tests skip such cuts).
+	{name: "get drops gathered values", in: "set a 0 0 1\r\nx\r\nget a " + k251 + " a\r\n", want: lines("CLIENT_ERROR bad command line format", ""), since: "1.6.40"},
 }

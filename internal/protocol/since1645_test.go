@@ -98,7 +98,7 @@ func TestSince1645ScriptsSplit(t *testing.T) {
 		whole := runScript(t, sc.in)
 		for i := 1; i < len(in); i++ {
 			got := driveFresh(t, newTestEnv, in[:i], in[i:])
-			if got.out != whole.out {
+			if !cutsMayDiffer(got, whole) && got.out != whole.out {
 				t.Errorf("%s split at %d:\n got: %q\nwant: %q", sc.name, i, got.out, whole.out)
 			}
 		}
