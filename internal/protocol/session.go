@@ -145,6 +145,12 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 		return 0, out, Close
 	}
 	pos, st := s.process(in)
+	if s.conn.datagramID != 0 && (s.mem.waiting || s.recv.active) {
+		// A datagram that ends inside a data block: memcached holds the
+		// replies before it until the next datagram brings the rest, from
+		// whichever client sends one; a datagram is served alone here.
+		s.dropUnflushed()
+	}
 	// The engine sends the replies now; a storage command waiting for
 	// the rest of its value keeps its object.
 	s.endCall(s.mem.waiting || s.recv.active)
