@@ -35,8 +35,9 @@ var mcproxyBuild = sync.OnceValues(func() (string, error) {
 // pool spare holds the same backends rotated by one, so the jump hash sends
 // a key to spare's backend i+1 where main sends it to backend i. The failover
 // route tries main, then spare: a key whose backend is down is served by the
-// next one. A failed backend is marked bad at once and retried after a
-// second, so nothing waits on a dead one for long.
+// next one; "stats proxy" counts those retries (user_default_retries). A
+// failed backend is marked bad at once and retried after a second, so
+// nothing waits on a dead one for long.
 const mcproxyConfig = `settings{
     backend_connect_timeout = 1,
     backend_read_timeout = 2,
@@ -48,7 +49,7 @@ pools{
     spare = { backends = { %[2]q, %[3]q, %[1]q } },
 }
 routes{
-    default = route_failover{ children = { "main", "spare" } },
+    default = route_failover{ children = { "main", "spare" }, stats = true },
 }
 `
 
@@ -165,6 +166,9 @@ func TestMemcachedProxy(t *testing.T) {
 			}
 		}
 
+		if n := mcproxyRetries(t, raw); n != 0 {
+			t.Fatalf("the failover route retried %d requests while every backend was up", n)
+		}
 		const victim = 1
 		if err := backends[victim].Kill(); err != nil { // SIGKILL by pid, then reaped
 			t.Fatal(err)
@@ -207,6 +211,18 @@ func TestMemcachedProxy(t *testing.T) {
 			// again; the failover route hides that, too.
 			time.Sleep(1200 * time.Millisecond)
 		}
+		// The fresh keys the main pool hashes to the dead backend went to
+		// the spare one. The proxy's workers add their counts to the
+		// total in the background: wait for it, bounded.
+		deadline := time.Now().Add(10 * time.Second)
+		n := mcproxyRetries(t, raw)
+		for ; n == 0 && time.Now().Before(deadline); n = mcproxyRetries(t, raw) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if n == 0 {
+			t.Fatal("no request was retried on the spare pool after the kill")
+		}
+		t.Logf("requests retried on the spare pool: %d", n)
 	})
 }
 
@@ -255,4 +271,15 @@ func mcproxyExchange(c *rawConn, req string, n int) string {
 		return fmt.Sprintf("%s%s[%v]", buf, extra.Bytes(), err)
 	}
 	return string(buf) + extra.String()
+}
+
+// mcproxyRetries is the failover route's retry count from "stats proxy".
+func mcproxyRetries(t *testing.T, c *rawConn) int {
+	t.Helper()
+	v, ok := c.stats("proxy")["user_default_retries"]
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		t.Fatalf("stats proxy: user_default_retries %q", v)
+	}
+	return n
 }
