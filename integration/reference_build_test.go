@@ -11,7 +11,8 @@ import (
 
 // TestReferenceBuild makes what the other areas compare against: memcached
 // 1.6.45 built from Debian's source package (with TLS and SASL, as Debian
-// builds it), and the trees of both t/ suites. test.sh runs it before the
+// builds it), the same built with its proxy, and the trees of both t/
+// suites. test.sh runs it before the
 // stages, which then find everything in the test cache instead of waiting
 // on one another's build.
 func TestReferenceBuild(t *testing.T) {
@@ -35,5 +36,10 @@ func TestReferenceBuild(t *testing.T) {
 		if _, err := r.Tree(ctx); err != nil {
 			missing(t, "memcached %s's t/ suite is not available: %v", r.Version, err)
 		}
+	}
+	// The proxy the clients area puts in front of three servers
+	// (TestMemcachedProxy).
+	if _, err := refmc.Current.ProxyBinary(ctx); err != nil {
+		missing(t, "memcached %s with its proxy not built: %v", refmc.Current.Version, err)
 	}
 }
