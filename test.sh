@@ -4,10 +4,12 @@
 # On a fresh Debian machine, as root, it first installs the Debian packages
 # the tests use when any is missing (and stops the memcached service the
 # package starts), then runs: gofmt check, go vet, darwin and FreeBSD builds,
-# and the test stages side by side (at most STAGE_JOBS at once): go test
-# -race over every package but integration, the integration package once
-# per area (integration/tests-in lists them), memcached's t/ suite against
-# every engine, and every fuzz target for a short time. The unit packages
+# the build of the reference memcached (1.6.45, from Debian's source
+# package, into the test cache), and the test stages side by side (at most
+# STAGE_JOBS at once): go test -race over every package but integration,
+# the integration package once per area (integration/tests-in lists them),
+# memcached 1.6.45's t/ suite against every engine and 1.6.18's against the
+# default one, and every fuzz target for a short time. The unit packages
 # run under the race detector; the integration package, which drives
 # servers in separate processes, without it (see compile_tests). Each
 # stage's time is printed with its log and in the summary.
@@ -22,8 +24,10 @@
 #   FUZZ_JOBS       fuzz targets run at once, one worker each (default: nproc)
 #   TEST_TIMEOUT    go test -timeout per run (default 10m: a hang guard; no
 #                   run comes near it)
-#   GOCACHED_TSUITE_ENGINES  engines memcached's t/ suite runs against
-#                   (default: default,go,uring,tls)
+#   GOCACHED_TSUITE_ENGINES  engines memcached 1.6.45's t/ suite runs
+#                   against (default: default,go,uring,tls)
+#   TSUITE_1618_ENGINES  engines memcached 1.6.18's t/ suite runs against
+#                   (default: default; empty: not run)
 #   GOCACHED_REQUIRE_TESTBED=1  missing tools/root fail tests instead of skipping
 set -uo pipefail
 
@@ -35,7 +39,7 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-10m}
 PACKAGES=(iproute2 ethtool memcached python3-pymemcache libmemcached-tools
 	ruby ruby-dalli python3-pylibmc php-cli php-memcached nutcracker sasl2-bin
 	php-memcache libcache-memcached-fast-perl git scons libevent-dev gengetopt g++
-	gcc perl xz-utils libio-socket-ssl-perl)
+	gcc perl xz-utils libio-socket-ssl-perl make pkg-config libsasl2-dev libssl-dev)
 
 declare -a RESULTS=()
 FAILED=0
@@ -77,7 +81,9 @@ have_pkg_tools() {
 		command -v git >/dev/null && command -v scons >/dev/null && command -v gengetopt >/dev/null &&
 		command -v g++ >/dev/null && [ -e /usr/include/event2/event.h ] &&
 		command -v gcc >/dev/null && command -v xz >/dev/null && perl -MTest::More -e 1 2>/dev/null &&
-		perl -MIO::Socket::SSL -e 1 2>/dev/null
+		perl -MIO::Socket::SSL -e 1 2>/dev/null &&
+		command -v make >/dev/null && command -v pkg-config >/dev/null &&
+		[ -e /usr/include/sasl/sasl.h ] && [ -e /usr/include/openssl/ssl.h ]
 }
 
 stop_memcached_service() {
@@ -241,10 +247,21 @@ run_integration() {
 	(cd integration && env "$@" "$IT_BIN" -test.paniconexit0 -test.timeout "$timeout" -test.run "$run")
 }
 
+# The reference memcached (1.6.45, built from Debian's source package with
+# TLS and SASL) and the trees of both t/ suites, made once into the test
+# cache before the stages start: the differential tests, the client
+# transcripts, internal/protocol's comparisons and the t/ stages all use
+# them, and would otherwise wait on one build side by side (about a minute
+# of CPU on a fresh clone; nothing once the cache holds it).
+step "reference memcached and t/ trees" run_integration 15m "$(./integration/tests-in reference)"
+
 # memcached's own t/ suite, one stage per engine (three files at a time in
-# each), and in its TLS mode (tls: SSL_TEST=1, every TCP client over TLS).
-# The stages run side by side; binary-sasl.t, whose sasldb has a fixed path
-# in /tmp, takes a lock on it (integration/tsuite_lock_test.go).
+# each), and in its TLS mode (tls: SSL_TEST=1, every TCP client over TLS):
+# 1.6.45's, the reference, on every engine; 1.6.18's (Debian 12's, whose
+# changed replies its ratchet lists) on the default engine, which keeps
+# that list true for a stage's CPU. The stages run side by side;
+# binary-sasl.t, whose sasldb has a fixed path in /tmp, takes a lock on it
+# (integration/tsuite_lock_test.go).
 tsuite_run=$(./integration/tests-in tsuite)
 for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); do
 	case $eng in
@@ -255,7 +272,12 @@ for eng in $(tr ',' ' ' <<<"${GOCACHED_TSUITE_ENGINES:-default,go,uring,tls}"); 
 	esac
 	# (a longer hang guard: over TLS on a loaded machine restart.t and
 	# maxconns.t take minutes)
-	stage "$prio" "memcached t/ suite ($eng)" run_integration 20m "$tsuite_run" GOCACHED_TSUITE_ENGINES="$eng"
+	stage "$prio" "memcached 1.6.45 t/ suite ($eng)" run_integration 20m "$tsuite_run" \
+		GOCACHED_TSUITE_RELEASE=1.6.45 GOCACHED_TSUITE_ENGINES="$eng"
+done
+for eng in $(tr ',' ' ' <<<"${TSUITE_1618_ENGINES-default}"); do
+	stage 87 "memcached 1.6.18 t/ suite ($eng)" run_integration 20m "$tsuite_run" \
+		GOCACHED_TSUITE_RELEASE=1.6.18 GOCACHED_TSUITE_ENGINES="$eng"
 done
 # The unit packages: internal/protocol alone is the longest.
 mapfile -t units < <(go list ./... | grep -vE '/integration$|/internal/protocol$')
@@ -264,7 +286,7 @@ stage 85 "go test -race (every other package but integration)" "${go_test[@]}" "
 # integration, one run per area (integration/doc.go lists them).
 declare -A area_prio=([diff]=80 [clients]=60 [hostile]=40 [memory]=30 [service]=30 [rss]=20 [server]=20)
 while read -r area; do
-	[ "$area" = tsuite ] && continue
+	case $area in tsuite | reference) continue ;; esac
 	stage "${area_prio[$area]:-30}" "integration: $area" run_integration "$TEST_TIMEOUT" "$(./integration/tests-in "$area")"
 done < <(./integration/tests-in)
 

@@ -25,7 +25,7 @@ import (
 // meaning depends on how much memcached has buffered opt out of trickling).
 // GOCACHED_DIFF_SHOW=1 logs memcached's normalised replies for each script.
 func TestDifferential(t *testing.T) {
-	requireTool(t, "memcached")
+	referenceMemcached(t)
 	forEachTarget(t, func(t *testing.T, tg target) {
 		t.Parallel()
 		for _, sc := range diffScripts {
@@ -39,10 +39,10 @@ func TestDifferential(t *testing.T) {
 					name += "/trickled"
 				}
 				t.Run(name, func(t *testing.T) {
-					ref := startDisposable(t, referenceTarget, referenceArgs(sc.flags)...)
+					ref := startDisposable(t, referenceTarget, sc.flags...)
 					var cand *testproc.Proc
 					if tg.isReference() {
-						cand = startDisposable(t, tg, referenceArgs(sc.flags)...)
+						cand = startDisposable(t, tg, sc.flags...)
 					} else {
 						cand = startServer(t, tg, sc.flags...)
 					}

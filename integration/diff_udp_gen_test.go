@@ -152,9 +152,10 @@ func udpScripted() []udpCase {
 	add("mn with 3000 bytes of junk", "mn "+strings.Repeat("x", 3000)+"\r\n")
 	add("mg with 1500 flags", "mg a"+strings.Repeat(" v", 1500)+"\r\n")
 	add("unknown command over 2048", strings.Repeat("x", 3000)+"\r\n")
-	// Without its data: gocached swallows a rejected set's data block,
-	// which memcached runs as a command (README).
-	add("set with a key over 2048", "set "+strings.Repeat("a", 3000)+" 0 0 1\r\n")
+	// (Not a set whose key is over 2048 bytes: memcached 1.6.45 stops
+	// parsing at the key, then swallows as many bytes as the length its
+	// parser last read, on the worker's one UDP connection, so what follows
+	// depends on the requests before.)
 	multi("data block too long", "set a 0 0 1\r\nxyz\r\n")
 	multi("data block bad end", "set a 0 0 1\r\nxy\r\n")
 	add("get after bad data", "get a\r\n")

@@ -2,8 +2,10 @@
 // built once per test run, started on a free loopback port with each engine
 // (--engine=go, --engine=epoll and --engine=uring), and driven by real clients over real
 // sockets: pymemcache, libmemcached-tools, memccapable, gomemcache, and a
-// differential test that replays raw request scripts against Debian's
-// memcached and gocached and compares the replies byte for byte.
+// differential test that replays raw request scripts against memcached
+// 1.6.45 (built from Debian's source package by internal/refmc: the
+// reference; Debian 12's 1.6.18 only where a test is about it) and
+// gocached and compares the replies byte for byte.
 // TestObservables checks that every engine shows memcached's stats names,
 // "stats conns" entries and states, and connection counts. Binary-protocol
 // clients (Dalli, pylibmc and php-memcached in binary mode, memccapable -b)
@@ -36,6 +38,8 @@
 //   - hostile: bad and randomized input (seeded random differentials in
 //     text and binary), connection limits, descriptor leaks, value
 //     integrity and linearizability under concurrent clients.
+//   - reference: builds the reference memcached and the t/ suites' trees
+//     into the test cache (test.sh runs it before the other stages).
 //   - memory: memory bounds: item size, -m and -M, backpressure from a
 //     client that does not read.
 //   - rss: peak RSS under floods of up to 2 GB per engine (the longest
@@ -45,7 +49,8 @@
 //   - service: process life and packaging: command-line errors, listen
 //     failures, rlimits, dropping root, signals and stop lines, the
 //     service wrappers.
-//   - tsuite: memcached's own t/ suite against gocached (the longest).
+//   - tsuite: memcached's own t/ suite against gocached (the longest):
+//     1.6.45's, or 1.6.18's with GOCACHED_TSUITE_RELEASE=1.6.18.
 //
 // integration/tests-in prints the areas, and the -run regex of one; to run
 // one area alone (from the module root):

@@ -27,7 +27,7 @@ import (
 // Every assertion is its own subtest (TestObservables/LISTEN/ENGINE/WHAT),
 // so a failure names the engine and the observable that differs.
 func TestObservables(t *testing.T) {
-	requireTool(t, "memcached")
+	referenceMemcached(t)
 	for _, mode := range []struct {
 		name  string
 		flags []string

@@ -3,9 +3,7 @@ package integration
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,25 +34,6 @@ func authListenerFile(t *testing.T) string {
 	return file
 }
 
-// referenceHasAuthListenerFix reports whether the memcached on PATH is
-// 1.6.43 or later, and so refuses what gocached refuses here.
-func referenceHasAuthListenerFix(t *testing.T) (string, bool) {
-	mc, err := exec.LookPath("memcached")
-	if err != nil {
-		return "", false
-	}
-	out, err := testproc.Command(mc, "-V").Output()
-	m := regexp.MustCompile(`^memcached (\d+)\.(\d+)\.(\d+)`).FindStringSubmatch(string(out))
-	if err != nil || m == nil {
-		return "", false
-	}
-	v := [3]int{}
-	for i := range v {
-		v[i], _ = strconv.Atoi(m[i+1])
-	}
-	return mc, v[0] > 1 || v[0] == 1 && (v[1] > 6 || v[1] == 6 && v[2] >= 43)
-}
-
 // TestAuthRefusesBinaryListener: -Y with a "proto[binary]:" listener does
 // not start: memcached 1.6.45's line, its listen failure, EX_OSERR.
 func TestAuthRefusesBinaryListener(t *testing.T) {
@@ -76,10 +55,8 @@ func TestAuthRefusesBinaryListener(t *testing.T) {
 	if status != 71 || !strings.HasPrefix(stderr, want) {
 		t.Errorf("gocached: status %d, stderr %q; want 71, %q first", status, stderr, want)
 	}
-	if mc, ok := referenceHasAuthListenerFix(t); ok {
-		if status, stderr := runCLI(t, mc, args); status != 71 || stderr != want {
-			t.Errorf("memcached: status %d, stderr %q; want 71, %q", status, stderr, want)
-		}
+	if status, stderr := runCLI(t, referenceMemcached(t), args); status != 71 || stderr != want {
+		t.Errorf("memcached: status %d, stderr %q; want 71, %q", status, stderr, want)
 	}
 }
 
@@ -88,11 +65,7 @@ func TestAuthRefusesBinaryListener(t *testing.T) {
 // the login, text commands are refused until it, and served after.
 func TestAuthNegotiatingListenerIsASCII(t *testing.T) {
 	file := authListenerFile(t)
-	targets := engineTargets
-	if _, ok := referenceHasAuthListenerFix(t); ok {
-		targets = append(targets, referenceTarget)
-	}
-	runTargets(t, targets, func(t *testing.T, tg target) {
+	forEachTarget(t, func(t *testing.T, tg target) {
 		port, err := testproc.FreePort()
 		if err != nil {
 			t.Fatal(err)

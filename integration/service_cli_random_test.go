@@ -30,7 +30,7 @@ import (
 // GOCACHED_CLIRAND_SEED and GOCACHED_CLIRAND_N pick other lines, to hunt
 // longer.
 func TestRandomCommandLinesMatchMemcached(t *testing.T) {
-	mc := requireTool(t, "memcached")
+	mc := referenceMemcached(t)
 	gc := gocachedBinary(t)
 	seed, n := int64(1), 300
 	if s := os.Getenv("GOCACHED_CLIRAND_SEED"); s != "" {
@@ -228,11 +228,8 @@ var cliFlags = []cliFlag{
 // cliSuboptions are -o suboptions, good and bad. Left out: slab_chunk_max
 // with a value that is not a number or is 0 (memcached prints its message,
 // goes on and dies of SIGFPE; gocached refuses it at once, see the README),
-// and values memcached 1.6.45 reads otherwise than the 1.6.18 on PATH
-// (TestCommandLineErrorsMatchMemcached's cliChanges has them): any
-// slab_chunk_max (kilobytes since 1.6.24), slab_automove_window out of
-// 3..1800, worker_logbuf_size as a slab size, ext_page_size after ext_path
-// (both since 1.6.40).
+// and above 1024, which gocached reads as bytes where memcached 1.6.24 and
+// later refuse it (TestCommandLineErrorsMatchMemcached's cliOwnAnswers).
 var cliSuboptions = []string{
 	"bogus", "bogus=1", "ext_bogus=1", "maxconns_fast", "hashpower", "hashpower=", "hashpower=abc",
 	"hashpower=11", "hashpower=20", "hashpower=40", "hash_algorithm=foo", "hash_algorithm=murmur3",
@@ -246,6 +243,8 @@ var cliSuboptions = []string{
 	"watcher_logbuf_size=abc", "worker_logbuf_size=abc", "read_buf_mem_limit=abc", "ssl_wbuf_size=x",
 	"ssl_verify_mode=7", "ssl_min_version=9", "ssl_chain_cert", "ssl_key",
 	"slab_sizes=abc", "slab_sizes=40-100", "slab_sizes=100-104", "slab_sizes=200-100", "no_chunked_items",
+	"slab_chunk_max=16", "slab_chunk_max=100", "slab_chunk_max=1024", "slab_automove_window=1",
+	"worker_logbuf_size=16", "ext_page_size=64",
 }
 
 func randomSuboptions(rng *rand.Rand) string {

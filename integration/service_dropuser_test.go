@@ -140,7 +140,7 @@ func TestMemoryFileBelongsToUser(t *testing.T) {
 func TestMemoryFileNotWritableByUser(t *testing.T) {
 	userDir(t)         // root, or skip
 	dir := t.TempDir() // root's, 0700
-	mc := requireTool(t, "memcached")
+	mc := referenceMemcached(t)
 	args := []string{"-p", "0", "-U", "0", "-l", "127.0.0.1", "-m", "8", "-e", filepath.Join(dir, "mem"), "-u", "nobody"}
 	mStatus, mErr := runCLI(t, mc, args)
 	want := "failed to open file for mmap: Permission denied"

@@ -24,7 +24,7 @@ import (
 // after bind() failed with another), only the status and the text before
 // the reason are compared.
 func TestListenFailuresMatchMemcached(t *testing.T) {
-	mc := requireTool(t, "memcached")
+	mc := referenceMemcached(t)
 	gc := gocachedBinary(t)
 	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -171,7 +171,7 @@ func TestWildcardServesIPv6WhenIPv4PortTaken(t *testing.T) {
 // so does gocached, with the user's rights). An unknown -u user, as root,
 // is memcached's 67 with its line first.
 func TestAuthFileFailuresMatchMemcached(t *testing.T) {
-	mc := requireTool(t, "memcached")
+	mc := referenceMemcached(t)
 	gc := gocachedBinary(t)
 	dir := t.TempDir()
 	malformed := filepath.Join(dir, "malformed")

@@ -61,7 +61,7 @@ func TestCoreLimitMatchesMemcached(t *testing.T) {
 // skipped where memcached starts: this process may then raise the limit.
 func compareRefusalUnderLimit(t *testing.T, limit string, flags ...string) {
 	t.Helper()
-	mc := requireTool(t, "memcached")
+	mc := referenceMemcached(t)
 	prlimit := requireTool(t, "prlimit")
 	gc := gocachedBinary(t)
 	args := append([]string{"-p", "0", "-U", "0"}, flags...)

@@ -212,8 +212,9 @@ func tsuiteEnv() []string {
 }
 
 // runTAPFiles runs files with jobs at a time, longest expected first, each
-// with env added to tsuiteEnv.
-func runTAPFiles(ctx context.Context, builddir string, files []string, env []string, jobs int, timeout time.Duration) map[string]*tapResult {
+// with env added to tsuiteEnv, bounded by tsuiteFileLimit or its entry in
+// timeouts.
+func runTAPFiles(ctx context.Context, builddir string, files []string, env []string, jobs int, timeouts map[string]time.Duration) map[string]*tapResult {
 	sort.SliceStable(files, func(i, j int) bool { return tsuiteWeight(files[i]) > tsuiteWeight(files[j]) })
 	results := make(map[string]*tapResult)
 	var mu sync.Mutex
@@ -224,8 +225,8 @@ func runTAPFiles(ctx context.Context, builddir string, files []string, env []str
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				tmo := timeout
-				if d, ok := tsuiteTimeouts[f]; ok {
+				tmo := tsuiteFileLimit
+				if d, ok := timeouts[f]; ok {
 					tmo = d
 				}
 				r := runTAPFile(ctx, builddir, f, env, tmo)

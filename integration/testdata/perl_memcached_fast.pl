@@ -120,6 +120,10 @@ my $ns = Cache::Memcached::Fast->new({ servers => [$addr], namespace => "ns:" })
 check("namespace set", b($ns->set("k", "v")), 1);
 check("namespace raw key", $m->get("ns:k"), "v");
 
+# memcached 1.6.45 keeps an item used in the flush's own second when its
+# flush walk does not reach it (n, just incremented in place): let its
+# clock turn past every use first (it ticks once a second).
+select(undef, undef, undef, 2.2);
 check("flush_all again", $m->flush_all, { $addr => 1 });
 check("get_multi after flush", $m->get_multi("n", "z", "q1", "ns:k"), {});
 print "ok $n checks\n";

@@ -42,7 +42,7 @@ func FuzzAdmin(f *testing.F) {
 			return
 		}
 		whole.out, split.out = dropClockStats(whole.out), dropClockStats(split.out)
-		if split != whole {
+		if !cutsMayDiffer(split, whole) && split != whole {
 			t.Fatalf("split at %d changed the replies\nwhole: %q\nsplit: %q", i, whole.out, split.out)
 		}
 	})

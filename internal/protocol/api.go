@@ -31,7 +31,7 @@ type Settings struct {
 
 	// memcached's gating flags.
 	FlushDisabled   bool // -F: flush_all answers CLIENT_ERROR flush_all not allowed
-	DumpDisabled    bool // -X: stats cachedump and lru_crawler metadump are refused
+	DumpDisabled    bool // -X: stats cachedump, stats detail and lru_crawler metadump/mgdump are refused
 	WatchDisabled   bool // -W: watch is refused
 	ShutdownEnabled bool // -A: shutdown stops the server (Env.Shutdown)
 
@@ -51,6 +51,10 @@ type Settings struct {
 	// MemoryFile is -e's path, which `stats settings` prints as
 	// memory_file; "" prints memcached's (null).
 	MemoryFile string
+
+	// NAPIIDs is -N as given (0 without it), which `stats settings`
+	// prints as num_napi_ids.
+	NAPIIDs int
 
 	// LRUCrawlerDisabled is -o no_lru_crawler (or no_modern without a later
 	// lru_crawler): the crawler starts off, so `stats settings` says

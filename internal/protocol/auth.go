@@ -90,9 +90,13 @@ func (a *ASCIIAuth) Check(user, pass []byte) bool {
 	return ok
 }
 
-// asciiAuthMax bounds a login's data block with its "\r\n": memcached's
-// read buffer (READ_BUFFER_SIZE), which must hold all of it.
-const asciiAuthMax = 16384
+// asciiAuthMax bounds a login's data block (MAX_AUTH_REQ_LEN), and
+// minAuthLine a login line without its newline (MIN_AUTH_REQ_LEN): a
+// shorter one closes the connection.
+const (
+	asciiAuthMax = 16384
+	minAuthLine  = 6
+)
 
 // asciiAuth handles the front of in for an unauthenticated text connection.
 // It returns how many bytes it consumed, or minus the length it needs.
@@ -111,24 +115,34 @@ func (s *Session) asciiAuth(in []byte) (int, Status) {
 	if s.log.verbose {
 		s.vlogLine('<', bytes.TrimSuffix(line, []byte("\r")))
 	}
-	n := s.text.tokenize(line)
-	var size uint32
-	ok := n >= 5 && string(s.text.token(line, 0)) == "set"
-	if ok {
-		size, ok = parseUint32(s.text.token(line, 4))
+	if nl < minAuthLine || nl >= asciiAuthMax {
+		// memcached 1.6.43 on: no login line is this short; and one
+		// longer than its read buffer never shows its newline there.
+		return 0, Close
 	}
+	n := s.text.tokenize(bytes.TrimSuffix(line, []byte("\r")))
+	var size uint32
+	ok := n >= 5 && bytes.HasPrefix(line, []byte("set"))
+	if ok {
+		size, ok = parseStrictUint32(s.text.token(line, 4))
+	}
+	s.text.noreply = false
 	if !ok {
-		s.text.noreply = false
 		s.reply("CLIENT_ERROR unauthenticated\r\n")
 		return nl + 1, NeedMore
 	}
-	total := nl + 1 + int(size) + 2
+	if size > asciiAuthMax {
+		// memcached 1.6.42 on refuses the line and reads on from
+		// there; the data block, if one follows, is read as lines.
+		s.reply("CLIENT_ERROR auth token too long\r\n")
+		return nl + 1, NeedMore
+	}
 	if int(size)+2 > asciiAuthMax {
-		// memcached holds the data (after the line) in its 16 KiB read
-		// buffer and closes a connection whose data cannot fit: a client
-		// that has not logged in may not make the server hold more.
+		// A block that fits the limit but not, with its "\r\n", the
+		// 16 KiB read buffer memcached holds it in: it closes.
 		return 0, Close
 	}
+	total := nl + 1 + int(size) + 2
 	if len(in) < total {
 		return -total, NeedMore
 	}

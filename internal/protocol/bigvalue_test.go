@@ -81,7 +81,7 @@ func TestBigScripts(t *testing.T) {
 				if resumes {
 					scoped(t, func(tb testing.TB) {
 						got, closed := engineRun(tb, NewSession(env(tb)), pieces(in, 9000)...)
-						checkResult(tb, sc, result{got, closed}, "engine loop")
+						checkResult(tb, sc, result{out: got, closed: closed}, "engine loop")
 					})
 				}
 			}

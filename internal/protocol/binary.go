@@ -50,6 +50,12 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		s.binError(&s.bin.header, statusUnknownCommand)
 		return head, Close
 	}
+	if h.bodyLen > binaryBodyMax {
+		// memcached 1.6.42 on (229cf41): refused before anything is read
+		// of it, the connection closed after the reply.
+		s.binError(&s.bin.header, statusInvalid)
+		return head, Close
+	}
 	if s.env.SASL != nil && s.log.verbose {
 		ok := "false"
 		if s.auth.saslPassed || saslAllowed(h.opcode) {

@@ -42,7 +42,7 @@ func FuzzBinary(f *testing.F) {
 		whole := drive(t, NewSession(env()), data)
 		i := int(cut) % (len(data) + 1)
 		split := drive(t, NewSession(env()), data[:i], data[i:])
-		if describePackets(split.out, split.closed) != describePackets(whole.out, whole.closed) {
+		if !cutsMayDiffer(split, whole) && describePackets(split.out, split.closed) != describePackets(whole.out, whole.closed) {
 			t.Fatalf("split at %d changed the replies\nwhole:\n%s\nsplit:\n%s", i,
 				describePackets(whole.out, whole.closed), describePackets(split.out, split.closed))
 		}
@@ -52,7 +52,7 @@ func FuzzBinary(f *testing.F) {
 			chunks = append(chunks, rest[:min(size, len(rest))])
 		}
 		chunked := drive(t, NewSession(env()), chunks...)
-		if describePackets(chunked.out, chunked.closed) != describePackets(whole.out, whole.closed) {
+		if !cutsMayDiffer(chunked, whole) && describePackets(chunked.out, chunked.closed) != describePackets(whole.out, whole.closed) {
 			t.Fatalf("chunks of %d changed the replies", size)
 		}
 	})

@@ -12,6 +12,9 @@ const (
 	// binaryReadBuffer is memcached's READ_BUFFER_SIZE, which a binary
 	// connection's read buffer never grows beyond.
 	binaryReadBuffer = 16384
+	// binaryBodyMax is memcached's ITEM_SIZE_MAX_UPPER_LIMIT, the largest
+	// body length it reads (1.6.42 on).
+	binaryBodyMax = 1 << 30
 )
 
 // Opcodes memcached 1.6.18 implements.

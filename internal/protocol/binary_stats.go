@@ -21,7 +21,12 @@ func (s *Session) binStats(group []byte) {
 		s.env.appendSettings(&w)
 	case bytes.HasPrefix(group, []byte("detail")):
 		// The per-prefix stats of detail.go: the dump is one response whose
-		// value is the text protocol's PREFIX lines and END.
+		// value is the text protocol's PREFIX lines and END. -X refuses
+		// them (memcached 1.6.45, aa35238).
+		if st := s.env.Settings; st != nil && st.DumpDisabled {
+			s.binError(&s.bin.header, statusKeyNotFound)
+			return
+		}
 		switch sub := group[len("detail"):]; {
 		case bytes.HasPrefix(sub, []byte(" dump")):
 			const name = "detailed"
@@ -43,11 +48,6 @@ func (s *Session) binStats(group []byte) {
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case string(group) == "sizes":
 		appendSizes(&w, s.env.Store)
-	case string(group) == "sizes_enable", string(group) == "sizes_disable":
-		w.b = appendSizesSwitch(w.b, s.env.Store, string(group) == "sizes_enable")
-		s.bin.statLines = w.b
-		s.appendBinStatLines(w.b)
-		return // memcached sends no empty response after these two
 	default:
 		// Groups only an engine knows (gocached's extensions); memcached's
 		// binary protocol has no "conns".

@@ -8,6 +8,11 @@ import (
 	"github.com/gocached/gocached/internal/store"
 )
 
+// rBadGetKey is a get's refusal of a bad key: memcached 1.6.40 on copies
+// the error line, its end included, and ends the copy again
+// (process_get_command_err), so a blank line follows it.
+const rBadGetKey = rBadFormat + "\r\n"
+
 // Replies, each with its line end.
 const (
 	rError           = "ERROR\r\n"
@@ -16,12 +21,11 @@ const (
 	rBadExptime      = "CLIENT_ERROR invalid exptime argument\r\n"
 	rBadDelta        = "CLIENT_ERROR invalid numeric delta argument\r\n"
 	rNonNumeric      = "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
-	rDeleteUsage     = "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"
 	rTooLarge        = "SERVER_ERROR object too large for cache\r\n"
 	rNoMemoryStore   = "SERVER_ERROR out of memory storing object\r\n"
 	rNoMemory        = "SERVER_ERROR out of memory\r\n"
 	rGetOOM          = "SERVER_ERROR out of memory writing get response\r\n"
-	rShutdownOff     = "ERROR: shutdown not enabled\r\n"
+	rShutdownOff     = "SERVER_ERROR: shutdown not enabled\r\n" // 1.6.40 on
 	rStored          = "STORED\r\n"
 	rNotStored       = "NOT_STORED\r\n"
 	rExists          = "EXISTS\r\n"
@@ -35,6 +39,9 @@ const (
 	crlf             = "\r\n"
 	valuePrefix      = "VALUE "
 	storageMinTokens = 5
+	// minCommandLen is the shortest line memcached's parser reads, its
+	// terminator included.
+	minCommandLen = 4
 	// maxRelativeExptime is memcached's REALTIME_MAXDELTA: larger times are absolute.
 	maxRelativeExptime = 60 * 60 * 24 * 30
 	// processStartedSlack is how far before its start memcached sets
@@ -53,11 +60,21 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		return 0, NeedMore
 	}
 	cmd := s.text.token(line, 0)
+	if line[0] == ' ' && parsedCommand(cmd) {
+		// memcached's parser finds these commands only at the very start
+		// of the line; the rest it looks up by their first token.
+		return s.unknownCommand(line, n)
+	}
 	if len(cmd) == 2 && cmd[0] == 'm' {
 		return s.metaCommand(line, rest, n)
 	}
+	if !parsedCommand(cmd) {
+		// memcached 1.6.40 on: the last token of any other line decides
+		// noreply, an unknown command's ERROR included.
+		s.text.setNoreply(line, n)
+	}
 	switch string(cmd) {
-	case "get", "bget":
+	case "get": // bget went with memcached 1.6.40's parser
 		return s.retrieve(line, n, false, false)
 	case "gets":
 		return s.retrieve(line, n, true, false)
@@ -130,24 +147,33 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 		}
 		s.debugTime(line, n)
 	default:
-		if looksLikeHTTP(cmd, s.text.token(line, min(n, maxTokens-1)-1)) {
-			return 0, Close
-		}
-		s.reply(rError)
+		return s.unknownCommand(line, n)
 	}
 	return 0, NeedMore
 }
 
-// looksLikeHTTP reports whether an unknown command is an HTTP request line,
-// which memcached answers by closing the connection: a line whose last
-// token starts with "HTTP/" and whose command is outside the letters
-// memcached dispatches on first (so "gx / HTTP/1.1" still gets ERROR).
-func looksLikeHTTP(cmd, last []byte) bool {
-	switch cmd[0] {
-	case 'g', 's', 'a', 'c', 'i', 'd', 't':
-		return false
+// unknownCommand answers a line whose command memcached does not know:
+// ERROR, or a close for what looks like an HTTP request (more than one
+// token, the last starting with "HTTP/"), whatever the command's letters.
+func (s *Session) unknownCommand(line []byte, n int) (int, Status) {
+	if n > 1 && bytes.HasPrefix(s.text.token(line, min(n, maxTokens-1)-1), []byte("HTTP/")) {
+		return 0, Close
 	}
-	return bytes.HasPrefix(last, []byte("HTTP/"))
+	s.reply(rError)
+	return 0, NeedMore
+}
+
+// parsedCommand reports whether cmd is one of the commands memcached's
+// parser (1.6.40 on) recognises by the line's leading bytes rather than by
+// its first token: the meta commands and the key-value ones.
+func parsedCommand(cmd []byte) bool {
+	switch string(cmd) {
+	case "mg", "ms", "md", "mn", "ma", "me", "get", "gets", "gat", "gats",
+		"set", "add", "cas", "replace", "append", "prepend", "incr", "decr",
+		"touch", "delete", "stats", "watch", "version", "quit":
+		return true
+	}
+	return false
 }
 
 func (e *Env) version() string {
@@ -157,61 +183,47 @@ func (e *Env) version() string {
 	return "unknown"
 }
 
-// swallowRejected sets up the swallow of a rejected storage line's data
-// block when the line has the command's exact shape (want tokens, then at
-// most "noreply") and its length token parses (see storage).
-func (s *Session) swallowRejected(line []byte, n, want int) {
-	if n != want && (n != want+1 || string(s.text.token(line, want)) != "noreply") {
-		return
-	}
-	if v, ok := parseInt32(s.text.token(line, 4)); ok && v >= 0 && v <= math.MaxInt32-2 {
-		s.input.swallow = int64(v) + 2
-	}
-}
-
-// storage runs set, add, replace, append, prepend and cas.
-//
-// The data block is client data and is not run as a command where its
-// length is known: a line of the command's exact shape (its tokens, then
-// at most "noreply") whose length token parses but which is rejected (a
-// key over 250 bytes, a bad flags, exptime or CAS token) swallows the
-// block after memcached's reply, where memcached would go on to execute
-// the data as the next command line. Where the shape is off (too few or
-// too many tokens: perhaps a key with a space, perhaps junk after the
-// length) or the length is malformed, there is no telling where the block
-// ends, and what follows is read as memcached reads it. (meta_set.go
-// does the same for ms, whose length is always its third token.)
+// storage runs set, add, replace, append, prepend and cas as memcached's
+// parser (1.6.40 on) reads them: fewer than five tokens, or a length token
+// that is not a plain number in range, is a bad command line and nothing
+// is swallowed (there is no telling where a data block would end). Once
+// the length is known, every other refusal (a key over 250 bytes, a bad
+// flags, exptime or CAS token, a missing CAS) swallows the data block
+// after the reply, so client data never runs as a command. Extra tokens
+// are ignored; the last one decides noreply.
 func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Status) {
-	want := storageMinTokens
-	if mode == store.ModeCAS {
-		want++
-	}
-	rejected := func() (int, Status) {
-		s.swallowRejected(line, n, want)
+	if n < storageMinTokens {
+		s.reply(rBadFormat)
 		return 0, NeedMore
 	}
-	key, ok := s.keyedCommand(line, n, want)
-	if !ok {
+	vlen, ok := parseStrictInt32(s.text.token(line, 4))
+	if !ok || vlen < 0 || vlen > math.MaxInt32-2 {
+		s.reply(rBadFormat)
+		return 0, NeedMore
+	}
+	s.text.setNoreply(line, n)
+	rejected := func() (int, Status) {
+		s.reply(rBadFormat)
+		s.input.swallow = int64(vlen) + 2
+		return 0, NeedMore
+	}
+	key := s.text.token(line, 1)
+	if !validKey(key) {
 		return rejected()
 	}
 	flags, ok1 := parseUint32(s.text.token(line, 2))
 	exptime, ok2 := parseInt32(s.text.token(line, 3))
-	vlen, ok3 := parseInt32(s.text.token(line, 4))
-	if !ok1 || !ok2 || !ok3 {
-		s.reply(rBadFormat)
+	if !ok1 || !ok2 {
 		return rejected()
 	}
 	var cas uint64
 	if mode == store.ModeCAS {
-		var ok bool
-		if cas, ok = parseUint64(s.text.token(line, 5)); !ok {
-			s.reply(rBadFormat)
+		if n < storageMinTokens+1 {
 			return rejected()
 		}
-	}
-	if vlen < 0 || vlen > math.MaxInt32-2 {
-		s.reply(rBadFormat)
-		return 0, NeedMore
+		if cas, ok = parseStrictUint64(s.text.token(line, 5)); !ok {
+			return rejected()
+		}
 	}
 	st := s.env.Store
 	total := int(vlen) + 2
@@ -315,12 +327,13 @@ func storeCmdName(m store.Mode) string {
 }
 
 // keyedCommand checks the shape shared by commands of the form
-// "<cmd> <key> ... [noreply]": want tokens, or want+1 with noreply. It sets
-// s.text.noreply and returns the key, or replies with memcached's error and
-// returns false.
+// "<cmd> <key> ... [noreply]" as memcached's parser (1.6.40 on) does: at
+// least want tokens (else a bad command line, whatever the last token),
+// extra ones ignored, the last deciding noreply. It returns the key, or
+// replies with memcached's error and returns false.
 func (s *Session) keyedCommand(line []byte, n, want int) ([]byte, bool) {
-	if n != want && n != want+1 {
-		s.reply(rError)
+	if n < want {
+		s.reply(rBadFormat)
 		return nil, false
 	}
 	s.text.setNoreply(line, n)
@@ -337,7 +350,7 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 	if !ok {
 		return
 	}
-	delta, ok := parseUint64(s.text.token(line, 2))
+	delta, ok := parseStrictUint64(s.text.token(line, 2))
 	if !ok {
 		s.reply(rBadDelta)
 		return
@@ -363,23 +376,12 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 	}
 }
 
+// delete takes any tokens after the key since memcached 1.6.40, which
+// dropped its check for the old hold-time argument; the last token decides
+// noreply.
 func (s *Session) delete(line []byte, n int) {
-	if n < 2 || n > 4 {
-		s.reply(rError)
-		return
-	}
-	if n > 2 {
-		// memcached still accepts the old "delete <key> 0" hold time.
-		holdZero := string(s.text.token(line, 2)) == "0"
-		s.text.setNoreply(line, n)
-		if !(n == 3 && (holdZero || s.text.noreply)) && !(n == 4 && holdZero && s.text.noreply) {
-			s.reply(rDeleteUsage)
-			return
-		}
-	}
-	key := s.text.token(line, 1)
-	if !validKey(key) {
-		s.reply(rBadFormat)
+	key, ok := s.keyedCommand(line, n, 2)
+	if !ok {
 		return
 	}
 	if s.env.detailEnabled() {
@@ -388,7 +390,7 @@ func (s *Session) delete(line []byte, n int) {
 	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
-	deleted := s.env.Store.Delete(key)
+	deleted := s.deleteTextLogged(key)
 	if deleted {
 		s.reply(rDeleted)
 	} else {
@@ -401,7 +403,7 @@ func (s *Session) touch(line []byte, n int) {
 	if !ok {
 		return
 	}
-	exptime, ok := parseInt32(s.text.token(line, 2))
+	exptime, ok := parseStrictInt32(s.text.token(line, 2))
 	if !ok {
 		s.reply(rBadExptime)
 		return
@@ -418,10 +420,6 @@ func (s *Session) touch(line []byte, n int) {
 }
 
 func (s *Session) flushAll(line []byte, n int) {
-	if n < 1 || n > 3 {
-		s.reply(rError)
-		return
-	}
 	s.text.setNoreply(line, n)
 	if st := s.env.Settings; st != nil && st.FlushDisabled {
 		// memcached counts the refused flush in cmd_flush.
@@ -437,7 +435,7 @@ func (s *Session) flushAll(line []byte, n int) {
 	}
 	if n != plain {
 		var ok bool
-		if delay, ok = parseInt32(s.text.token(line, 1)); !ok {
+		if delay, ok = parseStrictInt32(s.text.token(line, 1)); !ok {
 			s.reply(rBadExptime)
 			return
 		}
@@ -450,12 +448,11 @@ func (s *Session) flushAll(line []byte, n int) {
 }
 
 func (s *Session) verbosity(line []byte, n int) {
-	if n != 2 && n != 3 {
-		s.reply(rError)
-		return
-	}
 	s.text.setNoreply(line, n)
-	level, ok := parseUint32(s.text.token(line, 1))
+	level, ok := uint32(0), false
+	if n >= 2 {
+		level, ok = parseStrictUint32(s.text.token(line, 1))
+	}
 	if !ok {
 		s.reply(rBadFormat)
 		return

@@ -326,6 +326,9 @@ func (s *Session) markFlushed() {
 // memcached's conn_release_items does before an out-of-memory error or a
 // close.
 func (s *Session) dropUnflushed() {
+	if len(s.out) > s.flushMark {
+		s.culls++
+	}
 	s.out = s.out[:s.flushMark]
 	s.mem.releaseReplies()
 }

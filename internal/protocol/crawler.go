@@ -25,6 +25,9 @@ type dumpState struct {
 	cursor  store.DumpCursor
 	all     bool
 	classes [maxSlabClassID + 1]bool
+	// keys: an mgdump (memcached 1.6.19 on), one "mg <key>" line per
+	// item and "EN" at the end, rather than a metadump.
+	keys bool
 }
 
 func (s *Session) lruCrawler(line []byte, n int) {
@@ -73,7 +76,9 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		}
 		s.reply(r)
 	case "metadump":
-		s.metadump(arg)
+		s.metadump(arg, false)
+	case "mgdump":
+		s.metadump(arg, true)
 	case "tocrawl":
 		v, ok := parseUint32(arg)
 		if !ok {
@@ -128,19 +133,26 @@ func parseCrawlClasses(arg []byte, d *dumpState) string {
 	return rOK
 }
 
-func (s *Session) metadump(arg []byte) {
+// metadump runs `lru_crawler metadump` or, with keys, `lru_crawler mgdump`.
+func (s *Session) metadump(arg []byte, keys bool) {
 	switch {
 	case !s.env.adminSnapshot().crawler:
 		s.reply(rCrawlerOff)
 		return
+	case s.env.Settings != nil && s.env.Settings.DumpDisabled && keys:
+		s.reply("ERROR key dump not allowed\r\n")
+		return
 	case s.env.Settings != nil && s.env.Settings.DumpDisabled:
 		s.reply("ERROR metadump not allowed\r\n")
+		return
+	case s.hasPendingReplies() && keys:
+		s.reply("ERROR cannot pipeline other commands before mgdump\r\n")
 		return
 	case s.hasPendingReplies():
 		s.reply("ERROR cannot pipeline other commands before metadump\r\n")
 		return
 	}
-	d := &dumpState{}
+	d := &dumpState{keys: keys}
 	if r := parseCrawlClasses(arg, d); r != rOK {
 		s.reply(r)
 		return
@@ -165,6 +177,8 @@ func (s *Session) metadump(arg []byte) {
 		return
 	}
 	s.stream.dump = d
+	// memcached 1.6.43 on answers a dump that starts with OK.
+	s.out = append(s.out, rOK...)
 	s.continueDump()
 }
 
@@ -176,7 +190,11 @@ func (s *Session) continueDump() {
 	for {
 		done := s.env.Store.Dump(&d.cursor, dumpSlotStep, s.stream.dumpFn)
 		if done {
-			s.out = append(s.out, rEnd...)
+			if d.keys {
+				s.out = append(s.out, rMetaMiss+crlf...)
+			} else {
+				s.out = append(s.out, rEnd...)
+			}
 			s.endDump()
 			s.markFlushed() // memcached's crawler wrote it directly
 			return
@@ -216,6 +234,10 @@ func (s *Session) dumpItem(it store.Item) bool {
 	if s.env.ResumesPending && len(s.out)-s.outStart >= OutputBudget {
 		return false
 	}
+	if d.keys {
+		s.out = appendMgdumpLine(s.out, it)
+		return true
+	}
 	b := append(s.out, "key="...)
 	b = appendURIEncoded(b, it.Key())
 	b = append(b, " exp="...)
@@ -236,7 +258,11 @@ func (s *Session) dumpItem(it store.Item) bool {
 	b = strconv.AppendInt(b, int64(it.Class()), 10)
 	b = append(b, " size="...)
 	b = strconv.AppendInt(b, int64(it.Size()), 10)
-	s.out = append(b, '\n')
+	// Client flags since memcached 1.6.24, and its line keeps the space
+	// that ends each field.
+	b = append(b, " flags="...)
+	b = strconv.AppendUint(b, uint64(it.Flags()), 10)
+	s.out = append(b, " \n"...)
 	return true
 }
 
@@ -308,6 +334,19 @@ func (s *Session) cachedump(line []byte, n int) {
 	}) {
 	}
 	s.out = append(s.out, rEnd...)
+}
+
+// appendMgdumpLine writes an mgdump line: "mg <key>\r\n", or for a key
+// sent base64-encoded "mg <base64> b\r\n", ready to send back as a command.
+func appendMgdumpLine(b []byte, it store.Item) []byte {
+	b = append(b, "mg "...)
+	if it.KeyBinary() {
+		b = appendBase64(b, it.Key())
+		b = append(b, " b"...)
+	} else {
+		b = append(b, it.Key()...)
+	}
+	return append(b, crlf...)
 }
 
 // background runs work as Env.Background says.

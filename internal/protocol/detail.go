@@ -199,6 +199,11 @@ func (e *Env) resetDetail() {
 
 // statsDetail answers `stats detail on|off|dump`.
 func (s *Session) statsDetail(line []byte, n int) {
+	if st := s.env.Settings; st != nil && st.DumpDisabled {
+		// -X covers stats detail too since memcached 1.6.37.
+		s.replyLogged("CLIENT_ERROR stats detail not allowed\r\n")
+		return
+	}
 	sub := ""
 	if n > 2 {
 		sub = string(s.text.token(line, 2))

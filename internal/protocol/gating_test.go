@@ -26,6 +26,9 @@ type flagCase struct {
 	want  string          // memcached's reply
 	keep  *regexp.Regexp  // when set, only matching lines are compared
 	check func(*Env) bool // extra state check on gocached
+	// since: the memcached release after 1.6.18 whose reply want is
+	// (checked by hand against 1.6.45; Debian's 1.6.18 is not asked).
+	since string
 }
 
 var statsSettingLine = func(names ...string) *regexp.Regexp {
@@ -51,17 +54,20 @@ func flagCases(t *testing.T) []flagCase {
 	}
 	return []flagCase{
 		{name: "-F", flags: []string{"-F"}, set: func(e *Env) { e.Settings.FlushDisabled = true },
-			in:    "flush_all\r\nflush_all 10\r\nflush_all noreply\r\nflush_all abc\r\nflush_all 1 2 3\r\nstats settings\r\n",
-			want:  lines("CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed", "ERROR", "STAT flush_enabled no", "END"),
+			in: "flush_all\r\nflush_all 10\r\nflush_all noreply\r\nflush_all abc\r\nflush_all 1 2 3\r\nstats settings\r\n",
+			want: lines("CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed", "CLIENT_ERROR flush_all not allowed",
+				"CLIENT_ERROR flush_all not allowed", "STAT flush_enabled no", "END"),
 			keep:  statsSettingLine("flush_enabled"),
-			check: func(e *Env) bool { return e.Store.Stats().CmdFlush == 4 }},
+			check: func(e *Env) bool { return e.Store.Stats().CmdFlush == 5 }, since: "1.6.40"},
 		{name: "-X", flags: []string{"-X"}, set: func(e *Env) { e.Settings.DumpDisabled = true },
 			in:   "stats cachedump 1 1\r\nstats cachedump\r\nlru_crawler metadump all\r\nstats settings\r\n",
 			want: lines("CLIENT_ERROR stats cachedump not allowed", "CLIENT_ERROR stats cachedump not allowed", "ERROR metadump not allowed", "STAT dump_enabled no", "END"),
 			keep: statsSettingLine("dump_enabled")},
 		{name: "-W", flags: []string{"-W"}, set: func(e *Env) { e.Settings.WatchDisabled = true },
-			in:   "watch\r\nwatch fetchers\r\nwatch noreply\r\nversion\r\n",
-			want: lines("CLIENT_ERROR watch commands not allowed", "CLIENT_ERROR watch commands not allowed", "VERSION 1.6.18")},
+			in: "watch\r\nwatch fetchers\r\nwatch noreply\r\nversion\r\n",
+			// watch takes no noreply since memcached 1.6.40.
+			want: lines("CLIENT_ERROR watch commands not allowed", "CLIENT_ERROR watch commands not allowed",
+				"CLIENT_ERROR watch commands not allowed", "VERSION 1.6.18"), since: "1.6.40"},
 		{name: "-A bad mode", flags: []string{"-A"}, set: func(e *Env) { e.Settings.ShutdownEnabled = true },
 			in:   "shutdown x\r\nshutdown graceful x\r\nstats settings\r\n",
 			want: lines("CLIENT_ERROR invalid shutdown mode", "CLIENT_ERROR invalid shutdown mode", "STAT shutdown_command yes", "END"),
@@ -83,7 +89,8 @@ func flagCases(t *testing.T) []flagCase {
 		{name: "-Y password with space", flags: []string{"-Y", authFile}, set: func(e *Env) { e.ASCIIAuth = auth },
 			// "set auth x 0 0 12" is six tokens: the fifth, 0, is the length.
 			steps: []string{"set a 0 0 12\r\nother secret\r\n", "set auth x 0 0 12\r\n", "ot", "her\r\n"},
-			want:  lines("CLIENT_ERROR authentication failure", "CLIENT_ERROR bad command line termination", "CLIENT_ERROR unauthenticated")},
+			// memcached 1.6.43 on closes at the 5-byte line "her\r\n".
+			want: lines("CLIENT_ERROR authentication failure", "CLIENT_ERROR bad command line termination"), since: "1.6.43"},
 		{name: "-D", flags: []string{"-D", "#"}, set: func(e *Env) { e.Settings.DetailDelimiter = '#' },
 			in: "set a#1 0 0 1\r\nx\r\nset a:2 0 0 1\r\nx\r\nget a#1 b#2\r\nstats detail dump\r\nstats settings\r\n",
 			want: lines("STORED", "STORED", "VALUE a#1 0 1", "x", "END", "PREFIX a get 1 hit 1 set 1 del 0", "PREFIX b get 1 hit 0 set 0 del 0", "END",
@@ -138,7 +145,7 @@ func TestGatingFlags(t *testing.T) {
 					fc.set(env)
 					return env
 				}, []byte(fc.in[:i]), []byte(fc.in[i:]))
-				if g := keepLines(got.out, fc.keep); g != fc.want {
+				if g := keepLines(got.out, fc.keep); !got.culled && g != fc.want {
 					t.Fatalf("split at %d: got %q\nwant %q", i, g, fc.want)
 				}
 			}
@@ -151,6 +158,9 @@ func TestGatingFlagsAgainstMemcached(t *testing.T) {
 		t.Skip("short mode")
 	}
 	for _, fc := range flagCases(t) {
+		if fc.since != "" {
+			continue
+		}
 		t.Run(fc.name, func(t *testing.T) {
 			addr := startMemcachedWith(t, nil, fc.flags...)
 			var got result
@@ -221,7 +231,10 @@ func TestParseASCIIAuth(t *testing.T) {
 }
 
 // exchangeSteps sends each step on one connection, reading the replies to
-// one before sending the next.
+// one before sending the next: a step's first reply byte is waited for up to
+// stepFirstByte (a step may answer nothing), the rest until stepQuiet passes
+// without any. A loaded machine was seen to part one step's replies by more
+// than 50 ms.
 func exchangeSteps(t *testing.T, addr string, steps []string) result {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
@@ -235,14 +248,14 @@ func exchangeSteps(t *testing.T, addr string, steps []string) result {
 		if _, err := c.Write([]byte(st)); err != nil {
 			t.Fatal(err)
 		}
-		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		c.SetReadDeadline(time.Now().Add(stepFirstByte))
 		for {
 			n, err := c.Read(buf)
 			out = append(out, buf[:n]...)
 			if err != nil {
 				break
 			}
-			c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			c.SetReadDeadline(time.Now().Add(stepQuiet))
 		}
 	}
 	return result{out: string(out)}
@@ -298,7 +311,9 @@ func TestASCIIAuthSizeBound(t *testing.T) {
 	}{
 		{16382, "CLIENT_ERROR authentication failure\r\n", false}, // with its \r\n, 16384
 		{16383, "", true},
-		{1 << 20, "", true},
+		// Over the limit, memcached 1.6.42 on refuses the line, then
+		// closes at the data, a line longer than its read buffer.
+		{1 << 20, "CLIENT_ERROR auth token too long\r\n", true},
 	}
 	for _, c := range cases {
 		env := newSmallEnv(t)
@@ -321,7 +336,7 @@ func TestASCIIAuthSizeBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := startMemcachedWith(t, nil, "-Y", mcAuth)
-	for _, c := range cases {
+	for _, c := range cases[:2] { // the last is 1.6.42's
 		if got := exchangeWant(t, addr, login(c.size), len(c.want), c.closed); got.out != c.want || got.closed != c.closed {
 			t.Errorf("memcached, %d bytes: got %q closed %v, want %q closed %v", c.size, got.out, got.closed, c.want, c.closed)
 		}
@@ -346,8 +361,10 @@ func TestASCIIAuthCoversBinary(t *testing.T) {
 		binReq(opGetK, "secretkey", "", "", 2, 0) + binReq(opNoop, "", "", "", 3, 0)
 	cases := []struct{ name, in, want string }{
 		{"binary before a login", packets, lines("CLIENT_ERROR unauthenticated")},
+		// The noop splits at its 0x0a: a 2-byte line, too short for
+		// memcached 1.6.40's parser, then the rest.
 		{"binary after a login", "set a 0 0 9\r\nuser pass\r\n" + binReq(opNoop, "", "", "", 3, 0) + "\r\nversion\r\n",
-			lines("STORED", "ERROR", "ERROR", "VERSION 1.6.18")}, // the noop splits at its 0x0a
+			lines("STORED", "CLIENT_ERROR bad command line format", "ERROR", "VERSION 1.6.18")},
 	}
 	for _, c := range cases {
 		env := newSmallEnv(t)
@@ -373,9 +390,15 @@ func TestASCIIAuthCoversBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := startMemcachedWith(t, nil, "-Y", mcAuth)
-	for _, c := range cases {
+	for _, c := range cases[:1] { // the second is 1.6.40's
 		if got := exchangeSteps(t, addr, []string{c.in}); got.out != c.want {
 			t.Errorf("memcached, %s: got %q, want %q", c.name, got.out, c.want)
 		}
 	}
 }
+
+// The bounds of exchangeSteps' waits.
+const (
+	stepFirstByte = 2 * time.Second
+	stepQuiet     = 300 * time.Millisecond
+)

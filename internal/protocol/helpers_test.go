@@ -101,7 +101,14 @@ func newTestEnvClock(tb testing.TB, mem int64, itemMax int, step int64) *Env {
 type result struct {
 	out    string
 	closed bool
+	// culled: an error took back replies not yet flushed, which an input
+	// cut elsewhere would have flushed (Session.culls).
+	culled bool
 }
+
+// cutsMayDiffer reports whether two runs of one input, cut differently,
+// may rightly answer differently: either took back unflushed replies.
+func cutsMayDiffer(a, b result) bool { return a.culled || b.culled }
 
 // drive feeds chunks to s one after another, the way an engine hands over
 // each read, and collects the replies. Leftover bytes stay buffered.
@@ -119,7 +126,7 @@ func drive(tb testing.TB, s *Session, chunks ...[]byte) result {
 			}
 			buf = buf[n:]
 			if st == Close {
-				return result{string(out), true}
+				return result{string(out), true, s.culls > 0}
 			}
 			if st == Yield {
 				continue
@@ -132,7 +139,7 @@ func drive(tb testing.TB, s *Session, chunks ...[]byte) result {
 			break
 		}
 	}
-	return result{string(out), false}
+	return result{string(out), false, s.culls > 0}
 }
 
 // runScript runs in as one chunk on a fresh session and store.

@@ -48,6 +48,8 @@ func (s *Session) lineEnd(avail []byte) (int, Status) {
 	}
 	if !isMultiget(avail) {
 		// memcached closes silently: nothing sane can follow such a line.
+		// Its close culls the replies it has not flushed (conn_release_items).
+		s.dropUnflushed()
 		return -1, Close
 	}
 	limit := s.env.multigetLimit(avail)

@@ -100,15 +100,15 @@ func exchangeWant(t *testing.T, addr string, in string, want int, closes bool) r
 		n, err := c.Read(buf)
 		out.Write(buf[:n])
 		if errors.Is(err, io.EOF) {
-			return result{out.String(), true}
+			return result{out: out.String(), closed: true}
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return result{out.String(), false}
+			return result{out: out.String(), closed: false}
 		}
 		if err != nil {
 			// A reset after close counts as a close.
-			return result{out.String(), true}
+			return result{out: out.String(), closed: true}
 		}
 	}
 }
@@ -151,13 +151,13 @@ func exchangeThrough(t *testing.T, addr, in, req, reply string) result {
 		n, err := c.Read(buf)
 		out = append(out, buf[:n]...)
 		if errors.Is(err, io.EOF) || (err != nil && !os.IsTimeout(err)) {
-			return result{string(out), true}
+			return result{out: string(out), closed: true}
 		}
 		if err != nil {
 			t.Fatalf("no end to memcached's reply to %q in %v: got %q", abbrev(in), memcachedWait, abbrev(string(out)))
 		}
 	}
-	return result{string(out[:len(out)-len(reply)]), false}
+	return result{out: string(out[:len(out)-len(reply)]), closed: false}
 }
 
 // exchangeLike sends a text stream to which gocached replied own and
@@ -226,7 +226,7 @@ func TestScriptsAgainstMemcached(t *testing.T) {
 	}
 	addr := startMemcached(t)
 	for _, sc := range scripts {
-		if sc.own {
+		if sc.own || sc.since != "" {
 			continue
 		}
 		t.Run(sc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ const (
 )
 
 func (s *Session) metaArith(line []byte, n int) {
-	if !s.metaPrologue(line, n, rMetaFlagsTooLong, rMetaInvalidOrDup) {
+	if !s.metaPrologue(line, n, true) {
 		return
 	}
 	f := &s.meta.flags
@@ -55,8 +55,8 @@ func (s *Session) metaArith(line []byte, n int) {
 	}
 	switch res {
 	case store.Stored:
-		// A plain success is what q hides; a created item is still shown.
-		if f.quiet && !s.meta.arithCreated {
+		// q hides a success, a created item included (memcached 1.6.40 on).
+		if f.quiet {
 			s.out = s.out[:start]
 		}
 		return

@@ -4,10 +4,11 @@ import "github.com/gocached/gocached/internal/store"
 
 // Meta delete: `md <key> <flags>*`. With I the item is not removed but
 // marked stale with a new CAS, so that readers see X and one of them wins
-// the right to recache it (W).
+// the right to recache it (W). With x (memcached 1.6.27 on) the value is
+// emptied instead of the item removed (meta_emptied.go).
 
 func (s *Session) metaDelete(line []byte, n int) {
-	if !s.metaPrologue(line, n, rMetaFlagsTooLong, rMetaInvalidOrDup) {
+	if !s.metaPrologue(line, n, false) {
 		return
 	}
 	// md, unlike mg and ma, checks the opaque before the lookup.
@@ -16,10 +17,15 @@ func (s *Session) metaDelete(line []byte, n int) {
 		return
 	}
 	f := &s.meta.flags
-	res := s.env.Store.DeleteItem(s.meta.key, store.DeleteRequest{
-		CAS: f.cas, HasCAS: f.hasCAS, MissOnMismatch: true,
-		Invalidate: f.invalidate, SetExptime: f.newTTL, Exptime: int64(f.ttl), NewCAS: f.newCAS,
-	})
+	var res store.Result
+	if f.removeVal {
+		res = s.emptyItem()
+	} else {
+		res = s.deleteLogged(s.meta.key, store.DeleteRequest{
+			CAS: f.cas, HasCAS: f.hasCAS, MissOnMismatch: true,
+			Invalidate: f.invalidate, SetExptime: f.newTTL, Exptime: int64(f.ttl), NewCAS: f.newCAS,
+		}, deletedByMeta)
+	}
 	var code string
 	switch res {
 	case store.Stored:
@@ -29,6 +35,8 @@ func (s *Session) metaDelete(line []byte, n int) {
 		code = "HD"
 	case store.Exists:
 		code = "EX"
+	case store.NotStored:
+		code = "NS"
 	default:
 		code = "NF"
 	}

@@ -122,7 +122,7 @@ func TestMetaAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	addr := startMemcached(t)
+	addr := startRefMemcached(t) // meta replies are 1.6.45's
 	for i, in := range metaStreams {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			flushMemcached(t, addr)

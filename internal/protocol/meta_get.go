@@ -31,38 +31,40 @@ func (s *Session) metaCommand(line, rest []byte, n int) (int, Status) {
 	case 'e':
 		s.metaDebug(line, n)
 	default:
-		s.reply(rError)
+		return s.unknownCommand(line, n)
 	}
 	return 0, NeedMore
 }
 
 // metaPrologue runs the checks every mg/md/ma line gets before its flags
-// mean anything: an ERROR without a key, memcached's key length limit, the
-// token limit, then the flags themselves. It returns false after replying.
+// mean anything, in memcached 1.6.45's order: a line without a key or with
+// a flag token its tokenizer refuses is a bad command line; then the key's
+// length, the token limit and the flags themselves. ma answers every one
+// of the latter with its own message. It returns false after replying.
 // An opaque's length is each command's own check: memcached looks at it
 // where it copies the opaque into the reply.
-func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) bool {
-	if n < 2 {
-		s.reply(rError)
-		return false
-	}
-	if int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
+func (s *Session) metaPrologue(line []byte, n int, arith bool) bool {
+	if n < 2 || s.badFlagToken(line, n, 2) {
 		s.out = append(s.out, rBadFormat...)
 		return false
 	}
-	if n+1 > metaMaxTokens {
-		s.out = append(s.out, tooLong...)
-		return false
+	msg := ""
+	switch {
+	case int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen:
+		msg = rBadFormat
+	case n > metaMaxTokens:
+		msg = rMetaFlagsTooLong
+	default:
+		msg = s.parseMetaFlags(line, n, 2)
+		if msg == "" && !s.meta.keyOK() {
+			msg = rBadFormat
+		}
 	}
-	if msg := s.parseMetaFlags(line, n, 2); msg != "" {
-		if badFlags != "" {
-			msg = badFlags
+	if msg != "" {
+		if arith {
+			msg = rMetaInvalidOrDup
 		}
 		s.out = append(s.out, msg...)
-		return false
-	}
-	if !s.meta.keyOK() {
-		s.out = append(s.out, rBadFormat...)
 		return false
 	}
 	if s.env.watching()&logFetchers != 0 {
@@ -72,7 +74,7 @@ func (s *Session) metaPrologue(line []byte, n int, tooLong, badFlags string) boo
 }
 
 func (s *Session) metaGet(line []byte, n int) {
-	if !s.metaPrologue(line, n, rMetaGetFlagsTooLong, "") {
+	if !s.metaPrologue(line, n, false) {
 		return
 	}
 	s.meta.line, s.meta.tokens = line, n
@@ -104,7 +106,10 @@ func (s *Session) metaGet(line []byte, n int) {
 func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	line, n, f := s.meta.line, s.meta.tokens, &s.meta.flags
 	b := s.out
-	if f.value {
+	// C (memcached 1.6.40 on): the client holds this version already, so
+	// the value is left out.
+	value := f.value && !(f.hasCAS && it.CAS() == f.cas)
+	if value {
 		b = append(b, "VA "...)
 		b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
 	} else {
@@ -185,7 +190,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		it.SetTokenSent()
 	}
 	b = append(b, crlf...)
-	if f.value {
+	if value {
 		if n := it.ValueLen(); s.env.inPieces(n) {
 			b = s.startSendHead(b, it.ValueHead(), n, it.Ref(), true)
 		} else {
@@ -244,12 +249,13 @@ func (s *Session) metaLocks(line []byte, n int) bool {
 
 // metaDebug runs `me <key> [b]`: the item's internal state, value excluded.
 func (s *Session) metaDebug(line []byte, n int) {
-	if n < 2 || int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
+	if n < 2 || s.badFlagToken(line, n, 2) || int(s.text.tokens[1].end-s.text.tokens[1].start) > store.MaxKeyLen {
 		s.out = append(s.out, rBadFormat...)
 		return
 	}
 	s.meta.key = s.text.token(line, 1)
-	binary := n >= 3 && string(s.text.token(line, 2)) == "b"
+	// memcached 1.6.40 on reads b only with a fourth token after it.
+	binary := n >= 4 && string(s.text.token(line, 2)) == "b"
 	if binary {
 		k, ok := decodeBase64Key(s.meta.keyBuf[:0], s.meta.key)
 		s.meta.keyBuf = k
@@ -278,12 +284,12 @@ func (s *Session) metaDebugItem(it store.Item) {
 	} else {
 		b = append(b, it.Key()...)
 	}
-	// memcached prints now-exptime, a negative number for a live item.
+	// The seconds left (memcached 1.6.24 on; now-exptime before).
 	b = append(b, " exp="...)
 	if ttl := it.TTL(); ttl < 0 {
 		b = append(b, "-1"...)
 	} else {
-		b = strconv.AppendInt(b, int64(int32(-ttl)), 10)
+		b = strconv.AppendInt(b, int64(int32(ttl)), 10)
 	}
 	b = append(b, " la="...)
 	b = strconv.AppendInt(b, it.IdleSeconds(), 10)

@@ -8,24 +8,21 @@ import "github.com/gocached/gocached/internal/store"
 // command whose flags are bad has no effect.
 
 const (
-	// metaMaxTokens mirrors memcached's MFLAG_MAX_OPT_LENGTH: a meta line may
-	// have at most this many tokens, counting the command and memcached's
-	// terminal token (so metaMaxTokens-1 real ones).
+	// metaMaxTokens mirrors memcached's MFLAG_MAX_OPT_LENGTH: a meta line
+	// may have at most this many tokens, the command and key included.
 	metaMaxTokens = 20
 	// metaMaxOpaque is the longest O token, its 'O' included.
 	metaMaxOpaque = 32
 
-	rMetaFlagsTooLong    = "CLIENT_ERROR options flags too long\r\n"
-	rMetaGetFlagsTooLong = "CLIENT_ERROR options flags are too long\r\n"
-	rMetaDuplicate       = "CLIENT_ERROR duplicate flag\r\n"
-	rMetaInvalidFlag     = "CLIENT_ERROR invalid flag\r\n"
-	rMetaBadToken        = "CLIENT_ERROR bad token in command line format\r\n"
-	rMetaBadKey          = "CLIENT_ERROR error decoding key\r\n"
-	rMetaBadMTokenLen    = "CLIENT_ERROR incorrect length for M token\r\n"
-	rMetaBadInitial      = "CLIENT_ERROR invalid numeric initial value\r\n"
-	rMetaBadDeltaValue   = "CLIENT_ERROR invalid numeric delta value\r\n"
-	rMetaInvalidOrDup    = "CLIENT_ERROR invalid or duplicate flag\r\n"
-	rMetaOpaqueTooLong   = "CLIENT_ERROR opaque token too long\r\n"
+	rMetaFlagsTooLong  = "CLIENT_ERROR options flags are too long\r\n"
+	rMetaDuplicate     = "CLIENT_ERROR duplicate flag\r\n"
+	rMetaInvalidFlag   = "CLIENT_ERROR invalid flag\r\n"
+	rMetaBadToken      = "CLIENT_ERROR bad token in command line format\r\n"
+	rMetaBadKey        = "CLIENT_ERROR error decoding key\r\n"
+	rMetaBadInitial    = "CLIENT_ERROR invalid numeric initial value\r\n"
+	rMetaBadDeltaValue = "CLIENT_ERROR invalid numeric delta value\r\n"
+	rMetaInvalidOrDup  = "CLIENT_ERROR invalid or duplicate flag\r\n"
+	rMetaOpaqueTooLong = "CLIENT_ERROR opaque token too long\r\n"
 )
 
 // metaFlags is what a meta command line asks for, once parsed.
@@ -39,6 +36,7 @@ type metaFlags struct {
 	newTTL     bool // T
 	keyBinary  bool // b
 	recache    bool // R
+	removeVal  bool // x (md: keep an empty item rather than delete)
 	mode       byte // M's argument, 0 when absent
 	ttl        int32
 	vivifyTTL  int32
@@ -81,7 +79,8 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 			}
 			f.keyBinary = true
 		case 'N', 'T', 'R':
-			v, ok := parseInt32(arg)
+			v, ok := parseStrictInt32(arg)
+			ok = ok && len(arg) > 0
 			if !ok {
 				errstr, failed = rMetaBadToken, true
 				break
@@ -105,14 +104,14 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 			f.quiet = true
 		case 'F':
 			// memcached keeps its generic message for a bad F.
-			v, ok := parseUint32(arg)
-			if !ok {
+			v, ok := parseStrictUint32(arg)
+			if !ok || len(arg) == 0 {
 				failed = true
 			}
 			f.flags = v
 		case 'C':
-			v, ok := parseUint64(arg)
-			if !ok {
+			v, ok := parseStrictUint64(arg)
+			if !ok || len(arg) == 0 {
 				errstr, failed = rMetaBadToken, true
 				break
 			}
@@ -121,32 +120,36 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 			// Explicit CAS, from memcached 1.6.21 on (1.6.18 refuses E as
 			// an invalid flag): the item this command changes or creates
 			// gets this CAS instead of a generated one.
-			v, ok := parseUint64(arg)
-			if !ok {
+			v, ok := parseStrictUint64(arg)
+			if !ok || len(arg) == 0 {
 				errstr, failed = rMetaBadToken, true
 				break
 			}
 			f.newCAS = store.NewCAS{Value: v, Set: true}
 		case 'M':
-			if len(tok) != 2 {
-				errstr, failed = rMetaBadMTokenLen, true
-				break
+			// memcached 1.6.40 on takes the byte after the M, whatever the
+			// token's length: for a lone M that is the separator, which no
+			// mode accepts.
+			f.mode = ' '
+			if len(arg) > 0 {
+				f.mode = arg[0]
 			}
-			f.mode = arg[0]
 		case 'J':
-			v, ok := parseUint64(arg)
-			if !ok {
+			v, ok := parseStrictUint64(arg)
+			if !ok || len(arg) == 0 {
 				errstr, failed = rMetaBadInitial, true
 			}
 			f.initial = v
 		case 'D':
-			v, ok := parseUint64(arg)
-			if !ok {
+			v, ok := parseStrictUint64(arg)
+			if !ok || len(arg) == 0 {
 				errstr, failed = rMetaBadDeltaValue, true
 			}
 			f.delta = v
 		case 'I':
 			f.invalidate = true
+		case 'x':
+			f.removeVal = true
 		default:
 			return rMetaInvalidFlag
 		}
@@ -155,6 +158,20 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 		return errstr
 	}
 	return ""
+}
+
+// badFlagToken reports whether a token from first on starts with a byte
+// memcached's meta tokenizer refuses (1.6.40 on): neither a digit nor
+// in 'A'..'z'. The tokenizer then gives up on the line, which memcached
+// answers as a bad command line. It looks at the tokens it splits only.
+func (s *Session) badFlagToken(line []byte, n, first int) bool {
+	for i := first; i < min(n, maxTokens-1); i++ {
+		c := line[s.text.tokens[i].start]
+		if !(c >= 'A' && c <= 'z') && !(c >= '0' && c <= '9') {
+			return true
+		}
+	}
+	return false
 }
 
 // keyOK applies the key rule to a meta key: a key sent as text must be

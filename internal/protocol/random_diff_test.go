@@ -110,7 +110,7 @@ func TestRandomMetaAgainstMemcached(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	addr := startMemcached(t)
+	addr := startRefMemcached(t) // meta replies are 1.6.45's
 	n, seed := randomStreams()
 	r := rand.New(rand.NewPCG(seed, 9))
 	for i := range n {

@@ -42,15 +42,15 @@ func nextKey(keys []byte, i int) (start, end int) {
 // budget runs out it returns Yield and how many bytes of the line it served;
 // continueMultiget picks up from there.
 func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status) {
-	if n < 2 {
-		s.reply(rError)
+	if n < 2 || touch && n < 3 {
+		s.reply(rBadFormat) // memcached 1.6.40 on; ERROR before
 		return 0, NeedMore
 	}
 	first := 1
 	var exptime int32
 	if touch {
 		var ok bool
-		if exptime, ok = parseInt32(s.text.token(line, 1)); !ok {
+		if exptime, ok = parseStrictInt32(s.text.token(line, 1)); !ok {
 			s.reply(rBadExptime)
 			return 0, NeedMore
 		}
@@ -73,16 +73,11 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 			// memcached takes each key's response object before looking
 			// at the key: running out before the bad one is out of memory.
 			// Else the error is answered with one object, the command's.
-			held := s.mem.objs
 			if !s.fetchSilently(line[from:ks], touch, exptime) || !s.chargeKey() {
 				s.getOOM()
 				return 0, NeedMore
 			}
-			s.mem.trimReplies(held)
-			if s.log.verbose {
-				s.vlogLine('>', []byte("END")) // memcached ends the get first
-			}
-			s.reply(rBadFormat)
+			s.badGetKey()
 			return 0, NeedMore
 		}
 		k = ke
@@ -153,12 +148,29 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	case at >= 0:
 		return at
 	}
+	// Not flushed: since memcached 1.6.40 a retrieval's replies wait, as
+	// any command's, for the read buffer to run dry or an mn.
 	s.out = append(s.out, rEnd...)
 	if s.log.verbose {
 		s.vlogLine('>', []byte("END"))
 	}
-	s.markFlushed() // memcached writes a retrieval's replies out after its END
 	return -1
+}
+
+// badGetKey answers a retrieval whose key memcached refuses as its
+// process_get_command_err does: every reply not yet flushed goes, the
+// earlier requests' as well as this one's values (conn_release_items), and
+// the error takes one fresh object, or the connection closes without one.
+func (s *Session) badGetKey() {
+	s.dropUnflushed()
+	if !s.chargeReply() {
+		s.mem.cut = true
+		return
+	}
+	if s.log.verbose {
+		s.vlogLine('>', []byte("END")) // memcached ends the get first
+	}
+	s.reply(rBadGetKey)
 }
 
 // chargeKey takes the response object of a retrieval's next key: the

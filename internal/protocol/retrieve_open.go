@@ -58,7 +58,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 			partial = partial[:n-1] // perhaps the line's end, its '\n' still to come
 		}
 		if len(partial) > store.MaxKeyLen { // a key too long to be one, still arriving
-			s.openError(rBadFormat)
+			s.openError(rBadGetKey)
 			return len(in), NeedMore
 		}
 		m.hungry = true
@@ -99,7 +99,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		if s.log.verbose {
 			s.vlogLine('>', []byte("END")) // memcached ends the get first
 		}
-		s.openError(rBadFormat)
+		s.openError(rBadGetKey)
 		if nl >= 0 {
 			s.get.multiget = multigetState{}
 			return nl + 1, NeedMore
@@ -116,7 +116,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		}
 		s.markFlushed()
 	} else {
-		s.reply(rError) // a line of the command alone, as memcached answers it
+		s.reply(rBadFormat) // a line of the command alone, as memcached 1.6.40 on answers it
 	}
 	if nl < 0 { // a NUL ended the line: the rest up to its newline is dropped
 		m.skip, m.hungry = true, true

@@ -87,11 +87,6 @@ func (s *Session) stats(line []byte, n int) {
 		appendSlabs(&w, s.env.Store.Classes(), s.env.Store.Stats())
 	case "sizes":
 		appendSizes(&w, s.env.Store)
-	case "sizes_enable", "sizes_disable":
-		// memcached ends these two with no END line (nor, in the binary
-		// protocol, an empty response).
-		s.out = appendSizesSwitch(w.b, s.env.Store, string(group) == "sizes_enable")
-		return
 	case "detail":
 		s.statsDetail(line, n)
 		return
@@ -226,10 +221,21 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 		mv := e.Store.MoverStats()
 		w.uint("slab_reassign_rescues", mv.Rescues)
 		w.uint("slab_reassign_chunk_rescues", mv.ChunkRescues)
-		w.uint("slab_reassign_evictions_nomem", mv.EvictionsNomem)
 		w.uint("slab_reassign_inline_reclaim", mv.InlineReclaim)
 		w.uint("slab_reassign_busy_items", mv.BusyItems)
 		w.uint("slab_reassign_busy_deletes", mv.BusyDeletes)
+		// memcached 1.6.45's mover, short of memory for a rescue, keeps
+		// the page busy and tries again where 1.6.18's evicted the item
+		// (evictions_nomem, gone from its stats); the store's mover
+		// still evicts, and those rescues that found no memory are the
+		// count. The last busy status is memcached's name for why an
+		// item held the page up, none before any did.
+		w.uint("slab_reassign_busy_nomem", mv.EvictionsNomem)
+		busy := "none"
+		if mv.BusyItems > 0 {
+			busy = "busy"
+		}
+		w.str("slab_reassign_last_busy_status", busy)
 		w.uint("slab_reassign_running", boolNum(mv.Running))
 		w.uint("slabs_moved", mv.Moved)
 	}
@@ -446,8 +452,10 @@ func (e *Env) appendSettings(w *statWriter) {
 	w.flag("ssl_session_cache", tlsSet.SessionCache)
 	w.flag("ssl_kernel_tls", false)
 	w.str("ssl_min_version", orNull(tlsSet.MinVersion, "tlsv1.2"))
-	w.str("num_napi_ids", "(null)")
+	w.int("num_napi_ids", int64(set.NAPIIDs))
 	w.str("memory_file", orNull(set.MemoryFile, "(null)"))
+	// memcached 1.6.45's client flags are 32 bits wide, as gocached's.
+	w.int("client_flags_size", 4)
 }
 
 // appendItems writes `stats items`: like memcached, only classes holding

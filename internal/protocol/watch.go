@@ -18,15 +18,17 @@ import (
 // Logging costs one atomic load per command while nobody watches.
 //
 // Kinds: fetchers (item_get for every lookup a command makes, a storage
-// command's included), mutations (item_store for every store) and evictions
-// (eviction, from the store's hook) are produced; sysevents, connevents,
-// rawcmds and memcached's proxy kinds are accepted and log nothing yet.
+// command's included), mutations (item_store for every store), evictions
+// (eviction, from the store's hook), connevents and deletions (deleted, for
+// delete and md: watch_deletions.go) are produced; sysevents, rawcmds and
+// memcached's proxy kinds are accepted and log nothing yet.
 
 const (
 	logFetchers   = 1 << iota // LOG_FETCHERS
 	logMutations              // LOG_MUTATIONS
 	logEvictions              // LOG_EVICTIONS
 	logConnEvents             // LOG_CONNEVENTS: conn_new, conn_close
+	logDeletions              // LOG_DELETIONS: deleted (memcached 1.6.20 on)
 	logOther                  // rawcmds, sysevents, proxy*: nothing to log
 )
 
@@ -244,7 +246,6 @@ func (s *Session) logStore(key []byte, status, cmd string, ttl uint32, class, si
 
 // watch runs `watch [kinds...]`: the connection becomes a log stream.
 func (s *Session) watchCommand(line []byte, n int) {
-	s.text.setNoreply(line, n)
 	if st := s.env.Settings; st != nil && st.WatchDisabled {
 		s.reply("CLIENT_ERROR watch commands not allowed\r\n")
 		return
@@ -270,6 +271,8 @@ func (s *Session) watchCommand(line []byte, n int) {
 			flags |= logEvictions
 		case "connevents":
 			flags |= logConnEvents
+		case "deletions":
+			flags |= logDeletions
 		case "rawcmds", "sysevents", "proxyreqs", "proxyevents", "proxyuser":
 			flags |= logOther
 		default:

@@ -226,12 +226,14 @@ const (
 // watchLongLines are watch lines with more tokens than memcached splits
 // (23): what follows the last one split is not looked at, so a bad kind or
 // a noreply there changes nothing.
-var watchLongLines = []struct{ line, want string }{
-	{"watch" + strings.Repeat(" fetchers", 30), "OK\r\n"},
-	{"watch" + strings.Repeat(" fetchers", 22) + " bogus", "OK\r\n"},
-	{"watch" + strings.Repeat(" fetchers", 21) + " bogus", "ERROR\r\n"},
-	{"watch" + strings.Repeat(" fetchers", 21) + " noreply x", ""},
-	{"watch" + strings.Repeat(" fetchers", 22) + " noreply", "OK\r\n"},
+// since: the memcached release after 1.6.18 whose reply want is.
+var watchLongLines = []struct{ line, want, since string }{
+	{"watch" + strings.Repeat(" fetchers", 30), "OK\r\n", ""},
+	{"watch" + strings.Repeat(" fetchers", 22) + " bogus", "OK\r\n", ""},
+	{"watch" + strings.Repeat(" fetchers", 21) + " bogus", "ERROR\r\n", ""},
+	// watch takes no noreply since 1.6.40: the 23rd token is a bad kind.
+	{"watch" + strings.Repeat(" fetchers", 21) + " noreply x", "ERROR\r\n", "1.6.40"},
+	{"watch" + strings.Repeat(" fetchers", 22) + " noreply", "OK\r\n", ""},
 }
 
 func TestWatchLongLines(t *testing.T) {
@@ -252,6 +254,9 @@ func TestWatchLongLinesAgainstMemcached(t *testing.T) {
 	}
 	addr := startMemcached(t)
 	for _, tc := range watchLongLines {
+		if tc.since != "" {
+			continue
+		}
 		if got := exchange(t, addr, tc.line+"\r\nversion\r\n", max(len(tc.want), 4)).out; !strings.HasPrefix(got, tc.want) || strings.HasPrefix(got, "VERSION") != (tc.want == "") {
 			t.Errorf("%d tokens: memcached answered %q, want %q", len(strings.Fields(tc.line)), got, tc.want)
 		}

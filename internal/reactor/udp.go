@@ -232,13 +232,11 @@ func lastLineIsQuit(used []byte) bool {
 }
 
 // textTokens splits a command line as memcached's tokenizer does: one '\r'
-// before the newline dropped, a NUL ending the line, spaces separating.
+// before the newline dropped, spaces separating (memcached 1.6.45 reads a
+// NUL as a key byte, where 1.6.18 ended the line there).
 func textTokens(line []byte) [][]byte {
 	if n := len(line); n > 1 && line[n-1] == '\r' {
 		line = line[:n-1]
-	}
-	if z := bytes.IndexByte(line, 0); z >= 0 {
-		line = line[:z]
 	}
 	var tokens [][]byte
 	for _, f := range bytes.Split(line, []byte(" ")) {

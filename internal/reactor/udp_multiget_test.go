@@ -24,7 +24,7 @@ func TestMultigetCuts(t *testing.T) {
 		{"gat 10 a z z", a + "END\r\n", []int{len(a), len(a + "END\r\n")}},
 		{"gats 10 z z a", a + "END\r\n", []int{0, len(a + "END\r\n")}},
 		{"get z y\r", "END\r\n", []int{0, 5}},
-		{"get  a\x00 b", a + "END\r\n", nil}, // the NUL ends the line: one key
+		{"get  a\x00 b", "END\r\n", []int{0, 5}}, // the NUL is a key byte: two keys, both missed
 		{"get a", a + "END\r\n", nil},
 		{"gat 10 a", a + "END\r\n", nil},
 		{"gat", "ERROR\r\n", nil},

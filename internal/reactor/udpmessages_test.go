@@ -34,12 +34,14 @@ func TestUDPMessages(t *testing.T) {
 		{"gat", "gat 0 z a\r\n", []string{"", "VALUE a 0 1\r\nx\r\nEND\r\n"}},
 		{"big value", "get big a\r\n", []string{bigValue, "VALUE a 0 1\r\nx\r\nEND\r\n"}},
 		{"then an incomplete line", "get a a\r\nget", []string{"VALUE a 0 1\r\nx\r\n", "VALUE a 0 1\r\nx\r\nEND\r\n"}},
-		{"then junk that closes", "get a z\r\n" + strings.Repeat("j", 3000), []string{"VALUE a 0 1\r\nx\r\n", "END\r\n"}},
-		{"key too long", "get a " + strings.Repeat("k", 251) + "\r\n", []string{"CLIENT_ERROR bad command line format\r\n"}},
+		// The close takes back what is not flushed: since memcached 1.6.40
+		// a get's replies are not flushed after its END.
+		{"then junk that closes", "get a z\r\n" + strings.Repeat("j", 3000), nil},
+		{"key too long", "get a " + strings.Repeat("k", 251) + "\r\n", []string{"CLIENT_ERROR bad command line format\r\n\r\n"}},
 		// Several requests: one message (gocached's deliberate difference).
 		{"two gets", "get a z\r\nget a\r\n", []string{"VALUE a 0 1\r\nx\r\nEND\r\nVALUE a 0 1\r\nx\r\nEND\r\n"}},
 		{"quit", "quit\r\n", []string{""}},
-		{"quit with a token", "  quit now\r\n", []string{""}},
+		{"quit with a token", "  quit now\r\n", []string{"ERROR\r\n"}}, // memcached 1.6.45: quit takes no argument
 		{"noreply then quit", "set q 0 0 1 noreply\r\nq\r\nquit\r\n", []string{""}},
 		{"get then quit", "get z\r\nquit\r\n", []string{"END\r\n"}},
 		{"noreply", "set q 0 0 1 noreply\r\nq\r\n", nil},

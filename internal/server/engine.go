@@ -123,6 +123,7 @@ func settingsFor(o *config.Options, eng reactor.Engine, version string) *protoco
 	o.Gates.Apply(s)
 	o.Ext.Apply(s) // -o no_lru_crawler, watcher_logbuf_size, ...
 	s.MemoryFile = o.MemoryFile
+	s.NAPIIDs = o.NAPIIDs
 	return s
 }
 

@@ -19,11 +19,14 @@ import (
 const (
 	DefaultReadyTimeout = 10 * time.Second // from start until it accepts
 	DefaultStopTimeout  = 10 * time.Second // from SIGTERM until it exits
-	killWait            = 5 * time.Second  // from SIGKILL until reaped
-	dialTimeout         = 500 * time.Millisecond
-	probeInterval       = 20 * time.Millisecond
-	portAttempts        = 4
-	outputLimit         = 1 << 20
+	// A killed process still runs its exit in the kernel, on its own CPU
+	// time: a server started at a low priority on a saturated machine
+	// (memcached's threads, its 64 MB unmapped) was seen to need over 5 s.
+	killWait      = 30 * time.Second // from SIGKILL until reaped
+	dialTimeout   = 500 * time.Millisecond
+	probeInterval = 20 * time.Millisecond
+	portAttempts  = 4
+	outputLimit   = 1 << 20
 )
 
 // Spec says how to start one server.
