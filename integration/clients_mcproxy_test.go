@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,51 +109,9 @@ func TestMemcachedProxy(t *testing.T) {
 
 		c := &mcClient{addr: proxy.Addr()}
 		defer c.close()
-		keys := make([]string, mcproxyKeys)
-		want := map[string]string{}
-		for i := range keys {
-			keys[i] = fmt.Sprintf("pxk:%03d", i)
-			want[keys[i]] = fmt.Sprintf("%s-%d-%s", tg.name, i, strings.Repeat("v", i%40))
-			if err := c.set(keys[i], want[keys[i]]); err != nil {
-				t.Fatalf("set %s through the proxy: %v", keys[i], err)
-			}
-		}
-
-		// Where the proxy put each key: ask every backend directly.
-		owner := map[string]int{}
-		counts := make([]int, len(backends))
-		for b, p := range backends {
-			direct := &mcClient{addr: p.Addr()}
-			got, err := direct.get(keys...)
-			direct.close()
-			if err != nil {
-				t.Fatalf("get from backend%d: %v", b, err)
-			}
-			for _, v := range got {
-				if prev, dup := owner[v.key]; dup {
-					t.Fatalf("%s is on backend%d and backend%d", v.key, prev, b)
-				}
-				if v.value != want[v.key] {
-					t.Fatalf("backend%d holds %s = %q, want %q", b, v.key, v.value, want[v.key])
-				}
-				owner[v.key] = b
-			}
-			counts[b] = len(got)
-			// The script's px:n is on one of them.
-			items, _ := strconv.Atoi(dialRaw(t, p.Addr()).stats("")["curr_items"])
-			if items < counts[b] || items > counts[b]+1 {
-				t.Errorf("backend%d: curr_items %d, but %d keys found on it", b, items, counts[b])
-			}
-		}
-		t.Logf("keys per backend: %v", counts)
-		if len(owner) != len(keys) {
-			t.Fatalf("%d of %d keys found on a backend", len(owner), len(keys))
-		}
-		for b, n := range counts {
-			if n < len(keys)/10 {
-				t.Fatalf("backend%d holds %d of %d keys: not spread (per backend %v)", b, n, len(keys), counts)
-			}
-		}
+		keys, want := fillThrough(t, c, "pxk", tg.name, mcproxyKeys)
+		// Where the proxy put each key (the script's px:n is on one too).
+		_, owner := placement(t, backends, keys, want, 1)
 		for _, k := range keys {
 			if err := c.expectValue(k, want[k]); err != nil {
 				t.Fatal(err)

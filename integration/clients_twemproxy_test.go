@@ -54,53 +54,9 @@ func TestTwemproxy(t *testing.T) {
 		c := &mcClient{addr: proxy.addr}
 		defer c.close()
 
-		keys := make([]string, twemKeys)
-		want := map[string]string{}
-		for i := range keys {
-			keys[i] = fmt.Sprintf("twem:%03d", i)
-			want[keys[i]] = fmt.Sprintf("%s-%d-%s", tg.name, i, strings.Repeat("v", i%40))
-			if err := c.set(keys[i], want[keys[i]]); err != nil {
-				t.Fatalf("set %s through the proxy: %v", keys[i], err)
-			}
-		}
-
-		// Where ketama put each key: ask every backend directly.
-		owner := map[string]int{}
-		perBackend := make([][]string, len(backends))
-		for b, p := range backends {
-			direct := &mcClient{addr: p.Addr()}
-			for i := 0; i < len(keys); i += 100 {
-				got, err := direct.get(keys[i:min(i+100, len(keys))]...)
-				if err != nil {
-					t.Fatalf("get from backend%d: %v", b, err)
-				}
-				for _, v := range got {
-					if prev, dup := owner[v.key]; dup {
-						t.Fatalf("%s is on backend%d and backend%d", v.key, prev, b)
-					}
-					if v.value != want[v.key] {
-						t.Fatalf("backend%d holds %s = %q, want %q", b, v.key, v.value, want[v.key])
-					}
-					owner[v.key] = b
-					perBackend[b] = append(perBackend[b], v.key)
-				}
-			}
-			direct.close()
-			items := dialRaw(t, p.Addr()).stats("")["curr_items"]
-			if items != strconv.Itoa(len(perBackend[b])) {
-				t.Errorf("backend%d: curr_items %s, but %d keys found on it", b, items, len(perBackend[b]))
-			}
-		}
-		counts := []int{len(perBackend[0]), len(perBackend[1]), len(perBackend[2])}
-		t.Logf("keys per backend: %v", counts)
-		if len(owner) != len(keys) {
-			t.Fatalf("%d of %d keys found on a backend", len(owner), len(keys))
-		}
-		for b, n := range counts {
-			if n < len(keys)/10 {
-				t.Fatalf("backend%d holds %d of %d keys: not spread (per backend %v)", b, n, len(keys), counts)
-			}
-		}
+		keys, want := fillThrough(t, c, "twem", tg.name, twemKeys)
+		// Where ketama put each key.
+		perBackend, owner := placement(t, backends, keys, want, 0)
 
 		getAll := func(what string, ks []string) {
 			t.Helper()
