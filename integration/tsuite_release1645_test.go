@@ -40,8 +40,6 @@ var tsuiteKnown1645 = []tsuiteKnownFailure{
 		why: "the mtls: listener prefix (a TLS listener that requires a client certificate) is unknown: gocached does not start"},
 	{file: "stats.t", tests: "1", engines: "tls", owner: ownServer,
 		why: "no ssl_proto_errors in stats (TLS errors after the handshake, which the TLS engine does not count)"},
-	{file: "slabs-cas.t", tests: "119", owner: ownStore,
-		why: "an item the page mover rescued reads back with another CAS than it was stored with; memcached 1.6.45 keeps it"},
 	// Each number is a subtest of many assertions.
 	{file: "slabs-mover.t", tests: "1,3-5,8", incomplete: true, owner: ownStore,
 		why: "1.6.45's mover: `slabs automove window N` is unknown to the protocol (test 1, ownProtocol); " +

@@ -10,8 +10,9 @@ import (
 // automover, automove.go): it takes a class's oldest page from it and
 // gives it to another class, or to the global page pool (class 0). Each
 // item in the page is rescued into a free chunk of its class elsewhere if
-// there is one (with a new CAS and access time, at the head of its queue,
-// as memcached's item_replace), dropped if expired or flushed, else
+// there is one (keeping its CAS, with a new access time, at the head of
+// its queue, as memcached 1.6.45's rescue: its slabs-cas.t checks the CAS),
+// dropped if expired or flushed, else
 // dropped for want of room (evictions_nomem, not an eviction). An item
 // whose shard is busy, that a ValueRef pins, or a chunk reserved for a
 // value being received, is waited for: the walk repeats, sleeping from
@@ -252,8 +253,7 @@ func (s *Store) clearItem(c *slabClass, sh *shard, pos, start, end uint64, now u
 	copy(nr[:n], r[:n])
 	q := r.queue()
 	sl.remove(c, pos)
-	nr.setCAS(sh.nextCAS())
-	nr.setAccessed(now)
+	nr.setAccessed(now) // (the CAS came with the copy)
 	sl.push(c, q, to)
 	if sl.chained(nr) {
 		for link := sl.firstLink(nr); link != nilLoc; link = sl.rec(link).next() {

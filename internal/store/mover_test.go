@@ -140,3 +140,37 @@ func TestMoverReadsChunksBeingWritten(t *testing.T) {
 	wg.Wait()
 	t.Logf("mover %+v", s.MoverStats())
 }
+
+// memcached 1.6.45's slabs-cas.t: an item the mover rescues keeps its CAS
+// (a client's gets before the move and cas after must still match).
+func TestMoverRescueKeepsCAS(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 8 << 20, MaxItemSize: 1 << 20})
+	v := bytes.Repeat([]byte{'x'}, 70000)
+	for i := 1; i <= 60; i++ {
+		if r := s.Set(ModeSet, fmt.Appendf(nil, "bfoo%d", i), 0, 0, v, 0); r != Stored {
+			t.Fatalf("set %d: %v", i, r)
+		}
+	}
+	_, before, ok := get(s, "bfoo5")
+	if !ok {
+		t.Fatal("bfoo5 evicted while filling")
+	}
+	for i := 6; i <= 60; i++ {
+		s.Delete(fmt.Appendf(nil, "bfoo%d", i))
+	}
+	cls := s.ItemClass(5, len(v), 0)
+	moved := s.MoverStats().Moved
+	if r := s.Reassign(cls, 5); r != ReassignOK {
+		t.Fatalf("reassign %d 5: %v", cls, r)
+	}
+	<-s.mover.done
+	st := s.MoverStats()
+	if st.Moved != moved+1 || st.Rescues == 0 {
+		t.Fatalf("mover: %+v; want one page moved with rescues", st)
+	}
+	val, after, ok := get(s, "bfoo5")
+	if !ok || val != string(v) || after.CAS != before.CAS {
+		t.Errorf("bfoo5 after the move: found %v, CAS %d; before it %d", ok, after.CAS, before.CAS)
+	}
+	checkInvariants(t, s)
+}
