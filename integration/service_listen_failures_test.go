@@ -51,6 +51,8 @@ func TestListenFailuresMatchMemcached(t *testing.T) {
 		{"address not here", fmt.Sprintf("-p %d -l 192.0.2.1", held+2), true, false},
 		{"unix socket dir missing", "-s " + missingDir, true, false},
 		{"notls without -Z", fmt.Sprintf("-p %d -l notls:127.0.0.1", held+3), false, true},
+		{"btls without -Z", fmt.Sprintf("-p %d -l btls:127.0.0.1", held+3), false, true},
+		{"mtls without -Z", fmt.Sprintf("-p %d -l 127.0.0.1:%d,mtlsX127.0.0.1", held+3, held+4), false, true},
 		{"proto[proxy] without the proxy", fmt.Sprintf("-p %d -l proto[proxy]:127.0.0.1", held+3), false, true},
 		{"proto[ unterminated", fmt.Sprintf("-p %d -l proto[ascii:127.0.0.1", held+3), false, true},
 		{"tag too long", fmt.Sprintf("-p %d -l 127.0.0.1:%d,tag[abcdefghi]:127.0.0.1", held+3, held+4), false, true},

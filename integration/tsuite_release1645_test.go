@@ -34,12 +34,6 @@ var tsuiteExcluded1645 = map[string]string{
 // tsuiteKnown1645 is 1.6.45's ratchet of failing assertions (see
 // TestMemcachedTSuite).
 var tsuiteKnown1645 = []tsuiteKnownFailure{
-	// TLS mode only (the files skip themselves or count otherwise
-	// without it).
-	{file: "ssl_ports.t", incomplete: true, engines: "tls", owner: ownServer,
-		why: "the mtls: listener prefix (a TLS listener that requires a client certificate) is unknown: gocached does not start"},
-	{file: "stats.t", tests: "1", engines: "tls", owner: ownServer,
-		why: "no ssl_proto_errors in stats (TLS errors after the handshake, which the TLS engine does not count)"},
 	// Each number is a subtest of many assertions.
 	{file: "slabs-mover.t", tests: "1,3-5,8", incomplete: true, owner: ownStore,
 		why: "1.6.45's mover: `slabs automove window N` is unknown to the protocol (test 1, ownProtocol); " +

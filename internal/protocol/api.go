@@ -146,6 +146,7 @@ type ServerStats struct {
 	ConnYields          uint64
 	IdleKicks           uint64 // connections closed by -o idle_timeout
 	SSLHandshakeErrors  uint64 // TLS clients whose handshake failed (-Z)
+	SSLProtoErrors      uint64 // TLS reads and writes failed after the handshake (-Z)
 	Threads             uint64
 	// NAPI routing (epoll engine): connections whose NAPI ID matched no
 	// reactor, and connections placed round-robin for want of one.

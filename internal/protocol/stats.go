@@ -258,6 +258,7 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	w.uint("log_watchers", uint64(e.logs.count()))
 	if t := set.TLS; t != nil { // memcached shows these only with -Z
 		w.uint("ssl_handshake_errors", srv.SSLHandshakeErrors)
+		w.uint("ssl_proto_errors", srv.SSLProtoErrors)
 		since := int64(0)
 		if t.Certs != nil {
 			since = max(time.Now().Unix()-t.Certs.LoadedUnix(), 0)

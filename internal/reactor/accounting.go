@@ -28,6 +28,7 @@ type Accounting struct {
 	listenDisabled     atomic.Uint64
 	idleKicks          atomic.Uint64
 	tlsHandshakeErrors atomic.Uint64
+	tlsProtoErrors     atomic.Uint64
 	accepting          atomic.Bool
 
 	// Listen pauses, for time_in_listen_disabled_us: memcached's accepting
@@ -117,6 +118,10 @@ func (a *Accounting) IdleKick() { a.idleKicks.Add(1) }
 // (memcached's ssl_handshake_errors).
 func (a *Accounting) TLSHandshakeError() { a.tlsHandshakeErrors.Add(1) }
 
+// TLSProtoError counts a TLS read or write that failed on the protocol
+// after the handshake (memcached's ssl_proto_errors).
+func (a *Accounting) TLSProtoError() { a.tlsProtoErrors.Add(1) }
+
 // StopAccepting marks the engine as no longer accepting (accepting_conns 0).
 func (a *Accounting) StopAccepting() { a.accepting.Store(false) }
 
@@ -126,6 +131,8 @@ func (a *Accounting) Reset() {
 	a.rejected.Store(0)
 	a.listenDisabled.Store(0)
 	a.idleKicks.Store(0)
+	a.tlsHandshakeErrors.Store(0) // (memcached's struct stats, zeroed whole)
+	a.tlsProtoErrors.Store(0)
 	a.pauseMu.Lock()
 	a.pausedTotalUs = 0
 	a.pauseMu.Unlock()
@@ -143,5 +150,6 @@ func (a *Accounting) Fill(s *protocol.ServerStats) {
 	s.ListenDisabledUs = a.listenDisabledUs()
 	s.IdleKicks = a.idleKicks.Load()
 	s.SSLHandshakeErrors = a.tlsHandshakeErrors.Load()
+	s.SSLProtoErrors = a.tlsProtoErrors.Load()
 	s.AcceptingConns = a.accepting.Load()
 }

@@ -11,9 +11,9 @@ import (
 type ListenAddr struct {
 	Host string // as given, without brackets or port; "" = every interface
 	Port int
-	// NoTLS is memcached's "notls:" prefix: with -Z, this address serves
-	// plain text while the others use TLS.
-	NoTLS bool
+	// TLS is the entry's TLS prefix (memcached's "notls:", "btls:",
+	// "mtls:"), which with -Z overrides how its clients are served.
+	TLS ListenTLS
 	// Proto is memcached's "proto[NAME]:" prefix, the protocol this
 	// listener's clients speak whatever -B says: "ascii", "binary" or
 	// "negotiating"; "" when not given (listenprefix.go).
@@ -58,16 +58,13 @@ func ParseListen(listen string, port int) ([]ListenAddr, error) {
 }
 
 func parseListenEntry(entry string, port int, first string) (ListenAddr, error) {
-	noTLS := false
-	if rest, ok := strings.CutPrefix(entry, "notls:"); ok {
-		entry, noTLS = rest, true
-	}
+	entry, mode := cutTLSPrefix(entry)
 	entry, proto, err := cutListenPrefixes(entry, first)
 	if err != nil {
 		return ListenAddr{}, err
 	}
 	a, err := parseHostPort(entry, port)
-	a.NoTLS, a.Proto = noTLS, proto
+	a.TLS, a.Proto = mode, proto
 	return a, err
 }
 
@@ -102,8 +99,8 @@ type Binding struct {
 	// Entry is the index of the -l entry it came from. Bindings of one entry
 	// share a port: with port 0, the first one bound picks it for the rest.
 	Entry int
-	NoTLS bool   // the entry had memcached's "notls:" prefix
-	Proto string // the entry's "proto[NAME]:" prefix, "" if none
+	TLS   ListenTLS // the entry's TLS prefix
+	Proto string    // the entry's "proto[NAME]:" prefix, "" if none
 }
 
 // V6 reports whether b needs an AF_INET6 socket.
@@ -148,7 +145,7 @@ func Bindings(addrs []ListenAddr, lookup func(host string) ([]net.IP, error)) ([
 				continue // "127.0.0.1,localhost" binds 127.0.0.1 once
 			}
 			seen[key] = true
-			out = append(out, Binding{IP: ip, Port: a.Port, Entry: i, NoTLS: a.NoTLS, Proto: a.Proto})
+			out = append(out, Binding{IP: ip, Port: a.Port, Entry: i, TLS: a.TLS, Proto: a.Proto})
 		}
 	}
 	return out, nil

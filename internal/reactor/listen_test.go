@@ -52,14 +52,31 @@ func TestParseListen(t *testing.T) {
 	}
 }
 
-func TestParseListenNoTLS(t *testing.T) {
-	addrs, err := ParseListen("notls:127.0.0.1:99,[::1]:7", 5)
-	if err != nil || len(addrs) != 2 || !addrs[0].NoTLS || addrs[1].NoTLS {
-		t.Fatalf("ParseListen = %+v, %v; want the first entry plain", addrs, err)
-	}
-	bs, err := Bindings(addrs, nil)
-	if err != nil || !bs[0].NoTLS || bs[1].NoTLS {
-		t.Fatalf("Bindings = %+v, %v", bs, err)
+// TestParseListenTLSPrefixes: memcached's per-listener TLS prefixes, read
+// as its server_sockets reads them (the name, then one byte skipped), and
+// carried to the bindings.
+func TestParseListenTLSPrefixes(t *testing.T) {
+	for _, tt := range []struct {
+		entry string
+		want  ListenTLS
+		addr  string
+	}{
+		{"127.0.0.1:99", ListenTLSDefault, "127.0.0.1:99"},
+		{"notls:127.0.0.1:99", ListenNoTLS, "127.0.0.1:99"},
+		{"btls:127.0.0.1", ListenBasicTLS, "127.0.0.1:5"},
+		{"mtls:[::1]:9", ListenPeerTLS, "[::1]:9"},
+		{"mtlsX127.0.0.1", ListenPeerTLS, "127.0.0.1:5"},
+		{"mtls:proto[ascii]:tag[tools]:127.0.0.1:8", ListenPeerTLS, "127.0.0.1:8"},
+	} {
+		addrs, err := ParseListen(tt.entry+",[::1]:7", 5)
+		if err != nil || len(addrs) != 2 || addrs[0].TLS != tt.want || addrs[0].String() != tt.addr || addrs[1].TLS != ListenTLSDefault {
+			t.Errorf("ParseListen(%q) = %+v, %v; want %s with TLS mode %d", tt.entry, addrs, err, tt.addr, tt.want)
+			continue
+		}
+		bs, err := Bindings(addrs, nil)
+		if err != nil || bs[0].TLS != tt.want || bs[1].TLS != ListenTLSDefault {
+			t.Errorf("Bindings(%q) = %+v, %v", tt.entry, bs, err)
+		}
 	}
 }
 

@@ -35,9 +35,9 @@ func reportListenFailure(w io.Writer, log *slog.Logger, o *config.Options, err e
 }
 
 // refuseListenEntries makes memcached's checks of the -l entries, in its
-// order (server_sockets, entry by entry, each before it is bound): a
-// "notls:" prefix without -Z, and a "proto[binary]:" listener beside -Y's
-// ASCII authentication. It writes memcached's line, then its listen
+// order (server_sockets, entry by entry, each before it is bound): a TLS
+// prefix ("notls:", "btls:", "mtls:") without -Z, and a "proto[binary]:"
+// listener beside -Y's ASCII authentication. It writes memcached's line, then its listen
 // failure with errno 0 (ListenSpecError's rendering), and reports the
 // refusal for the log; "" when the start goes on. With -Y, a
 // "proto[negotiating]:" listener serves ASCII, with memcached's warning.
@@ -53,8 +53,8 @@ func refuseListenEntries(w io.Writer, o *config.Options, tlsOn bool) (refusal st
 	for _, a := range addrs {
 		line := ""
 		switch {
-		case a.NoTLS && !tlsOn:
-			line = "'notls' option is valid only when SSL is enabled"
+		case a.TLS != reactor.ListenTLSDefault && !tlsOn:
+			line = tlsPrefixWithoutTLS(a.TLS)
 		case a.Proto == "binary" && auth:
 			line = binaryBesideAuth
 		case a.Proto == "negotiating" && auth:
@@ -67,6 +67,16 @@ func refuseListenEntries(w io.Writer, o *config.Options, tlsOn bool) (refusal st
 		}
 	}
 	return ""
+}
+
+// tlsPrefixWithoutTLS is memcached's line for a TLS prefix without -Z.
+// Its "mtls" check names "otls", as memcached 1.6.45 prints it.
+func tlsPrefixWithoutTLS(m reactor.ListenTLS) string {
+	name := m.Prefix()
+	if m == reactor.ListenPeerTLS {
+		name = "otls"
+	}
+	return "'" + name + "' option is valid only when SSL is enabled"
 }
 
 // memcached 1.6.43 and later (its fix of an ASCII authentication bypass)

@@ -21,9 +21,9 @@ import (
 // `stats` from other connections.
 type conn struct {
 	e    *engine
-	tls  bool     // the client must speak TLS (set before serve starts)
-	nc   net.Conn // the socket: stats, deadlines and close use it
-	rw   net.Conn // requests and replies: nc, or the TLS connection over it
+	tls  *tls.Config // non-nil: the client must speak TLS (set before serve starts)
+	nc   net.Conn    // the socket: stats, deadlines and close use it
+	rw   net.Conn    // requests and replies: nc, or the TLS connection over it
 	fd   int
 	sess reactor.Session
 	wake chan struct{} // a watching Session's wakeup (capacity 1)
@@ -43,7 +43,7 @@ func (c *conn) setState(s reactor.ConnState) { c.state.Store(int32(s)) }
 func (c *conn) serve() {
 	defer c.e.release(c)
 	c.rw = c.nc
-	if c.tls {
+	if c.tls != nil {
 		if !c.handshake() {
 			return
 		}
@@ -134,6 +134,7 @@ func (c *conn) serve() {
 			}
 			if !errors.Is(err, io.EOF) && !c.e.closed.Load() {
 				reactor.NoteClose(c.sess, reactor.CloseReasonError)
+				c.countTLSError(err)
 			}
 			if c.e.log.Enabled(context.Background(), slog.LevelDebug) {
 				c.e.log.Debug("connection closed", "remote", c.nc.RemoteAddr(), "err", err)
@@ -165,7 +166,7 @@ func (c *conn) handshake() bool {
 	}
 	var tc *tls.Conn
 	if err == nil {
-		tc = tls.Server(&prefixedConn{Conn: raw, first: first[:]}, c.e.cfg.TLS)
+		tc = tls.Server(&prefixedConn{Conn: raw, first: first[:]}, c.tls)
 		err = tc.Handshake()
 	}
 	raw.SetDeadline(time.Time{})
@@ -310,9 +311,17 @@ func (c *conn) write(out []byte) bool {
 	c.setState(reactor.StateParsing)
 	if err != nil {
 		c.e.log.Debug("write failed", "remote", c.nc.RemoteAddr(), "err", err)
+		c.countTLSError(err)
 		return false
 	}
 	return true
+}
+
+// countTLSError counts err as ssl_proto_errors when it is the TLS layer's.
+func (c *conn) countTLSError(err error) {
+	if c.tls != nil && isTLSProtoError(err) {
+		c.e.acct.TLSProtoError()
+	}
 }
 
 func (c *conn) totals() totals {

@@ -7,6 +7,7 @@ package portable
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,7 +49,7 @@ type engine struct {
 type listener struct {
 	ln  net.Listener
 	fd  int
-	tls bool // clients speak TLS (-Z, not a "notls:" address)
+	tls *tls.Config // nil: plain text (no -Z, or a "notls:" address)
 }
 
 // New builds the portable engine, bound and listening. -t, when given, sets
@@ -141,9 +142,7 @@ func (e *engine) listenTCP() error {
 			e.log.Warn("cannot set listen backlog", "addr", ln.Addr(), "backlog", cfg.Backlog, "err", err)
 		}
 		l := &listener{ln: ln, fd: fdOf(ln)}
-		if cfg.TLS != nil && !b.NoTLS {
-			l.tls = true
-		}
+		l.tls = listenerTLS(cfg.TLS, b.TLS)
 		e.listeners = append(e.listeners, l)
 		return ln.Addr().(*net.TCPAddr).Port, nil
 	})
