@@ -91,13 +91,7 @@ func TestMemcachedProxy(t *testing.T) {
 	}
 	forEachTarget(t, func(t *testing.T, tg target) {
 		t.Parallel()
-		var backends []*testproc.Proc
-		var addrs []string
-		for range 3 {
-			p := startDisposable(t, tg)
-			backends = append(backends, p)
-			addrs = append(addrs, p.Addr())
-		}
+		backends, addrs := startBackends(t, tg, 3)
 		proxy := startMemcachedProxy(t, bin, addrs)
 
 		raw := dialRaw(t, proxy.Addr())

@@ -43,13 +43,7 @@ func TestTwemproxy(t *testing.T) {
 	requireTool(t, "nutcracker")
 	forEachTarget(t, func(t *testing.T, tg target) {
 		t.Parallel()
-		var backends []*testproc.Proc
-		var addrs []string
-		for range 3 {
-			p := startDisposable(t, tg)
-			backends = append(backends, p)
-			addrs = append(addrs, p.Addr())
-		}
+		backends, addrs := startBackends(t, tg, 3)
 		proxy := startTwemproxy(t, addrs)
 		c := &mcClient{addr: proxy.addr}
 		defer c.close()

@@ -12,6 +12,19 @@ import (
 // Shared by the tests that put a router (twemproxy, memcached's proxy) in
 // front of three servers.
 
+// startBackends starts n servers of target tg for a router to front, each
+// its own disposable process, and returns them and their addresses.
+func startBackends(t *testing.T, tg target, n int) ([]*testproc.Proc, []string) {
+	t.Helper()
+	backends := make([]*testproc.Proc, n)
+	addrs := make([]string, n)
+	for i := range backends {
+		backends[i] = startDisposable(t, tg)
+		addrs[i] = backends[i].Addr()
+	}
+	return backends, addrs
+}
+
 // fillThrough sets n keys, prefix:000 on, through c, each with a value that
 // names label, and returns the keys and their values.
 func fillThrough(t *testing.T, c *mcClient, prefix, label string, n int) ([]string, map[string]string) {

@@ -34,7 +34,7 @@ func TestUDPMessages(t *testing.T) {
 		{"gat", "gat 0 z a\r\n", []string{"", "VALUE a 0 1\r\nx\r\nEND\r\n"}},
 		{"big value", "get big a\r\n", []string{bigValue, "VALUE a 0 1\r\nx\r\nEND\r\n"}},
 		{"then an incomplete line", "get a a\r\nget", []string{"VALUE a 0 1\r\nx\r\n", "VALUE a 0 1\r\nx\r\nEND\r\n"}},
-		// The close takes back what is not flushed: since memcached 1.6.40
+		// The close takes back what is not flushed: in memcached 1.6.45
 		// a get's replies are not flushed after its END.
 		{"then junk that closes", "get a z\r\n" + strings.Repeat("j", 3000), nil},
 		{"key too long", "get a " + strings.Repeat("k", 251) + "\r\n", []string{"CLIENT_ERROR bad command line format\r\n\r\n"}},
