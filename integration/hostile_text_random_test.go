@@ -351,7 +351,7 @@ func (g *randGen) malformed() string {
 	case 3:
 		return "incr " + k + " 1 noreply extra\r\n"
 	case 4:
-		// Tokens past the length are ignored by memcached 1.6.45.s
+		// Tokens past the length are ignored by memcached 1.6.45's
 		// parser: the line takes a data block.
 		return "set " + k + " 0 0 1 2 3 4\r\nx\r\n"
 	case 5:
