@@ -154,7 +154,7 @@ func udpMessages(used []byte, st protocol.Status, reply []byte) []int {
 // does. It returns nil when the line is no multiget of several keys or the
 // reply is not VALUE blocks in key order then END (an error line).
 func multigetCuts(line, reply []byte) []int {
-	tokens := textTokens(line)
+	tokens := protocol.CommandFields(line)
 	if len(tokens) == 0 {
 		return nil
 	}
@@ -227,24 +227,8 @@ func lastLineIsQuit(used []byte) bool {
 	}
 	line := used[:len(used)-1]
 	line = line[bytes.LastIndexByte(line, '\n')+1:]
-	tokens := textTokens(line)
+	tokens := protocol.CommandFields(line)
 	return len(tokens) > 0 && string(tokens[0]) == "quit"
-}
-
-// textTokens splits a command line as memcached's tokenizer does: one '\r'
-// before the newline dropped, spaces separating (memcached 1.6.45 reads a
-// NUL as a key byte, where 1.6.18 ended the line there).
-func textTokens(line []byte) [][]byte {
-	if n := len(line); n > 1 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	var tokens [][]byte
-	for _, f := range bytes.Split(line, []byte(" ")) {
-		if len(f) > 0 {
-			tokens = append(tokens, f)
-		}
-	}
-	return tokens
 }
 
 // UDPServer serves -U on every address of -l. As memcached gives each
