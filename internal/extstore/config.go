@@ -8,6 +8,7 @@ import (
 // Config sizes an engine. Sizes are bytes (memcached's ext_page_size and
 // ext_wbuf_size options are megabytes; the caller multiplies).
 type Config struct {
+	// Files in command-line order (ext_path given several times).
 	Files    []FileSpec
 	PageSize uint64 // ext_page_size; memcached's default 64 MB
 	WbufSize uint64 // ext_wbuf_size; memcached's default 4 MB
@@ -18,6 +19,9 @@ type Config struct {
 	// Open opens a file for the engine; nil is OpenOSFile. Tests put
 	// faults here.
 	Open func(path string) (File, error)
+
+	// align overrides the 2 MB size multiple, so tests run on small pages.
+	align uint64
 }
 
 // DefaultConfig is memcached 1.6.45's extstore configuration for files.
@@ -81,7 +85,11 @@ func (c *Config) check() error {
 	if c.WbufCount < BucketCount {
 		return initError("wbuf_count must be >= page_buckets")
 	}
-	if c.PageSize%align != 0 || c.WbufSize%align != 0 {
+	a := c.align
+	if a == 0 {
+		a = align
+	}
+	if c.PageSize%a != 0 || c.WbufSize%a != 0 {
 		return initError("page_size and wbuf_size must be divisible by 1024*1024*2")
 	}
 	if c.Threads < 1 || c.IODepth < 1 {

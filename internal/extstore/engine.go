@@ -107,28 +107,33 @@ func Open(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// layout interleaves the pages over the files as memcached does: page i
-// goes to the next file, round robin, that still has pages left, so a
-// bucket's consecutive pages spread over the devices.
+// layout interleaves the pages over the files as memcached does. memcached
+// keeps the ext_path list newest first, so the round robin starts at the
+// last file given; page i goes to the next file that still has pages left,
+// and a bucket's consecutive pages spread over the devices.
 func (e *Engine) layout(n int) {
-	left := make([]uint64, len(e.cfg.Files))
-	next := make([]int64, len(e.cfg.Files))
+	nf := len(e.cfg.Files)
+	left := make([]uint64, nf)
+	next := make([]int64, nf)
 	for i, f := range e.cfg.Files {
 		left[i] = e.cfg.pageCount(f)
 	}
 	e.pages = make([]page, n)
-	fi := -1
+	fi := 0 // position in memcached's list; file nf-1-fi
 	for i := range e.pages {
-		for {
-			fi = (fi + 1) % len(left)
-			if left[fi] > 0 {
-				left[fi]--
+		for first := i == 0; ; first = false {
+			if !first {
+				fi = (fi + 1) % nf
+			}
+			if left[nf-1-fi] > 0 {
 				break
 			}
 		}
-		e.pages[i] = page{file: e.files[fi], base: next[fi], id: uint16(i),
-			freeBucket: e.cfg.Files[fi].FreeBucket, free: true}
-		next[fi] += int64(e.pageSize)
+		f := nf - 1 - fi
+		left[f]--
+		e.pages[i] = page{file: e.files[f], base: next[f], id: uint16(i),
+			freeBucket: e.cfg.Files[f].FreeBucket, free: true}
+		next[f] += int64(e.pageSize)
 	}
 	// Lowest ids on top of each free stack, so they are used first.
 	for i := n - 1; i >= 0; i-- {

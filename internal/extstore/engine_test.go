@@ -6,7 +6,7 @@ import (
 
 func TestWriteReadRoundTrip(t *testing.T) {
 	e := openEngine(t, smallConfig(t.TempDir(), 2))
-	sizes := []int{0, 1, 100, 4096, 100 << 10, 1<<20 - 100, 2<<20 - headerSize - 8}
+	sizes := []int{0, 1, 100, 4096, 10 << 10, tWbuf/2 - 100, tWbuf - headerSize - 8}
 	var locs []Location
 	var recs []Record
 	for i := range 21 {
@@ -29,11 +29,11 @@ func TestWriteReadRoundTrip(t *testing.T) {
 
 func TestWriteTooLarge(t *testing.T) {
 	e := openEngine(t, smallConfig(t.TempDir(), 1))
-	rec := Record{Key: []byte("k"), Value: make([]byte, 2<<20)}
+	rec := Record{Key: []byte("k"), Value: make([]byte, tWbuf)}
 	if _, err := e.Write(BucketDefault, rec); err != ErrTooLarge {
 		t.Fatalf("Write of a value the size of a buffer: %v, want ErrTooLarge", err)
 	}
-	rec.Value = rec.Value[:2<<20-headerSize-1]
+	rec.Value = rec.Value[:tWbuf-headerSize-1]
 	if _, err := e.Write(BucketDefault, rec); err != nil {
 		t.Fatalf("Write of a record exactly a buffer: %v", err)
 	}
@@ -43,15 +43,15 @@ func TestWriteTooLarge(t *testing.T) {
 // own page.
 func TestLocationsLayout(t *testing.T) {
 	e := openEngine(t, smallConfig(t.TempDir(), 1))
-	rec := testRecord(1, 1<<20-headerSize-len("key:1")) // exactly 1 MB on flash
+	rec := quarterPage(1)
 	var got []Location
 	for range 5 {
 		got = append(got, mustWrite(t, e, BucketDefault, rec))
 	}
 	low := mustWrite(t, e, BucketLowTTL, rec)
 	for i, loc := range got {
-		wantPage, wantOff := uint16(i/4), uint32(i%4)<<20
-		if loc.Page != wantPage || loc.Offset != wantOff || loc.Len != 1<<20 {
+		wantPage, wantOff := uint16(i/4), uint32(i%4)*tPage/4
+		if loc.Page != wantPage || loc.Offset != wantOff || loc.Len != tPage/4 {
 			t.Errorf("write %d at %+v, want page %d offset %d", i, loc, wantPage, wantOff)
 		}
 	}
@@ -69,7 +69,7 @@ func TestReadRejectsForgedLocations(t *testing.T) {
 		{Page: loc.Page, Version: loc.Version + 1, Len: loc.Len},
 		{Page: loc.Page, Version: loc.Version, Offset: loc.Offset + 1, Len: loc.Len},
 		{Page: loc.Page, Version: loc.Version, Offset: loc.Offset, Len: loc.Len - 1},
-		{Page: loc.Page, Version: loc.Version, Offset: 4<<20 - 10, Len: loc.Len},
+		{Page: loc.Page, Version: loc.Version, Offset: tPage - 10, Len: loc.Len},
 		{Page: 3, Version: 0, Len: loc.Len},
 	} {
 		if rec, err := e.Read(bad); err == nil {

@@ -27,7 +27,7 @@ func TestReadFaults(t *testing.T) {
 			rec := testRecord(7, 3000)
 			loc := mustWrite(t, e, BucketDefault, rec)
 			// Fill the buffer so the record goes to the file.
-			mustWrite(t, e, BucketDefault, testRecord(8, 2<<20-headerSize-8-3100))
+			mustWrite(t, e, BucketDefault, testRecord(8, tWbuf-headerSize-8-3100))
 			mustWrite(t, e, BucketDefault, testRecord(9, 100))
 			e.waitFlushed()
 			if got, err := e.Read(loc); err != nil || !sameRecord(got, rec) {
@@ -58,20 +58,17 @@ func TestWriteErrorReclaimsPage(t *testing.T) {
 	cfg, files := faultConfig(t.TempDir(), 1)
 	e := openEngine(t, cfg)
 	(*files)[0].set(func(f *faultFile) { f.writeErr = syscall.ENOSPC })
-	loc := mustWrite(t, e, BucketDefault, testRecord(1, 1<<20))
-	mustWrite(t, e, BucketDefault, testRecord(2, 1<<20)) // fills the buffer
-	after := mustWrite(t, e, BucketDefault, testRecord(3, 10))
+	loc := mustWrite(t, e, BucketDefault, testRecord(1, tWbuf/2))
+	mustWrite(t, e, BucketDefault, testRecord(2, tWbuf/2)) // fills the buffer
 	e.waitFlushed()
-	for _, l := range []Location{loc, after} {
-		if _, err := e.Read(l); !errors.Is(err, ErrStale) {
-			t.Fatalf("Read(%+v) on a page whose write failed: %v, want ErrStale", l, err)
-		}
+	if _, err := e.Read(loc); !errors.Is(err, ErrStale) {
+		t.Fatalf("Read(%+v) on a page whose write failed: %v, want ErrStale", loc, err)
 	}
 	e.mu.Lock()
-	writeErrors, free := e.counters.writeErrors, e.nfree
+	writeErrors := e.counters.writeErrors
 	e.mu.Unlock()
-	if writeErrors != 1 || free != 4 {
-		t.Fatalf("write errors %d, free pages %d; want 1 and 4", writeErrors, free)
+	if d := e.Pages(nil)[loc.Page]; writeErrors != 1 || d.Version == loc.Version {
+		t.Fatalf("write errors %d, page %+v; want 1 and the page reclaimed", writeErrors, d)
 	}
 	(*files)[0].set(func(f *faultFile) { f.writeErr = nil })
 	rec := testRecord(4, 500)

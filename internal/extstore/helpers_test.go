@@ -8,15 +8,30 @@ import (
 	"testing"
 )
 
-// smallConfig is nfiles files of four 4 MB pages, 2 MB write buffers.
+// Test sizes: pages of two buffers, files of four pages, small enough for
+// the race detector to copy quickly.
+const (
+	tWbuf = 128 << 10
+	tPage = 2 * tWbuf
+	tFile = 4 * tPage
+)
+
+// smallConfig is nfiles files of four pages.
 func smallConfig(dir string, nfiles int) Config {
 	var files []FileSpec
 	for i := range nfiles {
-		files = append(files, FileSpec{Path: filepath.Join(dir, fmt.Sprintf("ext%d", i)), Size: 16 << 20})
+		files = append(files, FileSpec{Path: filepath.Join(dir, fmt.Sprintf("ext%d", i)), Size: tFile})
 	}
 	cfg := DefaultConfig(files...)
-	cfg.PageSize, cfg.WbufSize = 4<<20, 2<<20
+	cfg.PageSize, cfg.WbufSize, cfg.align = tPage, tWbuf, tWbuf
 	return cfg
+}
+
+// quarterPage is a record that takes exactly a quarter page on flash.
+func quarterPage(i int) Record {
+	rec := testRecord(i, tPage/4)
+	rec.Value = rec.Value[:tPage/4-headerSize-len(rec.Key)]
+	return rec
 }
 
 func openEngine(t testing.TB, cfg Config) *Engine {

@@ -5,23 +5,24 @@ import (
 	"testing"
 )
 
-// Pages interleave over the files as memcached lays them out, a file with
-// fewer pages dropping out once it has given them all, and each file's
-// pages sit back to back from its start.
+// Pages interleave over the files as memcached 1.6.45 lays them out
+// (checked with its stats extstore: the last ext_path given holds page 0),
+// a file with fewer pages dropping out once it has given them all, and each
+// file's pages sit back to back from its start.
 func TestJBODLayout(t *testing.T) {
 	dir := t.TempDir()
 	cfg := smallConfig(dir, 0)
 	cfg.Files = []FileSpec{
-		{Path: filepath.Join(dir, "a"), Size: 12 << 20},
-		{Path: filepath.Join(dir, "b"), Size: 4<<20 + 1<<20}, // one whole page
-		{Path: filepath.Join(dir, "c"), Size: 8 << 20, FreeBucket: BucketLowTTL},
+		{Path: filepath.Join(dir, "a"), Size: 3 * tPage},
+		{Path: filepath.Join(dir, "b"), Size: tPage + tPage/2}, // one whole page
+		{Path: filepath.Join(dir, "c"), Size: 2 * tPage, FreeBucket: BucketLowTTL},
 	}
 	e := openEngine(t, cfg)
 	type slot struct {
 		file int
 		base int64
 	}
-	want := []slot{{0, 0}, {1, 0}, {2, 0}, {0, 4 << 20}, {2, 4 << 20}, {0, 8 << 20}}
+	want := []slot{{2, 0}, {1, 0}, {0, 0}, {2, tPage}, {0, tPage}, {0, 2 * tPage}}
 	if len(e.pages) != len(want) {
 		t.Fatalf("%d pages, want %d", len(e.pages), len(want))
 	}
@@ -35,8 +36,8 @@ func TestJBODLayout(t *testing.T) {
 		}
 	}
 	// Consecutive default pages alternate devices; lowttl takes its own.
-	rec := testRecord(1, 4<<20-2<<20) // two buffers' worth per page: one record per buffer
-	rec.Value = rec.Value[:2<<20-headerSize-len(rec.Key)]
+	rec := testRecord(1, tWbuf) // one record per buffer, two per page
+	rec.Value = rec.Value[:tWbuf-headerSize-len(rec.Key)]
 	var pagesUsed []uint16
 	for range 4 {
 		loc := mustWrite(t, e, BucketDefault, rec)
@@ -44,10 +45,10 @@ func TestJBODLayout(t *testing.T) {
 			pagesUsed = append(pagesUsed, loc.Page)
 		}
 	}
-	if len(pagesUsed) != 2 || pagesUsed[0] != 0 || pagesUsed[1] != 1 {
-		t.Errorf("default bucket used pages %v, want [0 1] (files a then b)", pagesUsed)
+	if len(pagesUsed) != 2 || pagesUsed[0] != 1 || pagesUsed[1] != 2 {
+		t.Errorf("default bucket used pages %v, want [1 2] (files b then a)", pagesUsed)
 	}
-	if loc := mustWrite(t, e, BucketLowTTL, rec); loc.Page != 2 {
-		t.Errorf("lowttl write on page %d, want 2 (file c)", loc.Page)
+	if loc := mustWrite(t, e, BucketLowTTL, rec); loc.Page != 0 {
+		t.Errorf("lowttl write on page %d, want 0 (file c)", loc.Page)
 	}
 }
