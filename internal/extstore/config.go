@@ -19,6 +19,8 @@ type Config struct {
 	// Open opens a file for the engine; nil is OpenOSFile. Tests put
 	// faults here.
 	Open func(path string) (File, error)
+	// Backend runs the reads; nil is NewPool(Threads, IODepth).
+	Backend Backend
 
 	// align overrides the 2 MB size multiple, so tests run on small pages.
 	align uint64

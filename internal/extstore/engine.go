@@ -56,6 +56,7 @@ type wbuf struct {
 type Engine struct {
 	cfg      Config
 	files    []File
+	backend  Backend
 	pageSize uint64
 	wbufSize uint64
 
@@ -100,6 +101,10 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.layout(n)
+	e.backend = cfg.Backend
+	if e.backend == nil {
+		e.backend = NewPool(cfg.Threads, cfg.IODepth)
+	}
 	e.flushes = make(chan *wbuf, cfg.WbufCount)
 	e.flushed.L = &e.mu
 	e.writer.Add(1)
@@ -149,8 +154,9 @@ func (e *Engine) PageCount() int { return len(e.pages) }
 // PageSize is the bytes of a page.
 func (e *Engine) PageSize() uint64 { return e.pageSize }
 
-// Close stops the writer once the buffers handed to it are written, and
-// closes the files. The caller stops reads and writes first.
+// Close completes the reads submitted, stops the writer once the buffers
+// handed to it are written, and closes the files. Later reads get
+// ErrClosed; the caller stops writing first.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	if e.shut {
@@ -159,6 +165,7 @@ func (e *Engine) Close() error {
 	}
 	e.shut = true
 	e.mu.Unlock()
+	e.backend.Close()
 	close(e.flushes)
 	e.writer.Wait()
 	return e.closeFiles()

@@ -54,11 +54,6 @@ func (e *Engine) planRead(loc Location, buf []byte) readPlan {
 	return readPlan{page: p, file: p.file, off: p.base + int64(off)}
 }
 
-// readFile runs a planned file read; it may block, so it runs on a worker.
-func (pl *readPlan) readFile(buf []byte) (int, error) {
-	return pl.file.ReadAt(buf, pl.off)
-}
-
 // finishRead drops the plan's page reference and turns the outcome into a
 // record or a counted miss.
 func (e *Engine) finishRead(pl readPlan, buf []byte, n int, ioErr error) (Record, error) {
@@ -71,6 +66,8 @@ func (e *Engine) finishRead(pl readPlan, buf []byte, n int, ioErr error) (Record
 	err := pl.err
 	switch {
 	case err != nil:
+	case errors.Is(ioErr, ErrClosed):
+		err = ErrClosed
 	case n < len(buf) && (ioErr == nil || errors.Is(ioErr, io.EOF)):
 		err = ErrShort
 		e.counters.readShort++
@@ -87,16 +84,4 @@ func (e *Engine) finishRead(pl readPlan, buf []byte, n int, ioErr error) (Record
 		return Record{}, ErrChecksum
 	}
 	return rec, nil
-}
-
-// Read reads loc on the caller's goroutine. It is for tests and tools; a
-// reactor uses Submit.
-func (e *Engine) Read(loc Location) (Record, error) {
-	buf := make([]byte, loc.Len)
-	pl := e.planRead(loc, buf)
-	n, err := len(buf), error(nil)
-	if !pl.done {
-		n, err = pl.readFile(buf)
-	}
-	return e.finishRead(pl, buf, n, err)
 }

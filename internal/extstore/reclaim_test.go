@@ -99,7 +99,7 @@ func TestEvictWaitsForReads(t *testing.T) {
 	if e.Check(loc) {
 		t.Fatal("evicted page still checks live")
 	}
-	n, err := pl.readFile(buf)
+	n, err := pl.file.ReadAt(buf, pl.off)
 	got, err := e.finishRead(pl, buf, n, err)
 	if err != nil || !sameRecord(got, rec) {
 		t.Fatalf("read begun before the eviction: %q, %v", got.Key, err)
