@@ -42,6 +42,9 @@ func DefaultConfig(files ...FileSpec) Config {
 // must stay below UINT16_MAX.
 const maxPages = 1<<16 - 1
 
+// maxPageSize keeps page offsets in 32 bits.
+const maxPageSize = 1<<32 - align
+
 // align is the flash erase-block multiple memcached requires of page and
 // buffer sizes.
 const align = 2 << 20
@@ -93,6 +96,11 @@ func (c *Config) check() error {
 	}
 	if c.PageSize%a != 0 || c.WbufSize%a != 0 {
 		return initError("page_size and wbuf_size must be divisible by 1024*1024*2")
+	}
+	if c.PageSize > maxPageSize {
+		// memcached's page size is a 32-bit byte count; so are offsets
+		// in a Location.
+		return fmt.Errorf("extstore: ext_page_size must be under 4096 (megabytes)")
 	}
 	if c.Threads < 1 || c.IODepth < 1 {
 		return fmt.Errorf("extstore: ext_threads and ext_io_depth must be at least 1")

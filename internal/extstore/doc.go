@@ -24,6 +24,6 @@
 //
 // Memory is bounded by the configuration, not the file sizes: at most
 // WbufCount buffers of WbufSize bytes (allocated on first use), one scan
-// buffer of WbufSize per running ScanPage, and about 120 bytes of state per
-// page (65534 pages at most, so under 8 MB however large the files).
+// buffer of WbufSize per running ScanPage, and under 120 bytes of state
+// per page (65534 pages at most, so under 8 MB however large the files).
 package extstore

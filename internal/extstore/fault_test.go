@@ -77,3 +77,26 @@ func TestWriteErrorReclaimsPage(t *testing.T) {
 		t.Fatalf("write after the fault cleared: %q, %v", got.Key, err)
 	}
 }
+
+// A file cut short under the engine (another process truncated it) gives
+// short reads: misses, not zeros passed off as a value.
+func TestTruncatedFileReadsMiss(t *testing.T) {
+	cfg := smallConfig(t.TempDir(), 1)
+	e := openEngine(t, cfg)
+	var locs []Location
+	for i := range 5 {
+		locs = append(locs, mustWrite(t, e, BucketDefault, quarterPage(i)))
+	}
+	e.waitFlushed()
+	if err := os.Truncate(cfg.Files[0].Path, int64(locs[2].Offset)+10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Read(locs[1]); err != nil {
+		t.Fatalf("record before the cut: %v", err)
+	}
+	for _, loc := range locs[2:4] {
+		if rec, err := e.Read(loc); !errors.Is(err, ErrShort) {
+			t.Fatalf("Read(%+v) past the cut = %q, %v; want ErrShort", loc, rec.Key, err)
+		}
+	}
+}
