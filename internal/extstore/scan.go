@@ -1,0 +1,73 @@
+package extstore
+
+// ScanPage reads a page a buffer at a time and calls fn with each record
+// and its location, in write order, until fn returns false. It is for the
+// compactor, which decides per record (its RAM item still points at loc
+// with the same CAS) whether to rescue it, so it reads on the calling
+// goroutine. rec's slices are valid only during the call.
+//
+// Records deleted since they were written are still on the page and are
+// passed too. A buffer whose record fails its checksum is skipped from that
+// record on, and counted. ErrStale: the page is being written, or was
+// reclaimed before or during the scan.
+func (e *Engine) ScanPage(id uint16, version uint64, fn func(loc Location, rec Record) bool) error {
+	e.mu.Lock()
+	p := e.pageAt(Location{Page: id, Version: version})
+	if p == nil || p.active {
+		e.mu.Unlock()
+		return ErrStale
+	}
+	p.refs++
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		p.refs--
+		e.maybeFree(p)
+		e.mu.Unlock()
+	}()
+
+	buf := make([]byte, e.wbufSize)
+	for off := uint64(0); off < e.pageSize; off += e.wbufSize {
+		n, err := p.file.ReadAt(buf, p.base+int64(off))
+		e.mu.Lock()
+		closed := p.closed
+		if err != nil && n < len(buf) {
+			e.counters.readIOErrors++
+		}
+		e.mu.Unlock()
+		if closed {
+			return ErrStale
+		}
+		if err != nil && n < len(buf) {
+			return ErrIO
+		}
+		if !e.scanBuffer(buf, id, version, off, fn) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// scanBuffer walks the records of one written buffer; false when fn asked
+// to stop.
+func (e *Engine) scanBuffer(buf []byte, id uint16, version uint64, off uint64, fn func(Location, Record) bool) bool {
+	for pos := 0; pos < len(buf); {
+		l := recordLen(buf[pos:])
+		if l == 0 {
+			return true // the zeroed tail
+		}
+		rec, ok := decode(buf[pos:min(pos+l, len(buf))])
+		if !ok {
+			e.mu.Lock()
+			e.counters.readBadCRC++
+			e.mu.Unlock()
+			return true
+		}
+		loc := Location{Page: id, Version: version, Offset: uint32(off) + uint32(pos), Len: uint32(l)}
+		if !fn(loc, rec) {
+			return false
+		}
+		pos += l
+	}
+	return true
+}
