@@ -387,7 +387,7 @@ func (e *Env) appendSettings(w *statWriter) {
 	w.flag("slab_reassign", tu.SlabReassign)
 	w.int("slab_automove", int64(adm.automove))
 	w.str("slab_automove_ratio", fmt2(adm.automoveRatio))
-	w.int("slab_automove_window", int64(tu.AutomoveWindow))
+	w.int("slab_automove_window", int64(adm.automoveWindow))
 	w.int("slab_chunk_max", int64(set.slabChunkMax()))
 	w.flag("lru_crawler", adm.crawler)
 	w.int("lru_crawler_sleep", int64(adm.crawlerSleep))
@@ -426,7 +426,7 @@ func (e *Env) appendSettings(w *statWriter) {
 	w.int("ext_drop_under", 0)
 	w.int("ext_max_sleep", 1000000)
 	w.str("ext_max_frag", "0.80")
-	w.str("slab_automove_freeratio", strconv.FormatFloat(tu.AutomoveFreeRatio, 'f', 3, 64))
+	w.str("slab_automove_freeratio", strconv.FormatFloat(adm.automoveFreeRatio, 'f', 3, 64))
 	w.flag("ext_drop_unread", false)
 	tlsSet := set.TLS
 	if tlsSet == nil {

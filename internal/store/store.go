@@ -49,6 +49,8 @@ type Store struct {
 	mover     mover         // the page mover (mover.go)
 	automove  automover     // slab_automove (automove.go)
 
+	debugLocks debugLocks // `debugitem lock` marks (debugitem.go)
+
 	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
 	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
 
