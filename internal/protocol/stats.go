@@ -224,18 +224,8 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 		w.uint("slab_reassign_inline_reclaim", mv.InlineReclaim)
 		w.uint("slab_reassign_busy_items", mv.BusyItems)
 		w.uint("slab_reassign_busy_deletes", mv.BusyDeletes)
-		// memcached 1.6.45's mover, short of memory for a rescue, keeps
-		// the page busy and tries again where 1.6.18's evicted the item
-		// (evictions_nomem, gone from its stats); the store's mover
-		// still evicts, and those rescues that found no memory are the
-		// count. The last busy status is memcached's name for why an
-		// item held the page up, none before any did.
-		w.uint("slab_reassign_busy_nomem", mv.EvictionsNomem)
-		busy := "none"
-		if mv.BusyItems > 0 {
-			busy = "busy"
-		}
-		w.str("slab_reassign_last_busy_status", busy)
+		w.uint("slab_reassign_busy_nomem", mv.BusyNomem)
+		w.str("slab_reassign_last_busy_status", mv.LastBusyStatus)
 		w.uint("slab_reassign_running", boolNum(mv.Running))
 		w.uint("slabs_moved", mv.Moved)
 	}
