@@ -88,3 +88,15 @@ func TestDebugItem(t *testing.T) {
 		t.Errorf("without --debug-time: %q", got.out)
 	}
 }
+
+// TestMoverStatsLines checks the page mover's lines in `stats`, in
+// memcached 1.6.45's order, before any move.
+func TestMoverStatsLines(t *testing.T) {
+	out := drive(t, NewSession(newSmallEnv(t)), []byte("stats\r\n")).out
+	want := "STAT slab_reassign_rescues 0\r\nSTAT slab_reassign_chunk_rescues 0\r\nSTAT slab_reassign_inline_reclaim 0\r\n" +
+		"STAT slab_reassign_busy_items 0\r\nSTAT slab_reassign_busy_deletes 0\r\nSTAT slab_reassign_busy_nomem 0\r\n" +
+		"STAT slab_reassign_last_busy_status none\r\nSTAT slab_reassign_running 0\r\nSTAT slabs_moved 0\r\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("stats lacks\n%s", want)
+	}
+}

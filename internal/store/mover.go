@@ -171,8 +171,8 @@ func (s *Store) emptyPage(mv *pageMove) int {
 	sleep := time.Microsecond
 	for {
 		c.mu.Lock()
-		busy, status := s.walkPage(mv)
-		if busy == 0 {
+		busy, left, status := s.walkPage(mv)
+		if busy == 0 && left == 0 {
 			s.finishMove(mv)
 			c.mu.Unlock()
 			return mv.page

@@ -26,7 +26,7 @@ func (m moveStatus) String() string { return moveStatusNames[m] }
 // moverMaxLoops is memcached's SLAB_MOVE_MAX_LOOPS: after that many busy
 // walks the mover may take a new page or evict to find room, and deletes
 // a chained item a reader keeps pinned.
-const moverMaxLoops = 5000
+var moverMaxLoops = 5000
 
 // pageMove is one move's progress (memcached's struct slab_rebalance).
 type pageMove struct {
@@ -77,8 +77,9 @@ func (mv *pageMove) inPage(pos uint64) bool { return pos >= mv.start && pos < mv
 // hands its last chunk out first, so its walk, from the page's start,
 // meets the page's newest items first while the evictions it makes room
 // with take the oldest; this store cuts pages from the start. It returns
-// how many chunks are still in use, and the status of the last busy one.
-func (s *Store) walkPage(mv *pageMove) (busy int, last moveStatus) {
+// how many chunks were busy when visited (memcached's busy_items), how
+// many are not free yet, and the status of the last chunk visited.
+func (s *Store) walkPage(mv *pageMove) (busy, left int, last moveStatus) {
 	mv.now = clampTime(s.Now())
 	s.sweepFree(mv)
 	for i := mv.c.perPage - 1; i >= 0; i-- {
@@ -86,17 +87,18 @@ func (s *Store) walkPage(mv *pageMove) (busy int, last moveStatus) {
 			continue
 		}
 		s.prepSpare(mv)
-		if st := s.moveChunk(mv, i); st >= moveBusy || st == moveFromLRU && !mv.done[i] {
-			last = st
+		last = s.moveChunk(mv, i)
+		if last >= moveBusy || last == moveFromLRU && !mv.done[i] {
+			busy++
 		}
 	}
 	s.sweepFree(mv)
 	for _, d := range mv.done {
 		if !d {
-			busy++
+			left++
 		}
 	}
-	return busy, last
+	return busy, left, last
 }
 
 // sweepFree takes the page's chunks off c's free list (memcached's
@@ -129,7 +131,7 @@ func (s *Store) moveChunk(mv *pageMove, i int) moveStatus {
 	headPos, link := pos, false
 	switch q := r.queue(); {
 	case q == queueFree:
-		return movePass // freed during this walk: the sweep takes it
+		return moveFromSlab // freed during this walk: the sweep takes it
 	case q == queueChunk:
 		headPos, link = r.prev(), true
 		if sl.rec(headPos).queue() >= numQueues {
