@@ -141,6 +141,11 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	now := time.Now().Unix()
 	set := e.settings()
 	srv := e.serverStats()
+	// The mover's counters are read first: a move seen ended must have
+	// its evictions, counted as it made them, in the store's counters
+	// read after (slabs-mover.t waits for slabs_moved, then looks at
+	// evictions in the same reply).
+	mv := e.Store.MoverStats()
 	st := e.Store.Stats()
 	threads := srv.Threads
 	if threads == 0 {
@@ -218,7 +223,6 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	w.uint("hash_bytes", st.HashBytes)
 	w.uint("hash_is_expanding", 0)
 	if tu.SlabReassign { // memcached shows the mover's counters only with it on
-		mv := e.Store.MoverStats()
 		w.uint("slab_reassign_rescues", mv.Rescues)
 		w.uint("slab_reassign_chunk_rescues", mv.ChunkRescues)
 		w.uint("slab_reassign_inline_reclaim", mv.InlineReclaim)
