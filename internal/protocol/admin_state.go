@@ -7,10 +7,10 @@ import (
 
 // adminState is what the admin commands change at run time and `stats
 // settings` reports: memcached's LRU crawler switch and pacing, the slab
-// automover and LRU tuning knobs. gocached has no crawler thread, slab
-// mover or segmented LRU, so these only record what the client asked and
-// are answered as memcached answers them. The zero value holds memcached's
-// defaults (see get).
+// automover (level, ratio, freeratio, window) and LRU tuning knobs. The
+// automover's and the LRU's are handed to the store (syncAutomove,
+// syncLRU); the others only record what the client asked. The zero value
+// holds memcached's defaults (see defaults).
 type adminState struct {
 	mu  sync.Mutex
 	set bool // the fields below hold values (else memcached's defaults apply)
