@@ -102,9 +102,21 @@ func (s *Store) walkPage(mv *pageMove) (busy, left int, last moveStatus) {
 }
 
 // sweepFree takes the page's chunks off c's free list (memcached's
-// MOVE_FROM_SLAB).
+// MOVE_FROM_SLAB). The list is walked only when a chunk of the page not
+// emptied yet is on it (marked free): a move stuck on a pinned item walks
+// its page every few milliseconds, and a class's free list may be long.
 func (s *Store) sweepFree(mv *pageMove) {
 	sl, c := s.slabs, mv.c
+	onList := false
+	for i, d := range mv.done {
+		if !d && sl.rec(mv.start+uint64(i*c.size)).queue() == queueFree {
+			onList = true
+			break
+		}
+	}
+	if !onList {
+		return
+	}
 	prev := nilLoc
 	for pos := c.free; pos != nilLoc; {
 		next := sl.rec(pos).next()
