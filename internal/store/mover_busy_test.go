@@ -185,3 +185,30 @@ func TestMoverEndsAtClose(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMoverGrowsBeforeEvicting: an automover's move with no free chunk
+// in its class and memory below the limit evicts nothing; stuck for
+// moverMaxLoops walks, it takes a new page to rescue into, as memcached
+// 1.6.45's does.
+func TestMoverGrowsBeforeEvicting(t *testing.T) {
+	defer func(n int) { moverMaxLoops = n }(moverMaxLoops)
+	moverMaxLoops = 3
+	s := newTestStore(t, Config{MemoryLimit: 32 << 20, MaxItemSize: 1 << 20})
+	v := makeValue(7, 9000)
+	cls := &s.slabs.classes[s.ItemClass(3, len(v), 0)]
+	n := 3 * cls.perPage // whole pages: no chunk left to cut
+	for i := range n {
+		if r := s.Set(ModeSet, fmt.Appendf(nil, "k%d", i), 0, 0, v, 0); r != Stored {
+			t.Fatalf("k%d: %v", i, r)
+		}
+	}
+	if r := s.reassign(cls.id, 0, false); r != ReassignOK {
+		t.Fatalf("reassign: %v", r)
+	}
+	<-s.mover.done
+	st := s.MoverStats()
+	if st.Moved != 1 || st.BusyNomem == 0 || st.Rescues != uint64(cls.perPage) || s.Stats().Evictions != 0 || s.Stats().CurrItems != uint64(n) {
+		t.Errorf("mover %+v, evictions %d, items %d of %d", st, s.Stats().Evictions, s.Stats().CurrItems, n)
+	}
+	checkInvariants(t, s)
+}
