@@ -33,16 +33,8 @@ var tsuiteExcluded1645 = map[string]string{
 
 // tsuiteKnown1645 is 1.6.45's ratchet of failing assertions (see
 // TestMemcachedTSuite).
-var tsuiteKnown1645 = []tsuiteKnownFailure{
-	// Each number is a subtest of many assertions.
-	{file: "slabs-mover.t", tests: "1,3-5,8", incomplete: true, owner: ownStore,
-		why: "1.6.45's mover: `slabs automove window N` is unknown to the protocol (test 1, ownProtocol); " +
-			"the store's mover evicts where 1.6.45's keeps a page busy and counts it, so the eviction and rescue counts " +
-			"differ (3, 4); debugitem lock and ref, memcached-debug's hooks that hold an item, do not exist (5, 8). " +
-			"The file waits up to 100 s for each count that never comes, so it is cut at tsuiteTimeouts1645's bound"},
-}
+var tsuiteKnown1645 = []tsuiteKnownFailure{}
 
-// tsuiteTimeouts1645 bounds files known to fail slowly: slabs-mover.t's
-// failing subtests each poll a stat for up to 100 s (216 s in all on a
-// quiet 2-CPU machine); in 60 s it runs the subtests before them.
-var tsuiteTimeouts1645 = map[string]time.Duration{"slabs-mover.t": 60 * time.Second}
+// tsuiteTimeouts1645 bounds files known to fail slowly, each cut at its
+// bound (none now).
+var tsuiteTimeouts1645 = map[string]time.Duration{}

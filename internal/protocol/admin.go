@@ -34,31 +34,7 @@ func (s *Session) slabs(line []byte, n int) {
 		s.reply(reassignReplies[s.env.Store.Reassign(int(src), int(dst))])
 	case n >= 3 && string(s.text.token(line, 1)) == "automove":
 		s.text.setNoreply(line, n)
-		if string(s.text.token(line, 2)) == "ratio" {
-			ratio, ok := 0.0, false
-			if n >= 4 {
-				ratio, ok = parseDouble(s.text.token(line, 3))
-			}
-			if !ok {
-				s.reply(rError)
-				return
-			}
-			s.env.adminUpdate(func(a *adminState) { a.automoveRatio = ratio })
-			s.env.syncAutomove()
-			s.reply(rOK)
-			return
-		}
-		level, ok := parseUint32(s.text.token(line, 2))
-		switch {
-		case !ok:
-			s.reply(rBadFormat)
-		case level > 2:
-			s.reply(rError)
-		default:
-			s.env.adminUpdate(func(a *adminState) { a.automove = level })
-			s.env.syncAutomove()
-			s.reply(rOK)
-		}
+		s.slabsAutomove(line, n)
 	default:
 		s.reply(rError)
 	}
@@ -234,5 +210,5 @@ func (e *Env) syncLRU() {
 // left them, to the store.
 func (e *Env) syncAutomove() {
 	a := e.adminSnapshot()
-	e.Store.SetAutomove(a.automove, a.automoveRatio, int(e.Settings.tuning().AutomoveWindow))
+	e.Store.SetAutomove(a.automove, a.automoveRatio, int(a.automoveWindow))
 }

@@ -22,6 +22,8 @@ func FuzzAdmin(f *testing.F) {
 	}
 	f.Add([]byte("set a 0 0 9\r\nuser pass\r\nset b 0 0 1\r\nx\r\nlru_crawler metadump all\r\n"), uint16(9), true)
 	f.Add([]byte("get a\r\nset a 0 0 3\r\nabcde\r\nset x 0 0 -1\r\n\r\n"), uint16(30), true)
+	f.Add([]byte("slabs automove window 0\r\nslabs automove w 5 noreply\r\nslabs automove fr 0.5\r\nstats settings\r\n"), uint16(25), false)
+	f.Add([]byte("set k 0 0 1\r\nv\r\ndebugitem ref k\r\ndebugitem lock k\r\ndebugitem unref reffed\r\ndebugitem unl k\r\n"), uint16(40), false)
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16, auth bool) {
 		if len(data) > maxFuzzInput || bytes.Contains(data, []byte("cache_memlimit")) {
 			return
@@ -30,6 +32,7 @@ func FuzzAdmin(f *testing.F) {
 			e := newTinyStillEnv(t)
 			e.ResumesPending = true
 			e.Settings.ShutdownEnabled = true
+			e.Settings.DebugTime = true // (debugtime and debugitem)
 			if auth {
 				e.ASCIIAuth, _ = parseASCIIAuth([]byte("user:pass\n"))
 			}

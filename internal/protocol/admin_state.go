@@ -7,10 +7,10 @@ import (
 
 // adminState is what the admin commands change at run time and `stats
 // settings` reports: memcached's LRU crawler switch and pacing, the slab
-// automover and LRU tuning knobs. gocached has no crawler thread, slab
-// mover or segmented LRU, so these only record what the client asked and
-// are answered as memcached answers them. The zero value holds memcached's
-// defaults (see get).
+// automover (level, ratio, freeratio, window) and LRU tuning knobs. The
+// automover's and the LRU's are handed to the store (syncAutomove,
+// syncLRU); the others only record what the client asked. The zero value
+// holds memcached's defaults (see defaults).
 type adminState struct {
 	mu  sync.Mutex
 	set bool // the fields below hold values (else memcached's defaults apply)
@@ -20,6 +20,8 @@ type adminState struct {
 	crawlerToCrawl uint32
 	automove       uint32
 	automoveRatio  float64
+	automoveWindow uint32  // slab_automove_window, seconds
+	automoveFree   float64 // slab_automove_freeratio
 	hotPct         uint32
 	warmPct        uint32
 	hotFactor      float64
@@ -47,6 +49,7 @@ func (e *Env) adminSnapshot() adminSnapshot {
 	return adminSnapshot{
 		crawler: !a.crawlerOff, crawlerSleep: a.crawlerSleep, crawlerToCrawl: a.crawlerToCrawl,
 		automove: a.automove, automoveRatio: a.automoveRatio,
+		automoveWindow: a.automoveWindow, automoveFreeRatio: a.automoveFree,
 		hotPct: a.hotPct, warmPct: a.warmPct, hotFactor: a.hotFactor, warmFactor: a.warmFactor,
 		segmented:     a.segmented,
 		crawlerStarts: a.crawlerStarts,
@@ -68,6 +71,7 @@ func (a *adminState) defaults(st *Settings) {
 	tu := st.tuning() // memcached's defaults and what -o changed
 	a.crawlerSleep, a.crawlerToCrawl = tu.CrawlerSleep, tu.CrawlerToCrawl
 	a.automove, a.automoveRatio = tu.SlabAutomove, tu.AutomoveRatio
+	a.automoveWindow, a.automoveFree = tu.AutomoveWindow, tu.AutomoveFreeRatio
 	a.hotPct, a.warmPct = tu.HotPct, tu.WarmPct
 	a.hotFactor, a.warmFactor = tu.HotFactor, tu.WarmFactor
 }
@@ -77,6 +81,8 @@ type adminSnapshot struct {
 	crawlerSleep, crawlerToCrawl uint32
 	automove                     uint32
 	automoveRatio                float64
+	automoveWindow               uint32
+	automoveFreeRatio            float64
 	hotPct, warmPct              uint32
 	hotFactor, warmFactor        float64
 	segmented                    bool

@@ -146,6 +146,12 @@ func (s *Session) execute(line, rest []byte) (int, Status) {
 			break
 		}
 		s.debugTime(line, n)
+	case "debugitem":
+		if st := s.env.Settings; st == nil || !st.DebugTime {
+			s.reply(rError)
+			break
+		}
+		s.debugItem(line, n)
 	default:
 		return s.unknownCommand(line, n)
 	}

@@ -42,7 +42,8 @@ type Session struct {
 	send   sendState
 	recv   recvState
 	stream streamState
-	log    logState // how -vv and watch lines are written (verbose.go)
+	log    logState   // how -vv and watch lines are written (verbose.go)
+	debug  debugState // what `debugitem` holds (debugitem.go)
 
 	// The Process call's own: the reply buffer being extended, the one the
 	// engine passed in (replyRoom gives back only the pooled buffers it took
@@ -98,6 +99,7 @@ func (s *Session) Reset() {
 	s.endSend()
 	s.endRecv()
 	s.endMem()
+	s.endDebug()
 	s.budgetStop = false
 	s.out = nil
 	s.text.reset()

@@ -141,6 +141,11 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	now := time.Now().Unix()
 	set := e.settings()
 	srv := e.serverStats()
+	// The mover's counters are read first: a move seen ended must have
+	// its evictions, counted as it made them, in the store's counters
+	// read after (slabs-mover.t waits for slabs_moved, then looks at
+	// evictions in the same reply).
+	mv := e.Store.MoverStats()
 	st := e.Store.Stats()
 	threads := srv.Threads
 	if threads == 0 {
@@ -218,24 +223,13 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	w.uint("hash_bytes", st.HashBytes)
 	w.uint("hash_is_expanding", 0)
 	if tu.SlabReassign { // memcached shows the mover's counters only with it on
-		mv := e.Store.MoverStats()
 		w.uint("slab_reassign_rescues", mv.Rescues)
 		w.uint("slab_reassign_chunk_rescues", mv.ChunkRescues)
 		w.uint("slab_reassign_inline_reclaim", mv.InlineReclaim)
 		w.uint("slab_reassign_busy_items", mv.BusyItems)
 		w.uint("slab_reassign_busy_deletes", mv.BusyDeletes)
-		// memcached 1.6.45's mover, short of memory for a rescue, keeps
-		// the page busy and tries again where 1.6.18's evicted the item
-		// (evictions_nomem, gone from its stats); the store's mover
-		// still evicts, and those rescues that found no memory are the
-		// count. The last busy status is memcached's name for why an
-		// item held the page up, none before any did.
-		w.uint("slab_reassign_busy_nomem", mv.EvictionsNomem)
-		busy := "none"
-		if mv.BusyItems > 0 {
-			busy = "busy"
-		}
-		w.str("slab_reassign_last_busy_status", busy)
+		w.uint("slab_reassign_busy_nomem", mv.BusyNomem)
+		w.str("slab_reassign_last_busy_status", mv.LastBusyStatus)
 		w.uint("slab_reassign_running", boolNum(mv.Running))
 		w.uint("slabs_moved", mv.Moved)
 	}
@@ -388,7 +382,7 @@ func (e *Env) appendSettings(w *statWriter) {
 	w.flag("slab_reassign", tu.SlabReassign)
 	w.int("slab_automove", int64(adm.automove))
 	w.str("slab_automove_ratio", fmt2(adm.automoveRatio))
-	w.int("slab_automove_window", int64(tu.AutomoveWindow))
+	w.int("slab_automove_window", int64(adm.automoveWindow))
 	w.int("slab_chunk_max", int64(set.slabChunkMax()))
 	w.flag("lru_crawler", adm.crawler)
 	w.int("lru_crawler_sleep", int64(adm.crawlerSleep))
@@ -427,7 +421,7 @@ func (e *Env) appendSettings(w *statWriter) {
 	w.int("ext_drop_under", 0)
 	w.int("ext_max_sleep", 1000000)
 	w.str("ext_max_frag", "0.80")
-	w.str("slab_automove_freeratio", strconv.FormatFloat(tu.AutomoveFreeRatio, 'f', 3, 64))
+	w.str("slab_automove_freeratio", strconv.FormatFloat(adm.automoveFreeRatio, 'f', 3, 64))
 	w.flag("ext_drop_unread", false)
 	tlsSet := set.TLS
 	if tlsSet == nil {

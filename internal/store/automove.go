@@ -74,7 +74,7 @@ func (s *Store) automoveTick(now uint32) bool {
 		return false
 	}
 	src, dst := s.automoveDecide(level)
-	if src > 0 && s.Reassign(src, dst) == ReassignOK && dst == 0 {
+	if src > 0 && s.reassign(src, dst, false) == ReassignOK && dst == 0 {
 		return true // check again on the next tick, as memcached does after a reclaim
 	}
 	a.last = now

@@ -171,3 +171,26 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// holdMover ends a page move under way (as Close does) and keeps new ones
+// from starting until the function it returns is called.
+func (s *Store) holdMover() (release func()) {
+	m := &s.mover
+	m.abort.Store(true)
+	for {
+		s.waitMover()
+		m.statMu.Lock()
+		if !m.st.Running {
+			m.st.Running = true
+			m.statMu.Unlock()
+			break
+		}
+		m.statMu.Unlock()
+	}
+	m.abort.Store(false)
+	return func() {
+		m.statMu.Lock()
+		m.st.Running = false
+		m.statMu.Unlock()
+	}
+}

@@ -91,7 +91,8 @@ func (s *Store) shardOf(r rec) *shard {
 // COLD's is evicted with evict (not under -M), or else moves to WARM if
 // active; TEMP's stays. sh is the allocating shard, locked by the caller;
 // other shards are only tried, and an item whose shard is busy is passed
-// over, as memcached passes an item whose lock it cannot take. An item a
+// over, as memcached passes an item whose lock it cannot take (or that
+// `debugitem lock` holds, debugitem.go). An item a
 // ValueRef pins may be evicted: its chunk comes back on release. It
 // returns how many items it removed or moved.
 func (s *Store) pull(c *slabClass, qi int, sh *shard, now uint32, evict bool) int {
@@ -110,7 +111,7 @@ func (s *Store) pullLimited(c *slabClass, qi int, sh *shard, now uint32, evict b
 		r := sl.rec(pos)
 		prev := r.prev()
 		vs := s.shardOf(r)
-		if vs != sh && !vs.mu.TryLock() {
+		if s.debugLocked(r.key()) || vs != sh && !vs.mu.TryLock() {
 			pos = prev
 			continue
 		}

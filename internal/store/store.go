@@ -49,6 +49,8 @@ type Store struct {
 	mover     mover         // the page mover (mover.go)
 	automove  automover     // slab_automove (automove.go)
 
+	debugLocks debugLocks // `debugitem lock` marks (debugitem.go)
+
 	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
 	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
 
@@ -222,11 +224,24 @@ func (s *Store) Close() {
 	s.waitMover()
 }
 
-// waitMover returns once no page move is under way: the mover holds its
-// lock for the whole of a move (mover.go).
+// waitMover returns once no page move is under way (mover.go).
 func (s *Store) waitMover() {
-	s.mover.mu.Lock()
-	defer s.mover.mu.Unlock()
+	m := &s.mover
+	for {
+		m.statMu.Lock()
+		d := m.done
+		m.statMu.Unlock()
+		if d == nil {
+			return
+		}
+		<-d
+		m.statMu.Lock()
+		same := m.done == d
+		m.statMu.Unlock()
+		if same {
+			return
+		}
+	}
 }
 
 // Now returns the store's current time in unix seconds.

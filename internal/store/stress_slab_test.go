@@ -370,8 +370,7 @@ func runSlabStress(t *testing.T, sc stressCfg) {
 	}
 	wg.Wait()
 	s.SetAutomove(0, 0, 0)
-	s.mover.mu.Lock() // no move running
-	defer s.mover.mu.Unlock()
+	defer s.holdMover()() // a move waiting for the refs below would wait for ever
 	for _, e := range errs {
 		t.Error(e)
 	}
