@@ -170,7 +170,7 @@ func (s *Session) unknownCommand(line []byte, n int) (int, Status) {
 }
 
 // parsedCommand reports whether cmd is one of the commands memcached's
-// parser (1.6.40 on) recognises by the line's leading bytes rather than by
+// parser (1.6.45) recognises by the line's leading bytes rather than by
 // its first token: the meta commands and the key-value ones.
 func parsedCommand(cmd []byte) bool {
 	switch string(cmd) {
@@ -190,7 +190,7 @@ func (e *Env) version() string {
 }
 
 // storage runs set, add, replace, append, prepend and cas as memcached's
-// parser (1.6.40 on) reads them: fewer than five tokens, or a length token
+// parser (1.6.45) reads them: fewer than five tokens, or a length token
 // that is not a plain number in range, is a bad command line and nothing
 // is swallowed (there is no telling where a data block would end). Once
 // the length is known, every other refusal (a key over 250 bytes, a bad
@@ -333,7 +333,7 @@ func storeCmdName(m store.Mode) string {
 }
 
 // keyedCommand checks the shape shared by commands of the form
-// "<cmd> <key> ... [noreply]" as memcached's parser (1.6.40 on) does: at
+// "<cmd> <key> ... [noreply]" as memcached's parser (1.6.45) does: at
 // least want tokens (else a bad command line, whatever the last token),
 // extra ones ignored, the last deciding noreply. It returns the key, or
 // replies with memcached's error and returns false.
@@ -382,7 +382,7 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 	}
 }
 
-// delete takes any tokens after the key since memcached 1.6.40, which
+// delete takes any tokens after the key in memcached 1.6.45, which
 // dropped its check for the old hold-time argument; the last token decides
 // noreply.
 func (s *Session) delete(line []byte, n int) {

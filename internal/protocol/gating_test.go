@@ -65,7 +65,7 @@ func flagCases(t *testing.T) []flagCase {
 			keep: statsSettingLine("dump_enabled")},
 		{name: "-W", flags: []string{"-W"}, set: func(e *Env) { e.Settings.WatchDisabled = true },
 			in: "watch\r\nwatch fetchers\r\nwatch noreply\r\nversion\r\n",
-			// watch takes no noreply since memcached 1.6.40.
+			// watch takes no noreply in memcached 1.6.45.
 			want: lines("CLIENT_ERROR watch commands not allowed", "CLIENT_ERROR watch commands not allowed",
 				"CLIENT_ERROR watch commands not allowed", "VERSION 1.6.18"), since: "1.6.40"},
 		{name: "-A bad mode", flags: []string{"-A"}, set: func(e *Env) { e.Settings.ShutdownEnabled = true },

@@ -49,6 +49,13 @@ func startMemcachedProc(t *testing.T, env []string, extra ...string) *testproc.P
 		}
 		t.Skipf("%v: reference replies not re-checked", err)
 	}
+	return startMemcachedBin(t, bin, env, extra...)
+}
+
+// startMemcachedBin starts the memcached binary bin as startMemcachedProc
+// does: UDP off, loopback only, on a free port, stopped when the test ends.
+func startMemcachedBin(t *testing.T, bin string, env []string, extra ...string) *testproc.Proc {
+	t.Helper()
 	spec := testproc.Memcached(bin, append([]string{"-l", "127.0.0.1", "-U", "0"}, extra...)...)
 	spec.Env = env
 	ctx, cancel := context.WithTimeout(context.Background(), 2*memcachedWait)

@@ -161,7 +161,7 @@ func (s *Session) parseMetaFlags(line []byte, n, first int) string {
 }
 
 // badFlagToken reports whether a token from first on starts with a byte
-// memcached's meta tokenizer refuses (1.6.40 on): neither a digit nor
+// memcached's meta tokenizer refuses (1.6.45): neither a digit nor
 // in 'A'..'z'. The tokenizer then gives up on the line, which memcached
 // answers as a bad command line. It looks at the tokens it splits only.
 func (s *Session) badFlagToken(line []byte, n, first int) bool {

@@ -148,7 +148,7 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	case at >= 0:
 		return at
 	}
-	// Not flushed: since memcached 1.6.40 a retrieval's replies wait, as
+	// Not flushed: in memcached 1.6.45 a retrieval's replies wait, as
 	// any command's, for the read buffer to run dry or an mn.
 	s.out = append(s.out, rEnd...)
 	if s.log.verbose {

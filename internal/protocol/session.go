@@ -322,7 +322,7 @@ func (s *Session) process(in []byte) (int, Status) {
 		if n > 1 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
-		// A NUL is a byte like any other since memcached 1.6.40 (it
+		// A NUL is a byte like any other in memcached 1.6.45 (1.6.18
 		// ended the line before).
 		next := pos + n + 1
 		if s.log.verbose {
@@ -333,7 +333,7 @@ func (s *Session) process(in []byte) (int, Status) {
 		}
 		data, st := 0, NeedMore
 		if n+1 < minCommandLen {
-			// memcached's parser (1.6.40 on) refuses a line this short,
+			// memcached's parser (1.6.45) refuses a line this short,
 			// terminator included, before looking at it: a blank line, a
 			// lone character, "mn\n".
 			s.text.noreply = false

@@ -157,15 +157,7 @@ func startRefMemcached(t *testing.T, extra ...string) string {
 		}
 		t.Skipf("memcached %s not built (%v): replies not re-checked against it", refmc.Current.Version, err)
 	}
-	spec := testproc.Memcached(bin, append([]string{"-l", "127.0.0.1", "-U", "0"}, extra...)...)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*memcachedWait)
-	defer cancel()
-	p, err := testproc.StartOnFreePort(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Kill() })
-	return p.Addr()
+	return startMemcachedBin(t, bin, nil, extra...).Addr()
 }
 
 // binSince1645 are binary rows: want is describePackets of the reply.

@@ -231,7 +231,7 @@ var watchLongLines = []struct{ line, want, since string }{
 	{"watch" + strings.Repeat(" fetchers", 30), "OK\r\n", ""},
 	{"watch" + strings.Repeat(" fetchers", 22) + " bogus", "OK\r\n", ""},
 	{"watch" + strings.Repeat(" fetchers", 21) + " bogus", "ERROR\r\n", ""},
-	// watch takes no noreply since 1.6.40: the 23rd token is a bad kind.
+	// watch takes no noreply in 1.6.45: the 23rd token is a bad kind.
 	{"watch" + strings.Repeat(" fetchers", 21) + " noreply x", "ERROR\r\n", "1.6.40"},
 	{"watch" + strings.Repeat(" fetchers", 22) + " noreply", "OK\r\n", ""},
 }
