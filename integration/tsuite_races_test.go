@@ -25,6 +25,13 @@ var tsuiteRaces = []tsuiteRace{{
 		"when the server's clock turns between the two (memcached's clock ticks once a second, and " +
 		"a scheduling delay of a loaded machine between the two requests makes a tick likely) the " +
 		"item has expired, in memcached too",
+}, {
+	file:   "stats.t",
+	stderr: "Failed test 'get_expired counter is 1'",
+	why: "it stores an item with an exptime already past and gets it at once, expecting get_expired 1: " +
+		"the LRU maintainer reclaims an expired item it meets at a queue's tail (counted as reclaimed), " +
+		"so when it juggles the class between the set and the get, the get is a plain miss, in memcached " +
+		"too (its maintainer does the same, paced from 1 ms to 1 s per class)",
 }}
 
 // rerunRaces runs again every file in results that lost a race of
