@@ -32,6 +32,13 @@ var tsuiteRaces = []tsuiteRace{{
 		"the LRU maintainer reclaims an expired item it meets at a queue's tail (counted as reclaimed), " +
 		"so when it juggles the class between the set and the get, the get is a plain miss, in memcached " +
 		"too (its maintainer does the same, paced from 1 ms to 1 s per class)",
+}, {
+	file:   "flush-all.t",
+	stderr: "Failed test 'foo == '1234''",
+	why: "it takes time()+2, sends `flush_all` for it, sets foo and expects to read it back: the flush " +
+		"takes effect a second before the time given (memcached's oldest_live), so when the server's " +
+		"clock turns between the file's time() and the get, foo is already flushed, in memcached too " +
+		"(gocached's clock turns at the wall clock's second, memcached's at a phase of its own)",
 }}
 
 // rerunRaces runs again every file in results that lost a race of
