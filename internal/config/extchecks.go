@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gocached/gocached/internal/extstore"
 )
 
 // memcached's checks of -o suboption values, with its messages: status 1
@@ -75,9 +77,8 @@ var extChecks = map[string]extCheck{
 	"ssl_min_version": {missingArg, strtolRange(0, 3, "Invalid ssl_min_version. Use help to see valid options.")},
 	"ssl_keyformat":   {missingArg, strtolRange(-1<<31, 1<<31-1, "")},
 	"ext_path": {"missing argument to ext_path, ie: ext_path=/d/file:5G", func(_, v string) error {
-		if parts := strings.FieldsFunc(v, func(r rune) bool { return r == ':' }); len(parts) < 2 {
-			return mcFail("must supply size to ext_path, ie: ext_path=/f/e:64m (M|G|T|P supported)\n" +
-				"failed to parse ext_path argument")
+		if _, err := extstore.ParsePath(v); err != nil {
+			return mcFail("%s\n%s", err, extstore.ParseFailedLine)
 		}
 		return nil
 	}},
@@ -241,6 +242,9 @@ func checkExtAfterLoop(settings []extSetting, itemSize, udpPort, minChunk int) e
 		}
 		if udpPort != 0 {
 			return mcUsage("Cannot use UDP with extstore enabled (-U 0 to disable)")
+		}
+		if err := checkFlashFiles(extFlash(settings)); err != nil {
+			return err
 		}
 	}
 	if sizes := extSlabSizesSpec(settings); sizes != "" {

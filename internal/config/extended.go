@@ -25,6 +25,10 @@ type Extended struct {
 	TemporaryTTL    int64
 	HasTemporaryTTL bool
 
+	// Flash is extstore (ext_path and the ext_* options); nil without
+	// ext_path.
+	Flash *Flash
+
 	lruCrawlerOff     bool // no_lru_crawler, no_modern; lru_crawler undoes
 	watcherLogbufSize int  // watcher_logbuf_size in bytes; 0: not given
 }
@@ -40,6 +44,7 @@ func decodeExtended(list []extSetting, itemSize int) Extended {
 		NoHashExpand: extHas(list, "no_hashexpand"),
 		TrackSizes:   extHas(list, "track_sizes"),
 		PlainLRU:     lruMaintainerOff(list),
+		Flash:        extFlash(list),
 	}
 	if v, given := extLast(list, "temporary_ttl"); given {
 		e.TemporaryTTL, e.HasTemporaryTTL = int64(cAtoi(v)), true
