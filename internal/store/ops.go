@@ -78,6 +78,9 @@ func (s *Store) plan(sh *shard, tag uint32, r *SetRequest, now64 int64, now uint
 		if r.CAS != 0 && !s.cfg.DisableCAS && old.cas() != r.CAS {
 			return p, Exists, true
 		}
+		if old.flash() {
+			return p, NotStored, true // memcached refuses to append to a flash item
+		}
 	case ModeCAS:
 		if p.slot < 0 {
 			sh.st.CasMisses++
@@ -224,7 +227,24 @@ func (s *Store) casOf(c uint64) uint64 {
 }
 
 // Get calls fn with the value of key if it is present; value is valid only during fn.
+// A value on flash is read before Get returns (GetFlash does not wait).
 func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
+	var fr FlashRead
+	hit, onFlash := s.GetFlash(key, fn, &fr)
+	if !onFlash {
+		return hit
+	}
+	v, ok := fr.readNow()
+	if ok {
+		fn(v, fr.meta)
+	}
+	return ok
+}
+
+// GetFlash is Get for a caller that must not wait for flash: when key's
+// value is on flash it fills fr instead of calling fn and reports onFlash;
+// the caller starts fr (FlashRead.Start). The lookup is counted as Get's.
+func (s *Store) GetFlash(key []byte, fn func(value []byte, m Meta), fr *FlashRead) (hit, onFlash bool) {
 	sh, tag := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -233,14 +253,18 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	slot := sh.lookup(key, tag, now)
 	if slot < 0 {
 		sh.st.GetMisses++
-		return false
+		return false, false
 	}
 	r := sh.rec(sh.posOf(slot))
 	sh.st.GetHits++
 	sh.countHit(r)
 	sh.markRead(r, sh.posOf(slot), now)
+	if r.flash() {
+		fr.fill(s, r)
+		return true, true
+	}
 	s.withValue(sh.posOf(slot), r, fn)
-	return true
+	return true, false
 }
 
 // chainBufs holds the buffers a chained item's value is copied into for a
@@ -267,6 +291,21 @@ func (s *Store) withValue(pos int, r rec, fn func(value []byte, m Meta)) {
 // GetAndTouch is Get that also sets a new exptime (gat/gats). Like memcached
 // it counts as a touch (cmd_touch, touch_hits/touch_misses), not as a get.
 func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m Meta)) bool {
+	var fr FlashRead
+	hit, onFlash := s.GetAndTouchFlash(key, exptime, fn, &fr)
+	if !onFlash {
+		return hit
+	}
+	v, ok := fr.readNow()
+	if ok {
+		fn(v, fr.meta)
+	}
+	return ok
+}
+
+// GetAndTouchFlash is GetAndTouch that fills fr for a value on flash, as
+// GetFlash does.
+func (s *Store) GetAndTouchFlash(key []byte, exptime int64, fn func(value []byte, m Meta), fr *FlashRead) (hit, onFlash bool) {
 	sh, tag := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -275,12 +314,16 @@ func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m M
 	sh.st.CmdTouch++
 	slot := sh.touch(key, tag, absExptime(exptime, now64), now)
 	if slot < 0 {
-		return false
+		return false, false
 	}
 	r := sh.rec(sh.posOf(slot))
 	r.setBits(recFetched)
+	if r.flash() {
+		fr.fill(s, r)
+		return true, true
+	}
 	s.withValue(sh.posOf(slot), r, fn)
-	return true
+	return true, false
 }
 
 // Touch sets a new exptime on key.
