@@ -267,3 +267,26 @@ func (s *Store) swapToFlash(sh *shard, pos uint64, now uint32) bool {
 	sh.link(slot, tag, hpos)
 	return true
 }
+
+// MoveToFlash writes key's value to flash now, wherever the item is in
+// its LRU, as the flusher would at COLD's tail: for tests and tools. It
+// reports whether the item is on flash now (false without extstore, for a
+// missing item, or when the engine has no room at the moment).
+func (s *Store) MoveToFlash(key []byte) bool {
+	if s.flash == nil {
+		return false
+	}
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := clampTime(s.Now())
+	slot := sh.lookup(key, tag, now)
+	if slot < 0 {
+		return false
+	}
+	pos := sh.posOf(slot)
+	if sh.rec(pos).flash() {
+		return true
+	}
+	return s.swapToFlash(sh, uint64(pos), now)
+}

@@ -21,6 +21,18 @@ type FlashRead struct {
 	done func(*FlashRead)
 }
 
+// flashHit is what a lookup takes from a flash header under its lock.
+type flashHit struct {
+	loc  extstore.Location
+	meta Meta
+	cas  uint64
+	vlen int
+}
+
+func (s *Store) flashHitOf(r rec) flashHit {
+	return flashHit{loc: r.flashLoc(), meta: s.meta(r), cas: r.cas(), vlen: r.vlen()}
+}
+
 // Key is the item's key.
 func (f *FlashRead) Key() []byte { return f.key }
 
@@ -30,14 +42,23 @@ func (f *FlashRead) Meta() Meta { return f.meta }
 // ValueLen is the value's length.
 func (f *FlashRead) ValueLen() int { return f.vlen }
 
-// fill takes the flash header r's fields.
-func (f *FlashRead) fill(s *Store, r rec) {
+// fill sets f to read key's flash value fh.
+func (f *FlashRead) fill(s *Store, key []byte, fh flashHit) {
 	f.s = s
-	f.key = append(f.key[:0], r.key()...)
-	f.meta = s.meta(r)
-	f.cas = r.cas()
-	f.vlen = r.vlen()
-	f.req.Loc = r.flashLoc()
+	f.key = append(f.key[:0], key...)
+	f.meta, f.cas, f.vlen, f.req.Loc = fh.meta, fh.cas, fh.vlen, fh.loc
+}
+
+// readFlashNow reads key's flash value fh, waits, and calls fn with it on
+// a hit (Get and GetAndTouch); it reports the hit.
+func (s *Store) readFlashNow(key []byte, fh flashHit, fn func(value []byte, m Meta)) bool {
+	fr := &FlashRead{}
+	fr.fill(s, key, fh)
+	v, ok := fr.readNow()
+	if ok {
+		fn(v, fr.meta)
+	}
+	return ok
 }
 
 // Start submits the read. done runs once, before Start returns when no

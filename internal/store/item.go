@@ -65,7 +65,7 @@ func (it Item) AppendValue(dst []byte) []byte {
 func (it Item) Flash() bool { return it.rec().flash() }
 
 // FlashRead fills fr to read a flash item's value (see Flash).
-func (it Item) FlashRead(fr *FlashRead) { fr.fill(it.s, it.rec()) }
+func (it Item) FlashRead(fr *FlashRead) { r := it.rec(); fr.fill(it.s, r.key(), it.s.flashHitOf(r)) }
 
 // Flags returns the client flags.
 func (it Item) Flags() uint32 { return it.rec().flags() }
