@@ -22,8 +22,10 @@ type Config struct {
 	// Backend runs the reads; nil is NewPool(Threads, IODepth).
 	Backend Backend
 
-	// align overrides the 2 MB size multiple, so tests run on small pages.
-	align uint64
+	// TestAlign, for tests only, replaces the 2 MB multiple page and
+	// buffer sizes must be, so tests of this package and the packages
+	// above run on small pages; 0 is memcached's rule.
+	TestAlign uint64
 }
 
 // DefaultConfig is memcached 1.6.45's extstore configuration for files.
@@ -90,7 +92,7 @@ func (c *Config) check() error {
 	if c.WbufCount < BucketCount {
 		return initError("wbuf_count must be >= page_buckets")
 	}
-	a := c.align
+	a := c.TestAlign
 	if a == 0 {
 		a = align
 	}

@@ -23,7 +23,7 @@ func smallConfig(dir string, nfiles int) Config {
 		files = append(files, FileSpec{Path: filepath.Join(dir, fmt.Sprintf("ext%d", i)), Size: tFile})
 	}
 	cfg := DefaultConfig(files...)
-	cfg.PageSize, cfg.WbufSize, cfg.align = tPage, tWbuf, tWbuf
+	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = tPage, tWbuf, tWbuf
 	return cfg
 }
 

@@ -214,11 +214,20 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		if observe {
 			before = s.env.lookupBefore(key)
 		}
-		var hit bool
-		if touch {
+		var hit, onFlash bool
+		switch {
+		case !s.asyncFlash() && touch:
 			hit = st.GetAndTouch(key, int64(exptime), s.get.emitFn)
-		} else {
+		case !s.asyncFlash():
 			hit = st.Get(key, s.get.emitFn)
+		case touch:
+			hit, onFlash = st.GetAndTouchFlash(key, int64(exptime), s.get.emitFn, s.flashRead())
+		default:
+			hit, onFlash = st.GetFlash(key, s.get.emitFn, s.flashRead())
+		}
+		if onFlash {
+			s.startFlash(withCAS, observe)
+			return ke
 		}
 		if observe {
 			s.observeGet(key, hit, before)
@@ -280,8 +289,11 @@ func (s *Session) emitValue(value []byte, m store.Meta) {
 	}
 	b = append(b, crlf...)
 	if s.env.inPieces(len(value)) {
-		s.out = s.startSend(b, value, s.env.Store.RefOf(s.get.key, value), true)
-		return
+		// A value read from flash is not the store's to pin: it goes whole.
+		if ref := s.env.Store.RefOf(s.get.key, value); ref.Len() == len(value) {
+			s.out = s.startSend(b, value, ref, true)
+			return
+		}
 	}
 	b = append(b, value...)
 	s.out = append(b, crlf...)

@@ -41,6 +41,7 @@ type Session struct {
 	// watch the connection was handed to (stream_state.go).
 	send   sendState
 	recv   recvState
+	flash  flashState // a value being read from flash (flash.go)
 	stream streamState
 	log    logState   // how -vv and watch lines are written (verbose.go)
 	debug  debugState // what `debugitem` holds (debugitem.go)
@@ -82,7 +83,7 @@ func NewSession(env *Env) *Session {
 // Pending holds; a call that then consumes and produces nothing is a
 // watcher with nothing to say, which it may leave until its wakeup.
 func (s *Session) Pending() bool {
-	return s.stream.active() || s.send.active || s.budgetStop ||
+	return s.flashReady() || s.stream.active() || s.send.active || s.budgetStop ||
 		s.get.multiget.active && !s.get.multiget.hungry && s.env.ResumesPending
 }
 
@@ -101,6 +102,7 @@ func (s *Session) Reset() {
 	s.endMem()
 	s.endDebug()
 	s.budgetStop = false
+	s.resetFlash()
 	s.out = nil
 	s.text.reset()
 	s.meta.reset()
@@ -181,6 +183,13 @@ func (s *Session) process(in []byte) (int, Status) {
 	for {
 		if s.mem.cut {
 			return pos, Close
+		}
+		if s.flash.active {
+			if !s.flash.w.done.Load() {
+				return pos, NeedMore // the read's wakeup brings the engine back
+			}
+			s.finishFlash()
+			continue
 		}
 		if s.stream.watch != nil {
 			// memcached stops reading a watcher's socket: input is dropped.

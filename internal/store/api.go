@@ -73,6 +73,9 @@ type Config struct {
 	// makes a store per input asks for little: thousands of 64 GiB
 	// reservations waiting for a collection use up the address space.
 	ArenaReserve int64
+	// Flash is memcached's extstore (-o ext_path): cold values go to its
+	// engine (flash.go). Nil: none.
+	Flash *FlashConfig
 }
 
 // Mode selects the storage command semantics of Store.Set.

@@ -176,6 +176,14 @@ func (a *arena) usage() (malloced, pool int) {
 	return a.malloced, len(a.pool)
 }
 
+// exhausted reports whether no page is left to grant: the pool is empty
+// and the limit is reached.
+func (a *arena) exhausted() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pool) == 0 && a.malloced >= a.limitPages
+}
+
 // release unmaps the region; the arena is unusable after.
 func (a *arena) release() {
 	if a.mapped {

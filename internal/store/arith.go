@@ -55,8 +55,8 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 		return NotFound
 	}
 	r0 := sh.rec(sh.posOf(slot))
-	if r0.vlen() == 0 || s.slabs.chained(r0) || s.cfg.SlabChunkMax > 0 && r0.mcSize(s.cfg.DisableCAS) > s.cfg.SlabChunkMax {
-		return NonNumeric // empty, or chunked in memcached ("too large to be a number")
+	if r0.vlen() == 0 || s.slabs.chained(r0) || r0.flash() || s.cfg.SlabChunkMax > 0 && r0.mcSize(s.cfg.DisableCAS) > s.cfg.SlabChunkMax {
+		return NonNumeric // empty, chunked or on flash in memcached ("too large to be a number")
 	}
 	if r.CAS != 0 && s.casOf(r0.cas()) != r.CAS {
 		return Exists

@@ -24,7 +24,10 @@ func (it Item) Key() []byte { return it.rec().key() }
 // Value returns the item's value: a slice of its chunk, valid while the
 // item's callback runs, or for a chained item a copy.
 func (it Item) Value() []byte {
-	if r := it.rec(); !it.s.slabs.chained(r) {
+	if r := it.rec(); r.flash() {
+		v, _ := it.s.flashValue(r)
+		return v
+	} else if !it.s.slabs.chained(r) {
 		return r.value()
 	}
 	return it.AppendValue(nil)
@@ -37,6 +40,9 @@ func (it Item) ValueLen() int { return it.rec().vlen() }
 // or a chained item's part in its head chunk.
 func (it Item) ValueHead() []byte {
 	r := it.rec()
+	if r.flash() {
+		return it.Value()
+	}
 	if !it.s.slabs.chained(r) {
 		return r.value()
 	}
@@ -45,7 +51,21 @@ func (it Item) ValueHead() []byte {
 }
 
 // AppendValue appends the value to dst.
-func (it Item) AppendValue(dst []byte) []byte { return it.s.slabs.appendValue(dst, uint64(it.pos)) }
+func (it Item) AppendValue(dst []byte) []byte {
+	if r := it.rec(); r.flash() {
+		v, _ := it.s.flashValue(r)
+		return append(dst, v...)
+	}
+	return it.s.slabs.appendValue(dst, uint64(it.pos))
+}
+
+// Flash reports whether the item's value is on flash. Value, ValueHead
+// and AppendValue then read it and wait (a miss reads as an empty
+// value); a caller that must not wait takes a FlashRead (FlashRead).
+func (it Item) Flash() bool { return it.rec().flash() }
+
+// FlashRead fills fr to read a flash item's value (see Flash).
+func (it Item) FlashRead(fr *FlashRead) { r := it.rec(); fr.fill(it.s, r.key(), it.s.flashHitOf(r)) }
 
 // Flags returns the client flags.
 func (it Item) Flags() uint32 { return it.rec().flags() }

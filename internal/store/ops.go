@@ -78,6 +78,9 @@ func (s *Store) plan(sh *shard, tag uint32, r *SetRequest, now64 int64, now uint
 		if r.CAS != 0 && !s.cfg.DisableCAS && old.cas() != r.CAS {
 			return p, Exists, true
 		}
+		if old.flash() {
+			return p, NotStored, true // memcached refuses to append to a flash item
+		}
 	case ModeCAS:
 		if p.slot < 0 {
 			sh.st.CasMisses++
@@ -224,7 +227,28 @@ func (s *Store) casOf(c uint64) uint64 {
 }
 
 // Get calls fn with the value of key if it is present; value is valid only during fn.
+// A value on flash is read before Get returns (GetFlash does not wait).
 func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
+	hit, fh, onFlash := s.getItem(key, fn)
+	if !onFlash {
+		return hit
+	}
+	return s.readFlashNow(key, fh, fn)
+}
+
+// GetFlash is Get for a caller that must not wait for flash: when key's
+// value is on flash it fills fr instead of calling fn and reports onFlash;
+// the caller starts fr (FlashRead.Start). The lookup is counted as Get's.
+func (s *Store) GetFlash(key []byte, fn func(value []byte, m Meta), fr *FlashRead) (hit, onFlash bool) {
+	hit, fh, onFlash := s.getItem(key, fn)
+	if onFlash {
+		fr.fill(s, key, fh)
+	}
+	return hit, onFlash
+}
+
+// getItem is Get's lookup: a value on flash is returned as fh.
+func (s *Store) getItem(key []byte, fn func(value []byte, m Meta)) (hit bool, fh flashHit, onFlash bool) {
 	sh, tag := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -233,14 +257,17 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	slot := sh.lookup(key, tag, now)
 	if slot < 0 {
 		sh.st.GetMisses++
-		return false
+		return false, fh, false
 	}
 	r := sh.rec(sh.posOf(slot))
 	sh.st.GetHits++
 	sh.countHit(r)
 	sh.markRead(r, sh.posOf(slot), now)
+	if r.flash() {
+		return true, s.flashHitOf(r), true
+	}
 	s.withValue(sh.posOf(slot), r, fn)
-	return true
+	return true, fh, false
 }
 
 // chainBufs holds the buffers a chained item's value is copied into for a
@@ -267,6 +294,25 @@ func (s *Store) withValue(pos int, r rec, fn func(value []byte, m Meta)) {
 // GetAndTouch is Get that also sets a new exptime (gat/gats). Like memcached
 // it counts as a touch (cmd_touch, touch_hits/touch_misses), not as a get.
 func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m Meta)) bool {
+	hit, fh, onFlash := s.gatItem(key, exptime, fn)
+	if !onFlash {
+		return hit
+	}
+	return s.readFlashNow(key, fh, fn)
+}
+
+// GetAndTouchFlash is GetAndTouch that fills fr for a value on flash, as
+// GetFlash does.
+func (s *Store) GetAndTouchFlash(key []byte, exptime int64, fn func(value []byte, m Meta), fr *FlashRead) (hit, onFlash bool) {
+	hit, fh, onFlash := s.gatItem(key, exptime, fn)
+	if onFlash {
+		fr.fill(s, key, fh)
+	}
+	return hit, onFlash
+}
+
+// gatItem is GetAndTouch's lookup: a value on flash is returned as fh.
+func (s *Store) gatItem(key []byte, exptime int64, fn func(value []byte, m Meta)) (hit bool, fh flashHit, onFlash bool) {
 	sh, tag := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -275,12 +321,15 @@ func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m M
 	sh.st.CmdTouch++
 	slot := sh.touch(key, tag, absExptime(exptime, now64), now)
 	if slot < 0 {
-		return false
+		return false, fh, false
 	}
 	r := sh.rec(sh.posOf(slot))
 	r.setBits(recFetched)
+	if r.flash() {
+		return true, s.flashHitOf(r), true
+	}
 	s.withValue(sh.posOf(slot), r, fn)
-	return true
+	return true, fh, false
 }
 
 // Touch sets a new exptime on key.

@@ -10,7 +10,7 @@ import "encoding/binary"
 //	4  u8  key length
 //	5  u8  state bits (recDead, recFetched, recReferenced, recTemp, and
 //	       the meta protocol's recStale, recTokenSent, recKeyBinary)
-//	6  u8  slab class (1..63)
+//	6  u8  slab class (1..63); its top bit is recFlash (flash.go)
 //	7  u8  LRU queue (queueHot, ...; lru.go)
 //	8  u32 client flags
 //	12 u32 exptime, absolute unix seconds, 0 = never
@@ -67,7 +67,7 @@ func (r rec) vlen() int        { return int(le.Uint32(r[offVlen:])) }
 func (r rec) klen() int        { return int(r[offKlen]) }
 func (r rec) size() int        { return recSize(r.klen(), r.vlen()) }
 func (r rec) bits() uint8      { return r[offBits] }
-func (r rec) class() int       { return int(r[offClass]) }
+func (r rec) class() int       { return int(r[offClass] &^ recFlash) }
 func (r rec) queue() int       { return int(r[offQueue]) }
 func (r rec) flags() uint32    { return le.Uint32(r[offFlags:]) }
 func (r rec) exptime() uint32  { return le.Uint32(r[offExp:]) }

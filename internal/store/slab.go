@@ -1,6 +1,10 @@
 package store
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/gocached/gocached/internal/extstore"
+)
 
 // Slab classes: memcached's slab allocator over the arena's pages.
 //
@@ -48,8 +52,9 @@ type slabClass struct {
 // slabs is the store's item memory: the arena and its classes.
 type slabs struct {
 	arena   *arena
-	classes []slabClass // by class id; 0 unused
-	noCAS   bool        // -C: memcached's item sizes lack the CAS
+	classes []slabClass      // by class id; 0 unused
+	noCAS   bool             // -C: memcached's item sizes lack the CAS
+	ext     *extstore.Engine // flash items' values (flash.go); nil without
 }
 
 func newSlabs(a *arena, sizes []int) *slabs {
@@ -104,6 +109,8 @@ func (sl *slabs) takeChunk(c *slabClass) uint64 {
 func (sl *slabs) freeChunk(c *slabClass, pos uint64) {
 	if r := sl.rec(pos); sl.chained(r) {
 		sl.freeLinks(c, r)
+	} else if r.flash() {
+		sl.flashGone(r)
 	}
 	sl.pushFree(c, pos)
 }
@@ -113,6 +120,7 @@ func (sl *slabs) pushFree(c *slabClass, pos uint64) {
 	r := sl.rec(pos)
 	r[offBits] = recDead
 	r[offQueue] = queueFree
+	r[offClass] &^= recFlash
 	r.setNext(c.free)
 	c.free = pos
 	c.nfree++

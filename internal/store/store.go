@@ -54,10 +54,11 @@ type Store struct {
 	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
 	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
 
-	memfile      *memFile // -e's mapping; nil without one
-	restoreNote  string   // what the memory file gave at start (RestoreReport)
-	restartLines []string // memcached's stderr lines for that (RestartLines)
-	started      int64    // Config.Started, or the restored one (Started)
+	flash        *flashState // extstore (flash.go); nil without
+	memfile      *memFile    // -e's mapping; nil without one
+	restoreNote  string      // what the memory file gave at start (RestoreReport)
+	restartLines []string    // memcached's stderr lines for that (RestartLines)
+	started      int64       // Config.Started, or the restored one (Started)
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -162,6 +163,7 @@ func New(cfg Config) (*Store, error) {
 		s.enableSizes(true) // before a memory file's items are linked
 	}
 	s.initHashPower()
+	s.initFlash()
 	if s.memfile != nil {
 		s.adoptMemoryFile(saved, savedErr)
 	}

@@ -1,0 +1,231 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocached/gocached/internal/extstore"
+	"github.com/gocached/gocached/internal/store"
+)
+
+// gateBackend holds every flash read until the test lets it go, so a test
+// sees the Session wait for it.
+type gateBackend struct {
+	mu  sync.Mutex
+	ops []*extstore.Op
+}
+
+func (b *gateBackend) Read(op *extstore.Op) {
+	b.mu.Lock()
+	b.ops = append(b.ops, op)
+	b.mu.Unlock()
+}
+
+func (b *gateBackend) Queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.ops)
+}
+
+func (b *gateBackend) Close() {
+	for b.Queued() > 0 {
+		b.release(nil)
+	}
+}
+
+// release completes the oldest held read on another goroutine, as a
+// back end would, damaging it with fault first when fault is set.
+func (b *gateBackend) release(fault func(op *extstore.Op) (int, error)) {
+	b.mu.Lock()
+	op := b.ops[0]
+	b.ops = b.ops[1:]
+	b.mu.Unlock()
+	go func() {
+		if fault != nil {
+			op.Complete(fault(op))
+			return
+		}
+		op.Complete(op.File.ReadAt(op.Buf, op.Off))
+	}()
+}
+
+// countFile counts the buffers the engine writes to it.
+type countFile struct {
+	extstore.File
+	writes *atomic.Int64
+}
+
+func (f countFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	f.writes.Add(1)
+	return n, err
+}
+
+type flashEnv struct {
+	env    *Env
+	gate   *gateBackend
+	writes atomic.Int64
+}
+
+// newFlashEnv is an Env whose store has a small extstore engine that
+// holds its reads at a gate, for an engine that resumes pending Sessions.
+func newFlashEnv(t *testing.T) *flashEnv {
+	fe := &flashEnv{gate: &gateBackend{}}
+	const wbuf = 128 << 10
+	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: 8 * 2 * wbuf})
+	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = 2*wbuf, wbuf, wbuf
+	cfg.Backend = fe.gate
+	cfg.Open = func(path string) (extstore.File, error) {
+		f, err := extstore.OpenOSFile(path)
+		return countFile{File: f, writes: &fe.writes}, err
+	}
+	e, err := extstore.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(store.Config{MemoryLimit: 8 << 20, Shards: 2, ArenaReserve: 8 << 20,
+		Flash: &store.FlashConfig{Engine: e, ItemSize: 512}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(); e.Close() })
+	env := newStillEnv(t)
+	env.Store = st
+	env.ResumesPending = true
+	fe.env = env
+	return fe
+}
+
+func flashVal(key string) string {
+	return strings.Repeat(key+".", 3000/(len(key)+1))
+}
+
+// storeOnFlash sets the keys with 3 KB values and moves them to flash,
+// then adds filler items until two write buffers have reached the file:
+// the engine has taken the first as written once the second is (one
+// writer), so the keys' reads go to the back end.
+func (fe *flashEnv) storeOnFlash(t *testing.T, keys ...string) {
+	st := fe.env.Store
+	for _, k := range keys {
+		st.Set(store.ModeSet, []byte(k), 5, 0, []byte(flashVal(k)), 0)
+		if !st.MoveToFlash([]byte(k)) {
+			t.Fatalf("%s not moved to flash", k)
+		}
+	}
+	for i := 0; fe.writes.Load() < 2; i++ {
+		k := fmt.Sprintf("filler%d", i)
+		st.Set(store.ModeSet, []byte(k), 0, 0, []byte(flashVal(k)), 0)
+		if i > 1000 || !st.MoveToFlash([]byte(k)) {
+			t.Fatalf("no buffer written after %d fillers", i)
+		}
+		if i > 200 { // the buffers are queued; their writes are the writer's
+			deadline := time.Now().Add(time.Minute)
+			for fe.writes.Load() < 2 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+}
+
+// waitGate waits until n reads are held.
+func (fe *flashEnv) waitGate(t *testing.T, n int) {
+	deadline := time.Now().Add(5 * time.Second)
+	for fe.gate.Queued() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d reads held, want %d", fe.gate.Queued(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A pipelined multiget mixing RAM and flash hits answers in order: the
+// replies before a flash key go out, the later ones wait for its read,
+// and the read's completion wakes the engine.
+func TestFlashGetKeepsOrder(t *testing.T) {
+	fe := newFlashEnv(t)
+	st := fe.env.Store
+	st.Set(store.ModeSet, []byte("a"), 1, 0, []byte("ram-a"), 0)
+	st.Set(store.ModeSet, []byte("c"), 3, 0, []byte("ram-c"), 0)
+	fe.storeOnFlash(t, "b", "d")
+	s := NewSession(fe.env)
+	woke := make(chan struct{}, 10)
+	s.SetWakeup(func() { woke <- struct{}{} })
+	in := []byte("get a b c d\r\ngets a\r\n")
+	var out []byte
+	var calls int
+	for len(in) > 0 || s.Pending() {
+		n, o, st := s.Process(in, out)
+		in, out = in[n:], o
+		calls++
+		if st == Close || calls > 50 {
+			t.Fatalf("status %v after %d calls, out %q", st, calls, out)
+		}
+		if n > 0 || s.Pending() && fe.gate.Queued() == 0 {
+			continue
+		}
+		// Waiting for a read: nothing after it may be out yet.
+		if bytes.Contains(out, []byte("VALUE c ")) && !bytes.Contains(out, []byte("VALUE b ")) {
+			t.Fatalf("c answered before b: %q", out)
+		}
+		fe.waitGate(t, 1)
+		fe.gate.release(nil)
+		select {
+		case <-woke:
+		case <-time.After(time.Minute):
+			t.Fatal("no wakeup after the read completed")
+		}
+	}
+	want := "VALUE a 1 5\r\nram-a\r\n" +
+		"VALUE b 5 " + fmt.Sprint(len(flashVal("b"))) + "\r\n" + flashVal("b") + "\r\n" +
+		"VALUE c 3 5\r\nram-c\r\n" +
+		"VALUE d 5 " + fmt.Sprint(len(flashVal("d"))) + "\r\n" + flashVal("d") + "\r\n" +
+		"END\r\n"
+	if got := string(out); !strings.HasPrefix(got, want) || !strings.HasPrefix(got[len(want):], "VALUE a 1 5 ") {
+		t.Fatalf("replies:\n%q\nwant\n%q", abbrev(got), abbrev(want))
+	}
+	if fs := st.FlashStats(); fs.GetExtstore != 2 || fs.MissFromExtstore != 0 {
+		t.Fatalf("flash stats %+v", fs)
+	}
+}
+
+// A flash read that fails answers as a miss, counted, and the item is gone.
+func TestFlashGetReadErrorIsMiss(t *testing.T) {
+	fe := newFlashEnv(t)
+	fe.storeOnFlash(t, "b")
+	s := NewSession(fe.env)
+	s.SetWakeup(func() {})
+	in := []byte("get b\r\nget b\r\n")
+	n, out, _ := s.Process(in, nil)
+	in = in[n:]
+	fe.waitGate(t, 1)
+	fe.gate.release(func(op *extstore.Op) (int, error) {
+		n, err := op.File.ReadAt(op.Buf, op.Off)
+		op.Buf[len(op.Buf)-1] ^= 1
+		return n, err
+	})
+	deadline := time.Now().Add(time.Minute)
+	for !s.Pending() {
+		if time.Now().After(deadline) {
+			t.Fatal("read never completed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for len(in) > 0 || s.Pending() {
+		var n int
+		n, out, _ = s.Process(in, out)
+		in = in[n:]
+	}
+	if string(out) != "END\r\nEND\r\n" {
+		t.Fatalf("replies %q, want two misses", out)
+	}
+	fs := fe.env.Store.FlashStats()
+	if fs.GetExtstore != 1 || fs.MissFromExtstore != 1 || fs.BadcrcFromExtstore != 1 {
+		t.Fatalf("flash stats %+v", fs)
+	}
+}

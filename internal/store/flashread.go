@@ -1,0 +1,146 @@
+package store
+
+import (
+	"errors"
+
+	"github.com/gocached/gocached/internal/extstore"
+)
+
+// FlashRead is a retrieval's read of a value that lies on flash: GetFlash
+// or GetAndTouchFlash fills it in place of calling the value callback, the
+// caller starts it, and once its done callback has run, Finish gives the
+// value or a miss. A FlashRead may be reused once finished; its buffers
+// are kept.
+type FlashRead struct {
+	s    *Store
+	key  []byte
+	meta Meta
+	cas  uint64 // the header's, to check the record against
+	vlen int
+	req  extstore.ReadRequest
+	done func(*FlashRead)
+}
+
+// flashHit is what a lookup takes from a flash header under its lock.
+type flashHit struct {
+	loc  extstore.Location
+	meta Meta
+	cas  uint64
+	vlen int
+}
+
+func (s *Store) flashHitOf(r rec) flashHit {
+	return flashHit{loc: r.flashLoc(), meta: s.meta(r), cas: r.cas(), vlen: r.vlen()}
+}
+
+// Key is the item's key.
+func (f *FlashRead) Key() []byte { return f.key }
+
+// Meta is the item's flags, CAS and exptime as the lookup saw them.
+func (f *FlashRead) Meta() Meta { return f.meta }
+
+// ValueLen is the value's length.
+func (f *FlashRead) ValueLen() int { return f.vlen }
+
+// fill sets f to read key's flash value fh.
+func (f *FlashRead) fill(s *Store, key []byte, fh flashHit) {
+	f.s = s
+	f.key = append(f.key[:0], key...)
+	f.meta, f.cas, f.vlen, f.req.Loc = fh.meta, fh.cas, fh.vlen, fh.loc
+}
+
+// readFlashNow reads key's flash value fh, waits, and calls fn with it on
+// a hit (Get and GetAndTouch); it reports the hit.
+func (s *Store) readFlashNow(key []byte, fh flashHit, fn func(value []byte, m Meta)) bool {
+	fr := &FlashRead{}
+	fr.fill(s, key, fh)
+	v, ok := fr.readNow()
+	if ok {
+		fn(v, fr.meta)
+	}
+	return ok
+}
+
+// Start submits the read. done runs once, before Start returns when no
+// disk read is needed, else on another goroutine: it should only hand the
+// FlashRead back to the caller's own loop, which then calls Finish.
+func (f *FlashRead) Start(done func(*FlashRead)) {
+	f.done = done
+	if f.req.Done == nil {
+		f.req.Done = f.complete
+	}
+	f.s.flash.getExtstore.Add(1)
+	f.s.flash.cfg.Engine.Submit(&f.req)
+}
+
+func (f *FlashRead) complete(*extstore.ReadRequest) { f.done(f) }
+
+// errMismatch is a record that is not the item's (a bug elsewhere, or
+// damage the checksum missed): a miss like a bad checksum.
+var errMismatch = errors.New("store: flash record does not match its item")
+
+// Finish returns the value read (valid until the FlashRead is reused) and
+// true, or false on a miss: the header is unlinked and the miss counted
+// (miss_from_extstore, and badcrc_from_extstore for a bad record), as
+// memcached does. Call it after done, from the caller's goroutine.
+func (f *FlashRead) Finish() ([]byte, bool) {
+	rec, err := f.req.Record, f.req.Err
+	if err == nil && (string(rec.Key) != string(f.key) || rec.CAS != f.cas || len(rec.Value) != f.vlen) {
+		err = errMismatch
+	}
+	if err == nil {
+		return rec.Value, true
+	}
+	fs := f.s.flash
+	fs.missFromExtstore.Add(1)
+	if errors.Is(err, extstore.ErrChecksum) || errors.Is(err, extstore.ErrShort) || err == errMismatch {
+		fs.badcrcFromExtstore.Add(1)
+	}
+	f.s.dropFlash(f.key, f.req.Loc)
+	return nil, false
+}
+
+// Abort counts a read whose reply was dropped before it was done
+// (get_aborted_extstore); the caller still lets it finish.
+func (f *FlashRead) Abort() { f.s.flash.getAborted.Add(1) }
+
+// dropFlash unlinks key's item if it is still the flash header of loc.
+func (s *Store) dropFlash(key []byte, loc extstore.Location) {
+	sh, tag := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if slot := sh.find(key, tag); slot >= 0 {
+		if r := sh.rec(sh.posOf(slot)); r.flash() && r.flashLoc() == loc {
+			sh.unlink(slot)
+		}
+	}
+}
+
+// readNow reads f's value and waits: for the callers of Get, GetAndTouch
+// and Item that need the value before they return. It reports a miss as
+// Finish does.
+func (f *FlashRead) readNow() ([]byte, bool) {
+	done := make(chan struct{})
+	f.Start(func(*FlashRead) { close(done) })
+	<-done
+	return f.Finish()
+}
+
+// flashValue reads the value of the flash header r while its shard is
+// locked (the meta protocol's Item). A miss is nil, false; the header is
+// left to the next lookup that reads it.
+func (s *Store) flashValue(r rec) ([]byte, bool) {
+	rd, err := s.flash.cfg.Engine.Read(r.flashLoc())
+	s.flash.getExtstore.Add(1)
+	if err == nil && (string(rd.Key) != string(r.key()) || rd.CAS != r.cas() || len(rd.Value) != r.vlen()) {
+		err = errMismatch
+	}
+	if err != nil {
+		s.flash.missFromExtstore.Add(1)
+		if errors.Is(err, extstore.ErrChecksum) || errors.Is(err, extstore.ErrShort) || err == errMismatch {
+			s.flash.badcrcFromExtstore.Add(1)
+		}
+		return nil, false
+	}
+	return rd.Value, true
+}
