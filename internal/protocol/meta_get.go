@@ -81,6 +81,14 @@ func (s *Session) metaGet(line []byte, n int) {
 	start := len(s.out)
 	s.meta.opaqueTooLong = false
 	hit := s.env.Store.MetaGet(s.meta.key, s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
+	if s.meta.flashHeld {
+		// The value is on flash: its line waits for the read (flash.go).
+		s.meta.flashHeld = false
+		w := s.flash.w
+		w.kind, w.quiet = flashMeta, s.meta.flags.quiet
+		s.submitFlash(w)
+		return
+	}
 	// memcached checks an opaque's length as it writes the reply: after
 	// the lookup, an autovivify and the flags before the opaque took
 	// effect, and answering the error even under q.
@@ -190,7 +198,13 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		it.SetTokenSent()
 	}
 	b = append(b, crlf...)
-	if value {
+	if value && it.Flash() && s.asyncFlash() && !s.meta.opaqueTooLong {
+		w := s.flashWait()
+		w.head = append(w.head[:0], b[len(s.out):]...)
+		b = b[:len(s.out)]
+		it.FlashRead(&w.fr)
+		s.meta.flashHeld = true
+	} else if value {
 		if n := it.ValueLen(); s.env.inPieces(n) {
 			b = s.startSendHead(b, it.ValueHead(), n, it.Ref(), true)
 		} else {

@@ -189,6 +189,15 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	w.uint("get_misses", st.GetMisses)
 	w.uint("get_expired", st.GetExpired)
 	w.uint("get_flushed", st.GetFlushed)
+	if e.Store.Flash() != nil {
+		fs := e.Store.FlashStats()
+		w.uint("get_extstore", fs.GetExtstore)
+		w.uint("get_aborted_extstore", fs.GetAbortedExtstore)
+		w.uint("get_oom_extstore", 0) // (a read's buffer is never refused)
+		w.uint("recache_from_extstore", fs.RecacheFromExtstore)
+		w.uint("miss_from_extstore", fs.MissFromExtstore)
+		w.uint("badcrc_from_extstore", fs.BadcrcFromExtstore)
+	}
 	w.uint("delete_misses", st.DeleteMisses)
 	w.uint("delete_hits", st.DeleteHits)
 	w.uint("incr_misses", st.IncrMisses)
