@@ -43,6 +43,7 @@ func (s *Store) compactLoop() {
 			return
 		case <-s.flash.compactKick:
 		}
+		s.flash.compactRounds.Add(1)
 		for range compactPagesPerKick {
 			if !s.compactOnce() {
 				break

@@ -72,6 +72,7 @@ type flashState struct {
 	compactKick                                 chan struct{}
 	compactDone                                 chan struct{}
 	compactRescues, compactSkipped, compactLost atomic.Uint64
+	compactRounds                               atomic.Uint64 // kicks taken, for tests of the idle cadence
 }
 
 // FlashStats are memcached's per-thread extstore counters, summed.

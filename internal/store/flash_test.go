@@ -446,3 +446,20 @@ func TestFlashRecache(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// With extstore on, an idle store's loop still wakes only about once a
+// second, and the compactor is not woken at all.
+func TestFlashIdleWakes(t *testing.T) {
+	t.Parallel()
+	fx := openFlash(t)
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Flash: &FlashConfig{Engine: fx.e}})
+	const window = 2 * time.Second
+	before := s.wakes.Load()
+	time.Sleep(window)
+	if n := s.wakes.Load() - before; n > 4 {
+		t.Fatalf("idle store's loop ran %d rounds in %v, want about 2", n, window)
+	}
+	if n := s.flash.compactRounds.Load(); n != 0 {
+		t.Fatalf("idle store's compactor woke %d times", n)
+	}
+}
