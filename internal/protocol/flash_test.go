@@ -287,6 +287,12 @@ func TestFlashMetaGet(t *testing.T) {
 	if !strings.Contains(st, want) {
 		t.Fatalf("stats lack the extstore counters in memcached's place: %q", abbrev(st))
 	}
+	want = "STAT log_watchers 0\r\nSTAT extstore_memory_pressure 0.00\r\nSTAT extstore_compact_lost 0\r\n" +
+		"STAT extstore_compact_rescues 0\r\nSTAT extstore_compact_resc_cold 0\r\nSTAT extstore_compact_resc_old 0\r\n" +
+		"STAT extstore_compact_skipped 0\r\nSTAT extstore_page_allocs "
+	if !strings.Contains(st, want) || !strings.Contains(st, "STAT extstore_io_queue ") {
+		t.Fatalf("stats lack the extstore lines after log_watchers: %q", abbrev(st))
+	}
 }
 
 // Binary gets of flash items: a hit after its read, a failed read as

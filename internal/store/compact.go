@@ -147,6 +147,12 @@ func (s *Store) rescueRecord(cand extstore.Candidate, loc extstore.Location, rec
 		r.setFlashLoc(to)
 		e.Delete(loc)
 		f.compactRescues.Add(1)
+		switch bucket {
+		case extstore.BucketColdCompact:
+			f.compactRescCold.Add(1)
+		case extstore.BucketOld:
+			f.compactRescOld.Add(1)
+		}
 	} else {
 		e.Delete(to)
 	}

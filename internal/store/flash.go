@@ -72,6 +72,7 @@ type flashState struct {
 	compactKick                                 chan struct{}
 	compactDone                                 chan struct{}
 	compactRescues, compactSkipped, compactLost atomic.Uint64
+	compactRescCold, compactRescOld             atomic.Uint64
 	compactRounds                               atomic.Uint64 // kicks taken, for tests of the idle cadence
 }
 
@@ -85,6 +86,7 @@ type FlashStats struct {
 	// The compactor's, memcached's extstore_compact_*: records written
 	// again, left behind as unread, and lost for want of a buffer.
 	CompactRescues, CompactSkipped, CompactLost uint64
+	CompactRescCold, CompactRescOld             uint64 // rescues into coldcompact and old
 }
 
 // FlashStats returns the extstore counters; zero without extstore.
@@ -102,6 +104,8 @@ func (s *Store) FlashStats() FlashStats {
 		CompactRescues:      f.compactRescues.Load(),
 		CompactSkipped:      f.compactSkipped.Load(),
 		CompactLost:         f.compactLost.Load(),
+		CompactRescCold:     f.compactRescCold.Load(),
+		CompactRescOld:      f.compactRescOld.Load(),
 	}
 }
 
