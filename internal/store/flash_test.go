@@ -463,3 +463,35 @@ func TestFlashIdleWakes(t *testing.T) {
 		t.Fatalf("idle store's compactor woke %d times", n)
 	}
 }
+
+// A chained item (larger than slab_chunk_max) goes to flash whole, in the
+// chunked bucket, reads back, and its delete frees the record.
+func TestFlashChainedItem(t *testing.T) {
+	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: 8 << 20})
+	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = 2<<20, 1<<20, 1<<20
+	e, err := extstore.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Flash: &FlashConfig{Engine: e}})
+	big := bytes.Repeat([]byte("0123456789abcdef"), 700<<10/16)
+	if s.Set(ModeSet, []byte("big"), 7, 0, big, 0) != Stored {
+		t.Fatal("set of a chained item failed")
+	}
+	if !s.MoveToFlash([]byte("big")) {
+		t.Fatal("chained item not moved to flash")
+	}
+	checkInvariants(t, s)
+	v, m, ok := get(s, "big")
+	if !ok || v != string(big) || m.Flags != 7 {
+		t.Fatalf("chained flash item: hit %v, %d bytes, flags %d", ok, len(v), m.Flags)
+	}
+	if n := e.Stats().ObjectsUsed; n != 1 {
+		t.Fatalf("%d objects on flash, want 1", n)
+	}
+	if !s.Delete([]byte("big")) || e.Stats().ObjectsUsed != 0 {
+		t.Fatal("deleting the chained flash item left its record")
+	}
+	checkInvariants(t, s)
+}
