@@ -328,3 +328,34 @@ func TestFlashBinaryGet(t *testing.T) {
 		t.Fatalf("binary misses:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// An engine that does not resume pending Sessions gets flash values read
+// in place; a failed read still answers mg's EN, never a VA line without
+// its value.
+func TestFlashMetaGetInPlace(t *testing.T) {
+	fe := newFlashEnv(t)
+	fe.env.ResumesPending = false
+	fe.storeOnFlash(t, "b", "c")
+	flip := func(op *extstore.Op) (int, error) {
+		n, err := op.File.ReadAt(op.Buf, op.Off)
+		op.Buf[len(op.Buf)-1] ^= 1
+		return n, err
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		for _, fault := range []func(*extstore.Op) (int, error){nil, flip} {
+			for fe.gate.Queued() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			fe.gate.release(fault)
+		}
+	}()
+	s := NewSession(fe.env)
+	got := drive(t, s, []byte("mg b v s\r\nmg c v\r\nmg a v\r\n")).out
+	<-released
+	vb := flashVal("b")
+	if want := fmt.Sprintf("VA %d s%d\r\n%s\r\nEN\r\nEN\r\n", len(vb), len(vb), vb); got != want {
+		t.Fatalf("replies:\n%q\nwant\n%q", abbrev(got), abbrev(want))
+	}
+}
