@@ -139,11 +139,25 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
-	var hit bool
-	if ext != nil {
+	var hit, onFlash bool
+	async := s.asyncFlash()
+	switch {
+	case ext != nil && (async || !s.bin.replyValue):
+		// (A touch answers no value: a flash item's is not read.)
+		hit, onFlash = st.GetAndTouchFlash(key, int64(binary.BigEndian.Uint32(ext)), s.bin.getFn, s.flashRead())
+	case ext != nil:
 		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.bin.getFn)
-	} else {
+	case async:
+		hit, onFlash = st.GetFlash(key, s.bin.getFn, s.flashRead())
+	default:
 		hit = st.Get(key, s.bin.getFn)
+	}
+	if onFlash {
+		if s.bin.replyValue {
+			s.holdBinaryFlash()
+		} else {
+			s.binEmitValue(nil, s.flash.w.fr.Meta())
+		}
 	}
 	if s.env.detailEnabled() {
 		s.env.recordPrefix(key, 'g', hit)
@@ -185,9 +199,15 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 		b = append(b, s.bin.key...)
 	}
 	if s.bin.replyValue {
+		ref := store.ValueRef{}
 		if s.env.inPieces(len(value)) {
-			b = s.startSend(b, value, s.env.Store.RefOf(s.bin.key, value), false)
+			ref = s.env.Store.RefOf(s.bin.key, value)
+		}
+		if ref.Len() == len(value) && ref.Len() > 0 {
+			b = s.startSend(b, value, ref, false)
 		} else {
+			// Whole: a small value, or one read from flash, which the
+			// store cannot pin.
 			b = append(s.replyRoom(b, len(value)), value...)
 		}
 	}

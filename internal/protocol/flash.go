@@ -26,8 +26,50 @@ type flashWait struct {
 	submitting atomic.Bool // Start is running on the engine's thread: no wakeup needed
 	wake       func()
 	onDone     func(*store.FlashRead) // complete, bound once
-	withCAS    bool
-	observe    bool
+	kind       flashKind
+	withCAS    bool   // get: gets, gats
+	observe    bool   // get: logs, watchers, prefix stats
+	quiet      bool   // mg q, binary GetQ: a miss answers nothing
+	head       []byte // mg: the reply's line, held until the value is read
+	// binary: the request being answered
+	binHeader        binHeader
+	binKey, binValue bool
+}
+
+// flashKind is the reply a read completes.
+type flashKind uint8
+
+const (
+	flashText   flashKind = iota // a VALUE block of get, gets, gat, gats
+	flashMeta                    // mg's VA line and value
+	flashBinary                  // a binary get's response
+)
+
+// holdBinaryFlash starts the read a binary get's lookup filled.
+func (s *Session) holdBinaryFlash() {
+	w := s.flash.w
+	w.kind, w.quiet = flashBinary, s.bin.quiet
+	w.binHeader, w.binKey, w.binValue = s.bin.header, s.bin.replyKey, s.bin.replyValue
+	s.submitFlash(w)
+}
+
+// finishBinaryFlash answers a binary get whose read is done: the value,
+// or memcached's miss, made from the hit it would have sent (status
+// KEY_ENOENT, no extras nor value, the key for GetK, the item's CAS kept).
+func (s *Session) finishBinaryFlash(w *flashWait, v []byte, ok bool) {
+	s.bin.header, s.bin.replyKey, s.bin.replyValue = w.binHeader, w.binKey, w.binValue
+	s.bin.key = w.fr.Key()
+	switch {
+	case ok:
+		s.binEmitValue(v, w.fr.Meta())
+	case !w.quiet:
+		keyLen := 0
+		if w.binKey {
+			keyLen = len(s.bin.key)
+		}
+		s.out = appendBinHeader(s.out, w.binHeader.opcode, statusKeyNotFound, 0, uint16(keyLen), uint32(keyLen), w.binHeader.opaque, w.fr.Meta().CAS)
+		s.out = append(s.out, s.bin.key[:keyLen]...)
+	}
 }
 
 // flashState is the Session's flash read, if one is in flight or done
@@ -51,22 +93,31 @@ func (s *Session) asyncFlash() bool {
 }
 
 // flashRead is the read a lookup fills for a value on flash.
-func (s *Session) flashRead() *store.FlashRead {
+func (s *Session) flashRead() *store.FlashRead { return &s.flashWait().fr }
+
+func (s *Session) flashWait() *flashWait {
 	if s.flash.w == nil {
 		w := &flashWait{}
 		w.onDone = w.complete
 		s.flash.w = w
 	}
-	return &s.flash.w.fr
+	return s.flash.w
 }
 
-// startFlash starts the read flashRead filled; the retrieval stops after
-// its key.
+// startFlash starts the read flashRead filled for a get; the retrieval
+// stops after its key.
 func (s *Session) startFlash(withCAS, observe bool) {
 	w := s.flash.w
+	w.kind = flashText
+	w.withCAS, w.observe = withCAS, observe
+	s.submitFlash(w)
+}
+
+// submitFlash starts w's read; the Process loop waits for it before any
+// other reply.
+func (s *Session) submitFlash(w *flashWait) {
 	w.done.Store(false)
 	w.wake = s.conn.wakeup
-	w.withCAS, w.observe = withCAS, observe
 	s.flash.active = true
 	w.submitting.Store(true)
 	w.fr.Start(w.onDone)
@@ -77,11 +128,27 @@ func (s *Session) startFlash(withCAS, observe bool) {
 // answered.
 func (s *Session) flashReady() bool { return s.flash.active && s.flash.w.done.Load() }
 
-// finishFlash answers a done read: its VALUE block, or nothing on a miss.
+// finishFlash answers a done read: its VALUE block, or nothing on a miss;
+// for mg its line and value, or on a miss memcached's bare "EN".
 func (s *Session) finishFlash() {
 	w := s.flash.w
 	s.flash.active = false
 	v, ok := w.fr.Finish()
+	if w.kind == flashBinary {
+		s.finishBinaryFlash(w, v, ok)
+		return
+	}
+	if w.kind == flashMeta {
+		switch {
+		case ok:
+			b := append(s.replyRoom(s.out, len(w.head)+len(v)+len(crlf)), w.head...)
+			b = append(b, v...)
+			s.out = append(b, crlf...)
+		case !w.quiet:
+			s.out = append(s.out, "EN\r\n"...)
+		}
+		return
+	}
 	key := w.fr.Key()
 	s.get.key, s.get.withCAS = key, w.withCAS
 	if ok {

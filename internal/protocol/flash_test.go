@@ -229,3 +229,133 @@ func TestFlashGetReadErrorIsMiss(t *testing.T) {
 		t.Fatalf("flash stats %+v", fs)
 	}
 }
+
+// flashRun feeds in to s, letting each held read go (damaged by fault when
+// set), until every request is answered.
+func (fe *flashEnv) flashRun(t *testing.T, s *Session, in []byte, fault func(op *extstore.Op) (int, error)) string {
+	woke := make(chan struct{}, 10)
+	s.SetWakeup(func() { woke <- struct{}{} })
+	var out []byte
+	for calls := 0; len(in) > 0 || s.Pending() || s.flash.active; calls++ {
+		n, o, st := s.Process(in, out)
+		in, out = in[n:], o
+		if st == Close || calls > 50 {
+			t.Fatalf("status %v after %d calls, out %q", st, calls, out)
+		}
+		if !s.flash.active || s.Pending() {
+			continue
+		}
+		fe.waitGate(t, 1)
+		fe.gate.release(fault)
+		select {
+		case <-woke:
+		case <-time.After(time.Minute):
+			t.Fatal("no wakeup after the read completed")
+		}
+	}
+	return string(out)
+}
+
+// mg reads a flash value without blocking; a failed read answers memcached's
+// bare EN (nothing under q), and the requests after it wait.
+func TestFlashMetaGet(t *testing.T) {
+	fe := newFlashEnv(t)
+	fe.env.Store.Set(store.ModeSet, []byte("a"), 0, 0, []byte("ram"), 0)
+	fe.storeOnFlash(t, "b", "c", "d")
+	s := NewSession(fe.env)
+	vb := flashVal("b")
+	got := fe.flashRun(t, s, []byte("mg b s v f Oxy k\r\nmg a v\r\nmg b s\r\n"), nil)
+	want := fmt.Sprintf("VA %d s%d f5 Oxy kb\r\n%s\r\nVA 3\r\nram\r\nHD s%d\r\n", len(vb), len(vb), vb, len(vb))
+	if got != want {
+		t.Fatalf("replies:\n%q\nwant\n%q", abbrev(got), abbrev(want))
+	}
+	flip := func(op *extstore.Op) (int, error) {
+		n, err := op.File.ReadAt(op.Buf, op.Off)
+		op.Buf[len(op.Buf)-1] ^= 1
+		return n, err
+	}
+	got = fe.flashRun(t, s, []byte("mg c v Oxy k\r\nmg d v q\r\nmn\r\nmg c v\r\n"), flip)
+	if want := "EN\r\nMN\r\nEN\r\n"; got != want {
+		t.Fatalf("replies to failed reads %q, want %q", got, want)
+	}
+	if fs := fe.env.Store.FlashStats(); fs.MissFromExtstore != 2 || fs.BadcrcFromExtstore != 2 {
+		t.Fatalf("flash stats %+v", fs)
+	}
+	st := drive(t, s, []byte("stats\r\n")).out
+	want = "STAT get_flushed 0\r\nSTAT get_extstore 3\r\nSTAT get_aborted_extstore 0\r\nSTAT get_oom_extstore 0\r\n" +
+		"STAT recache_from_extstore 0\r\nSTAT miss_from_extstore 2\r\nSTAT badcrc_from_extstore 2\r\nSTAT delete_misses "
+	if !strings.Contains(st, want) {
+		t.Fatalf("stats lack the extstore counters in memcached's place: %q", abbrev(st))
+	}
+	want = "STAT log_watchers 0\r\nSTAT extstore_memory_pressure 0.00\r\nSTAT extstore_compact_lost 0\r\n" +
+		"STAT extstore_compact_rescues 0\r\nSTAT extstore_compact_resc_cold 0\r\nSTAT extstore_compact_resc_old 0\r\n" +
+		"STAT extstore_compact_skipped 0\r\nSTAT extstore_page_allocs "
+	if !strings.Contains(st, want) || !strings.Contains(st, "STAT extstore_io_queue ") {
+		t.Fatalf("stats lack the extstore lines after log_watchers: %q", abbrev(st))
+	}
+}
+
+// Binary gets of flash items: a hit after its read, a failed read as
+// memcached turns it into a miss (KEY_ENOENT, the key for GetK, the
+// item's CAS), nothing for GetKQ; a touch reads nothing.
+func TestFlashBinaryGet(t *testing.T) {
+	fe := newFlashEnv(t)
+	fe.storeOnFlash(t, "b", "c", "d", "e")
+	st := fe.env.Store
+	casOf := func(k string) uint64 {
+		var c uint64
+		st.MetaGet([]byte(k), false, store.NewCAS{}, func(it store.Item, _ bool) bool { c = it.CAS(); return false })
+		return c
+	}
+	cb, cc := casOf("b"), casOf("c")
+	s := NewSession(fe.env)
+	vb := flashVal("b")
+	got := fe.flashRun(t, s, []byte(binReq(opGet, "b", "", "", 1, 0)+binReq(opTouch, "e", be32(0), "", 2, 0)), nil)
+	want := string(appendBinHeader(nil, opGet, statusOK, 4, 0, uint32(4+len(vb)), [4]byte{0, 0, 0, 1}, cb)) + "\x00\x00\x00\x05" + vb +
+		string(appendBinHeader(nil, opTouch, statusOK, 4, 0, 4, [4]byte{0, 0, 0, 2}, casOf("e"))) + "\x00\x00\x00\x05"
+	if got != want {
+		t.Fatalf("binary hits:\n%q\nwant\n%q", abbrev(got), abbrev(want))
+	}
+	flip := func(op *extstore.Op) (int, error) {
+		n, err := op.File.ReadAt(op.Buf, op.Off)
+		op.Buf[len(op.Buf)-1] ^= 1
+		return n, err
+	}
+	got = fe.flashRun(t, s, []byte(binReq(opGetK, "c", "", "", 3, 0)+binReq(opGetKQ, "d", "", "", 4, 0)+binReq(opNoop, "", "", "", 5, 0)), flip)
+	want = string(appendBinHeader(nil, opGetK, statusKeyNotFound, 0, 1, 1, [4]byte{0, 0, 0, 3}, cc)) + "c" +
+		string(appendBinHeader(nil, opNoop, statusOK, 0, 0, 0, [4]byte{0, 0, 0, 5}, 0))
+	if got != want {
+		t.Fatalf("binary misses:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// An engine that does not resume pending Sessions gets flash values read
+// in place; a failed read still answers mg's EN, never a VA line without
+// its value.
+func TestFlashMetaGetInPlace(t *testing.T) {
+	fe := newFlashEnv(t)
+	fe.env.ResumesPending = false
+	fe.storeOnFlash(t, "b", "c")
+	flip := func(op *extstore.Op) (int, error) {
+		n, err := op.File.ReadAt(op.Buf, op.Off)
+		op.Buf[len(op.Buf)-1] ^= 1
+		return n, err
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		for _, fault := range []func(*extstore.Op) (int, error){nil, flip} {
+			for fe.gate.Queued() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			fe.gate.release(fault)
+		}
+	}()
+	s := NewSession(fe.env)
+	got := drive(t, s, []byte("mg b v s\r\nmg c v\r\nmg a v\r\n")).out
+	<-released
+	vb := flashVal("b")
+	if want := fmt.Sprintf("VA %d s%d\r\n%s\r\nEN\r\nEN\r\n", len(vb), len(vb), vb); got != want {
+		t.Fatalf("replies:\n%q\nwant\n%q", abbrev(got), abbrev(want))
+	}
+}

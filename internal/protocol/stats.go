@@ -189,6 +189,15 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	w.uint("get_misses", st.GetMisses)
 	w.uint("get_expired", st.GetExpired)
 	w.uint("get_flushed", st.GetFlushed)
+	if e.Store.Flash() != nil {
+		fs := e.Store.FlashStats()
+		w.uint("get_extstore", fs.GetExtstore)
+		w.uint("get_aborted_extstore", fs.GetAbortedExtstore)
+		w.uint("get_oom_extstore", 0) // (a read's buffer is never refused)
+		w.uint("recache_from_extstore", fs.RecacheFromExtstore)
+		w.uint("miss_from_extstore", fs.MissFromExtstore)
+		w.uint("badcrc_from_extstore", fs.BadcrcFromExtstore)
+	}
 	w.uint("delete_misses", st.DeleteMisses)
 	w.uint("delete_hits", st.DeleteHits)
 	w.uint("incr_misses", st.IncrMisses)
@@ -250,6 +259,19 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	w.uint("log_watcher_skipped", e.logs.skipped.Load())
 	w.uint("log_watcher_sent", e.logs.sent.Load())
 	w.uint("log_watchers", uint64(e.logs.count()))
+	if fc := e.Store.Flash(); fc != nil {
+		fs := e.Store.FlashStats()
+		// memcached's extstore automover computes the pressure; there is
+		// none here yet.
+		w.str("extstore_memory_pressure", "0.00")
+		w.uint("extstore_compact_lost", fs.CompactLost)
+		w.uint("extstore_compact_rescues", fs.CompactRescues)
+		w.uint("extstore_compact_resc_cold", fs.CompactRescCold)
+		w.uint("extstore_compact_resc_old", fs.CompactRescOld)
+		w.uint("extstore_compact_skipped", fs.CompactSkipped)
+		es := fc.Engine.Stats()
+		es.Each(w.uint)
+	}
 	if t := set.TLS; t != nil { // memcached shows these only with -Z
 		w.uint("ssl_handshake_errors", srv.SSLHandshakeErrors)
 		w.uint("ssl_proto_errors", srv.SSLProtoErrors)

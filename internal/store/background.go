@@ -117,8 +117,13 @@ func (s *Store) step(l *loopState, now time.Time) time.Duration {
 	active := s.busy.Swap(false)
 	cnow := clampTime(s.Now())
 	work := s.maintain(cnow) > 0
-	if s.flash != nil && s.flushToFlash(cnow) > 0 {
-		work = true
+	if s.flash != nil {
+		if s.flushToFlash(cnow) > 0 {
+			work = true
+		}
+		if active || work {
+			s.kickCompactor() // deletes and writes change the pages
+		}
 	}
 	if s.automoveTick(cnow) {
 		work = true

@@ -65,6 +65,15 @@ type flashState struct {
 
 	// The worker-thread counters memcached prints in stats.
 	getExtstore, getAborted, missFromExtstore, badcrcFromExtstore, recacheFromExtstore atomic.Uint64
+	recacheCounter                                                                     atomic.Uint64
+
+	// The compactor (compact.go): kicked by the background loop, done
+	// closed when it has stopped.
+	compactKick                                 chan struct{}
+	compactDone                                 chan struct{}
+	compactRescues, compactSkipped, compactLost atomic.Uint64
+	compactRescCold, compactRescOld             atomic.Uint64
+	compactRounds                               atomic.Uint64 // kicks taken, for tests of the idle cadence
 }
 
 // FlashStats are memcached's per-thread extstore counters, summed.
@@ -74,6 +83,10 @@ type FlashStats struct {
 	MissFromExtstore    uint64 // reads that found no value (stale page, bad record, I/O error)
 	BadcrcFromExtstore  uint64 // of those, records whose checksum or length was wrong
 	RecacheFromExtstore uint64 // flash items read back into RAM (ext_recache_rate)
+	// The compactor's, memcached's extstore_compact_*: records written
+	// again, left behind as unread, and lost for want of a buffer.
+	CompactRescues, CompactSkipped, CompactLost uint64
+	CompactRescCold, CompactRescOld             uint64 // rescues into coldcompact and old
 }
 
 // FlashStats returns the extstore counters; zero without extstore.
@@ -88,6 +101,11 @@ func (s *Store) FlashStats() FlashStats {
 		MissFromExtstore:    f.missFromExtstore.Load(),
 		BadcrcFromExtstore:  f.badcrcFromExtstore.Load(),
 		RecacheFromExtstore: f.recacheFromExtstore.Load(),
+		CompactRescues:      f.compactRescues.Load(),
+		CompactSkipped:      f.compactSkipped.Load(),
+		CompactLost:         f.compactLost.Load(),
+		CompactRescCold:     f.compactRescCold.Load(),
+		CompactRescOld:      f.compactRescOld.Load(),
 	}
 }
 
@@ -113,6 +131,8 @@ func (s *Store) initFlash() {
 		f.cfg.MaxSleep = time.Second
 	}
 	f.minClass = max(1, s.classes.classOf((f.cfg.ItemSize+7)&^7))
+	f.compactKick = make(chan struct{}, 1)
+	f.compactDone = make(chan struct{})
 	s.flash = f
 	s.slabs.ext = fc.Engine
 }

@@ -358,3 +358,140 @@ func TestFlashMemoryPressure(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// Compaction reads a fragmented page back, writes the records whose items
+// still point at it elsewhere, and reclaims it: every item still reads.
+func TestFlashCompaction(t *testing.T) {
+	fx := openFlash(t)
+	clock := newFakeClock()
+	s := newManualStore(t, Config{
+		MemoryLimit: 64 << 20,
+		Shards:      1,
+		Now:         clock.Now,
+		Flash: &FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10,
+			Policy: extstore.Policy{CompactUnder: 8, DropUnder: 0, MaxFrag: 0.8}},
+	})
+	const n = 200 // a full page and more
+	fillCold(t, s, clock, n)
+	written := s.flushToFlash(clampTime(clock.Now()))
+	if written != n {
+		t.Fatalf("flushed %d of %d", written, n)
+	}
+	full := -1
+	for deadline := time.Now().Add(time.Minute); full < 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no page filled and written")
+		}
+		for id, p := range fx.e.Pages(nil) {
+			if p.Version != 0 && !p.Active {
+				full = id
+			}
+		}
+	}
+	// Delete three items in four: the full page is mostly garbage.
+	kept := map[int]bool{}
+	for i := range n {
+		if i%4 == 0 {
+			kept[i] = true
+			continue
+		}
+		s.Delete(fmt.Appendf(nil, "k%d", i))
+	}
+	reclaims := fx.e.Stats().PageReclaims
+	if !s.compactOnce() {
+		t.Fatal("no page compacted")
+	}
+	if fx.e.Stats().PageReclaims == reclaims {
+		t.Fatal("the compacted page was not reclaimed")
+	}
+	if fs := s.FlashStats(); fs.CompactRescues == 0 || fs.CompactLost != 0 {
+		t.Fatalf("compaction stats %+v", fs)
+	}
+	for i := range kept {
+		if v, _, ok := get(s, fmt.Sprintf("k%d", i)); !ok || v != string(flashValue(i)) {
+			t.Fatalf("k%d after compaction: hit %v, %d bytes", i, ok, len(v))
+		}
+	}
+	if fs := s.FlashStats(); fs.MissFromExtstore != 0 {
+		t.Fatalf("misses after compaction: %+v", fs)
+	}
+	checkInvariants(t, s)
+}
+
+// ext_recache_rate: an item read again since it was first fetched comes
+// back into RAM on one read in RecacheRate, its CAS kept.
+func TestFlashRecache(t *testing.T) {
+	fx := openFlash(t)
+	clock := newFakeClock()
+	s := newManualStore(t, Config{
+		MemoryLimit: 64 << 20,
+		Shards:      1,
+		Now:         clock.Now,
+		Flash:       &FlashConfig{Engine: fx.e, ItemSize: 512, RecacheRate: 1},
+	})
+	set(s, "k", string(flashValue(1)))
+	_, m0, _ := get(s, "k") // fetched once in RAM
+	if !s.MoveToFlash([]byte("k")) {
+		t.Fatal("not moved to flash")
+	}
+	for i := range 2 {
+		v, m, ok := get(s, "k")
+		if !ok || v != string(flashValue(1)) || m.CAS != m0.CAS {
+			t.Fatalf("read %d: hit %v, cas %d want %d", i, ok, m.CAS, m0.CAS)
+		}
+	}
+	fs := s.FlashStats()
+	if fs.RecacheFromExtstore != 1 || fs.GetExtstore != 1 || flashItems(s) != 0 || fx.e.Stats().ObjectsUsed != 0 {
+		t.Fatalf("after two reads: %+v, %d flash items, %d objects", fs, flashItems(s), fx.e.Stats().ObjectsUsed)
+	}
+	checkInvariants(t, s)
+}
+
+// With extstore on, an idle store's loop still wakes only about once a
+// second, and the compactor is not woken at all.
+func TestFlashIdleWakes(t *testing.T) {
+	t.Parallel()
+	fx := openFlash(t)
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, Flash: &FlashConfig{Engine: fx.e}})
+	const window = 2 * time.Second
+	before := s.wakes.Load()
+	time.Sleep(window)
+	if n := s.wakes.Load() - before; n > 4 {
+		t.Fatalf("idle store's loop ran %d rounds in %v, want about 2", n, window)
+	}
+	if n := s.flash.compactRounds.Load(); n != 0 {
+		t.Fatalf("idle store's compactor woke %d times", n)
+	}
+}
+
+// A chained item (larger than slab_chunk_max) goes to flash whole, in the
+// chunked bucket, reads back, and its delete frees the record.
+func TestFlashChainedItem(t *testing.T) {
+	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: 8 << 20})
+	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = 2<<20, 1<<20, 1<<20
+	e, err := extstore.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Flash: &FlashConfig{Engine: e}})
+	big := bytes.Repeat([]byte("0123456789abcdef"), 700<<10/16)
+	if s.Set(ModeSet, []byte("big"), 7, 0, big, 0) != Stored {
+		t.Fatal("set of a chained item failed")
+	}
+	if !s.MoveToFlash([]byte("big")) {
+		t.Fatal("chained item not moved to flash")
+	}
+	checkInvariants(t, s)
+	v, m, ok := get(s, "big")
+	if !ok || v != string(big) || m.Flags != 7 {
+		t.Fatalf("chained flash item: hit %v, %d bytes, flags %d", ok, len(v), m.Flags)
+	}
+	if n := e.Stats().ObjectsUsed; n != 1 {
+		t.Fatalf("%d objects on flash, want 1", n)
+	}
+	if !s.Delete([]byte("big")) || e.Stats().ObjectsUsed != 0 {
+		t.Fatal("deleting the chained flash item left its record")
+	}
+	checkInvariants(t, s)
+}

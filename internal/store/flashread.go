@@ -89,6 +89,7 @@ func (f *FlashRead) Finish() ([]byte, bool) {
 		err = errMismatch
 	}
 	if err == nil {
+		f.s.recache(f.key, f.req.Loc, rec)
 		return rec.Value, true
 	}
 	fs := f.s.flash
@@ -143,4 +144,50 @@ func (s *Store) flashValue(r rec) ([]byte, bool) {
 		return nil, false
 	}
 	return rd.Value, true
+}
+
+// recache puts a flash item read back into RAM, as memcached's
+// ext_recache_rate: one in RecacheRate reads of an item that is active
+// (read again since it was fetched) and read within the last minute
+// replaces its header with the whole item, CAS and times kept. A busy
+// shard is passed over rather than waited for.
+func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
+	f := s.flash
+	if f.cfg.RecacheRate == 0 {
+		return
+	}
+	sh, tag := s.flashShard(key)
+	if !sh.mu.TryLock() {
+		return
+	}
+	defer sh.mu.Unlock()
+	now := clampTime(s.Now())
+	r, ok := s.stillAt(sh, tag, key, loc, now)
+	const active = recFetched | recReferenced
+	if !ok || r.bits()&active != active || r.accessed()+itemUpdateInterval <= now {
+		return
+	}
+	if (f.recacheCounter.Add(1)-1)%uint64(f.cfg.RecacheRate) != 0 {
+		return
+	}
+	flags, exp, cas, stored, accessed, bits := r.flags(), r.exptime(), r.cas(), r.stored(), r.accessed(), r.bits()
+	class := s.ItemClass(len(key), len(rd.Value), flags)
+	pos, res := s.alloc(sh, len(key), len(rd.Value), class, now)
+	if res != Stored {
+		return
+	}
+	slot := sh.find(key, tag)
+	if _, ok := s.stillAt(sh, tag, key, loc, now); !ok || slot < 0 {
+		sh.freeChunkLocked(pos) // evicted for the room it took
+		return
+	}
+	nr := sh.rec(pos)
+	nr.writeHeader(len(key), len(rd.Value), class, flags, exp, cas, now)
+	le.PutUint32(nr[offStored:], stored)
+	nr.setAccessed(accessed)
+	nr.setBits(bits &^ recTemp)
+	copy(nr[recHeader:], key)
+	s.slabs.writeValue(uint64(pos), 0, rd.Value)
+	sh.link(slot, tag, pos)
+	f.recacheFromExtstore.Add(1)
 }

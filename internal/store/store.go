@@ -171,6 +171,9 @@ func New(cfg Config) (*Store, error) {
 	s.memLimit.Store(cfg.MemoryLimit)
 	s.clock.Store(time.Now().Unix())
 	go s.background()
+	if s.flash != nil {
+		go s.compactLoop()
+	}
 	return s, nil
 }
 
@@ -222,6 +225,9 @@ func (s *Store) Close() {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.done
+		if s.flash != nil {
+			<-s.flash.compactDone
+		}
 	})
 	s.waitMover()
 }

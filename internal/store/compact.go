@@ -1,0 +1,160 @@
+package store
+
+import (
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/gocached/gocached/internal/extstore"
+)
+
+// Compaction (memcached's storage compaction thread): a page the engine
+// picks (most fragmented, or oldest when pages run short) is read back,
+// the records whose item still points at them are written again, and the
+// page is reclaimed. It runs on a goroutine of its own, since it reads
+// whole pages from the files; the background loop kicks it after rounds
+// that saw activity, so an idle store never wakes it.
+
+// compactPagesPerKick bounds one kick's work; the next kick goes on.
+const compactPagesPerKick = 16
+
+// compactWaits is how many 1 ms waits for a write buffer one page's
+// rescues may spend, as memcached's compactor (at least 10).
+const compactWaits = 10
+
+// Counters of the compactor, memcached's extstore_compact_*.
+type compactCounters struct {
+	lost, rescues, skipped uint64
+}
+
+// kickCompactor asks the compactor to look for a page to compact.
+func (s *Store) kickCompactor() {
+	select {
+	case s.flash.compactKick <- struct{}{}:
+	default:
+	}
+}
+
+// compactLoop is the compactor goroutine, until Close.
+func (s *Store) compactLoop() {
+	defer close(s.flash.compactDone)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.flash.compactKick:
+		}
+		s.flash.compactRounds.Add(1)
+		for range compactPagesPerKick {
+			if !s.compactOnce() {
+				break
+			}
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+		}
+	}
+}
+
+// compactOnce compacts the engine's current candidate page, if any, and
+// reports whether it did.
+func (s *Store) compactOnce() bool {
+	f := s.flash
+	e := f.cfg.Engine
+	cand, ok := e.CompactCandidate(f.cfg.Policy)
+	if !ok {
+		return false
+	}
+	waits := compactWaits
+	err := e.ScanPage(cand.Page, cand.Version, func(loc extstore.Location, rec extstore.Record) bool {
+		s.rescueRecord(cand, loc, rec, &waits)
+		return true
+	})
+	if err != nil {
+		return false // being written, or gone: nothing to close
+	}
+	e.ClosePage(cand.Page, cand.Version)
+	return true
+}
+
+// flashShard is key's shard and tag, without telling the background loop
+// (the compactor's lookups are not client activity).
+func (s *Store) flashShard(key []byte) (*shard, uint32) {
+	h := xxhash.Sum64(key)
+	return &s.shards[h&s.shardMask], tagOf(h)
+}
+
+// stillAt reports whether key's item is the live flash header of loc.
+func (s *Store) stillAt(sh *shard, tag uint32, key []byte, loc extstore.Location, now uint32) (rec, bool) {
+	slot := sh.find(key, tag)
+	if slot < 0 {
+		return nil, false
+	}
+	r := sh.rec(sh.posOf(slot))
+	if !r.flash() || r.flashLoc() != loc || sh.flushed(r, now) || r.expired(now) {
+		return nil, false
+	}
+	return r, true
+}
+
+// rescueRecord writes the record at loc again if its item still points
+// there, as memcached's compactor does: an item at its COLD tail is left
+// behind when the page was picked for age (drop unread) or goes to the
+// coldcompact bucket when there is one.
+func (s *Store) rescueRecord(cand extstore.Candidate, loc extstore.Location, rec extstore.Record, waits *int) {
+	f := s.flash
+	e := f.cfg.Engine
+	now := clampTime(s.Now())
+	sh, tag := s.flashShard(rec.Key)
+	sh.mu.Lock()
+	r, ok := s.stillAt(sh, tag, rec.Key, loc, now)
+	if !ok {
+		sh.mu.Unlock()
+		return
+	}
+	bucket := extstore.BucketCompact
+	if cand.UseOld {
+		bucket = extstore.BucketOld
+	}
+	if r.queue() == queueCold {
+		switch {
+		case cand.ColdCompact:
+			bucket = extstore.BucketColdCompact
+		case cand.DropUnread:
+			sh.mu.Unlock()
+			f.compactSkipped.Add(1)
+			return // its reads will miss once the page is closed
+		}
+	}
+	sh.mu.Unlock()
+	var to extstore.Location
+	var err error
+	for {
+		if to, err = e.Write(bucket, rec); err == nil || *waits <= 0 {
+			break
+		}
+		*waits--
+		time.Sleep(time.Millisecond)
+	}
+	if err != nil {
+		f.compactLost.Add(1)
+		return
+	}
+	sh.mu.Lock()
+	r, ok = s.stillAt(sh, tag, rec.Key, loc, clampTime(s.Now()))
+	if ok {
+		r.setFlashLoc(to)
+		e.Delete(loc)
+		f.compactRescues.Add(1)
+		switch bucket {
+		case extstore.BucketColdCompact:
+			f.compactRescCold.Add(1)
+		case extstore.BucketOld:
+			f.compactRescOld.Add(1)
+		}
+	} else {
+		e.Delete(to)
+	}
+	sh.mu.Unlock()
+}
