@@ -19,7 +19,7 @@ type extKind uint8
 
 const (
 	// extInternal tunes a memcached mechanism gocached does not have
-	// (extstore, the crawler's pacing, tail repair, the worker log
+	// (the crawler's pacing, tail repair, the worker log
 	// buffers): accepted with one info line.
 	extInternal extKind = iota
 	// extMissing names a behaviour gocached does not implement yet: accepted
@@ -67,13 +67,12 @@ var extOptions = map[string]extOption{
 	// memcached-debug's option for its test suite (t/lib/MemcachedTest.pm
 	// passes it on every start); gocached has no privilege sandbox to relax.
 	"relaxed_privileges": {extInternal},
-	// extstore's (memcached's Debian build has it): a storage tier gocached
-	// does not have.
-	"ext_page_size": {extInternal}, "ext_wbuf_size": {extInternal}, "ext_threads": {extInternal},
-	"ext_io_depth": {extInternal}, "ext_path": {extInternal}, "ext_item_size": {extInternal},
-	"ext_item_age": {extInternal}, "ext_low_ttl": {extInternal}, "ext_recache_rate": {extInternal},
-	"ext_compact_under": {extInternal}, "ext_drop_under": {extInternal}, "ext_max_sleep": {extInternal},
-	"ext_max_frag": {extInternal}, "ext_drop_unread": {extInternal},
+	// extstore's: the flash tier (config/flash.go builds it).
+	"ext_page_size": {extApplied}, "ext_wbuf_size": {extApplied}, "ext_threads": {extApplied},
+	"ext_io_depth": {extApplied}, "ext_path": {extApplied}, "ext_item_size": {extApplied},
+	"ext_item_age": {extApplied}, "ext_low_ttl": {extApplied}, "ext_recache_rate": {extApplied},
+	"ext_compact_under": {extApplied}, "ext_drop_under": {extApplied}, "ext_max_sleep": {extApplied},
+	"ext_max_frag": {extApplied}, "ext_drop_unread": {extApplied},
 }
 
 // extSetting is one parsed suboption.

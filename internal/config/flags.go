@@ -93,7 +93,7 @@ func Parse(args []string) (*Options, error) {
 	fs.BoolVarP(&o.Proc.LockMem, "lock-memory", "k", false, "lock down all paged memory (mlockall)")
 	fs.BoolVarP(&o.Proc.CoreDumps, "enable-coredumps", "r", false, "maximize core file limit")
 	var extRaw []string
-	fs.StringArrayVarP(&extRaw, "extended", "o", nil, "comma separated list of extended options (memcached's; each is logged with its effect here)")
+	fs.StringArrayVarP(&extRaw, "extended", "o", nil, "comma separated list of extended options (memcached's; each is logged with its effect here), e.g. ext_path=FILE:SIZE for a flash tier")
 	fs.BoolVarP(&o.Gates.Shutdown, "enable-shutdown", "A", false, `enable the ascii "shutdown" command`)
 	fs.BoolVarP(&o.Gates.NoFlush, "disable-flush-all", "F", false, "disable the flush_all command")
 	fs.BoolVarP(&o.Gates.NoDump, "disable-dumping", "X", false, "disable stats cachedump and lru_crawler metadump")

@@ -10,11 +10,15 @@ import (
 	"github.com/gocached/gocached/internal/store"
 )
 
-// buildStore makes the cache from -m, -I, -f, -n, -L, -e and -o, warm from
-// -e's file when the last stop saved it, and prints memcached's start-up
-// lines about it.
+// buildStore makes the cache from -m, -I, -f, -n, -L, -e and -o (with
+// extstore's files, opened first), warm from -e's file when the last stop
+// saved it, and prints memcached's start-up lines about it.
 func (s *server) buildStore() error {
 	o, log, stderr := s.o, s.log, s.stderr
+	flash, err := s.openFlash()
+	if err != nil {
+		return err
+	}
 	st, err := s.newStore(store.Config{
 		MemoryLimit:      o.Memory,
 		MaxItemSize:      o.ItemSize,
@@ -36,6 +40,7 @@ func (s *server) buildStore() error {
 		PlainLRU:    o.Ext.PlainLRU,
 		Premalloced: initialMalloc(log),
 		Started:     time.Now().Unix(),
+		Flash:       flash, // -o ext_path: cold values on flash
 	})
 	if err != nil {
 		log.Error("cannot create the store", "err", err)

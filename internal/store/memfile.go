@@ -212,6 +212,9 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 			if m := (*settingMismatch)(nil); errors.As(err, &m) {
 				s.restartLines = m.lines()
 			}
+		} else if s.cfg.Flash != nil {
+			why = "a flash tier (ext_path) is configured, and its pages are not kept across a restart"
+			s.restartLines = []string{restartNoExtstore}
 		} else if items, err = s.restore(saved); err != nil {
 			why = err.Error()
 		}
