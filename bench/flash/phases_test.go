@@ -3,6 +3,7 @@ package flash
 import (
 	"bufio"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,31 @@ func TestWriteAllPaces(t *testing.T) {
 	}
 	if d := time.Since(start); d < 190*time.Millisecond || lr.Bytes != 64000 {
 		t.Errorf("64 kB at 320 kB/s took %v (%d bytes), want about 200ms", d, lr.Bytes)
+	}
+}
+
+func TestFileCacheHelpers(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/f"
+	if n, err := fileCached(path); n != 0 || err != nil || fileBlocks(path) != 0 {
+		t.Errorf("missing file: cached %d, %v, blocks %d", n, err, fileBlocks(path))
+	}
+	if err := dropFileCache(path); err != nil {
+		t.Errorf("dropping a missing file: %v", err)
+	}
+	if err := os.WriteFile(path, make([]byte, 1<<16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := fileCached(path); err != nil || n <= 0 || n > 1<<16 {
+		t.Errorf("a file just written: %d bytes cached, %v", n, err)
+	}
+	if err := dropFileCache(path); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := fileCached(path); err != nil || n != 0 {
+		t.Errorf("after the drop: %d bytes cached, %v", n, err)
+	}
+	if fileBlocks(path) < 1<<16 {
+		t.Errorf("blocks %d, want at least 64 KiB", fileBlocks(path))
 	}
 }

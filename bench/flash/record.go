@@ -2,6 +2,7 @@ package flash
 
 import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/gocached/gocached/bench/scenario"
 )
 
 // Latency is one histogram's summary, in microseconds.
@@ -61,9 +62,16 @@ type Record struct {
 	ServerCPUPct float64 `json:"server_cpu_pct"`
 	NsPerReq     float64 `json:"ns_per_req"` // server CPU (schedstat) per request: gets and fill sets
 	StealPct     float64 `json:"steal_pct"`  // of the whole machine
-	RSS          int64   `json:"rss_bytes"`  // at the end of the measured phase
+	// OthersPct is the server CPU's busy time not spent in the server, in
+	// percent of the phase: other processes, interrupts. Above a few
+	// percent the run was disturbed.
+	OthersPct    float64 `json:"others_on_server_cpu_pct"`
+	RSS          int64   `json:"rss_bytes"` // at the end of the measured phase
 	PeakRSS      int64   `json:"peak_rss_bytes"`
 	ExtFileBytes int64   `json:"ext_file_bytes"` // disk blocks the ext_path file holds
+	// ExtCachedBytes is how much of the file was in the page cache at the
+	// end: flash reads of those pages were memory copies.
+	ExtCachedBytes int64 `json:"ext_cached_bytes"`
 
 	Error string `json:"error,omitempty"`
 }
@@ -125,16 +133,24 @@ func (r *Record) fillServer(before, after Stats) {
 	r.Recached = Delta(before, after, statRecached)
 }
 
-// fillCPU turns the server's run time and the machine's steal over the
-// phase into rates.
-func (r *Record) fillCPU(runNs uint64, seconds float64, steal, total uint64) {
+// userHz is the unit of /proc/stat's ticks.
+const userHz = 100
+
+// fillCPU turns the server's run time, the machine's ticks and the server
+// core's ticks over the phase into rates. The core's busy time is its wall
+// time less idle, iowait and steal (exact under NO_HZ, where sampled busy
+// ticks miss short bursts), never below its sampled busy ticks.
+func (r *Record) fillCPU(runNs uint64, seconds float64, all, core scenario.SystemCPU) {
 	if seconds > 0 {
 		r.ServerCPUPct = 100 * float64(runNs) / 1e9 / seconds
+		wall := seconds * userHz
+		busy := max(wall-float64(core.Idle+core.IOWait+core.Steal), float64(core.Busy()), 0)
+		r.OthersPct = max(0, 100*(busy/userHz-float64(runNs)/1e9)/seconds)
 	}
 	if n := r.Gets + r.Fills; n > 0 {
 		r.NsPerReq = float64(runNs) / float64(n)
 	}
-	if total > 0 {
-		r.StealPct = 100 * float64(steal) / float64(total)
+	if t := all.Total(); t > 0 {
+		r.StealPct = 100 * float64(all.Steal) / float64(t)
 	}
 }

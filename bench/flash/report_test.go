@@ -3,8 +3,11 @@ package flash
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/gocached/gocached/bench/scenario"
 )
 
 func TestSpread(t *testing.T) {
@@ -37,9 +40,13 @@ func TestRecordDerivedValues(t *testing.T) {
 		t.Errorf("hit ratio %g, flash share %g, recached %d; want 0.8, 0.75, 3", r.HitRatio(), r.FlashShare(), r.Recached)
 	}
 	r.Gets, r.Fills = 900, 100
-	r.fillCPU(2_000_000_000, 4, 5, 100)
-	if r.ServerCPUPct != 50 || r.NsPerReq != 2_000_000 || r.StealPct != 5 {
-		t.Errorf("cpu %g %%, %g ns/req, steal %g %%", r.ServerCPUPct, r.NsPerReq, r.StealPct)
+	// 4 s: the server ran 2 s; its core was idle 1.2 s and stolen 0.4 s,
+	// so others had 0.4 s (10 %).
+	all := scenario.SystemCPU{User: 700, Idle: 200, Steal: 100}
+	core := scenario.SystemCPU{User: 100, Idle: 120, Steal: 40}
+	r.fillCPU(2_000_000_000, 4, all, core)
+	if r.ServerCPUPct != 50 || r.NsPerReq != 2_000_000 || r.StealPct != 10 || math.Abs(r.OthersPct-10) > 1e-9 {
+		t.Errorf("cpu %g %%, %g ns/req, steal %g %%, others %g %%", r.ServerCPUPct, r.NsPerReq, r.StealPct, r.OthersPct)
 	}
 	var empty Record
 	if empty.HitRatio() != 0 || empty.FlashShare() != 0 || empty.Agreement() != -1 {

@@ -94,8 +94,8 @@ func (r Record) summary() string {
 	if r.Error != "" {
 		return "error: " + r.Error
 	}
-	return fmt.Sprintf("hit %.1f %% (flash %.1f %% of hits), %.0f gets/s, p99 %.0f µs (ram %.0f, flash %.0f), %.0f ns/req, rss %.0f MB, steal %.1f %%",
-		100*r.HitRatio(), 100*r.FlashShare(), r.QPS, r.All.P99, r.RAM.P99, r.Flash.P99, r.NsPerReq, float64(r.RSS)/(1<<20), r.StealPct)
+	return fmt.Sprintf("hit %.1f %% (flash %.1f %% of hits), %.0f gets/s, p99 %.0f µs (ram %.0f, flash %.0f), %.0f ns/req, rss %.0f MB, steal %.1f %%, others on the server CPU %.1f %%, ext file %.0f MB written, %.0f MB of it in the page cache",
+		100*r.HitRatio(), 100*r.FlashShare(), r.QPS, r.All.P99, r.RAM.P99, r.Flash.P99, r.NsPerReq, float64(r.RSS)/(1<<20), r.StealPct, r.OthersPct, float64(r.ExtFileBytes)/(1<<20), float64(r.ExtCachedBytes)/(1<<20))
 }
 
 // measure runs one target through the phases: start, write, settle (drop
@@ -172,7 +172,7 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 	if err != nil {
 		return err
 	}
-	cpu0, sys0, err := sampleCPU(srv.Pid())
+	cpu0, err := sampleCPU(srv.Pid(), o.ServerCPU)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 	if err != nil {
 		return err
 	}
-	cpu1, sys1, err := sampleCPU(srv.Pid())
+	cpu1, err := sampleCPU(srv.Pid(), o.ServerCPU)
 	if err != nil {
 		return err
 	}
@@ -190,8 +190,7 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 	}
 	rec.fillClient(t)
 	rec.fillServer(before, after)
-	d := sys1.Sub(sys0)
-	rec.fillCPU(cpu1-cpu0, t.Seconds, d.Steal, d.Total())
+	rec.fillCPU(cpu1.runNs-cpu0.runNs, t.Seconds, cpu1.all.Sub(cpu0.all), cpu1.core.Sub(cpu0.core))
 	if o.TaggedTime > 0 {
 		tt, err := runGets(ctx, addr, w.ks, w.sizes, w.zipf, GetPhase{Conns: o.Conns, Requests: o.Requests, Time: o.TaggedTime, Seed: o.Seed + 3, Tag: header, Fill: o.Fill})
 		if err != nil {
@@ -209,17 +208,27 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 	}
 	rec.RSS, rec.PeakRSS = mem.Current, mem.Peak
 	rec.ExtFileBytes = fileBlocks(extFile)
+	if rec.ExtCachedBytes, err = fileCached(extFile); err != nil {
+		return err
+	}
 	if rec.Errors > 0 {
 		return fmt.Errorf("%d bad replies, first: %s", rec.Errors, rec.FirstError)
 	}
 	return nil
 }
 
-func sampleCPU(pid int) (uint64, scenario.SystemCPU, error) {
+// cpuSample is the server's exact run time and the machine's ticks.
+type cpuSample struct {
+	runNs uint64
+	all   scenario.SystemCPU
+	core  scenario.SystemCPU // the server's CPU
+}
+
+func sampleCPU(pid, cpu int) (cpuSample, error) {
 	ns, err := scenario.RuntimeNs(pid)
 	if err != nil {
-		return 0, scenario.SystemCPU{}, err
+		return cpuSample{}, err
 	}
-	sys, err := scenario.ReadSystemCPU()
-	return ns, sys, err
+	all, per, err := scenario.ReadCPUs()
+	return cpuSample{runNs: ns, all: all, core: per[cpu]}, err
 }
