@@ -37,6 +37,7 @@ type Summary struct {
 
 	HitPct, FlashPct, QPS                        Spread
 	P50, P99, RAMP50, RAMP99, FlashP50, FlashP99 Spread
+	ExtMB, ExtCachedMB                           Spread // ext_path file written, and in the page cache
 	NsPerReq, RSSMB, StealPct, OthersPct         Spread
 	// Agreement is the tagged phase's flash hits over the server's
 	// get_extstore in it: near 1 when the RAM/flash split is right.
@@ -94,6 +95,8 @@ func Summarize(recs []Record) []Summary {
 		s.RSSMB = pick(func(r *Record) float64 { return float64(r.RSS) / (1 << 20) })
 		s.StealPct = pick(func(r *Record) float64 { return r.StealPct })
 		s.OthersPct = pick(func(r *Record) float64 { return r.OthersPct })
+		s.ExtMB = pick(func(r *Record) float64 { return float64(r.ExtFileBytes) / (1 << 20) })
+		s.ExtCachedMB = pick(func(r *Record) float64 { return float64(r.ExtCachedBytes) / (1 << 20) })
 		s.Agreement = pick(func(r *Record) float64 { return r.Agreement() })
 	}
 	return out
@@ -127,14 +130,14 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 	}
 	fmt.Fprintf(&b, ", %g x -m of values %s, zipf %g, %d conns x 1, measured %v or %d gets; medians (min–max) over rounds\n\n",
 		o.WorkingSet, o.ValueSize, o.ZipfS, o.Conns, o.Time, o.Requests)
-	b.WriteString("| server | runs | hit % | flash % of hits | gets/s | p50 µs | p99 µs | RAM hit p50/p99 µs | flash hit p50/p99 µs | split check | server ns/req | RSS MB | steal % | others on server CPU % |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| server | runs | hit % | flash % of hits | gets/s | p50 µs | p99 µs | RAM hit p50/p99 µs | flash hit p50/p99 µs | split check | server ns/req | RSS MB | ext file MB / in page cache | steal % | others on server CPU % |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
 		runs := fmt.Sprint(s.Runs)
 		if s.Failed > 0 {
 			runs += fmt.Sprintf(" (+%d failed)", s.Failed)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s | %s | %s / %s | %s | %s |\n",
 			s.Label, runs,
 			fmtSpread(s.HitPct, "%.1f"), fmtSpread(s.FlashPct, "%.1f"),
 			fmtSpread(s.QPS, "%.0f"),
@@ -143,6 +146,7 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 			fmtSpread(s.FlashP50, "%.0f"), fmtSpread(s.FlashP99, "%.0f"),
 			fmtSpread(s.Agreement, "%.3f"),
 			fmtSpread(s.NsPerReq, "%.0f"), fmtSpread(s.RSSMB, "%.0f"),
+			fmtSpread(s.ExtMB, "%.0f"), fmtSpread(s.ExtCachedMB, "%.0f"),
 			fmtSpread(s.StealPct, "%.1f"), fmtSpread(s.OthersPct, "%.1f"))
 	}
 	_, err := io.WriteString(w, b.String())
