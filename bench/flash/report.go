@@ -114,11 +114,11 @@ func fmtSpread(s Spread, format string) string {
 	if s.N == 0 {
 		return "–"
 	}
-	m := fmt.Sprintf(format, s.Median)
-	if s.Min == s.Max {
+	m, lo, hi := fmt.Sprintf(format, s.Median), fmt.Sprintf(format, s.Min), fmt.Sprintf(format, s.Max)
+	if lo == hi {
 		return m
 	}
-	return fmt.Sprintf("%s ("+format+"–"+format+")", m, s.Min, s.Max)
+	return fmt.Sprintf("%s (%s–%s)", m, lo, hi)
 }
 
 // WriteMarkdown prints the comparison table and what the columns mean.
@@ -153,15 +153,25 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 	return err
 }
 
+// results is the JSON file: the options, every record, the summaries.
+type results struct {
+	Options   Options   `json:"options"`
+	Records   []Record  `json:"records"`
+	Summaries []Summary `json:"summaries"`
+}
+
 // WriteJSON writes every record and the summaries.
 func WriteJSON(w io.Writer, o *Options, recs []Record) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	oo := *o
-	oo.Log = nil
-	return enc.Encode(struct {
-		Options   Options   `json:"options"`
-		Records   []Record  `json:"records"`
-		Summaries []Summary `json:"summaries"`
-	}{oo, recs, Summarize(recs)})
+	return enc.Encode(results{*o, recs, Summarize(recs)})
+}
+
+// ReadJSON reads what WriteJSON wrote: the options and the records.
+func ReadJSON(r io.Reader) (Options, []Record, error) {
+	var res results
+	if err := json.NewDecoder(r).Decode(&res); err != nil {
+		return Options{}, nil, fmt.Errorf("results: %w", err)
+	}
+	return res.Options, res.Records, nil
 }

@@ -23,6 +23,9 @@ func TestSpread(t *testing.T) {
 	if got := fmtSpread(Spread{Median: 2, Min: 1, Max: 3, N: 3}, "%.0f"); got != "2 (1–3)" {
 		t.Errorf("fmtSpread = %q", got)
 	}
+	if got := fmtSpread(Spread{Median: 100, Min: 99.99, Max: 100, N: 3}, "%.1f"); got != "100.0" {
+		t.Errorf("a range that prints as one value printed as %q", got)
+	}
 	if got := fmtSpread(Spread{N: 2}, "%.1f"); got != "0.0" {
 		t.Errorf("a measured zero printed as %q", got)
 	}
@@ -120,6 +123,10 @@ func TestWriteMarkdownAndJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Records) != 6 || len(back.Summaries) != 2 {
 		t.Errorf("JSON round trip: %v, %d records, %d summaries", err, len(back.Records), len(back.Summaries))
+	}
+	o2, recs, err := ReadJSON(bytes.NewReader(b.Bytes()))
+	if err != nil || len(recs) != 6 || o2.MemoryMB != o.MemoryMB || o2.Settle != o.Settle || len(o2.ExtOptions) != 1 {
+		t.Errorf("ReadJSON: %v, %d records, options %+v", err, len(recs), o2)
 	}
 }
 

@@ -46,7 +46,7 @@ func run() error {
 	o := flash.DefaultOptions()
 	targets, ext := strings.Join(o.Targets, ","), ""
 	clientCPU := 0
-	var out string
+	var out, from string
 	flag.StringVar(&targets, "targets", targets, "servers to compare: memcached (1.6.45), gocached")
 	flag.IntVar(&o.MemoryMB, "memory", o.MemoryMB, "-m of every server (MB)")
 	flag.IntVar(&o.ExtSizeMB, "ext-size", o.ExtSizeMB, "size of the ext_path file (MB), in a fresh temp directory per run")
@@ -74,7 +74,11 @@ func run() error {
 	flag.StringVar(&o.MemcachedBin, "memcached", "", "memcached 1.6.45 binary (default: built from Debian's source package, kept in the test cache)")
 	flag.Uint64Var(&o.Seed, "seed", o.Seed, "seed of value sizes and key draws (the same for every server)")
 	flag.StringVar(&out, "out", "", "also write every record and the summaries as JSON here")
+	flag.StringVar(&from, "from", "", "print the table of an earlier --out file and stop")
 	flag.Parse()
+	if from != "" {
+		return reprint(from)
+	}
 	if err := pinSelf(clientCPU); err != nil {
 		return err
 	}
@@ -128,6 +132,19 @@ func run() error {
 		}
 	}
 	return runErr
+}
+
+func reprint(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	o, recs, err := flash.ReadJSON(f)
+	if err != nil {
+		return err
+	}
+	return flash.WriteMarkdown(os.Stdout, &o, flash.Summarize(recs))
 }
 
 // pinSelf re-executes this command under taskset on cpu unless every thread
