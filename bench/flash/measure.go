@@ -104,6 +104,19 @@ type GetPhase struct {
 // RAM hit from waiting behind a flash read on the same connection, so each
 // latency is the key's own.
 func runGets(ctx context.Context, addr string, ks *bench.KeySpace, sizes []int, z *Zipf, p GetPhase) (*Tally, error) {
+	// Every connection is open before the clock starts, and none is left
+	// open when one cannot be.
+	conns := make([]net.Conn, 0, p.Conns)
+	for range p.Conns {
+		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return nil, err
+		}
+		conns = append(conns, nc)
+	}
 	start := time.Now()
 	end := start.Add(p.Time)
 	var budget atomic.Int64
@@ -112,11 +125,7 @@ func runGets(ctx context.Context, addr string, ks *bench.KeySpace, sizes []int, 
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, p.Conns)
-	for c := range p.Conns {
-		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			return nil, err
-		}
+	for c, nc := range conns {
 		_ = nc.SetDeadline(end.Add(10 * time.Second))
 		stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 		wg.Add(1)

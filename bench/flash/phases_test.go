@@ -3,6 +3,7 @@ package flash
 import (
 	"bufio"
 	"context"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -220,5 +221,21 @@ func TestFileCacheHelpers(t *testing.T) {
 	}
 	if fileBlocks(path) < 1<<16 {
 		t.Errorf("blocks %d, want at least 64 KiB", fileBlocks(path))
+	}
+}
+
+func TestGetPhaseWithoutServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	z, err := NewZipf(1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runGets(context.Background(), addr, testKeys(t, 1), []int{1}, z, GetPhase{Conns: 2, Requests: 1, Time: time.Second}); err == nil {
+		t.Error("a phase without a server succeeded")
 	}
 }

@@ -21,8 +21,9 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 
 // Record is one measured run of one target.
 type Record struct {
-	Target string `json:"target"`
-	Round  int    `json:"round"`
+	Target  string `json:"target"`
+	Version string `json:"version"` // the server's, from stats
+	Round   int    `json:"round"`
 	// FlashTier is whether the server reported extstore counters: a build
 	// without a flash tier caches at most -m, whatever ext_path says.
 	FlashTier bool         `json:"flash_tier"`
@@ -126,6 +127,7 @@ func (r *Record) Agreement() float64 {
 
 // fillServer takes the server's counters over the phase.
 func (r *Record) fillServer(before, after Stats) {
+	r.Version = after["version"]
 	r.CmdGet = Delta(before, after, statCmdGet)
 	r.GetHits = Delta(before, after, statGetHits)
 	r.GetExtstore = Delta(before, after, statGetExtstore)

@@ -78,6 +78,9 @@ func Summarize(recs []Record) []Summary {
 			s.FlashTier = s.FlashTier && r.FlashTier
 		}
 		s.Label = s.Target
+		if len(g) > 0 && g[0].Version != "" {
+			s.Label += " " + g[0].Version
+		}
 		if !s.FlashTier {
 			s.Label += " (no flash tier: ext_path ignored)"
 		}

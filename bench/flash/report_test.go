@@ -36,10 +36,10 @@ func TestSpread(t *testing.T) {
 
 func TestRecordDerivedValues(t *testing.T) {
 	var r Record
-	before := Stats{"cmd_get": "100", "get_hits": "90", "get_extstore": "10", "recache_from_extstore": "0"}
-	after := Stats{"cmd_get": "1100", "get_hits": "890", "get_extstore": "610", "recache_from_extstore": "3"}
+	before := Stats{"version": "1.6.45", "cmd_get": "100", "get_hits": "90", "get_extstore": "10", "recache_from_extstore": "0"}
+	after := Stats{"version": "1.6.45", "cmd_get": "1100", "get_hits": "890", "get_extstore": "610", "recache_from_extstore": "3"}
 	r.fillServer(before, after)
-	if r.HitRatio() != 0.8 || r.FlashShare() != 0.75 || r.Recached != 3 {
+	if r.HitRatio() != 0.8 || r.FlashShare() != 0.75 || r.Recached != 3 || r.Version != "1.6.45" {
 		t.Errorf("hit ratio %g, flash share %g, recached %d; want 0.8, 0.75, 3", r.HitRatio(), r.FlashShare(), r.Recached)
 	}
 	r.Gets, r.Fills = 900, 100
@@ -59,7 +59,7 @@ func TestRecordDerivedValues(t *testing.T) {
 
 func testRecords() []Record {
 	mk := func(target string, round int, flash bool, hits, ext int64, qps float64) Record {
-		r := Record{Target: target, Round: round, FlashTier: flash, CmdGet: 1000, GetHits: hits, GetExtstore: ext, QPS: qps,
+		r := Record{Target: target, Version: map[string]string{"memcached": "1.6.45"}[target], Round: round, FlashTier: flash, CmdGet: 1000, GetHits: hits, GetExtstore: ext, QPS: qps,
 			All: Latency{Count: 1000, P50: 50, P99: 200}, RAM: Latency{Count: 400, P50: 40, P99: 150}}
 		if flash {
 			r.Flash = Latency{Count: 500, P50: 90, P99: 400}
@@ -84,7 +84,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("summaries %+v", sums)
 	}
 	m, g := sums[0], sums[1]
-	if m.Runs != 3 || m.Failed != 0 || !m.FlashTier || m.Label != "memcached" {
+	if m.Runs != 3 || m.Failed != 0 || !m.FlashTier || m.Label != "memcached 1.6.45" {
 		t.Errorf("memcached: %+v", m)
 	}
 	if m.HitPct.Median != 99 || m.QPS != (Spread{Median: 30000, Min: 29000, Max: 31000, N: 3}) || m.Agreement.Median != 1 {
@@ -107,7 +107,7 @@ func TestWriteMarkdownAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"-m 64, ext_path 1024 MB (ext_item_age=5)", "| memcached | 3 | 99.0 (98.5–99.5) |",
+	for _, want := range []string{"-m 64, ext_path 1024 MB (ext_item_age=5)", "| memcached 1.6.45 | 3 | 99.0 (98.5–99.5) |",
 		"| gocached (no flash tier: ext_path ignored) | 2 (+1 failed) | 78.5 (78.0–79.0) | 0.0 |", "| – / – | – |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
