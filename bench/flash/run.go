@@ -190,7 +190,7 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 	}
 	rec.fillClient(t)
 	rec.fillServer(before, after)
-	rec.fillCPU(cpu1.runNs-cpu0.runNs, t.Seconds, cpu1.all.Sub(cpu0.all), cpu1.core.Sub(cpu0.core))
+	rec.fillCPU(cpu1.runNs-cpu0.runNs, cpu1.at.Sub(cpu0.at).Seconds(), cpu1.all.Sub(cpu0.all), cpu1.core.Sub(cpu0.core))
 	if o.TaggedTime > 0 {
 		tt, err := runGets(ctx, addr, w.ks, w.sizes, w.zipf, GetPhase{Conns: o.Conns, Requests: o.Requests, Time: o.TaggedTime, Seed: o.Seed + 3, Tag: header, Fill: o.Fill})
 		if err != nil {
@@ -219,6 +219,7 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 
 // cpuSample is the server's exact run time and the machine's ticks.
 type cpuSample struct {
+	at    time.Time
 	runNs uint64
 	all   scenario.SystemCPU
 	core  scenario.SystemCPU // the server's CPU
@@ -230,5 +231,5 @@ func sampleCPU(pid, cpu int) (cpuSample, error) {
 		return cpuSample{}, err
 	}
 	all, per, err := scenario.ReadCPUs()
-	return cpuSample{runNs: ns, all: all, core: per[cpu]}, err
+	return cpuSample{at: time.Now(), runNs: ns, all: all, core: per[cpu]}, err
 }
