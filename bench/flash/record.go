@@ -1,6 +1,8 @@
 package flash
 
 import (
+	"fmt"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gocached/gocached/bench/scenario"
 )
@@ -74,7 +76,20 @@ type Record struct {
 	// end: flash reads of those pages were memory copies.
 	ExtCachedBytes int64 `json:"ext_cached_bytes"`
 
-	Error string `json:"error,omitempty"`
+	// Disturbed says why the run is left out of the medians: too much
+	// steal, or too much else on the server's CPU.
+	Disturbed string `json:"disturbed,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// judge marks the run disturbed when steal or others passed their limits.
+func (r *Record) judge(maxSteal, maxOthers float64) {
+	switch {
+	case r.StealPct > maxSteal:
+		r.Disturbed = fmt.Sprintf("steal %.1f %%", r.StealPct)
+	case r.OthersPct > maxOthers:
+		r.Disturbed = fmt.Sprintf("others %.1f %% of the server CPU", r.OthersPct)
+	}
 }
 
 // HitRatio is the server's get_hits over cmd_get in the measured phase.

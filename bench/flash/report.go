@@ -29,11 +29,15 @@ func spreadOf(xs []float64) Spread {
 
 // Summary is one target's medians over its good runs.
 type Summary struct {
-	Target    string `json:"target"`
-	Label     string `json:"label"` // the target, and what it lacks
-	Runs      int    `json:"runs"`  // runs without errors
-	Failed    int    `json:"failed"`
-	FlashTier bool   `json:"flash_tier"`
+	Target string `json:"target"`
+	Label  string `json:"label"` // the target, and what it lacks
+	Runs   int    `json:"runs"`  // runs the medians rest on
+	Failed int    `json:"failed"`
+	// Disturbed runs are left out of the medians, unless every run was
+	// (then AllDisturbed, and the medians are theirs).
+	Disturbed    int  `json:"disturbed"`
+	AllDisturbed bool `json:"all_disturbed"`
+	FlashTier    bool `json:"flash_tier"`
 
 	HitPct, FlashPct, QPS                        Spread
 	P50, P99, RAMP50, RAMP99, FlashP50, FlashP99 Spread
@@ -44,24 +48,33 @@ type Summary struct {
 	Agreement Spread
 }
 
-// Summarize groups records by target, in the order targets first appear.
+// Summarize groups records by target, in the order targets first appear,
+// and takes medians over the runs without errors and without disturbance.
 func Summarize(recs []Record) []Summary {
 	var out []Summary
 	index := map[string]int{}
 	groups := map[string][]Record{}
+	disturbed := map[string][]Record{}
 	for _, r := range recs {
 		if _, ok := index[r.Target]; !ok {
 			index[r.Target] = len(out)
 			out = append(out, Summary{Target: r.Target})
 		}
-		if r.Error != "" {
+		switch {
+		case r.Error != "":
 			out[index[r.Target]].Failed++
-			continue
+		case r.Disturbed != "":
+			out[index[r.Target]].Disturbed++
+			disturbed[r.Target] = append(disturbed[r.Target], r)
+		default:
+			groups[r.Target] = append(groups[r.Target], r)
 		}
-		groups[r.Target] = append(groups[r.Target], r)
 	}
 	for i := range out {
 		g := groups[out[i].Target]
+		if len(g) == 0 && len(disturbed[out[i].Target]) > 0 {
+			g, out[i].AllDisturbed = disturbed[out[i].Target], true
+		}
 		pick := func(f func(*Record) float64) Spread {
 			var xs []float64
 			for j := range g {
@@ -78,7 +91,8 @@ func Summarize(recs []Record) []Summary {
 			s.FlashTier = s.FlashTier && r.FlashTier
 		}
 		s.Label = s.Target
-		if len(g) > 0 && g[0].Version != "" {
+		// gocached reports the memcached release it follows: not its own.
+		if s.Target == Memcached && len(g) > 0 && g[0].Version != "" {
 			s.Label += " " + g[0].Version
 		}
 		if !s.FlashTier {
@@ -131,12 +145,19 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 	if len(o.ExtOptions) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(o.ExtOptions, ","))
 	}
-	fmt.Fprintf(&b, ", %g x -m of values %s, zipf %g, %d conns x 1, measured %v or %d gets; medians (min–max) over rounds\n\n",
-		o.WorkingSet, o.ValueSize, o.ZipfS, o.Conns, o.Time, o.Requests)
+	fmt.Fprintf(&b, ", %g x -m of values %s, zipf %g, %d conns x 1, measured %v or %d gets; medians (min–max) over rounds,"+
+		" leaving out runs with steal above %g %% or others above %g %% of the server CPU (disturbed)\n\n",
+		o.WorkingSet, o.ValueSize, o.ZipfS, o.Conns, o.Time, o.Requests, o.MaxStealPct, o.MaxOthersPct)
 	b.WriteString("| server | runs | hit % | flash % of hits | gets/s | p50 µs | p99 µs | RAM hit p50/p99 µs | flash hit p50/p99 µs | split check | server ns/req | RSS MB | ext file MB / in page cache | steal % | others on server CPU % |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
 		runs := fmt.Sprint(s.Runs)
+		switch {
+		case s.AllDisturbed:
+			runs += " (all disturbed)"
+		case s.Disturbed > 0:
+			runs += fmt.Sprintf(" (+%d disturbed)", s.Disturbed)
+		}
 		if s.Failed > 0 {
 			runs += fmt.Sprintf(" (+%d failed)", s.Failed)
 		}

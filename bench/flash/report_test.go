@@ -55,6 +55,18 @@ func TestRecordDerivedValues(t *testing.T) {
 	if empty.HitRatio() != 0 || empty.FlashShare() != 0 || empty.Agreement() != -1 {
 		t.Error("a record without gets has ratios")
 	}
+	r.judge(5, 10)
+	if r.Disturbed != "steal 10.0 %" {
+		t.Errorf("steal 10 %%: disturbed %q", r.Disturbed)
+	}
+	r.Disturbed, r.StealPct = "", 1
+	if r.judge(5, 10); r.Disturbed != "" {
+		t.Errorf("others 10 %% (at the limit): disturbed %q", r.Disturbed)
+	}
+	r.OthersPct = 10.5
+	if r.judge(5, 10); r.Disturbed == "" {
+		t.Error("others 10.5 %: not disturbed")
+	}
 }
 
 func testRecords() []Record {
@@ -74,13 +86,15 @@ func testRecords() []Record {
 		mk("memcached", 2, true, 995, 610, 31000),
 		mk("memcached", 3, true, 985, 590, 29000),
 		{Target: "gocached", Round: 3, Error: "start: boom"},
+		{Target: "gocached", Round: 4, QPS: 1, CmdGet: 10, Disturbed: "others 40 %"},
+		{Target: "other", Round: 1, QPS: 7, CmdGet: 10, GetHits: 5, Disturbed: "steal 9 %"},
 	}
 	return recs
 }
 
 func TestSummarize(t *testing.T) {
 	sums := Summarize(testRecords())
-	if len(sums) != 2 || sums[0].Target != "memcached" || sums[1].Target != "gocached" {
+	if len(sums) != 3 || sums[0].Target != "memcached" || sums[1].Target != "gocached" {
 		t.Fatalf("summaries %+v", sums)
 	}
 	m, g := sums[0], sums[1]
@@ -90,8 +104,15 @@ func TestSummarize(t *testing.T) {
 	if m.HitPct.Median != 99 || m.QPS != (Spread{Median: 30000, Min: 29000, Max: 31000, N: 3}) || m.Agreement.Median != 1 {
 		t.Errorf("memcached medians: hit %+v qps %+v agreement %+v", m.HitPct, m.QPS, m.Agreement)
 	}
-	if g.Runs != 2 || g.Failed != 1 || g.FlashTier || !strings.Contains(g.Label, "no flash tier") {
-		t.Errorf("gocached: runs %d failed %d flash %v label %q", g.Runs, g.Failed, g.FlashTier, g.Label)
+	if g.Runs != 2 || g.Failed != 1 || g.Disturbed != 1 || g.AllDisturbed || g.FlashTier || !strings.Contains(g.Label, "no flash tier") {
+		t.Errorf("gocached: runs %d failed %d disturbed %d flash %v label %q", g.Runs, g.Failed, g.Disturbed, g.FlashTier, g.Label)
+	}
+	// The disturbed run is not in the medians.
+	if g.QPS.Min != 40000 {
+		t.Errorf("gocached qps %+v includes the disturbed run", g.QPS)
+	}
+	if x := sums[2]; x.Runs != 1 || !x.AllDisturbed || x.QPS.Median != 7 || x.HitPct.Median != 50 {
+		t.Errorf("all disturbed: %+v", x)
 	}
 	// No flash hits: no flash latency, not a latency of zero.
 	if g.FlashP99.N != 0 || g.Agreement.N != 0 || g.FlashPct.Median != 0 || g.FlashPct.N != 2 {
@@ -108,7 +129,8 @@ func TestWriteMarkdownAndJSON(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{"-m 64, ext_path 1024 MB (ext_item_age=5)", "| memcached 1.6.45 | 3 | 99.0 (98.5–99.5) |",
-		"| gocached (no flash tier: ext_path ignored) | 2 (+1 failed) | 78.5 (78.0–79.0) | 0.0 |", "| – / – | – |"} {
+		"| gocached (no flash tier: ext_path ignored) | 2 (+1 disturbed) (+1 failed) | 78.5 (78.0–79.0) | 0.0 |", "| – / – | – |",
+		"| other (no flash tier: ext_path ignored) | 1 (all disturbed) |", "steal above 5 % or others above 10 %"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
@@ -121,11 +143,11 @@ func TestWriteMarkdownAndJSON(t *testing.T) {
 		Records   []Record
 		Summaries []Summary
 	}
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Records) != 6 || len(back.Summaries) != 2 {
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Records) != 8 || len(back.Summaries) != 3 {
 		t.Errorf("JSON round trip: %v, %d records, %d summaries", err, len(back.Records), len(back.Summaries))
 	}
 	o2, recs, err := ReadJSON(bytes.NewReader(b.Bytes()))
-	if err != nil || len(recs) != 6 || o2.MemoryMB != o.MemoryMB || o2.Settle != o.Settle || len(o2.ExtOptions) != 1 {
+	if err != nil || len(recs) != 8 || o2.MemoryMB != o.MemoryMB || o2.Settle != o.Settle || len(o2.ExtOptions) != 1 {
 		t.Errorf("ReadJSON: %v, %d records, options %+v", err, len(recs), o2)
 	}
 }

@@ -94,7 +94,11 @@ func (r Record) summary() string {
 	if r.Error != "" {
 		return "error: " + r.Error
 	}
-	return fmt.Sprintf("hit %.1f %% (flash %.1f %% of hits), %.0f gets/s, p99 %.0f µs (ram %.0f, flash %.0f), %.0f ns/req, rss %.0f MB, steal %.1f %%, others on the server CPU %.1f %%, ext file %.0f MB written, %.0f MB of it in the page cache",
+	note := ""
+	if r.Disturbed != "" {
+		note = " [disturbed: " + r.Disturbed + "]"
+	}
+	return note + fmt.Sprintf("hit %.1f %% (flash %.1f %% of hits), %.0f gets/s, p99 %.0f µs (ram %.0f, flash %.0f), %.0f ns/req, rss %.0f MB, steal %.1f %%, others on the server CPU %.1f %%, ext file %.0f MB written, %.0f MB of it in the page cache",
 		100*r.HitRatio(), 100*r.FlashShare(), r.QPS, r.All.P99, r.RAM.P99, r.Flash.P99, r.NsPerReq, float64(r.RSS)/(1<<20), r.StealPct, r.OthersPct, float64(r.ExtFileBytes)/(1<<20), float64(r.ExtCachedBytes)/(1<<20))
 }
 
@@ -191,6 +195,7 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 	rec.fillClient(t)
 	rec.fillServer(before, after)
 	rec.fillCPU(cpu1.runNs-cpu0.runNs, cpu1.at.Sub(cpu0.at).Seconds(), cpu1.all.Sub(cpu0.all), cpu1.core.Sub(cpu0.core))
+	rec.judge(o.MaxStealPct, o.MaxOthersPct)
 	if o.TaggedTime > 0 {
 		tt, err := runGets(ctx, addr, w.ks, w.sizes, w.zipf, GetPhase{Conns: o.Conns, Requests: o.Requests, Time: o.TaggedTime, Seed: o.Seed + 3, Tag: header, Fill: o.Fill})
 		if err != nil {
