@@ -48,10 +48,10 @@ type Options struct {
 	Rounds     int // every target once per round, order rotated
 
 	ServerCPU int // the CPU each server is pinned to
-	// Runs with more steal (of the machine) or more time of the server's
-	// CPU taken by others, in percent, are left out of the medians.
-	MaxStealPct, MaxOthersPct float64
-	Seed                      uint64
+	// Runs with more steal or more CPU of other processes, in percent of
+	// the machine, are left out of the medians.
+	MaxStealPct, MaxOtherPct float64
+	Seed                     uint64
 
 	Log func(format string, args ...any) `json:"-"`
 }
@@ -59,27 +59,27 @@ type Options struct {
 // DefaultOptions is a short comparison: -m 64, a 1 GB file, 4 x -m written.
 func DefaultOptions() Options {
 	return Options{
-		Targets:      []string{Memcached, Gocached},
-		MemoryMB:     64,
-		ExtSizeMB:    1024,
-		WorkingSet:   4,
-		ValueSize:    "uniform:4096-16384",
-		KeySize:      24,
-		ZipfS:        0.99,
-		LoadMBps:     64,
-		Settle:       Settle{Interval: 250 * time.Millisecond, Quiet: 3 * time.Second, Max: 60 * time.Second},
-		DropCache:    true,
-		Conns:        4,
-		Fill:         true,
-		Warmup:       2 * time.Second,
-		Time:         10 * time.Second,
-		Requests:     2_000_000,
-		TaggedTime:   5 * time.Second,
-		Rounds:       3,
-		ServerCPU:    1,
-		MaxStealPct:  5,
-		MaxOthersPct: 10,
-		Seed:         1,
+		Targets:     []string{Memcached, Gocached},
+		MemoryMB:    64,
+		ExtSizeMB:   1024,
+		WorkingSet:  4,
+		ValueSize:   "uniform:4096-16384",
+		KeySize:     24,
+		ZipfS:       0.99,
+		LoadMBps:    64,
+		Settle:      Settle{Interval: 250 * time.Millisecond, Quiet: 3 * time.Second, Max: 60 * time.Second},
+		DropCache:   true,
+		Conns:       4,
+		Fill:        true,
+		Warmup:      2 * time.Second,
+		Time:        10 * time.Second,
+		Requests:    2_000_000,
+		TaggedTime:  5 * time.Second,
+		Rounds:      3,
+		ServerCPU:   1,
+		MaxStealPct: 5,
+		MaxOtherPct: 10,
+		Seed:        1,
 	}
 }
 

@@ -65,10 +65,14 @@ type Record struct {
 	ServerCPUPct float64 `json:"server_cpu_pct"`
 	NsPerReq     float64 `json:"ns_per_req"` // server CPU (schedstat) per request: gets and fill sets
 	StealPct     float64 `json:"steal_pct"`  // of the whole machine
-	// OthersPct is the server CPU's busy time not spent in the server, in
-	// percent of the phase: other processes, interrupts. Above a few
-	// percent the run was disturbed.
-	OthersPct    float64 `json:"others_on_server_cpu_pct"`
+	// OtherProcsPct is the machine's process time (sampled ticks) less
+	// the server's and the client's, in percent of the machine: other
+	// tenants. The disturbance flag reads it.
+	OtherProcsPct float64 `json:"other_processes_pct"`
+	// OutsidePct is the server CPU's busy time outside the server's
+	// threads, in percent of the phase: other processes there, and
+	// interrupt and idle-exit work no thread is charged for.
+	OutsidePct   float64 `json:"server_cpu_outside_server_pct"`
 	RSS          int64   `json:"rss_bytes"` // at the end of the measured phase
 	PeakRSS      int64   `json:"peak_rss_bytes"`
 	ExtFileBytes int64   `json:"ext_file_bytes"` // disk blocks the ext_path file holds
@@ -82,13 +86,14 @@ type Record struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// judge marks the run disturbed when steal or others passed their limits.
-func (r *Record) judge(maxSteal, maxOthers float64) {
+// judge marks the run disturbed when steal or other processes passed
+// their limits.
+func (r *Record) judge(maxSteal, maxOther float64) {
 	switch {
 	case r.StealPct > maxSteal:
 		r.Disturbed = fmt.Sprintf("steal %.1f %%", r.StealPct)
-	case r.OthersPct > maxOthers:
-		r.Disturbed = fmt.Sprintf("others %.1f %% of the server CPU", r.OthersPct)
+	case r.OtherProcsPct > maxOther:
+		r.Disturbed = fmt.Sprintf("other processes %.1f %%", r.OtherProcsPct)
 	}
 }
 
@@ -153,21 +158,33 @@ func (r *Record) fillServer(before, after Stats) {
 // userHz is the unit of /proc/stat's ticks.
 const userHz = 100
 
-// fillCPU turns the server's run time, the machine's ticks and the server
-// core's ticks over the phase into rates. The core's busy time is its wall
-// time less idle, iowait and steal (exact under NO_HZ, where sampled busy
-// ticks miss short bursts), never below its sampled busy ticks.
-func (r *Record) fillCPU(runNs uint64, seconds float64, all, core scenario.SystemCPU) {
-	if seconds > 0 {
-		r.ServerCPUPct = 100 * float64(runNs) / 1e9 / seconds
-		wall := seconds * userHz
-		busy := max(wall-float64(core.Idle+core.IOWait+core.Steal), float64(core.Busy()), 0)
-		r.OthersPct = max(0, 100*(busy/userHz-float64(runNs)/1e9)/seconds)
+// cpuDelta is what the CPU counters say about one phase.
+type cpuDelta struct {
+	runNs    uint64  // the server's exact run time (schedstat)
+	seconds  float64 // wall time between the samples
+	all      scenario.SystemCPU
+	core     scenario.SystemCPU // the server's CPU
+	ownTicks uint64             // sampled process ticks of the server and the client
+}
+
+// fillCPU turns the phase's CPU counters into rates. The core's busy time
+// is its wall time less idle, iowait and steal (exact under NO_HZ, where
+// sampled busy ticks miss short bursts), never below its sampled busy
+// ticks. Other processes are sampled ticks against sampled ticks, as the
+// scenario runner counts them.
+func (r *Record) fillCPU(d cpuDelta) {
+	if d.seconds > 0 {
+		r.ServerCPUPct = 100 * float64(d.runNs) / 1e9 / d.seconds
+		wall := d.seconds * userHz
+		busy := max(wall-float64(d.core.Idle+d.core.IOWait+d.core.Steal), float64(d.core.Busy()), 0)
+		r.OutsidePct = max(0, 100*(busy/userHz-float64(d.runNs)/1e9)/d.seconds)
 	}
 	if n := r.Gets + r.Fills; n > 0 {
-		r.NsPerReq = float64(runNs) / float64(n)
+		r.NsPerReq = float64(d.runNs) / float64(n)
 	}
-	if t := all.Total(); t > 0 {
-		r.StealPct = 100 * float64(all.Steal) / float64(t)
+	if t := d.all.Total(); t > 0 {
+		r.StealPct = 100 * float64(d.all.Steal) / float64(t)
+		procs := float64(d.all.User + d.all.Nice + d.all.System)
+		r.OtherProcsPct = 100 * max(0, procs-float64(d.ownTicks)) / float64(t)
 	}
 }

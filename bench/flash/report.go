@@ -42,7 +42,7 @@ type Summary struct {
 	HitPct, FlashPct, QPS                        Spread
 	P50, P99, RAMP50, RAMP99, FlashP50, FlashP99 Spread
 	ExtMB, ExtCachedMB                           Spread // ext_path file written, and in the page cache
-	NsPerReq, RSSMB, StealPct, OthersPct         Spread
+	NsPerReq, RSSMB, StealPct, OtherProcsPct     Spread
 	// Agreement is the tagged phase's flash hits over the server's
 	// get_extstore in it: near 1 when the RAM/flash split is right.
 	Agreement Spread
@@ -111,7 +111,7 @@ func Summarize(recs []Record) []Summary {
 		s.NsPerReq = pick(func(r *Record) float64 { return r.NsPerReq })
 		s.RSSMB = pick(func(r *Record) float64 { return float64(r.RSS) / (1 << 20) })
 		s.StealPct = pick(func(r *Record) float64 { return r.StealPct })
-		s.OthersPct = pick(func(r *Record) float64 { return r.OthersPct })
+		s.OtherProcsPct = pick(func(r *Record) float64 { return r.OtherProcsPct })
 		s.ExtMB = pick(func(r *Record) float64 { return float64(r.ExtFileBytes) / (1 << 20) })
 		s.ExtCachedMB = pick(func(r *Record) float64 { return float64(r.ExtCachedBytes) / (1 << 20) })
 		s.Agreement = pick(func(r *Record) float64 { return r.Agreement() })
@@ -146,9 +146,9 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 		fmt.Fprintf(&b, " (%s)", strings.Join(o.ExtOptions, ","))
 	}
 	fmt.Fprintf(&b, ", %g x -m of values %s, zipf %g, %d conns x 1, measured %v or %d gets; medians (min–max) over rounds,"+
-		" leaving out runs with steal above %g %% or others above %g %% of the server CPU (disturbed)\n\n",
-		o.WorkingSet, o.ValueSize, o.ZipfS, o.Conns, o.Time, o.Requests, o.MaxStealPct, o.MaxOthersPct)
-	b.WriteString("| server | runs | hit % | flash % of hits | gets/s | p50 µs | p99 µs | RAM hit p50/p99 µs | flash hit p50/p99 µs | split check | server ns/req | RSS MB | ext file MB / in page cache | steal % | others on server CPU % |\n")
+		" leaving out runs with steal above %g %% or other processes above %g %% of the machine (disturbed)\n\n",
+		o.WorkingSet, o.ValueSize, o.ZipfS, o.Conns, o.Time, o.Requests, o.MaxStealPct, o.MaxOtherPct)
+	b.WriteString("| server | runs | hit % | flash % of hits | gets/s | p50 µs | p99 µs | RAM hit p50/p99 µs | flash hit p50/p99 µs | split check | server ns/req | RSS MB | ext file MB / in page cache | steal % | other processes % |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
 		runs := fmt.Sprint(s.Runs)
@@ -171,7 +171,7 @@ func WriteMarkdown(w io.Writer, o *Options, sums []Summary) error {
 			fmtSpread(s.Agreement, "%.3f"),
 			fmtSpread(s.NsPerReq, "%.0f"), fmtSpread(s.RSSMB, "%.0f"),
 			fmtSpread(s.ExtMB, "%.0f"), fmtSpread(s.ExtCachedMB, "%.0f"),
-			fmtSpread(s.StealPct, "%.1f"), fmtSpread(s.OthersPct, "%.1f"))
+			fmtSpread(s.StealPct, "%.1f"), fmtSpread(s.OtherProcsPct, "%.1f"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -44,12 +44,13 @@ func TestRecordDerivedValues(t *testing.T) {
 	}
 	r.Gets, r.Fills = 900, 100
 	// 4 s: the server ran 2 s; its core was idle 1.2 s and stolen 0.4 s,
-	// so others had 0.4 s (10 %).
-	all := scenario.SystemCPU{User: 700, Idle: 200, Steal: 100}
-	core := scenario.SystemCPU{User: 100, Idle: 120, Steal: 40}
-	r.fillCPU(2_000_000_000, 4, all, core)
-	if r.ServerCPUPct != 50 || r.NsPerReq != 2_000_000 || r.StealPct != 10 || math.Abs(r.OthersPct-10) > 1e-9 {
-		t.Errorf("cpu %g %%, %g ns/req, steal %g %%, others %g %%", r.ServerCPUPct, r.NsPerReq, r.StealPct, r.OthersPct)
+	// so 0.4 s (10 %) of it went elsewhere. The machine's process ticks
+	// are 700, the server's and client's 600: other processes 100 of 1000.
+	r.fillCPU(cpuDelta{runNs: 2_000_000_000, seconds: 4,
+		all:  scenario.SystemCPU{User: 700, Idle: 200, Steal: 100},
+		core: scenario.SystemCPU{User: 100, Idle: 120, Steal: 40}, ownTicks: 600})
+	if r.ServerCPUPct != 50 || r.NsPerReq != 2_000_000 || r.StealPct != 10 || math.Abs(r.OutsidePct-10) > 1e-9 || r.OtherProcsPct != 10 {
+		t.Errorf("cpu %g %%, %g ns/req, steal %g %%, outside %g %%, other processes %g %%", r.ServerCPUPct, r.NsPerReq, r.StealPct, r.OutsidePct, r.OtherProcsPct)
 	}
 	var empty Record
 	if empty.HitRatio() != 0 || empty.FlashShare() != 0 || empty.Agreement() != -1 {
@@ -61,11 +62,11 @@ func TestRecordDerivedValues(t *testing.T) {
 	}
 	r.Disturbed, r.StealPct = "", 1
 	if r.judge(5, 10); r.Disturbed != "" {
-		t.Errorf("others 10 %% (at the limit): disturbed %q", r.Disturbed)
+		t.Errorf("other processes 10 %% (at the limit): disturbed %q", r.Disturbed)
 	}
-	r.OthersPct = 10.5
-	if r.judge(5, 10); r.Disturbed == "" {
-		t.Error("others 10.5 %: not disturbed")
+	r.OtherProcsPct = 10.5
+	if r.judge(5, 10); r.Disturbed != "other processes 10.5 %" {
+		t.Errorf("other processes 10.5 %%: disturbed %q", r.Disturbed)
 	}
 }
 
@@ -130,7 +131,7 @@ func TestWriteMarkdownAndJSON(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"-m 64, ext_path 1024 MB (ext_item_age=5)", "| memcached 1.6.45 | 3 | 99.0 (98.5–99.5) |",
 		"| gocached (no flash tier: ext_path ignored) | 2 (+1 disturbed) (+1 failed) | 78.5 (78.0–79.0) | 0.0 |", "| – / – | – |",
-		"| other (no flash tier: ext_path ignored) | 1 (all disturbed) |", "steal above 5 % or others above 10 %"} {
+		"| other (no flash tier: ext_path ignored) | 1 (all disturbed) |", "steal above 5 % or other processes above 10 % of the machine"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}

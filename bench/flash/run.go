@@ -94,12 +94,14 @@ func (r Record) summary() string {
 	if r.Error != "" {
 		return "error: " + r.Error
 	}
-	note := ""
+	s := fmt.Sprintf("hit %.1f %% (flash %.1f %% of hits), %.0f gets/s, p99 %.0f µs (ram %.0f, flash %.0f), %.0f ns/req, rss %.0f MB, "+
+		"steal %.1f %%, other processes %.1f %%, server CPU busy outside the server %.1f %%, ext file %.0f MB written, %.0f MB of it in the page cache",
+		100*r.HitRatio(), 100*r.FlashShare(), r.QPS, r.All.P99, r.RAM.P99, r.Flash.P99, r.NsPerReq, float64(r.RSS)/(1<<20),
+		r.StealPct, r.OtherProcsPct, r.OutsidePct, float64(r.ExtFileBytes)/(1<<20), float64(r.ExtCachedBytes)/(1<<20))
 	if r.Disturbed != "" {
-		note = " [disturbed: " + r.Disturbed + "]"
+		s += " [disturbed: " + r.Disturbed + "]"
 	}
-	return note + fmt.Sprintf("hit %.1f %% (flash %.1f %% of hits), %.0f gets/s, p99 %.0f µs (ram %.0f, flash %.0f), %.0f ns/req, rss %.0f MB, steal %.1f %%, others on the server CPU %.1f %%, ext file %.0f MB written, %.0f MB of it in the page cache",
-		100*r.HitRatio(), 100*r.FlashShare(), r.QPS, r.All.P99, r.RAM.P99, r.Flash.P99, r.NsPerReq, float64(r.RSS)/(1<<20), r.StealPct, r.OthersPct, float64(r.ExtFileBytes)/(1<<20), float64(r.ExtCachedBytes)/(1<<20))
+	return s
 }
 
 // measure runs one target through the phases: start, write, settle (drop
@@ -194,8 +196,9 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 	}
 	rec.fillClient(t)
 	rec.fillServer(before, after)
-	rec.fillCPU(cpu1.runNs-cpu0.runNs, cpu1.at.Sub(cpu0.at).Seconds(), cpu1.all.Sub(cpu0.all), cpu1.core.Sub(cpu0.core))
-	rec.judge(o.MaxStealPct, o.MaxOthersPct)
+	rec.fillCPU(cpuDelta{runNs: cpu1.runNs - cpu0.runNs, seconds: cpu1.at.Sub(cpu0.at).Seconds(),
+		all: cpu1.all.Sub(cpu0.all), core: cpu1.core.Sub(cpu0.core), ownTicks: cpu1.ownTicks - cpu0.ownTicks})
+	rec.judge(o.MaxStealPct, o.MaxOtherPct)
 	if o.TaggedTime > 0 {
 		tt, err := runGets(ctx, addr, w.ks, w.sizes, w.zipf, GetPhase{Conns: o.Conns, Requests: o.Requests, Time: o.TaggedTime, Seed: o.Seed + 3, Tag: header, Fill: o.Fill})
 		if err != nil {
@@ -224,10 +227,11 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 
 // cpuSample is the server's exact run time and the machine's ticks.
 type cpuSample struct {
-	at    time.Time
-	runNs uint64
-	all   scenario.SystemCPU
-	core  scenario.SystemCPU // the server's CPU
+	at       time.Time
+	runNs    uint64
+	ownTicks uint64 // the server's and this process's utime+stime
+	all      scenario.SystemCPU
+	core     scenario.SystemCPU // the server's CPU
 }
 
 func sampleCPU(pid, cpu int) (cpuSample, error) {
@@ -235,6 +239,14 @@ func sampleCPU(pid, cpu int) (cpuSample, error) {
 	if err != nil {
 		return cpuSample{}, err
 	}
+	su, ss, err := scenario.ProcessTimes(pid)
+	if err != nil {
+		return cpuSample{}, err
+	}
+	cu, cs, err := scenario.ProcessTimes(os.Getpid())
+	if err != nil {
+		return cpuSample{}, err
+	}
 	all, per, err := scenario.ReadCPUs()
-	return cpuSample{at: time.Now(), runNs: ns, all: all, core: per[cpu]}, err
+	return cpuSample{at: time.Now(), runNs: ns, ownTicks: su + ss + cu + cs, all: all, core: per[cpu]}, err
 }

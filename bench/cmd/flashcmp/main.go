@@ -69,7 +69,7 @@ func run() error {
 	flag.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds; each runs every target once, order rotated")
 	flag.IntVar(&o.ServerCPU, "server-cpu", o.ServerCPU, "the CPU every server is pinned to")
 	flag.Float64Var(&o.MaxStealPct, "max-steal", o.MaxStealPct, "leave runs with more steal (% of the machine) out of the medians")
-	flag.Float64Var(&o.MaxOthersPct, "max-others", o.MaxOthersPct, "leave runs where others took more of the server CPU (%) out of the medians")
+	flag.Float64Var(&o.MaxOtherPct, "max-other", o.MaxOtherPct, "leave runs where other processes took more of the machine (%) out of the medians")
 	flag.IntVar(&clientCPU, "client-cpu", clientCPU, "the CPU this process (the client) is pinned to; -1 = not pinned")
 	flag.StringVar(&o.Engine, "engine", "", "gocached --engine (default: the binary's)")
 	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
