@@ -65,9 +65,9 @@ type Record struct {
 	ServerCPUPct float64 `json:"server_cpu_pct"`
 	NsPerReq     float64 `json:"ns_per_req"` // server CPU (schedstat) per request: gets and fill sets
 	StealPct     float64 `json:"steal_pct"`  // of the whole machine
-	// OtherProcsPct is the machine's process time (sampled ticks) less
-	// the server's and the client's, in percent of the machine: other
-	// tenants. The disturbance flag reads it.
+	// OtherProcsPct is the machine's busy time (sampled ticks) less the
+	// server's and the client's, in percent of the machine: other tenants,
+	// and interrupts that hit an idle CPU. The disturbance flag reads it.
 	OtherProcsPct float64 `json:"other_processes_pct"`
 	// OutsidePct is the server CPU's busy time outside the server's
 	// threads, in percent of the phase: other processes there, and
@@ -170,8 +170,7 @@ type cpuDelta struct {
 // fillCPU turns the phase's CPU counters into rates. The core's busy time
 // is its wall time less idle, iowait and steal (exact under NO_HZ, where
 // sampled busy ticks miss short bursts), never below its sampled busy
-// ticks. Other processes are sampled ticks against sampled ticks, as the
-// scenario runner counts them.
+// ticks. Other processes are sampled ticks against sampled ticks.
 func (r *Record) fillCPU(d cpuDelta) {
 	if d.seconds > 0 {
 		r.ServerCPUPct = 100 * float64(d.runNs) / 1e9 / d.seconds
@@ -184,7 +183,11 @@ func (r *Record) fillCPU(d cpuDelta) {
 	}
 	if t := d.all.Total(); t > 0 {
 		r.StealPct = 100 * float64(d.all.Steal) / float64(t)
-		procs := float64(d.all.User + d.all.Nice + d.all.System)
-		r.OtherProcsPct = 100 * max(0, procs-float64(d.ownTicks)) / float64(t)
+		// A tick taken in an interrupt goes to the machine's irq or softirq
+		// count and also to the stime of the task it interrupted, so the
+		// server's ticks are compared with every busy tick, not only the
+		// user and system ones (a busy server's softirq ticks would hide
+		// other processes otherwise).
+		r.OtherProcsPct = 100 * max(0, float64(d.all.Busy())-float64(d.ownTicks)) / float64(t)
 	}
 }

@@ -45,9 +45,10 @@ func TestRecordDerivedValues(t *testing.T) {
 	r.Gets, r.Fills = 900, 100
 	// 4 s: the server ran 2 s; its core was idle 1.2 s and stolen 0.4 s,
 	// so 0.4 s (10 %) of it went elsewhere. The machine's process ticks
-	// are 700, the server's and client's 600: other processes 100 of 1000.
+	// are 650 and softirq 50, the server's and client's 600 (softirq
+	// included): other processes 100 of 1000.
 	r.fillCPU(cpuDelta{runNs: 2_000_000_000, seconds: 4,
-		all:  scenario.SystemCPU{User: 700, Idle: 200, Steal: 100},
+		all:  scenario.SystemCPU{User: 650, SoftIRQ: 50, Idle: 200, Steal: 100},
 		core: scenario.SystemCPU{User: 100, Idle: 120, Steal: 40}, ownTicks: 600})
 	if r.ServerCPUPct != 50 || r.NsPerReq != 2_000_000 || r.StealPct != 10 || math.Abs(r.OutsidePct-10) > 1e-9 || r.OtherProcsPct != 10 {
 		t.Errorf("cpu %g %%, %g ns/req, steal %g %%, outside %g %%, other processes %g %%", r.ServerCPUPct, r.NsPerReq, r.StealPct, r.OutsidePct, r.OtherProcsPct)
