@@ -1,0 +1,173 @@
+//go:build linux
+
+package mutilatecmp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocached/gocached/bench/scenario"
+	"github.com/gocached/gocached/internal/testproc"
+)
+
+// Run measures the peak (unless o.Peak is given), then every (round, load,
+// target), the targets' order rotating from round to round. It returns
+// what it measured even when it stops early.
+func Run(ctx context.Context, o Options) (Peak, []Record, error) {
+	if err := o.Validate(); err != nil {
+		return Peak{}, nil, err
+	}
+	logf := o.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	dir, err := os.MkdirTemp("", "mutilatecmp-")
+	if err != nil {
+		return Peak{}, nil, err
+	}
+	defer os.RemoveAll(dir)
+
+	peak := Peak{QPS: o.Peak, Given: o.Peak > 0}
+	if !peak.Given {
+		for i := 1; i <= o.PeakRuns; i++ {
+			rec := measure(ctx, &o, Memcached, 0, 0, i, "")
+			logf("peak run %d, %s closed loop: %s", i, Memcached, rec.summary())
+			peak.Runs = append(peak.Runs, rec)
+			if ctx.Err() != nil {
+				return peak, nil, ctx.Err()
+			}
+		}
+		if err := peak.settle(); err != nil {
+			return peak, nil, err
+		}
+		logf("peak: %.0f req/s (median of %d), memcached at %.0f %% of its CPU", peak.QPS, len(peak.Runs), peak.ServerCPUPct)
+	}
+	var recs []Record
+	for round := 1; round <= o.Rounds; round++ {
+		for _, load := range o.Loads {
+			for i := range o.Targets {
+				if ctx.Err() != nil {
+					return peak, recs, ctx.Err()
+				}
+				target := o.Targets[(i+round-1)%len(o.Targets)]
+				samples := filepath.Join(dir, fmt.Sprintf("%s-%g-%d.samples", target, load, round))
+				rec := measure(ctx, &o, target, load, TargetQPS(peak.QPS, load), round, samples)
+				os.Remove(samples)
+				logf("round %d, %s of peak, %s: %s", round, LoadName(load), target, rec.summary())
+				recs = append(recs, rec)
+			}
+		}
+	}
+	return peak, recs, nil
+}
+
+// measure starts a fresh target, loads the records, and runs mutilate once
+// at qps (0: closed loop). With samples set the gets' latencies are saved
+// there and their exact percentiles taken.
+func measure(ctx context.Context, o *Options, target string, load float64, qps, round int, samples string) (rec Record) {
+	rec = Record{Target: target, Load: load, TargetQPS: qps, Round: round}
+	srv, err := testproc.StartOnFreePort(ctx, serverSpec(o, target))
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	defer func() {
+		if err := srv.Stop(0); err != nil && rec.Error == "" {
+			rec.Error = err.Error()
+		}
+	}()
+	if _, err := mutilate(ctx, o, srv.Addr(), o.LoadArgs()); err != nil {
+		rec.Error = "load: " + err.Error()
+		return rec
+	}
+	sysBefore, err1 := scenario.ReadSystemCPU()
+	runBefore, err2 := scenario.RuntimeNs(srv.Pid())
+	start := time.Now()
+	out, err := mutilate(ctx, o, srv.Addr(), o.Args(qps, samples))
+	elapsed := time.Since(start).Seconds()
+	sysAfter, err3 := scenario.ReadSystemCPU()
+	runAfter, err4 := scenario.RuntimeNs(srv.Pid())
+	if err == nil {
+		err = firstErr(err1, err2, err3, err4)
+	}
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	if t := sysAfter.Sub(sysBefore); t.Total() > 0 {
+		rec.StealPct = 100 * float64(t.Steal) / float64(t.Total())
+	}
+	rec.ServerCPUPct = 100 * float64(runAfter-runBefore) / 1e9 / elapsed
+	if rec.Report, err = ParseReport(out); err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	if samples != "" {
+		if err := rec.takeSamples(samples); err != nil {
+			rec.Error = err.Error()
+		}
+	}
+	return rec
+}
+
+func (r *Record) takeSamples(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lat, err := ParseSamples(f)
+	if err != nil {
+		return err
+	}
+	if len(lat) == 0 {
+		return fmt.Errorf("mutilate saved no samples")
+	}
+	r.Gets = len(lat)
+	r.P50Us, r.P99Us, r.P999Us = Percentile(lat, 50), Percentile(lat, 99), Percentile(lat, 99.9)
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// mutilate runs mutilate pinned to the client CPU (taskset execs it, so
+// the process started is mutilate) and returns its standard output.
+func mutilate(ctx context.Context, o *Options, addr string, args []string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.runBound())
+	defer cancel()
+	argv := append([]string{"-c", strconv.Itoa(o.ClientCPU), o.MutilateBin, "-s", addr}, args...)
+	cmd := testproc.CommandContext(ctx, "taskset", argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("mutilate %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// serverSpec: one thread (memcached -t 1, gocached's one reactor) pinned to
+// the server CPU, the same memory and connection limit for every target.
+func serverSpec(o *Options, target string) testproc.Spec {
+	common := []string{"-l", "127.0.0.1", "-U", "0", "-m", strconv.Itoa(o.MemoryMB), "-c", "4096", "-t", "1"}
+	var sp testproc.Spec
+	if target == Memcached {
+		sp = testproc.Memcached(o.MemcachedBin, common...)
+	} else {
+		sp = testproc.Gocached(o.GocachedBin, target, common...)
+	}
+	sp.Wrap = []string{"taskset", "-c", strconv.Itoa(o.ServerCPU)}
+	return sp
+}
