@@ -97,7 +97,9 @@ func Percentile(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	// The epsilon keeps a rank that is whole in decimal (99.9 % of 1000)
+	// from rounding up in binary.
+	rank := int(math.Ceil(p/100*float64(len(sorted)) - 1e-9))
 	return sorted[min(max(rank, 1), len(sorted))-1]
 }
 

@@ -47,6 +47,11 @@ type Options struct {
 	ServerCPU int
 	ClientCPU int
 	MemoryMB  int // the servers' -m
+	// A run counts as disturbed, and is left out of the medians, when
+	// steal or other processes' CPU exceed these shares of the machine, or
+	// when mutilate answered less than MinServedPct of the rate it was
+	// asked for (its own CPU was taken, or the server fell behind).
+	MaxStealPct, MaxOtherPct, MinServedPct float64
 
 	MutilateBin, GocachedBin, MemcachedBin string
 	OutDir                                 string
@@ -76,6 +81,10 @@ func DefaultOptions() Options {
 		ServerCPU: 1,
 		ClientCPU: 0,
 		MemoryMB:  64,
+		// The scenario runner's thresholds.
+		MaxStealPct:  5,
+		MaxOtherPct:  10,
+		MinServedPct: 95,
 	}
 }
 
@@ -120,6 +129,24 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("iadist %q: give the parameter (e.g. exponential:1): mutilate %s crashes on a bare name", o.IADist, shortSHA)
 	}
 	return nil
+}
+
+// disturbed says why the machine disturbed r ("" if it did not).
+func (o *Options) disturbed(r Record) string {
+	if r.Error != "" {
+		return ""
+	}
+	var why []string
+	if r.StealPct > o.MaxStealPct {
+		why = append(why, fmt.Sprintf("steal %.1f %%", r.StealPct))
+	}
+	if r.OtherCPUPct > o.MaxOtherPct {
+		why = append(why, fmt.Sprintf("other processes %.1f %%", r.OtherCPUPct))
+	}
+	if r.TargetQPS > 0 && r.Report.QPS < o.MinServedPct/100*float64(r.TargetQPS) {
+		why = append(why, fmt.Sprintf("served %.0f of %d req/s", r.Report.QPS, r.TargetQPS))
+	}
+	return strings.Join(why, ", ")
 }
 
 // runBound is how long one mutilate invocation may take: its warm-up and

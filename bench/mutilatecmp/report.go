@@ -2,6 +2,7 @@ package mutilatecmp
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,20 +21,27 @@ func WriteMarkdown(w io.Writer, o *Options, peak Peak, recs []Record) error {
 	if peak.Given {
 		p.Printf("Peak: %.0f req/s, given.\n\n", peak.QPS)
 	} else {
-		p.Printf("Peak: %.0f req/s, the median of %d closed-loop runs (-q 0) against memcached 1.6.45, "+
-			"which used %.0f %% of its CPU there.\n\n", peak.QPS, len(peak.Runs), peak.ServerCPUPct)
+		p.Printf("Peak: %.0f req/s, the median of %d of %d closed-loop runs (-q 0) against memcached 1.6.45, "+
+			"which used %.0f %% of its CPU there.\n\n", peak.QPS, peak.Used, len(peak.Runs), peak.ServerCPUPct)
 	}
-	p.Printf("%d interleaved round(s); medians over the clean runs, p99 range over them. "+
-		"Latencies are exact percentiles of every get mutilate saved (--save).\n\n", o.Rounds)
-	p.Printf("| load | -q | server | runs | req/s | p50 µs | p99 µs | p99 range µs | p99.9 µs | server CPU %% | steal %% (max) |\n")
+	p.Printf("%d interleaved round(s). Medians and the p99 range are over the runs the machine did not disturb "+
+		"(steal over %g %% or other processes over %g %% of the machine, or under %g %% of the asked rate served); "+
+		"latencies are exact percentiles of every get mutilate saved (--save).\n\n",
+		o.Rounds, o.MaxStealPct, o.MaxOtherPct, o.MinServedPct)
+	p.Printf("| load | -q | server | runs (disturbed) | req/s | p50 µs | p99 µs | p99 range µs | p99.9 µs | server CPU %% | steal %% (max) |\n")
 	p.Printf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
-		p.Printf("| %s | %d | %s | %d | %.0f | %.0f | %.0f | %.0f–%.0f | %.0f | %.0f | %.1f (%.1f) |\n",
-			LoadName(s.Load), s.TargetQPS, s.Target, s.Runs, s.QPS, s.P50Us, s.P99Us, s.P99MinUs, s.P99MaxUs,
+		runs := fmt.Sprintf("%d (%d)", s.Runs, s.Excluded)
+		if s.AllDisturbed {
+			runs = fmt.Sprintf("%d (all)", s.Runs)
+		}
+		p.Printf("| %s | %d | %s | %s | %.0f | %.0f | %.0f | %.0f–%.0f | %.0f | %.0f | %.1f (%.1f) |\n",
+			LoadName(s.Load), s.TargetQPS, s.Target, runs, s.QPS, s.P50Us, s.P99Us, s.P99MinUs, s.P99MaxUs,
 			s.P999Us, s.ServerCPUPct, s.StealPct, s.StealMaxPct)
 	}
 	if vs := Compare(recs, sums); len(vs) > 0 {
-		p.Printf("\ngocached against memcached 1.6.45: median p99 ratio (below 1: lower tail) and the rounds in which its p99 was below memcached's of the same round.\n\n")
+		p.Printf("\ngocached against memcached 1.6.45: median p99 ratio (below 1: lower tail) and the rounds, " +
+			"of those where the machine disturbed neither run, in which its p99 was below memcached's of the same round.\n\n")
 		p.Printf("| load | gocached | p99 / memcached's | rounds below |\n|---|---|---:|---:|\n")
 		for _, v := range vs {
 			p.Printf("| %s | %s | %.2f | %d of %d |\n", LoadName(v.Load), v.Target, v.P99Ratio, v.Below, v.Paired)

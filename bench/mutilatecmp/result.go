@@ -17,10 +17,14 @@ type Record struct {
 	P50Us  float64 `json:"p50_us"`
 	P99Us  float64 `json:"p99_us"`
 	P999Us float64 `json:"p999_us"`
-	// ServerCPUPct is the server's run time over the run, in % of one CPU;
-	// StealPct the hypervisor's steal over the whole machine.
+	// ServerCPUPct and ClientCPUPct are the server's and mutilate's CPU
+	// over the run, in % of one CPU; StealPct the hypervisor's steal and
+	// OtherCPUPct other processes' CPU, in % of the whole machine.
 	ServerCPUPct float64 `json:"server_cpu_pct"`
+	ClientCPUPct float64 `json:"client_cpu_pct"`
 	StealPct     float64 `json:"steal_pct"`
+	OtherCPUPct  float64 `json:"other_cpu_pct"`
+	Disturbed    string  `json:"disturbed,omitempty"` // why the machine disturbed the run
 	Error        string  `json:"error,omitempty"`
 }
 
@@ -28,9 +32,13 @@ func (r Record) summary() string {
 	if r.Error != "" {
 		return "error: " + r.Error
 	}
-	s := fmt.Sprintf("%.0f req/s, server %.0f %% CPU, steal %.1f %%", r.Report.QPS, r.ServerCPUPct, r.StealPct)
+	s := fmt.Sprintf("%.0f req/s, server %.0f %% CPU, mutilate %.0f %%, other processes %.1f %%, steal %.1f %%",
+		r.Report.QPS, r.ServerCPUPct, r.ClientCPUPct, r.OtherCPUPct, r.StealPct)
 	if r.Gets > 0 {
 		s += fmt.Sprintf(", get p50 %.0f µs p99 %.0f µs (mutilate's p99 %.0f) over %d gets", r.P50Us, r.P99Us, r.Report.ReadP99Us, r.Gets)
+	}
+	if r.Disturbed != "" {
+		s += " [disturbed: " + r.Disturbed + "]"
 	}
 	return s
 }
@@ -40,14 +48,17 @@ type Peak struct {
 	QPS          float64  `json:"qps"`
 	Given        bool     `json:"given"` // from --peak, not measured
 	ServerCPUPct float64  `json:"server_cpu_pct"`
+	Used         int      `json:"used"` // runs the median is over
 	Runs         []Record `json:"runs,omitempty"`
 }
 
-// settle takes the median over the clean peak runs.
+// settle takes the median over the peak runs the machine did not disturb
+// (over all of them if it disturbed every one).
 func (p *Peak) settle() error {
+	kept, _, _ := keep(p.Runs)
 	var qps, cpu []float64
-	for _, r := range p.Runs {
-		if r.Error == "" && r.Report.QPS > 0 {
+	for _, r := range kept {
+		if r.Report.QPS > 0 {
 			qps = append(qps, r.Report.QPS)
 			cpu = append(cpu, r.ServerCPUPct)
 		}
@@ -55,8 +66,28 @@ func (p *Peak) settle() error {
 	if len(qps) == 0 {
 		return fmt.Errorf("no clean peak run against %s", Memcached)
 	}
-	p.QPS, p.ServerCPUPct = median(qps), median(cpu)
+	p.QPS, p.ServerCPUPct, p.Used = median(qps), median(cpu), len(qps)
 	return nil
+}
+
+// keep picks the runs a median is taken over: the error-free runs the
+// machine did not disturb, or all error-free runs when it disturbed every
+// one (allDisturbed then says so).
+func keep(recs []Record) (kept []Record, excluded int, allDisturbed bool) {
+	var disturbed []Record
+	for _, r := range recs {
+		switch {
+		case r.Error != "":
+		case r.Disturbed != "":
+			disturbed = append(disturbed, r)
+		default:
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 && len(disturbed) > 0 {
+		return disturbed, 0, true
+	}
+	return kept, len(disturbed), false
 }
 
 func median(xs []float64) float64 {
@@ -77,7 +108,9 @@ type Summary struct {
 	Target       string  `json:"target"`
 	Load         float64 `json:"load"`
 	TargetQPS    int     `json:"target_qps"`
-	Runs         int     `json:"runs"` // clean runs
+	Runs         int     `json:"runs"`     // runs the medians are over
+	Excluded     int     `json:"excluded"` // disturbed runs left out
+	AllDisturbed bool    `json:"all_disturbed"`
 	QPS          float64 `json:"qps"`
 	P50Us        float64 `json:"p50_us"`
 	P99Us        float64 `json:"p99_us"`
@@ -90,8 +123,8 @@ type Summary struct {
 }
 
 // Summarize groups the records by (load, target) in the order they first
-// appear (Run's order: loads as given, then targets); failed runs count in
-// no median.
+// appear (Run's order: loads as given, then targets); medians are over the
+// runs keep picks.
 func Summarize(recs []Record) []Summary {
 	type key struct {
 		load   float64
@@ -103,27 +136,21 @@ func Summarize(recs []Record) []Summary {
 		k := key{r.Load, r.Target}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
-			groups[k] = nil
 		}
-		if r.Error == "" {
-			groups[k] = append(groups[k], r)
-		}
+		groups[k] = append(groups[k], r)
 	}
 	var out []Summary
 	for _, k := range order {
-		g := groups[k]
+		var g []Record
+		s := Summary{Target: k.target, Load: k.load, TargetQPS: groups[k][0].TargetQPS}
+		g, s.Excluded, s.AllDisturbed = keep(groups[k])
+		s.Runs = len(g)
 		pick := func(f func(Record) float64) []float64 {
 			xs := make([]float64, len(g))
 			for i, r := range g {
 				xs[i] = f(r)
 			}
 			return xs
-		}
-		s := Summary{Target: k.target, Load: k.load, Runs: len(g)}
-		for _, r := range recs {
-			if r.Load == k.load && r.Target == k.target {
-				s.TargetQPS = r.TargetQPS
-			}
 		}
 		if len(g) > 0 {
 			p99 := pick(func(r Record) float64 { return r.P99Us })
@@ -148,9 +175,9 @@ type Versus struct {
 	// a lower tail than memcached's.
 	P99Ratio float64 `json:"p99_ratio"`
 	// Below counts the rounds in which the engine's p99 was below
-	// memcached's p99 of the same round, out of Paired rounds where both
-	// ran cleanly: a paired count that a shared machine's drift between
-	// rounds does not blur.
+	// memcached's p99 of the same round, out of Paired rounds where the
+	// machine disturbed neither: a paired count that a shared machine's
+	// drift between rounds does not blur.
 	Below  int `json:"rounds_below"`
 	Paired int `json:"rounds_paired"`
 }
@@ -174,29 +201,41 @@ func Compare(recs []Record, sums []Summary) []Versus {
 	return out
 }
 
+// pairedBelow counts the rounds in which target's p99 at load was below
+// memcached's, over the rounds where neither run was disturbed (over every
+// error-free pair when there is no such round).
 func pairedBelow(recs []Record, load float64, target string) (below, paired int) {
-	p99 := func(t string, round int) (float64, bool) {
+	find := func(t string, round int) (Record, bool) {
 		for _, r := range recs {
 			if r.Target == t && r.Load == load && r.Round == round && r.Error == "" {
-				return r.P99Us, true
+				return r, true
 			}
 		}
-		return 0, false
+		return Record{}, false
 	}
+	var clean, all [2]int
 	seen := map[int]bool{}
 	for _, r := range recs {
 		if r.Target != target || r.Load != load || seen[r.Round] {
 			continue
 		}
 		seen[r.Round] = true
-		g, ok1 := p99(target, r.Round)
-		m, ok2 := p99(Memcached, r.Round)
-		if ok1 && ok2 {
-			paired++
-			if g < m {
-				below++
-			}
+		g, ok1 := find(target, r.Round)
+		m, ok2 := find(Memcached, r.Round)
+		if !ok1 || !ok2 {
+			continue
+		}
+		win := 0
+		if g.P99Us < m.P99Us {
+			win = 1
+		}
+		all[0], all[1] = all[0]+win, all[1]+1
+		if g.Disturbed == "" && m.Disturbed == "" {
+			clean[0], clean[1] = clean[0]+win, clean[1]+1
 		}
 	}
-	return below, paired
+	if clean[1] > 0 {
+		return clean[0], clean[1]
+	}
+	return all[0], all[1]
 }

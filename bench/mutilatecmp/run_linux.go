@@ -82,28 +82,26 @@ func measure(ctx context.Context, o *Options, target string, load float64, qps, 
 			rec.Error = err.Error()
 		}
 	}()
-	if _, err := mutilate(ctx, o, srv.Addr(), o.LoadArgs()); err != nil {
+	if _, _, err := mutilate(ctx, o, srv.Addr(), o.LoadArgs()); err != nil {
 		rec.Error = "load: " + err.Error()
 		return rec
 	}
-	sysBefore, err1 := scenario.ReadSystemCPU()
-	runBefore, err2 := scenario.RuntimeNs(srv.Pid())
-	start := time.Now()
-	out, err := mutilate(ctx, o, srv.Addr(), o.Args(qps, samples))
-	elapsed := time.Since(start).Seconds()
-	sysAfter, err3 := scenario.ReadSystemCPU()
-	runAfter, err4 := scenario.RuntimeNs(srv.Pid())
-	if err == nil {
-		err = firstErr(err1, err2, err3, err4)
-	}
+	before, err := sampleUsage(srv.Pid())
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
-	if t := sysAfter.Sub(sysBefore); t.Total() > 0 {
-		rec.StealPct = 100 * float64(t.Steal) / float64(t.Total())
+	out, clientCPU, err := mutilate(ctx, o, srv.Addr(), o.Args(qps, samples))
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
 	}
-	rec.ServerCPUPct = 100 * float64(runAfter-runBefore) / 1e9 / elapsed
+	after, err := sampleUsage(srv.Pid())
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	rec.usage(before, after, clientCPU)
 	if rec.Report, err = ParseReport(out); err != nil {
 		rec.Error = err.Error()
 		return rec
@@ -113,7 +111,44 @@ func measure(ctx context.Context, o *Options, target string, load float64, qps, 
 			rec.Error = err.Error()
 		}
 	}
+	rec.Disturbed = o.disturbed(rec)
 	return rec
+}
+
+// usageSample is the server's CPU and the machine's at one moment.
+type usageSample struct {
+	runNs uint64 // the server's exact run time
+	ticks uint64 // the server's sampled utime + stime
+	sys   scenario.SystemCPU
+	at    time.Time
+}
+
+func sampleUsage(pid int) (usageSample, error) {
+	s := usageSample{at: time.Now()}
+	u, st, err1 := scenario.ProcessTimes(pid)
+	run, err2 := scenario.RuntimeNs(pid)
+	sys, err3 := scenario.ReadSystemCPU()
+	s.runNs, s.ticks, s.sys = run, u+st, sys
+	return s, firstErr(err1, err2, err3)
+}
+
+// usage fills the run's CPU shares: the server's exact run time, the
+// machine's steal, and the CPU of processes other than the server and
+// mutilate (the other tenants of a shared machine), from sampled ticks
+// on both sides so that they compare.
+func (r *Record) usage(a, b usageSample, client time.Duration) {
+	if secs := b.at.Sub(a.at).Seconds(); secs > 0 {
+		r.ServerCPUPct = 100 * float64(b.runNs-a.runNs) / 1e9 / secs
+		r.ClientCPUPct = 100 * client.Seconds() / secs
+	}
+	d := b.sys.Sub(a.sys)
+	total := float64(d.Total())
+	if total <= 0 {
+		return
+	}
+	r.StealPct = 100 * float64(d.Steal) / total
+	own := float64(b.ticks-a.ticks) + client.Seconds()*scenario.UserHZ
+	r.OtherCPUPct = 100 * max(0, float64(d.User+d.Nice+d.System)-own) / total
 }
 
 func (r *Record) takeSamples(path string) error {
@@ -144,8 +179,9 @@ func firstErr(errs ...error) error {
 }
 
 // mutilate runs mutilate pinned to the client CPU (taskset execs it, so
-// the process started is mutilate) and returns its standard output.
-func mutilate(ctx context.Context, o *Options, addr string, args []string) (string, error) {
+// the process started is mutilate) and returns its standard output and
+// the CPU time it used.
+func mutilate(ctx context.Context, o *Options, addr string, args []string) (string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.runBound())
 	defer cancel()
 	argv := append([]string{"-c", strconv.Itoa(o.ClientCPU), o.MutilateBin, "-s", addr}, args...)
@@ -153,9 +189,9 @@ func mutilate(ctx context.Context, o *Options, addr string, args []string) (stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("mutilate %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return "", 0, fmt.Errorf("mutilate %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	return stdout.String(), nil
+	return stdout.String(), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // serverSpec: one thread (memcached -t 1, gocached's one reactor) pinned to
