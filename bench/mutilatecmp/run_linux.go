@@ -16,6 +16,10 @@ import (
 	"github.com/gocached/gocached/internal/testproc"
 )
 
+// peakAttempts bounds the closed-loop runs: at most this many per clean
+// run wanted.
+const peakAttempts = 4
+
 // Run measures the peak (unless o.Peak is given), then every (round, load,
 // target), the targets' order rotating from round to round. It returns
 // what it measured even when it stops early.
@@ -35,12 +39,17 @@ func Run(ctx context.Context, o Options) (Peak, []Record, error) {
 
 	peak := Peak{QPS: o.Peak, Given: o.Peak > 0}
 	if !peak.Given {
-		for i := 1; i <= o.PeakRuns; i++ {
+		// A disturbed closed loop understates the peak, and every load
+		// scales with it: retry, boundedly, until PeakRuns are clean.
+		for i, clean := 1, 0; clean < o.PeakRuns && i <= peakAttempts*o.PeakRuns; i++ {
 			rec := measure(ctx, &o, Memcached, 0, 0, i, "")
 			logf("peak run %d, %s closed loop: %s", i, Memcached, rec.summary())
 			peak.Runs = append(peak.Runs, rec)
 			if ctx.Err() != nil {
 				return peak, nil, ctx.Err()
+			}
+			if rec.Error == "" && rec.Disturbed == "" {
+				clean++
 			}
 		}
 		if err := peak.settle(); err != nil {
