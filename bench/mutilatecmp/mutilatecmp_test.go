@@ -218,6 +218,11 @@ func TestPeakSettle(t *testing.T) {
 	if err := (&Peak{Runs: []Record{bad}}).settle(); err == nil {
 		t.Error("a peak from failed runs only was accepted")
 	}
+	// A disturbed closed loop understates the peak: no peak from those.
+	noisy := Record{Report: Report{QPS: 15000}, Disturbed: "other processes 50 %"}
+	if err := (&Peak{Runs: []Record{noisy, bad}}).settle(); err == nil {
+		t.Error("a peak from disturbed runs only was accepted")
+	}
 }
 
 func TestDisturbed(t *testing.T) {

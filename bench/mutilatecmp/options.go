@@ -52,6 +52,9 @@ type Options struct {
 	// when mutilate answered less than MinServedPct of the rate it was
 	// asked for (its own CPU was taken, or the server fell behind).
 	MaxStealPct, MaxOtherPct, MinServedPct float64
+	// QuietWait bounds the wait before each run for a second in which the
+	// machine is quiet (busy under MaxOtherPct); 0 does not wait.
+	QuietWait time.Duration
 
 	MutilateBin, GocachedBin, MemcachedBin string
 	OutDir                                 string
@@ -85,6 +88,7 @@ func DefaultOptions() Options {
 		MaxStealPct:  5,
 		MaxOtherPct:  10,
 		MinServedPct: 95,
+		QuietWait:    20 * time.Second,
 	}
 }
 
@@ -123,6 +127,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("update %g: want 0..1", o.Update)
 	case o.ServerCPU < 0 || o.ClientCPU < 0 || o.ServerCPU == o.ClientCPU:
 		return fmt.Errorf("server and client need two different CPUs")
+	case o.QuietWait < 0 || o.QuietWait > 10*time.Minute:
+		return fmt.Errorf("quiet wait %v: want 0..10m", o.QuietWait)
 	case o.MemoryMB < 1:
 		return fmt.Errorf("memory %d MB: want at least 1", o.MemoryMB)
 	case !strings.Contains(o.IADist, ":") && !strings.HasPrefix(o.IADist, "fb_"):

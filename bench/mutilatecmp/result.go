@@ -25,6 +25,7 @@ type Record struct {
 	StealPct     float64 `json:"steal_pct"`
 	OtherCPUPct  float64 `json:"other_cpu_pct"`
 	Disturbed    string  `json:"disturbed,omitempty"` // why the machine disturbed the run
+	QuietWaitS   float64 `json:"quiet_wait_s"`        // waited for a quiet machine before the start
 	Error        string  `json:"error,omitempty"`
 }
 
@@ -36,6 +37,9 @@ func (r Record) summary() string {
 		r.Report.QPS, r.ServerCPUPct, r.ClientCPUPct, r.OtherCPUPct, r.StealPct)
 	if r.Gets > 0 {
 		s += fmt.Sprintf(", get p50 %.0f µs p99 %.0f µs (mutilate's p99 %.0f) over %d gets", r.P50Us, r.P99Us, r.Report.ReadP99Us, r.Gets)
+	}
+	if r.QuietWaitS >= 2 {
+		s += fmt.Sprintf(", after %.0f s waiting for a quiet machine", r.QuietWaitS)
 	}
 	if r.Disturbed != "" {
 		s += " [disturbed: " + r.Disturbed + "]"
@@ -63,8 +67,8 @@ func (p *Peak) settle() error {
 			cpu = append(cpu, r.ServerCPUPct)
 		}
 	}
-	if len(qps) == 0 {
-		return fmt.Errorf("no clean peak run against %s", Memcached)
+	if len(qps) == 0 || kept[0].Disturbed != "" {
+		return fmt.Errorf("no peak run against %s that the machine did not disturb: wait for a quieter machine or give --peak", Memcached)
 	}
 	p.QPS, p.ServerCPUPct, p.Used = median(qps), median(cpu), len(qps)
 	return nil

@@ -81,6 +81,14 @@ func Run(ctx context.Context, o Options) (Peak, []Record, error) {
 // there and their exact percentiles taken.
 func measure(ctx context.Context, o *Options, target string, load float64, qps, round int, samples string) (rec Record) {
 	rec = Record{Target: target, Load: load, TargetQPS: qps, Round: round}
+	if o.QuietWait > 0 {
+		waited, err := awaitQuiet(ctx, o.MaxOtherPct, o.QuietWait)
+		if err != nil {
+			rec.Error = err.Error()
+			return rec
+		}
+		rec.QuietWaitS = waited.Seconds()
+	}
 	srv, err := testproc.StartOnFreePort(ctx, serverSpec(o, target))
 	if err != nil {
 		rec.Error = err.Error()
@@ -215,4 +223,35 @@ func serverSpec(o *Options, target string) testproc.Spec {
 	}
 	sp.Wrap = []string{"taskset", "-c", strconv.Itoa(o.ServerCPU)}
 	return sp
+}
+
+// awaitQuiet waits, at most maxWait, for a second in which the machine's
+// busy CPU (nothing of the benchmark runs now) stays under maxBusyPct: a
+// run started while another tenant computes measures that tenant. It
+// returns how long it waited; a machine that stays busy is run on anyway,
+// and the run's own reading flags it.
+func awaitQuiet(ctx context.Context, maxBusyPct float64, maxWait time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for {
+		a, err := scenario.ReadSystemCPU()
+		if err != nil {
+			return 0, err
+		}
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return time.Since(start), ctx.Err()
+		case <-t.C:
+		}
+		b, err := scenario.ReadSystemCPU()
+		if err != nil {
+			return 0, err
+		}
+		d := b.Sub(a)
+		quiet := d.Total() == 0 || 100*float64(d.Busy())/float64(d.Total()) <= maxBusyPct
+		if waited := time.Since(start); quiet || waited >= maxWait {
+			return waited, nil
+		}
+	}
 }

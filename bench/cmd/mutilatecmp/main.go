@@ -61,6 +61,7 @@ func run() error {
 	flag.Float64Var(&o.MaxStealPct, "max-steal", o.MaxStealPct, "flag runs with more hypervisor steal (% of machine)")
 	flag.Float64Var(&o.MaxOtherPct, "max-other", o.MaxOtherPct, "flag runs with more CPU of other processes (% of machine)")
 	flag.Float64Var(&o.MinServedPct, "min-served", o.MinServedPct, "flag runs that served less of the asked rate (%)")
+	flag.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before each run, wait at most this long for a second with the machine busy under --max-other")
 	flag.StringVar(&o.MutilateBin, "mutilate", "", "mutilate binary of commit "+mutilatecmp.SHA[:7]+" (default: the integration suite's cached build)")
 	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
 	flag.StringVar(&o.MemcachedBin, "memcached", "", "memcached 1.6.45 binary (default: built from Debian's source package, kept in the test cache)")
