@@ -55,7 +55,7 @@ func Run(ctx context.Context, o Options) (Peak, []Record, error) {
 		if err := peak.settle(); err != nil {
 			return peak, nil, err
 		}
-		logf("peak: %.0f req/s (median of %d), memcached at %.0f %% of its CPU", peak.QPS, len(peak.Runs), peak.ServerCPUPct)
+		logf("peak: %.0f req/s (median of %d clean runs of %d), memcached at %.0f %% of its CPU", peak.QPS, peak.Used, len(peak.Runs), peak.ServerCPUPct)
 	}
 	var recs []Record
 	for round := 1; round <= o.Rounds; round++ {
