@@ -124,6 +124,10 @@ func (s *Session) submitFlash(w *flashWait) {
 	w.submitting.Store(false)
 }
 
+// Waiting reports that a flash read is in flight: the Session goes on
+// once its wakeup has been called.
+func (s *Session) Waiting() bool { return s.flash.active && !s.flash.w.done.Load() }
+
 // flashReady reports whether the Session's read is done and waits to be
 // answered.
 func (s *Session) flashReady() bool { return s.flash.active && s.flash.w.done.Load() }

@@ -34,6 +34,11 @@ type Session interface {
 	// SetWakeup registers the function a watching Session calls, from any
 	// goroutine, when it has new output; it must only signal the engine.
 	SetWakeup(fn func())
+	// Waiting reports that the Session stopped for something it started
+	// (a value read from flash) and goes on only after its wakeup: an
+	// engine that would otherwise block reading the socket waits for the
+	// wakeup instead, since the client may be waiting for the reply.
+	Waiting() bool
 }
 
 // Config is what every engine takes. internal/server builds it once from the

@@ -40,6 +40,7 @@ var Cases = []Case{
 	{"flow/idle_timeout_whole_seconds", idleTimeoutWholeSeconds},
 	{"stream/metadump_slow_reader", metadumpSlowReader},
 	{"stream/watch_wakeup", watchWakeup},
+	{"stream/flash_reads", flashReads},
 	{"shutdown/graceful", gracefulShutdown},
 	{"shutdown/graceful_pipeline", gracefulShutdownPipeline},
 	{"shutdown/deadline", shutdownDeadline},

@@ -125,6 +125,9 @@ func (f *Fake) Pending() bool { return f.Stream }
 // SetWakeup is a no-op: a Fake never watches.
 func (f *Fake) SetWakeup(func()) {}
 
+// Waiting is false: a Fake starts nothing it must wait for.
+func (f *Fake) Waiting() bool { return false }
+
 // Process handles the complete requests at the start of in.
 func (f *Fake) Process(in, out []byte) (int, []byte, protocol.Status) {
 	if f.Stream {

@@ -30,6 +30,8 @@ type Options struct {
 	Wildcard     bool // listen on every interface (an empty -l) instead of 127.0.0.1
 	// ReadBufMemLimit is -o read_buf_mem_limit in bytes; 0: none.
 	ReadBufMemLimit uint64
+	// Flash gives the store a flash tier (-o ext_path) on small pages.
+	Flash bool
 }
 
 // Start builds an engine with f on cfg (Listen defaults to 127.0.0.1 and
@@ -73,7 +75,7 @@ func start(t testing.TB, f reactor.Factory, cfg reactor.Config, o Options) (*Ser
 	if o.ReqsPerEvent == 0 {
 		o.ReqsPerEvent = 20
 	}
-	newSession, bind := NewSessions(t, o.ReqsPerEvent)
+	newSession, bind := newSessions(t, o.ReqsPerEvent, o.Flash)
 	cfg.NewSession = newSession
 	eng, err := f(cfg)
 	if err != nil {
@@ -104,7 +106,16 @@ func start(t testing.TB, f reactor.Factory, cfg reactor.Config, o Options) (*Ser
 // chose). Sessions are only made after Serve starts, so bind comes first.
 func NewSessions(t testing.TB, reqsPerEvent int) (newSession func() reactor.Session, bind func(eng reactor.Engine, maxConns int) *protocol.Env) {
 	t.Helper()
-	st, err := store.New(store.Config{MemoryLimit: 8 << 20, MaxItemSize: 1 << 20})
+	return newSessions(t, reqsPerEvent, false)
+}
+
+func newSessions(t testing.TB, reqsPerEvent int, flash bool) (newSession func() reactor.Session, bind func(eng reactor.Engine, maxConns int) *protocol.Env) {
+	t.Helper()
+	cfg := store.Config{MemoryLimit: 8 << 20, MaxItemSize: 1 << 20}
+	if flash {
+		cfg.Flash = openFlash(t)
+	}
+	st, err := store.New(cfg)
 	if err != nil {
 		t.Fatalf("store.New: %v", err)
 	}

@@ -102,6 +102,18 @@ func (c *conn) serve() {
 			var st protocol.Status
 			out, consumed, st = c.process(buf[r:w], out[:0])
 			r += consumed
+			for st != protocol.Close && c.sess.Waiting() {
+				// A read from flash is in flight: its wakeup, not the
+				// client, brings the rest of the replies.
+				if len(out) > 0 && !c.write(out) {
+					return
+				}
+				<-c.wake
+				var more int
+				out, more, st = c.process(buf[r:w], out[:0])
+				r += more
+				consumed += more
+			}
 			if consumed > 0 {
 				lastReq = time.Now()
 				c.lastCmd.Store(lastReq.Unix())

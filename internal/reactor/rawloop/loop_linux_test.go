@@ -31,6 +31,7 @@ func (lineSession) Reset()                                 {}
 func (lineSession) OpenedFrom(int, string, netip.AddrPort) {}
 func (lineSession) Pending() bool                          { return false }
 func (lineSession) SetWakeup(func())                       {}
+func (lineSession) Waiting() bool                          { return false }
 
 func newLineSession() reactor.Session { return lineSession{} }
 
