@@ -62,7 +62,7 @@ func (s *Store) compactLoop() {
 func (s *Store) compactOnce() bool {
 	f := s.flash
 	e := f.cfg.Engine
-	cand, ok := e.CompactCandidate(f.cfg.Policy)
+	cand, ok := e.CompactCandidate(f.knobs.load().Policy)
 	if !ok {
 		return false
 	}

@@ -153,7 +153,8 @@ func (s *Store) flashValue(r rec) ([]byte, bool) {
 // shard is passed over rather than waited for.
 func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
 	f := s.flash
-	if f.cfg.RecacheRate == 0 {
+	rate := f.knobs.load().RecacheRate
+	if rate == 0 {
 		return
 	}
 	sh, tag := s.flashShard(key)
@@ -167,7 +168,7 @@ func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
 	if !ok || r.bits()&active != active || r.accessed()+itemUpdateInterval <= now {
 		return
 	}
-	if (f.recacheCounter.Add(1)-1)%uint64(f.cfg.RecacheRate) != 0 {
+	if (f.recacheCounter.Add(1)-1)%uint64(rate) != 0 {
 		return
 	}
 	flags, exp, cas, stored, accessed, bits := r.flags(), r.exptime(), r.cas(), r.stored(), r.accessed(), r.bits()
