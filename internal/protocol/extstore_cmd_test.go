@@ -120,3 +120,22 @@ func TestStatsExtstorePages(t *testing.T) {
 		t.Fatalf("page 0 holds the written items, its version is not 0: %q", abbrev(got))
 	}
 }
+
+// A get whose line ends in a bad key answers only the error; the flash
+// keys before it count as reads started and aborted, as memcached's, and
+// no read waits on the disk.
+func TestFlashGetBadKeyAborts(t *testing.T) {
+	fe := newFlashEnv(t)
+	fe.storeOnFlash(t, "b", "c")
+	s := NewSession(fe.env)
+	got := fe.flashRun(t, s, []byte("get b c "+strings.Repeat("f", 300)+"\r\n"), nil)
+	if got != "CLIENT_ERROR bad command line format\r\n\r\n" { // memcached 1.6.45 sends the bare CRLF too
+		t.Fatalf("reply %q", abbrev(got))
+	}
+	if fs := fe.env.Store.FlashStats(); fs.GetExtstore != 2 || fs.GetAbortedExtstore != 2 {
+		t.Fatalf("flash stats %+v, want 2 reads started and aborted", fs)
+	}
+	if n := fe.gate.Queued(); n != 0 {
+		t.Fatalf("%d reads went to the disk", n)
+	}
+}

@@ -105,6 +105,14 @@ func (f *FlashRead) Finish() ([]byte, bool) {
 // (get_aborted_extstore); the caller still lets it finish.
 func (f *FlashRead) Abort() { f.s.flash.getAborted.Add(1) }
 
+// Drop counts a read its caller abandons without starting it: memcached
+// starts the reads of a get's keys before it meets a bad one, whose error
+// then drops them (get_extstore and get_aborted_extstore).
+func (f *FlashRead) Drop() {
+	f.s.flash.getExtstore.Add(1)
+	f.s.flash.getAborted.Add(1)
+}
+
 // dropFlash unlinks key's item if it is still the flash header of loc.
 func (s *Store) dropFlash(key []byte, loc extstore.Location) {
 	sh, tag := s.shardFor(key)
