@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocached/gocached/internal/store"
 )
@@ -138,4 +139,34 @@ func TestFlashGetBadKeyAborts(t *testing.T) {
 	if n := fe.gate.Queued(); n != 0 {
 		t.Fatalf("%d reads went to the disk", n)
 	}
+}
+
+// `watch sysevents` receives the flash compactor's lines: while watched it
+// looks for a page every ext_max_sleep and logs compact_fraginfo.
+func TestWatchSysevents(t *testing.T) {
+	fe := newFlashEnv(t)
+	fe.storeOnFlash(t, "a")
+	fe.env.Store.SetFlashKnobs(func(k *store.FlashKnobs) { k.MaxSleep = 1000 })
+	w := NewSession(fe.env)
+	woke := make(chan struct{}, 1)
+	w.SetWakeup(func() {
+		select {
+		case woke <- struct{}{}:
+		default:
+		}
+	})
+	w.Opened(30)
+	if got := drive(t, w, []byte("watch sysevents\r\n")); got.out != "OK\r\n" {
+		t.Fatalf("watch: %q", got.out)
+	}
+	select {
+	case <-woke:
+	case <-time.After(time.Minute):
+		t.Fatal("no sysevents line")
+	}
+	_, out, _ := w.Process(nil, nil)
+	if !regexp.MustCompile(`^ts=\d+\.\d+ gid=\d+ type=compact_fraginfo ratio=0\.00 bytes=0\n`).Match(out) {
+		t.Fatalf("sysevents: %q", out)
+	}
+	w.Reset()
 }

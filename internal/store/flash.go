@@ -61,7 +61,9 @@ func (r rec) setFlashLoc(l extstore.Location) {
 type flashState struct {
 	cfg   FlashConfig // the engine; the knobs' start values
 	knobs flashKnobs  // the ext_* settings as they are now
-	buf   []byte      // a chained value copied out for its write (background loop only)
+	// events is the sysevents hook (flashevents.go), nil while unset.
+	events atomic.Pointer[func(line []byte) bool]
+	buf    []byte // a chained value copied out for its write (background loop only)
 
 	// The worker-thread counters memcached prints in stats.
 	getExtstore, getAborted, missFromExtstore, badcrcFromExtstore, recacheFromExtstore atomic.Uint64
