@@ -154,6 +154,9 @@ func (e *Engine) PageCount() int { return len(e.pages) }
 // PageSize is the bytes of a page.
 func (e *Engine) PageSize() uint64 { return e.pageSize }
 
+// WbufSize is the bytes of a write buffer (ext_wbuf_size).
+func (e *Engine) WbufSize() uint64 { return e.wbufSize }
+
 // Close completes the reads submitted, stops the writer once the buffers
 // handed to it are written, and closes the files. Later reads get
 // ErrClosed; the caller stops writing first.

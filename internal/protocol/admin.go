@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"log/slog"
 
 	"github.com/gocached/gocached/internal/store"
@@ -143,43 +142,6 @@ func (s *Session) shutdown(line []byte, n int) Status {
 	}
 	// memcached closes the connection without a reply and stops.
 	return Close
-}
-
-// extstoreKnobs are the `extstore <knob> <value>` names memcached accepts.
-var extstoreKnobs = [...]string{"item_size", "item_age", "low_ttl", "recache_rate",
-	"compact_under", "drop_under", "max_sleep", "drop_unread"}
-
-// extstore answers `extstore ...` as memcached 1.6.18 built with extstore
-// does: gocached has no external storage, so the knobs are checked and dropped.
-func (s *Session) extstore(line []byte, n int) {
-	if n < 2 {
-		s.reply(rError)
-		return
-	}
-	s.text.setNoreply(line, n)
-	ok := false
-	if n >= 3 {
-		knob, v := s.text.token(line, 1), s.text.token(line, 2)
-		switch {
-		case string(knob) == "free_memchunks" && n > 3:
-			cls, ok1 := parseUint32(v)
-			_, ok2 := parseUint32(s.text.token(line, 3))
-			ok = ok1 && ok2 && cls <= maxSlabClassID
-		case string(knob) == "max_frag":
-			_, ok = parseDouble(v)
-		default:
-			for _, k := range extstoreKnobs {
-				if bytes.Equal(knob, []byte(k)) {
-					_, ok = parseUint32(v)
-				}
-			}
-		}
-	}
-	if ok {
-		s.reply(rOK)
-	} else {
-		s.reply(rError)
-	}
 }
 
 // verbosity is the current -v level.

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"math"
 	"strconv"
 	"sync"
 )
@@ -111,4 +112,17 @@ func parseDouble(b []byte) (float64, bool) {
 }
 
 // fmt2 renders a float as C's "%.2f".
-func fmt2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func fmt2(v float64) string {
+	// C's printf spells the values strtod lets through as nan and inf.
+	switch {
+	case math.IsNaN(v) && math.Signbit(v):
+		return "-nan"
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}

@@ -221,6 +221,7 @@ type Env struct {
 	counters protoCounters
 	// admin is the run-time state of the admin commands (admin_state.go).
 	admin adminState
+	ext   extKnobs // ext_* settings without a flash tier
 	// detail is the per-prefix statistics of `stats detail` (detail.go).
 	detail prefixStats
 	// logs feeds `watch` connections (watch.go).

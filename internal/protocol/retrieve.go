@@ -95,6 +95,7 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 // false: one found none, and the keys from it on were not looked up.
 func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 	note := func(v []byte, m store.Meta) { s.get.hitLen, s.get.hitFlags = len(v), m.Flags } // for the logs
+	var fr store.FlashRead
 	for i := 0; ; {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
@@ -104,11 +105,17 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 			return false
 		}
 		before := s.env.lookupBefore(keys[ks:ke])
-		var hit bool
+		var hit, onFlash bool
 		if touch {
-			hit = s.env.Store.GetAndTouch(keys[ks:ke], int64(exptime), note)
+			hit, onFlash = s.env.Store.GetAndTouchFlash(keys[ks:ke], int64(exptime), note, &fr)
 		} else {
-			hit = s.env.Store.Get(keys[ks:ke], note)
+			hit, onFlash = s.env.Store.GetFlash(keys[ks:ke], note, &fr)
+		}
+		if onFlash {
+			// memcached starts the key's read, then drops its reply.
+			fr.Drop()
+			hit = true
+			s.get.hitLen, s.get.hitFlags = fr.ValueLen(), fr.Meta().Flags
 		}
 		s.observeGet(keys[ks:ke], hit, before)
 		i = ke

@@ -95,6 +95,9 @@ func (s *Session) stats(line []byte, n int) {
 		return
 	case "extstore":
 		// memcached built with extstore but running without it lists nothing.
+		if fc := s.env.Store.Flash(); fc != nil && fc.Engine != nil {
+			appendExtstorePages(&w, fc.Engine)
+		}
 	case "conns":
 		// memcached always knows this group; without an engine it is empty.
 		if s.env.Server != nil {
@@ -434,17 +437,18 @@ func (e *Env) appendSettings(w *statWriter) {
 	w.uint("read_buf_mem_limit", tu.ReadBufMemLimit)
 	w.flag("track_sizes", e.Store.SizesTracked())
 	w.flag("inline_ascii_response", false)
-	w.int("ext_item_size", 512)
-	w.int("ext_item_age", 4294967295)
-	w.int("ext_low_ttl", 0)
-	w.int("ext_recache_rate", 2000)
-	w.int("ext_wbuf_size", 4194304)
-	w.int("ext_compact_under", 0)
-	w.int("ext_drop_under", 0)
-	w.int("ext_max_sleep", 1000000)
-	w.str("ext_max_frag", "0.80")
+	ext := e.extSettings()
+	w.uint("ext_item_size", uint64(ext.ItemSize))
+	w.uint("ext_item_age", uint64(ext.ItemAge))
+	w.uint("ext_low_ttl", uint64(ext.LowTTL))
+	w.uint("ext_recache_rate", uint64(ext.RecacheRate))
+	w.uint("ext_wbuf_size", e.extWbufSize())
+	w.uint("ext_compact_under", ext.Policy.CompactUnder)
+	w.uint("ext_drop_under", ext.Policy.DropUnder)
+	w.uint("ext_max_sleep", uint64(ext.MaxSleep))
+	w.str("ext_max_frag", fmt2(ext.Policy.MaxFrag))
 	w.str("slab_automove_freeratio", strconv.FormatFloat(adm.automoveFreeRatio, 'f', 3, 64))
-	w.flag("ext_drop_unread", false)
+	w.flag("ext_drop_unread", ext.Policy.DropUnread)
 	tlsSet := set.TLS
 	if tlsSet == nil {
 		tlsSet = set.TLSOptions

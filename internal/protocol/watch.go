@@ -29,7 +29,8 @@ const (
 	logEvictions              // LOG_EVICTIONS
 	logConnEvents             // LOG_CONNEVENTS: conn_new, conn_close
 	logDeletions              // LOG_DELETIONS: deleted (memcached 1.6.20 on)
-	logOther                  // rawcmds, sysevents, proxy*: nothing to log
+	logOther                  // rawcmds, proxy*: nothing to log
+	logSysEvents              // LOG_SYSEVENTS: the flash compactor's lines
 )
 
 // watcherBufSize is memcached's default watcher_logbuf_size
@@ -273,7 +274,9 @@ func (s *Session) watchCommand(line []byte, n int) {
 			flags |= logConnEvents
 		case "deletions":
 			flags |= logDeletions
-		case "rawcmds", "sysevents", "proxyreqs", "proxyevents", "proxyuser":
+		case "sysevents":
+			flags |= logSysEvents
+		case "rawcmds", "proxyreqs", "proxyevents", "proxyuser":
 			flags |= logOther
 		default:
 			s.reply(rError)
@@ -294,6 +297,9 @@ func (s *Session) watchCommand(line []byte, n int) {
 	}
 	if flags&logEvictions != 0 {
 		s.env.installEvictionHook()
+	}
+	if flags&logSysEvents != 0 {
+		defer s.env.installSysEventHook() // once the watcher is counted
 	}
 	w := &watcher{flags: flags, wake: s.conn.wakeup, limit: s.env.watcherLogbufSize()}
 	if !s.env.logs.add(w) {
@@ -431,4 +437,29 @@ func (e *Env) logEviction(it store.EvictedItem) {
 	b = strconv.AppendInt(b, int64(it.ValueLen), 10)
 	b = append(b, '\n')
 	h.publish(logEvictions, b)
+}
+
+// installSysEventHook makes the store's flash compactor report to the
+// sysevents watchers.
+func (e *Env) installSysEventHook() {
+	// Each new watcher installs it again: that restarts the compactor's
+	// watched cadence, which stops while nobody watches.
+	e.Store.SetFlashEventHook(e.logSysEvent)
+}
+
+// logSysEvent publishes one sysevents line; a nil line only asks whether
+// anyone watches.
+func (e *Env) logSysEvent(line []byte) bool {
+	h := &e.logs
+	if h.mask.Load()&logSysEvents == 0 {
+		return false
+	}
+	if line == nil {
+		return true
+	}
+	var scratch [256]byte
+	b := h.logHeader(scratch[:0])
+	b = append(b, line...)
+	h.publish(logSysEvents, append(b, '\n'))
+	return true
 }

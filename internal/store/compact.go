@@ -37,11 +37,18 @@ func (s *Store) kickCompactor() {
 // compactLoop is the compactor goroutine, until Close.
 func (s *Store) compactLoop() {
 	defer close(s.flash.compactDone)
+	var tick <-chan time.Time
 	for {
+		if s.flash.watched() {
+			tick = time.After(s.flash.watchedWait())
+		} else {
+			tick = nil
+		}
 		select {
 		case <-s.stop:
 			return
 		case <-s.flash.compactKick:
+		case <-tick:
 		}
 		s.flash.compactRounds.Add(1)
 		for range compactPagesPerKick {
@@ -62,9 +69,19 @@ func (s *Store) compactLoop() {
 func (s *Store) compactOnce() bool {
 	f := s.flash
 	e := f.cfg.Engine
-	cand, ok := e.CompactCandidate(f.cfg.Policy)
+	pol := f.knobs.load().Policy
+	watched := f.watched()
+	if watched && e.Stats().PagesUsed > 0 {
+		f.flashEvent(fragInfo(pol.MaxFrag, e.PageSize()))
+	}
+	cand, ok := e.CompactCandidate(pol)
 	if !ok {
 		return false
+	}
+	rescues, lost, skipped := f.compactRescues.Load(), f.compactLost.Load(), f.compactSkipped.Load()
+	if watched {
+		f.flashEvent(compactEvent("compact_start", cand.Page, "version", cand.Version))
+		f.flashEvent(compactEvent("compact_read_start", cand.Page, "offset", uint64(0)))
 	}
 	waits := compactWaits
 	err := e.ScanPage(cand.Page, cand.Version, func(loc extstore.Location, rec extstore.Record) bool {
@@ -72,9 +89,20 @@ func (s *Store) compactOnce() bool {
 		return true
 	})
 	if err != nil {
+		if watched {
+			f.flashEvent(compactEvent("compact_abort", cand.Page))
+		}
 		return false // being written, or gone: nothing to close
 	}
+	if watched {
+		f.flashEvent(compactEvent("compact_read_end", cand.Page, "offset", e.PageSize(),
+			"rescues", f.compactRescues.Load()-rescues, "rescues_realloc", uint64(0),
+			"lost", f.compactLost.Load()-lost, "lost_oom", uint64(0), "skipped", f.compactSkipped.Load()-skipped))
+	}
 	e.ClosePage(cand.Page, cand.Version)
+	if watched {
+		f.flashEvent(compactEvent("compact_end", cand.Page))
+	}
 	return true
 }
 

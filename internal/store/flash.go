@@ -59,9 +59,11 @@ func (r rec) setFlashLoc(l extstore.Location) {
 
 // flashState is the store's extstore side; nil without one.
 type flashState struct {
-	cfg      FlashConfig
-	minClass int    // the first class whose items may go (memcached's slabs_clsid(ext_item_size))
-	buf      []byte // a chained value copied out for its write (background loop only)
+	cfg   FlashConfig // the engine; the knobs' start values
+	knobs flashKnobs  // the ext_* settings as they are now
+	// events is the sysevents hook (flashevents.go), nil while unset.
+	events atomic.Pointer[func(line []byte) bool]
+	buf    []byte // a chained value copied out for its write (background loop only)
 
 	// The worker-thread counters memcached prints in stats.
 	getExtstore, getAborted, missFromExtstore, badcrcFromExtstore, recacheFromExtstore atomic.Uint64
@@ -109,12 +111,17 @@ func (s *Store) FlashStats() FlashStats {
 	}
 }
 
-// Flash reports the store's extstore configuration, nil without one.
+// Flash reports the store's extstore configuration, nil without one: the
+// engine and the knobs as they are now (a copy).
 func (s *Store) Flash() *FlashConfig {
 	if s.flash == nil {
 		return nil
 	}
-	return &s.flash.cfg
+	c := s.flash.cfg
+	k := s.flash.knobs.load()
+	c.ItemSize, c.ItemAge, c.LowTTL, c.RecacheRate = int(k.ItemSize), k.ItemAge, k.LowTTL, k.RecacheRate
+	c.MaxSleep, c.Policy = time.Duration(k.MaxSleep)*time.Microsecond, k.Policy
+	return &c
 }
 
 // initFlash sets up cfg.Flash, if any, once the classes exist.
@@ -130,10 +137,10 @@ func (s *Store) initFlash() {
 	if f.cfg.MaxSleep <= 0 {
 		f.cfg.MaxSleep = time.Second
 	}
-	f.minClass = max(1, s.classes.classOf((f.cfg.ItemSize+7)&^7))
 	f.compactKick = make(chan struct{}, 1)
 	f.compactDone = make(chan struct{})
 	s.flash = f
+	s.setKnobs(knobsOf(&f.cfg))
 	s.slabs.ext = fc.Engine
 }
 
@@ -163,10 +170,11 @@ func (s *Store) flushToFlash(now uint32) int {
 		return 0
 	}
 	written := 0
-	for id := len(s.slabs.classes) - 1; id >= f.minClass; id-- {
+	k := f.knobs.load()
+	for id := len(s.slabs.classes) - 1; id >= k.minClass; id-- {
 		c := &s.slabs.classes[id]
 		for range flushBatch {
-			age := f.cfg.ItemAge
+			age := k.ItemAge
 			if s.shortOfChunks(c) {
 				age = 0
 			}
@@ -253,7 +261,7 @@ func (s *Store) swapToFlash(sh *shard, pos uint64, now uint32) bool {
 		value = f.buf
 		bucket = extstore.BucketChunked
 	}
-	if exp != 0 && exp-min(exp, now) < f.cfg.LowTTL {
+	if exp != 0 && exp-min(exp, now) < f.knobs.load().LowTTL {
 		bucket = extstore.BucketLowTTL
 	}
 	loc, err := f.cfg.Engine.Write(bucket, extstore.Record{Key: key, Value: value, CAS: r.cas(), Flags: flags})

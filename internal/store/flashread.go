@@ -105,6 +105,14 @@ func (f *FlashRead) Finish() ([]byte, bool) {
 // (get_aborted_extstore); the caller still lets it finish.
 func (f *FlashRead) Abort() { f.s.flash.getAborted.Add(1) }
 
+// Drop counts a read its caller abandons without starting it: memcached
+// starts the reads of a get's keys before it meets a bad one, whose error
+// then drops them (get_extstore and get_aborted_extstore).
+func (f *FlashRead) Drop() {
+	f.s.flash.getExtstore.Add(1)
+	f.s.flash.getAborted.Add(1)
+}
+
 // dropFlash unlinks key's item if it is still the flash header of loc.
 func (s *Store) dropFlash(key []byte, loc extstore.Location) {
 	sh, tag := s.shardFor(key)
@@ -153,7 +161,8 @@ func (s *Store) flashValue(r rec) ([]byte, bool) {
 // shard is passed over rather than waited for.
 func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
 	f := s.flash
-	if f.cfg.RecacheRate == 0 {
+	rate := f.knobs.load().RecacheRate
+	if rate == 0 {
 		return
 	}
 	sh, tag := s.flashShard(key)
@@ -167,7 +176,7 @@ func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
 	if !ok || r.bits()&active != active || r.accessed()+itemUpdateInterval <= now {
 		return
 	}
-	if (f.recacheCounter.Add(1)-1)%uint64(f.cfg.RecacheRate) != 0 {
+	if (f.recacheCounter.Add(1)-1)%uint64(rate) != 0 {
 		return
 	}
 	flags, exp, cas, stored, accessed, bits := r.flags(), r.exptime(), r.cas(), r.stored(), r.accessed(), r.bits()
