@@ -1,15 +1,23 @@
 package integration
 
-import "time"
+import (
+	"testing"
+	"time"
+)
 
 // memcached 1.6.45's t/ suite, the default (GOCACHED_TSUITE_RELEASE unset
 // or 1.6.45): the release gocached follows, so its suite has no reply
 // gocached answers otherwise on purpose.
 
-// extstoreExcluded: gocached has no flash tier; extstore is an issue of
-// its own. The files do not skip themselves: gocached takes ext_path, as
-// memcached does, and its -h names it.
-const extstoreExcluded = "extstore (ext_path): gocached has no flash tier (an issue of its own)"
+// Three of memcached 1.6.45's extstore files are not run yet: each needs
+// a behaviour gocached's flash tier lacks (docs/compatibility.md, Flash).
+const (
+	extstoreOOMExcluded = "extstore (ext_path): memcached reserves slab memory for each flash read and answers " +
+		"SERVER_ERROR out of memory writing get response (get_oom_extstore) when its class has none; gocached reads into its own buffers"
+	extstoreEvictExcluded = "extstore (ext_path): on its 64 MB file of 8 MB pages gocached evicts flash pages before compaction frees any " +
+		"(each bucket keeps an open page) and never reallocates rescues (rescues_realloc), where memcached evicts none"
+	extstoreOldExcluded = "extstore (ext_path): the compactor never picks a page by age for the OLD bucket (extstore_compact_resc_old stays 0)"
+)
 
 // tsuiteExcluded1645 is the t/*.t files of memcached 1.6.45 that are not
 // run, each with the reason. Files that skip themselves still run: their
@@ -17,18 +25,34 @@ const extstoreExcluded = "extstore (ext_path): gocached has no flash tier (an is
 // and the 25 proxy*.t files, which skip without proxy_config in -h:
 // gocached is no proxy, memcached's proxy routes to it).
 var tsuiteExcluded1645 = map[string]string{
-	"binary-extstore.t":  extstoreExcluded,
-	"chunked-extstore.t": extstoreExcluded,
-	"error-extstore.t":   extstoreExcluded,
-	"extstore-buckets.t": extstoreExcluded,
-	"extstore-cas.t":     extstoreExcluded,
-	"extstore-jbod.t":    extstoreExcluded,
-	"extstore-overdel.t": extstoreExcluded,
-	"extstore-start.t":   extstoreExcluded,
-	"extstore-tiered.t":  extstoreExcluded,
-	"extstore-tiered2.t": extstoreExcluded,
-	"extstore.t":         extstoreExcluded,
+	"error-extstore.t":   extstoreOOMExcluded,
+	"extstore.t":         extstoreEvictExcluded,
+	"extstore-tiered2.t": extstoreOldExcluded,
 	"whitespace.t":       "checks the formatting of memcached's own sources in a git checkout, not the server",
+}
+
+// tsuiteTLSExcluded1645 is the files the TLS mode leaves to the plain
+// engines: flash-tier files that take many times longer over TLS here
+// (binary-extstore.t 228 s against 18 s, extstore-overdel.t 90 s against
+// 8 s; a flash read over TLS alone takes what it does in the clear, so the
+// cause is elsewhere and not found yet), which would double the TLS
+// stage. They pass over TLS too.
+var tsuiteTLSExcluded1645 = map[string]string{
+	"binary-extstore.t":  "slow over TLS (see above); runs on every plain engine",
+	"extstore-overdel.t": "slow over TLS (see above); runs on every plain engine",
+}
+
+// withoutTLSExcluded is files without those the TLS mode leaves out.
+func withoutTLSExcluded(t *testing.T, files []string) []string {
+	var out []string
+	for _, f := range files {
+		if why, ok := tsuiteTLSExcluded1645[f]; ok {
+			t.Logf("%s not run in the TLS mode: %s", f, why)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // tsuiteKnown1645 is 1.6.45's ratchet of failing assertions (see
