@@ -74,7 +74,7 @@ func writeAll(ctx context.Context, addr string, ks *bench.KeySpace, sizes []int,
 		if bytesPerSec > 0 {
 			due := start.Add(time.Duration(float64(res.Bytes) / bytesPerSec * float64(time.Second)))
 			if d := time.Until(due); d > 0 {
-				if err := sleepCtx(ctx, d); err != nil {
+				if err := bench.SleepCtx(ctx, d); err != nil {
 					return res, err
 				}
 			}

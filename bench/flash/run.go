@@ -155,7 +155,7 @@ func phases(ctx context.Context, o *Options, w *workload, srv *testproc.Proc, ex
 		n, ok := s.Int(statObjectsWritten)
 		return n, ok, nil
 	}
-	if rec.Settle, err = o.Settle.Wait(ctx, poll, time.Now, sleepCtx); err != nil {
+	if rec.Settle, err = o.Settle.Wait(ctx, poll, time.Now, bench.SleepCtx); err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}
 	rec.FlashTier = !rec.Settle.NoFlash

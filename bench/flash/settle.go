@@ -60,14 +60,3 @@ func (s Settle) Wait(ctx context.Context, poll poller, now func() time.Time, sle
 	}
 }
 
-// sleepCtx sleeps d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/gocached/gocached/bench"
 )
 
 // fakeClock advances only when the waiter sleeps.
@@ -95,7 +97,7 @@ func TestSettleStopsOnErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p2, _ := counterPoller(1, 2, 3)
-	if _, err := testSettle.Wait(ctx, p2, time.Now, sleepCtx); !errors.Is(err, context.Canceled) {
+	if _, err := testSettle.Wait(ctx, p2, time.Now, bench.SleepCtx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/gocached/gocached/bench"
 	"github.com/gocached/gocached/internal/testproc"
 )
 
@@ -58,7 +59,7 @@ func Measure(ctx context.Context, c Case, settle, window time.Duration) (Result,
 		}
 		conns = append(conns, cn)
 	}
-	if err := sleep(ctx, settle); err != nil {
+	if err := bench.SleepCtx(ctx, settle); err != nil {
 		return Result{}, err
 	}
 	before, err := readSnapshot(srv.Pid())
@@ -66,7 +67,7 @@ func Measure(ctx context.Context, c Case, settle, window time.Duration) (Result,
 		return Result{}, err
 	}
 	start := time.Now()
-	if err := sleep(ctx, window); err != nil {
+	if err := bench.SleepCtx(ctx, window); err != nil {
 		return Result{}, err
 	}
 	after, err := readSnapshot(srv.Pid())
@@ -106,15 +107,4 @@ func roundTrip(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	cn.SetDeadline(time.Time{})
 	return cn, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -191,14 +191,14 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 			}
 		}
 		edge := min(100*time.Millisecond, r.o.Time/10)
-		if !sleepCtx(ctx, r.o.Warmup+edge) {
+		if bench.SleepCtx(ctx, r.o.Warmup+edge) != nil {
 			return
 		}
 		before, sampleErr = sample(pid)
 		if hw != nil {
 			cyc0, ins0, _ = hw.read()
 		}
-		if !sleepCtx(ctx, r.o.Time-2*edge) {
+		if bench.SleepCtx(ctx, r.o.Time-2*edge) != nil {
 			return
 		}
 		if sampleErr == nil {
@@ -246,16 +246,6 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 	return rec
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
 
 // mcloadArgs is the load generator's command line shared by every run.
 func (r *runner) mcloadArgs(srv *testproc.Proc, extra ...string) []string {
