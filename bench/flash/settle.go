@@ -59,4 +59,3 @@ func (s Settle) Wait(ctx context.Context, poll poller, now func() time.Time, sle
 		}
 	}
 }
-

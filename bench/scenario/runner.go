@@ -246,7 +246,6 @@ func (r *runner) measure(ctx context.Context, srv *testproc.Proc, server, sc str
 	return rec
 }
 
-
 // mcloadArgs is the load generator's command line shared by every run.
 func (r *runner) mcloadArgs(srv *testproc.Proc, extra ...string) []string {
 	o := r.o
