@@ -124,9 +124,12 @@ func (s *Session) submitFlash(w *flashWait) {
 	w.submitting.Store(false)
 }
 
-// Waiting reports that a flash read is in flight: the Session goes on
-// once its wakeup has been called.
-func (s *Session) Waiting() bool { return s.flash.active && !s.flash.w.done.Load() }
+// Waiting reports that a flash read the Session started is not answered
+// yet: in flight, or done since Process returned (its wakeup then has
+// been called, or is being). Reporting only reads in flight would let an
+// engine that checks after the read completes miss it and block on the
+// socket while the client waits for the reply.
+func (s *Session) Waiting() bool { return s.flash.active }
 
 // flashReady reports whether the Session's read is done and waits to be
 // answered.
