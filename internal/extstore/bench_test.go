@@ -32,7 +32,7 @@ func BenchmarkRead(b *testing.B) {
 		locs = append(locs, mustWrite(b, e, BucketDefault, testRecord(i, 4096)))
 	}
 	mustWrite(b, e, BucketDefault, testRecord(-1, 2<<20-headerSize-10)) // push the last buffer out
-	e.waitFlushed()
+	e.WaitWrites()
 	b.SetBytes(int64(locs[0].Len))
 	b.ReportAllocs()
 	i := 0

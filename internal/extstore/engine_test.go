@@ -23,7 +23,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		}
 	}
 	check("buffered")
-	e.waitFlushed()
+	e.WaitWrites()
 	check("flushed")
 }
 
@@ -63,7 +63,7 @@ func TestLocationsLayout(t *testing.T) {
 func TestReadRejectsForgedLocations(t *testing.T) {
 	e := openEngine(t, smallConfig(t.TempDir(), 1))
 	loc := mustWrite(t, e, BucketDefault, testRecord(1, 1000))
-	e.waitFlushed()
+	e.WaitWrites()
 	for _, bad := range []Location{
 		{Page: 200, Version: loc.Version, Len: loc.Len},
 		{Page: loc.Page, Version: loc.Version + 1, Len: loc.Len},

@@ -29,7 +29,7 @@ func TestReadFaults(t *testing.T) {
 			// Fill the buffer so the record goes to the file.
 			mustWrite(t, e, BucketDefault, testRecord(8, tWbuf-headerSize-8-3100))
 			mustWrite(t, e, BucketDefault, testRecord(9, 100))
-			e.waitFlushed()
+			e.WaitWrites()
 			if got, err := e.Read(loc); err != nil || !sameRecord(got, rec) {
 				t.Fatalf("clean read: %q, %v", got.Key, err)
 			}
@@ -60,7 +60,7 @@ func TestWriteErrorReclaimsPage(t *testing.T) {
 	(*files)[0].set(func(f *faultFile) { f.writeErr = syscall.ENOSPC })
 	loc := mustWrite(t, e, BucketDefault, testRecord(1, tWbuf/2))
 	mustWrite(t, e, BucketDefault, testRecord(2, tWbuf/2)) // fills the buffer
-	e.waitFlushed()
+	e.WaitWrites()
 	if _, err := e.Read(loc); !errors.Is(err, ErrStale) {
 		t.Fatalf("Read(%+v) on a page whose write failed: %v, want ErrStale", loc, err)
 	}
@@ -87,7 +87,7 @@ func TestTruncatedFileReadsMiss(t *testing.T) {
 	for i := range 5 {
 		locs = append(locs, mustWrite(t, e, BucketDefault, quarterPage(i)))
 	}
-	e.waitFlushed()
+	e.WaitWrites()
 	if err := os.Truncate(cfg.Files[0].Path, int64(locs[2].Offset)+10); err != nil {
 		t.Fatal(err)
 	}

@@ -65,16 +65,7 @@ func mustWrite(t testing.TB, e *Engine, b Bucket, rec Record) Location {
 		if err != ErrBusy {
 			t.Fatalf("Write(%s): %v", rec.Key, err)
 		}
-		e.waitFlushed()
-	}
-}
-
-// waitFlushed waits until no buffer is queued for the writer.
-func (e *Engine) waitFlushed() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for e.queued > 0 {
-		e.flushed.Wait()
+		e.WaitWrites()
 	}
 }
 

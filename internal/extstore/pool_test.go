@@ -28,7 +28,7 @@ func flushedRecords(t *testing.T, e *Engine, n int) ([]Location, []Record) {
 		locs = append(locs, mustWrite(t, e, BucketDefault, recs[i]))
 	}
 	mustWrite(t, e, BucketDefault, testRecord(-1, tWbuf-headerSize-10))
-	e.waitFlushed()
+	e.WaitWrites()
 	return locs, recs
 }
 

@@ -15,10 +15,10 @@ func TestFullStoreEvictsOldestPage(t *testing.T) {
 		recs = append(recs, quarterPage(i))
 		locs = append(locs, mustWrite(t, e, BucketDefault, recs[i]))
 		if i%4 == 3 {
-			e.waitFlushed() // lets the page go inactive, so evictable
+			e.WaitWrites() // lets the page go inactive, so evictable
 		}
 	}
-	e.waitFlushed()
+	e.WaitWrites()
 	for i, loc := range locs {
 		got, err := e.Read(loc)
 		live := i >= 40-16 // the last four pages' worth
@@ -51,7 +51,7 @@ func TestDeleteFreesEmptyPage(t *testing.T) {
 	for i := range 5 {
 		locs = append(locs, mustWrite(t, e, BucketDefault, quarterPage(i)))
 	}
-	e.waitFlushed()
+	e.WaitWrites()
 	for _, loc := range locs[:3] {
 		if !e.Delete(loc) {
 			t.Fatalf("Delete(%+v) = false", loc)
@@ -89,7 +89,7 @@ func TestEvictWaitsForReads(t *testing.T) {
 	for i := range 4 { // the fifth record sends page 0's last buffer
 		mustWrite(t, e, BucketDefault, quarterPage(i+2))
 	}
-	e.waitFlushed()
+	e.WaitWrites()
 	buf := make([]byte, loc.Len)
 	pl := e.planRead(loc, buf)
 	e.EvictPage(loc.Page, loc.Version)

@@ -20,7 +20,7 @@ func TestScanPage(t *testing.T) {
 	if err := e.ScanPage(1, locs[onPage0].Version, func(Location, Record) bool { return true }); !errors.Is(err, ErrStale) {
 		t.Fatalf("scan of a page being written: %v", err)
 	}
-	e.waitFlushed()
+	e.WaitWrites()
 	e.Delete(locs[1]) // still on the page: the caller decides
 	var seen int
 	err := e.ScanPage(0, locs[0].Version, func(loc Location, rec Record) bool {

@@ -47,7 +47,7 @@ func TestStatsCount(t *testing.T) {
 	for i := range 5 {
 		locs = append(locs, mustWrite(t, e, BucketDefault, quarterPage(i)))
 	}
-	e.waitFlushed()
+	e.WaitWrites()
 	q := uint64(tPage / 4)
 	e.Read(locs[0])
 	e.Read(locs[4]) // from the open buffer
