@@ -15,18 +15,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/gocached/gocached/bench/benchmain"
 	"github.com/gocached/gocached/bench/enginecmp"
-	"github.com/gocached/gocached/internal/refmc"
-	"github.com/gocached/gocached/internal/testproc"
 	flag "github.com/spf13/pflag"
 )
 
@@ -62,39 +57,24 @@ func run() error {
 	if o.Shapes, err = enginecmp.ParseShapes(shapes); err != nil {
 		return err
 	}
-	o.Log = func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	dir, err := os.MkdirTemp("", "enginecmp-")
+	o.Log = benchmain.Logf
+	env, err := benchmain.Start("enginecmp")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	for _, b := range []struct {
-		dst *string
-		pkg string
-	}{
-		{&o.GocachedBin, "github.com/gocached/gocached/cmd/gocached"},
-		{&o.MCLoadBin, "github.com/gocached/gocached/bench/cmd/mcload"},
-	} {
-		if *b.dst == "" {
-			*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
-			o.Log("building %s", b.pkg)
-			if err := testproc.GoBuild(ctx, b.pkg, *b.dst); err != nil {
-				return err
-			}
-		}
+	defer env.Close()
+	if err := env.Build(&o.GocachedBin, benchmain.GocachedPkg); err != nil {
+		return err
 	}
-	if o.MemcachedBin == "" && slices.Contains(o.Targets, enginecmp.Memcached) {
-		o.Log("building memcached %s from Debian's source package (once; cached)", refmc.Current.Version)
-		if o.MemcachedBin, err = refmc.Current.Binary(ctx); err != nil {
+	if err := env.Build(&o.MCLoadBin, benchmain.MCLoadPkg); err != nil {
+		return err
+	}
+	if slices.Contains(o.Targets, enginecmp.Memcached) {
+		if err := env.Memcached(&o.MemcachedBin); err != nil {
 			return err
 		}
 	}
-	recs, runErr := enginecmp.Run(ctx, o)
+	recs, runErr := enginecmp.Run(env.Ctx, o)
 	if len(recs) > 0 {
 		if err := enginecmp.WriteMarkdown(os.Stdout, &o, enginecmp.Summarize(recs)); err != nil {
 			return err

@@ -16,21 +16,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
+	"github.com/gocached/gocached/bench/benchmain"
 	"github.com/gocached/gocached/bench/flash"
-	"github.com/gocached/gocached/internal/refmc"
-	"github.com/gocached/gocached/internal/testproc"
 	flag "github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 )
@@ -91,30 +86,23 @@ func run() error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	o.Log = func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	dir, err := os.MkdirTemp("", "flashcmp-bin-")
+	o.Log = benchmain.Logf
+	env, err := benchmain.Start("flashcmp", syscall.SIGTERM)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	if o.GocachedBin == "" && slices.Contains(o.Targets, flash.Gocached) {
-		o.GocachedBin = filepath.Join(dir, "gocached")
-		o.Log("building ./cmd/gocached")
-		if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/cmd/gocached", o.GocachedBin); err != nil {
+	defer env.Close()
+	if slices.Contains(o.Targets, flash.Gocached) {
+		if err := env.Build(&o.GocachedBin, benchmain.GocachedPkg); err != nil {
 			return err
 		}
 	}
-	if o.MemcachedBin == "" && slices.Contains(o.Targets, flash.Memcached) {
-		o.Log("building memcached %s from Debian's source package (once; cached)", refmc.Current.Version)
-		if o.MemcachedBin, err = refmc.Current.Binary(ctx); err != nil {
+	if slices.Contains(o.Targets, flash.Memcached) {
+		if err := env.Memcached(&o.MemcachedBin); err != nil {
 			return err
 		}
 	}
-	recs, runErr := flash.Run(ctx, o)
+	recs, runErr := flash.Run(env.Ctx, o)
 	if len(recs) > 0 {
 		if err := flash.WriteMarkdown(os.Stdout, &o, flash.Summarize(recs)); err != nil {
 			return err

@@ -13,19 +13,15 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gocached/gocached/bench/benchmain"
 	"github.com/gocached/gocached/bench/idle"
-	"github.com/gocached/gocached/internal/refmc"
-	"github.com/gocached/gocached/internal/testproc"
 	flag "github.com/spf13/pflag"
 )
 
@@ -49,41 +45,31 @@ func run() error {
 	flag.StringVar(&bins.Memcached1618, "memcached-1.6.18", "memcached", "memcached 1.6.18 binary (Debian 12's package)")
 	flag.StringVar(&out, "out", "", "also write results.json here")
 	flag.Parse()
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	dir, err := os.MkdirTemp("", "idlecmp-")
+	env, err := benchmain.Start("idlecmp")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer env.Close()
 	list := strings.Split(targets, ",")
-	if bins.Gocached == "" {
-		bins.Gocached = filepath.Join(dir, "gocached")
-		logf("building ./cmd/gocached")
-		if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/cmd/gocached", bins.Gocached); err != nil {
+	if err := env.Build(&bins.Gocached, benchmain.GocachedPkg); err != nil {
+		return err
+	}
+	if slices.Contains(list, "memcached") {
+		if err := env.Memcached(&bins.Memcached); err != nil {
 			return err
 		}
 	}
-	if bins.Memcached == "" && slices.Contains(list, "memcached") {
-		logf("building memcached %s from Debian's source package (once; cached)", refmc.Current.Version)
-		if bins.Memcached, err = refmc.Current.Binary(ctx); err != nil {
-			return err
-		}
-	}
-	cases, err := idle.Cases(bins, list, dir)
+	cases, err := idle.Cases(bins, list, env.Dir)
 	if err != nil {
 		return err
 	}
 	var results []idle.Result
 	for _, c := range cases {
-		r, err := idle.Measure(ctx, c, settle, window)
+		r, err := idle.Measure(env.Ctx, c, settle, window)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
-		logf("%s: %.1f wake-ups/s, %.3f %% CPU", c.Name, r.WakeupsPS, r.CPUPct)
+		benchmain.Logf("%s: %.1f wake-ups/s, %.3f %% CPU", c.Name, r.WakeupsPS, r.CPUPct)
 		results = append(results, r)
 	}
 	if err := idle.WriteMarkdown(os.Stdout, results); err != nil {

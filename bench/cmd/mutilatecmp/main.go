@@ -15,19 +15,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/gocached/gocached/bench/benchmain"
 	"github.com/gocached/gocached/bench/mutilatecmp"
-	"github.com/gocached/gocached/internal/refmc"
-	"github.com/gocached/gocached/internal/testproc"
 	flag "github.com/spf13/pflag"
 )
 
@@ -77,32 +73,23 @@ func run() error {
 			return err
 		}
 	}
-	o.Log = func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	dir, err := os.MkdirTemp("", "mutilatecmp-bin-")
+	o.Log = benchmain.Logf
+	env, err := benchmain.Start("mutilatecmp")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	needGocached := slices.ContainsFunc(o.Targets, func(t string) bool { return t != mutilatecmp.Memcached })
-	if o.GocachedBin == "" && needGocached {
-		o.GocachedBin = filepath.Join(dir, "gocached")
-		o.Log("building ./cmd/gocached")
-		if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/cmd/gocached", o.GocachedBin); err != nil {
+	defer env.Close()
+	if slices.ContainsFunc(o.Targets, func(t string) bool { return t != mutilatecmp.Memcached }) {
+		if err := env.Build(&o.GocachedBin, benchmain.GocachedPkg); err != nil {
 			return err
 		}
 	}
-	if o.MemcachedBin == "" && (o.Peak <= 0 || slices.Contains(o.Targets, mutilatecmp.Memcached)) {
-		o.Log("building memcached %s from Debian's source package (once; cached)", refmc.Current.Version)
-		if o.MemcachedBin, err = refmc.Current.Binary(ctx); err != nil {
+	if o.Peak <= 0 || slices.Contains(o.Targets, mutilatecmp.Memcached) {
+		if err := env.Memcached(&o.MemcachedBin); err != nil {
 			return err
 		}
 	}
-	peak, recs, runErr := mutilatecmp.Run(ctx, o)
+	peak, recs, runErr := mutilatecmp.Run(env.Ctx, o)
 	if len(recs) > 0 {
 		if err := mutilatecmp.WriteMarkdown(os.Stdout, &o, peak, recs); err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocached/gocached/bench/benchmain"
 	"github.com/gocached/gocached/bench/scenario"
 	flag "github.com/spf13/pflag"
 )
@@ -88,9 +89,7 @@ func run() error {
 	if o.Loads, err = scenario.ParseLoads(loads); err != nil {
 		return err
 	}
-	o.Log = func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-	}
+	o.Log = benchmain.Logf
 
 	if from != "" {
 		return rereport(from, o.OutDir)
