@@ -80,9 +80,13 @@ type flashState struct {
 }
 
 func (w *flashWait) complete(*store.FlashRead) {
+	// wake is read before done is set: from then on the Session may
+	// answer this read and start its next one on w, setting wake anew
+	// while this call still runs.
+	wake := w.wake
 	w.done.Store(true)
-	if !w.submitting.Load() && w.wake != nil {
-		w.wake()
+	if !w.submitting.Load() && wake != nil {
+		wake()
 	}
 }
 
