@@ -114,7 +114,10 @@ func (e *Engine) Restore(st State) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.cfg.Keep || e.nfree != len(e.pages) || e.counters.pageAllocs != 0 {
+	if !e.cfg.Keep {
+		return errors.New("extstore: the files were truncated at open (no Keep)")
+	}
+	if e.nfree != len(e.pages) || e.counters.pageAllocs != 0 {
 		return errors.New("extstore: restore into an engine in use")
 	}
 	if err := e.checkPages(st); err != nil {
