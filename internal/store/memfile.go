@@ -196,7 +196,7 @@ func (s *Store) SaveState() error {
 		os.Remove(tmp)
 		return fmt.Errorf("store: %w", err)
 	}
-	s.restoreNote = fmt.Sprintf("saved %d items to %s", m.Items, mf.path)
+	s.restoreNote = fmt.Sprintf("saved %d items to %s", m.Items, mf.path) + s.savedFlashNote()
 	return nil
 }
 

@@ -50,6 +50,16 @@ func (s *Store) saveFlash() (*extstore.State, error) {
 	return &st, nil
 }
 
+// savedFlashNote is the save report's part about the flash tier: the
+// gauges the next start's extstore_* stats should show again.
+func (s *Store) savedFlashNote() string {
+	if s.flash == nil {
+		return ""
+	}
+	st := s.flash.cfg.Engine.Stats()
+	return fmt.Sprintf("; flash: %d objects, %d bytes on %d pages", st.ObjectsUsed, st.BytesUsed, st.PagesUsed)
+}
+
 // startFlashRestore decides, before the RAM pages are walked, whether the
 // flash headers in them can be kept.
 func (s *Store) startFlashRestore(m *memfileMeta) {

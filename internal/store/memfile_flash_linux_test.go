@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocached/gocached/internal/extstore"
 )
@@ -96,6 +97,14 @@ func compactAll(t *testing.T, s *Store, want map[string]*savedItem, onFlash map[
 			delete(onFlash, k)
 		}
 	}
+	// A page is a candidate once its last buffer is on flash; the
+	// engine's writer goroutine puts it there.
+	e := s.flash.cfg.Engine
+	for deadline := time.Now().Add(time.Minute); !hasWrittenPage(e); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no page written in a minute")
+		}
+	}
 	before := s.FlashStats().CompactRescues
 	for range 100 {
 		if !s.compactOnce() {
@@ -105,6 +114,16 @@ func compactAll(t *testing.T, s *Store, want map[string]*savedItem, onFlash map[
 	if s.FlashStats().CompactRescues == before {
 		t.Fatal("compaction rescued nothing")
 	}
+}
+
+// hasWrittenPage reports whether a page in use is wholly on flash.
+func hasWrittenPage(e *extstore.Engine) bool {
+	for _, p := range e.Pages(nil) {
+		if p.Version != 0 && !p.Active {
+			return true
+		}
+	}
+	return false
 }
 
 type flashGauges struct{ objects, bytes, pages uint64 }
