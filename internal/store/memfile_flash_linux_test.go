@@ -190,6 +190,20 @@ func TestMemoryFileRestartWithFlash(t *testing.T) {
 		t.Errorf("after the restart %+v", fs)
 	}
 	checkInvariants(t, r)
+
+	// A restored tier saves and restores again.
+	if err := r.SaveState(); err != nil {
+		t.Fatalf("second SaveState: %v", err)
+	}
+	saved = gaugesOf(e2)
+	e2.Close()
+	e3 := wf.open(t)
+	r3 := warmStart(t, cfg, e3)
+	if got := gaugesOf(e3); got != saved || flashItems(r3) == 0 {
+		t.Errorf("engine after the second restart %+v with %d flash headers, saved with %+v", got, flashItems(r3), saved)
+	}
+	sameItems(t, want, snapshot(r3, 600))
+	checkInvariants(t, r3)
 }
 
 // TestMemoryFileFlashCrash: after a start that restored flash items and
