@@ -213,3 +213,39 @@ func setItemAge(t *testing.T, addr string, age int) {
 		t.Fatalf("extstore item_age: %q, %v", line, err)
 	}
 }
+
+// A restart with another ext_path size keeps the RAM items and drops the
+// flash ones, with a warning that names the change; no value is wrong.
+func TestWarmRestartChangedFlashDropsIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode: two server starts")
+	}
+	runTargets(t, []target{{name: "epoll", engine: "epoll"}}, func(t *testing.T, tg target) {
+		dir := t.TempDir()
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mem, ext := filepath.Join(dir, "mem"), filepath.Join(dir, "ext")
+		p := warmFlashServer(t, tg, mem, ext)
+		setItemAge(t, p.Addr(), 0)
+		warmWrite(t, p, 0)
+		stopWith(t, p, syscall.SIGUSR1)
+
+		opts := "ext_path=" + ext + ":32m,ext_page_size=8,ext_item_size=512"
+		p = startSpec(t, spec(t, tg, "-l", "127.0.0.1", "-U", "0", "-m", "64", "-e", mem, "-o", opts), true)
+		hits, misses, wrong := warmRead(t, p, 0)
+		t.Logf("%s: restart with another ext_path size: %d hits, %d misses, %d wrong", tg.name, hits, misses, wrong)
+		if wrong != 0 || hits < warmSmall || misses < (warmItems-warmSmall)/2 {
+			t.Errorf("%d hits, %d misses, %d wrong; want the %d or more RAM items back and the flash ones (half or more) dropped",
+				hits, misses, wrong, warmSmall)
+		}
+		if n := rssStat(t, p.Addr(), "extstore_objects_used"); n != 0 {
+			t.Errorf("extstore_objects_used %d after dropping the flash items", n)
+		}
+		if out := p.Output(); !regexp.MustCompile(`level=WARN msg=".*items whose values were on flash dropped: .*ext_path 1 was .*:64m, now .*:32m`).MatchString(out) {
+			t.Errorf("no warning naming the ext_path change in the output:\n%s", out)
+		}
+	})
+}
