@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gocached/gocached/internal/extstore"
 )
@@ -100,10 +99,9 @@ func compactAll(t *testing.T, s *Store, want map[string]*savedItem, onFlash map[
 	// A page is a candidate once its last buffer is on flash; the
 	// engine's writer goroutine puts it there.
 	e := s.flash.cfg.Engine
-	for deadline := time.Now().Add(time.Minute); !hasWrittenPage(e); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no page written in a minute")
-		}
+	e.WaitWrites()
+	if !hasWrittenPage(e) {
+		t.Fatal("no page wholly written")
 	}
 	before := s.FlashStats().CompactRescues
 	for range 100 {
