@@ -21,6 +21,10 @@ type Config struct {
 	Open func(path string) (File, error)
 	// Backend runs the reads; nil is NewPool(Threads, IODepth).
 	Backend Backend
+	// Keep leaves the files' bytes alone at Open (memcached truncates
+	// them): the caller then either Restores a saved State, or Discards
+	// the old pages (restart.go). Until then every page is free.
+	Keep bool
 
 	// TestAlign, for tests only, replaces the 2 MB multiple page and
 	// buffer sizes must be, so tests of this package and the packages

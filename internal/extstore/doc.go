@@ -22,6 +22,10 @@
 // a buffer; when no buffer is free it returns ErrBusy and the caller retries,
 // as memcached's write path does.
 //
+// Pages may outlive the process (restart.go): Save flushes the buffers and
+// describes the pages in use; an engine opened with Config.Keep on the
+// same, untouched files Restores that State, or Discards it.
+//
 // Memory is bounded by the configuration, not the file sizes: at most
 // WbufCount buffers of WbufSize bytes (allocated on first use), one scan
 // buffer of WbufSize per running ScanPage, and under 120 bytes of state

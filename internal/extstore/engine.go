@@ -94,6 +94,14 @@ func Open(cfg Config) (*Engine, error) {
 			return nil, openError(err)
 		}
 		e.files = append(e.files, fh)
+		if cfg.Keep {
+			continue
+		}
+		// Nothing on the file survives a start that does not restore it.
+		if err := fh.Truncate(0); err != nil {
+			e.closeFiles()
+			return nil, openError(err)
+		}
 	}
 	n, err := cfg.checkPages()
 	if err != nil {

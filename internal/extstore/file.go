@@ -8,16 +8,22 @@ import (
 )
 
 // File is what the engine needs of a page file: positional reads and
-// writes. Tests wrap it to inject short reads, EIO or bit flips.
+// writes, and for a restart (Config.Keep, Save) truncation, sync and the
+// file's size and modification time. *os.File is one; tests wrap it to
+// inject short reads, EIO or bit flips.
 type File interface {
 	io.ReaderAt
 	io.WriterAt
 	io.Closer
+	Truncate(size int64) error
+	Sync() error
+	Stat() (os.FileInfo, error)
 }
 
-// OpenOSFile opens path as memcached does: created if missing (mode 0644),
-// locked against a second server on the same file, and truncated, since
-// nothing on it survives a restart.
+// OpenOSFile opens path as memcached does: created if missing (mode 0644)
+// and locked against a second server on the same file. Open then
+// truncates it, as memcached does, unless Config.Keep asks to keep its
+// pages for a restart.
 func OpenOSFile(path string) (File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -26,10 +32,6 @@ func OpenOSFile(path string) (File, error) {
 	if err := lockFile(f); err != nil {
 		f.Close()
 		return nil, &os.PathError{Op: "lock", Path: path, Err: err}
-	}
-	if err := f.Truncate(0); err != nil {
-		f.Close()
-		return nil, err
 	}
 	return f, nil
 }

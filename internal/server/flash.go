@@ -17,10 +17,14 @@ func (s *server) openFlash() (*store.FlashConfig, error) {
 	if f == nil {
 		return nil, nil
 	}
+	cfg := f.Engine
+	// With -e the files keep their pages until the store has read the
+	// memory file: it restores them with the cache, or discards them.
+	cfg.Keep = s.o.MemoryFile != ""
 	var eng *extstore.Engine
 	err := s.proc.AsUser(func() error {
 		var err error
-		eng, err = extstore.Open(f.Engine)
+		eng, err = extstore.Open(cfg)
 		return err
 	})
 	if err != nil {

@@ -72,6 +72,9 @@ func (s *server) buildStore() error {
 	if rep := st.RestoreReport(); rep != "" {
 		log.Info(rep)
 	}
+	if w := st.FlashRestoreWarning(); w != "" { // -e with an ext_path other than the one saved
+		log.Warn(w)
+	}
 	s.started = st.Started()
 	return nil
 }

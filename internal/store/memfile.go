@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/gocached/gocached/internal/extstore"
 )
 
 // Warm restart (memcached's -e, Config.MemoryFile).
@@ -47,6 +48,9 @@ type memfileMeta struct {
 	Items        int          `json:"items"`
 	HashPower    uint32       `json:"hash_power,omitempty"` // the level reached, kept as memcached keeps it
 	Started      int64        `json:"started,omitempty"`    // the first start of the cache, as memcached keeps process_started
+	// Flash is the flash tier's pages in use (memfile_flash.go); nil
+	// without ext_path.
+	Flash *extstore.State `json:"flash,omitempty"`
 }
 
 // shardState is one shard's state as SaveState found it.
@@ -133,6 +137,10 @@ func (s *Store) SaveState() error {
 	// The background loop and the page mover must not change a page
 	// after its checksum is taken.
 	s.Close()
+	flash, err := s.saveFlash()
+	if err != nil {
+		return err
+	}
 	s.mover.mu.Lock()
 	defer s.mover.mu.Unlock()
 	for i := range s.shards {
@@ -146,7 +154,7 @@ func (s *Store) SaveState() error {
 	a := s.slabs.arena
 	m := memfileMeta{Magic: memfileMagic, Version: memfileVersion, MemoryLimit: s.cfg.MemoryLimit,
 		MaxItemSize: s.cfg.MaxItemSize, DisableCAS: s.cfg.DisableCAS, GrowthFactor: s.cfg.GrowthFactor,
-		MinChunk: s.cfg.MinChunk, SavedAt: s.Now(), HashPower: s.hashPower.Load(), Started: s.started}
+		MinChunk: s.cfg.MinChunk, SavedAt: s.Now(), HashPower: s.hashPower.Load(), Started: s.started, Flash: flash}
 	a.mu.Lock()
 	m.Pages, m.Front = a.pages(), a.front
 	m.Owners = append([]byte(nil), a.owner[:a.front]...)
@@ -188,7 +196,7 @@ func (s *Store) SaveState() error {
 		os.Remove(tmp)
 		return fmt.Errorf("store: %w", err)
 	}
-	s.restoreNote = fmt.Sprintf("saved %d items to %s", m.Items, mf.path)
+	s.restoreNote = fmt.Sprintf("saved %d items to %s", m.Items, mf.path) + s.savedFlashNote()
 	return nil
 }
 
@@ -212,9 +220,6 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 			if m := (*settingMismatch)(nil); errors.As(err, &m) {
 				s.restartLines = m.lines()
 			}
-		} else if s.cfg.Flash != nil {
-			why = "a flash tier (ext_path) is configured, and its pages are not kept across a restart"
-			s.restartLines = []string{restartNoExtstore}
 		} else if items, err = s.restore(saved); err != nil {
 			why = err.Error()
 		}
@@ -230,9 +235,12 @@ func (s *Store) adoptMemoryFile(saved *memfileMeta, readErr error) {
 		s.started = s.cfg.Started // an empty cache starts now
 		s.memfile.clear()
 		s.restoreNote = fmt.Sprintf("memory file %s: starting empty: %s", path, why)
+		if err := s.finishFlashRestore(false); err != nil {
+			s.restoreNote += "; " + err.Error()
+		}
 		return
 	}
-	s.restoreNote = fmt.Sprintf("memory file %s: restored %d items saved at %d", path, items, saved.SavedAt)
+	s.restoreNote = fmt.Sprintf("memory file %s: restored %d items saved at %d", path, items, saved.SavedAt) + s.flashNote()
 }
 
 // RestoreReport says what the memory file gave at start ("" without one):
@@ -260,8 +268,12 @@ func (s *Store) restore(m *memfileMeta) (items int, err error) {
 			sh.flushSweepAt = 1 // flushed items saved unmet: the reclaimer may sweep them now
 		}
 	}
+	s.startFlashRestore(m)
 	if err := s.adoptPages(m); err != nil {
 		s.emptyAll()
+		return 0, err
+	}
+	if err := s.finishFlashRestore(true); err != nil {
 		return 0, err
 	}
 	for i := range s.shards {
@@ -384,6 +396,9 @@ func (s *Store) adoptPage(c *slabClass, p int) error {
 			continue
 		case r.bits() == recChunk:
 			continue // a chain's link: its head accounts for it
+		case r.flash() && !s.adoptFlashHeader(r):
+			s.slabs.pushFree(c, pos) // its value is not on a restored page
+			continue
 		}
 		if err := s.relink(c, int(pos)); err != nil {
 			return err
@@ -396,7 +411,11 @@ func (s *Store) adoptPage(c *slabClass, p int) error {
 // head brings its links (checked to be c's, ending where its length says).
 func (s *Store) relink(c *slabClass, pos int) error {
 	r := s.slabs.rec(uint64(pos))
-	if r.klen() == 0 || r.class() != c.id || r.size() > c.size && !s.slabs.chained(r) {
+	size := r.size()
+	if r.flash() { // its value is on flash: the chunk holds a Location
+		size = recSize(r.klen(), flashLocSize)
+	}
+	if r.klen() == 0 || r.class() != c.id || size > c.size && !s.slabs.chained(r) {
 		return fmt.Errorf("record at %d does not parse", pos)
 	}
 	if s.slabs.chained(r) {

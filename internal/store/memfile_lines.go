@@ -12,10 +12,9 @@ const (
 	restartNoMeta  = "[restart] no metadata save file, starting with a clean cache"
 	restartMissing = "[restart] missing some metadata lines"
 	restartInvalid = "[restart] failed to validate metadata, starting with a clean cache"
-	// memcached 1.6.45 prints this after a valid metadata check when
-	// extstore is on, and starts empty: its flash pages are not kept
-	// across a restart, so the RAM headers pointing at them cannot be.
-	restartNoExtstore = "[restart] memory restart with extstore not presently supported."
+	// memcached 1.6.45 also prints "[restart] memory restart with
+	// extstore not presently supported." and starts empty when extstore
+	// is on; gocached restores flash items too (memfile_flash.go).
 )
 
 // settingMismatch is a saved setting the start's differs from, under the

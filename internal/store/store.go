@@ -54,11 +54,12 @@ type Store struct {
 	sizes   atomic.Pointer[sizeHist] // `stats sizes`; nil while off (sizes.go)
 	sizesMu sync.Mutex               // one EnableSizes/DisableSizes at a time
 
-	flash        *flashState // extstore (flash.go); nil without
-	memfile      *memFile    // -e's mapping; nil without one
-	restoreNote  string      // what the memory file gave at start (RestoreReport)
-	restartLines []string    // memcached's stderr lines for that (RestartLines)
-	started      int64       // Config.Started, or the restored one (Started)
+	flash        *flashState  // extstore (flash.go); nil without
+	memfile      *memFile     // -e's mapping; nil without one
+	restoreNote  string       // what the memory file gave at start (RestoreReport)
+	restartLines []string     // memcached's stderr lines for that (RestartLines)
+	flashBack    flashRestore // what the memory file's restore did with flash items
+	started      int64        // Config.Started, or the restored one (Started)
 
 	stop      chan struct{}
 	done      chan struct{}
