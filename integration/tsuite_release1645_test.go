@@ -32,15 +32,11 @@ var tsuiteExcluded1645 = map[string]string{
 }
 
 // tsuiteTLSExcluded1645 is the files the TLS mode leaves to the plain
-// engines: flash-tier files that take many times longer over TLS here
-// (binary-extstore.t 228 s against 18 s, extstore-overdel.t 90 s against
-// 8 s; a flash read over TLS alone takes what it does in the clear, so the
-// cause is elsewhere and not found yet), which would double the TLS
-// stage. They pass over TLS too.
-var tsuiteTLSExcluded1645 = map[string]string{
-	"binary-extstore.t":  "slow over TLS (see above); runs on every plain engine",
-	"extstore-overdel.t": "slow over TLS (see above); runs on every plain engine",
-}
+// engines, none now: the TLS mode's clients are the suite's only TCP ones,
+// and binary-extstore.t and extstore-overdel.t, whose perl clients keep
+// Nagle's algorithm on, ran many times slower there until the engines
+// stopped leaving ACKs to the delayed-ACK timer (reactor.AckNow).
+var tsuiteTLSExcluded1645 = map[string]string{}
 
 // withoutTLSExcluded is files without those the TLS mode leaves out.
 func withoutTLSExcluded(t *testing.T, files []string) []string {

@@ -38,6 +38,7 @@ var Cases = []Case{
 	{"flow/read_buf_mem_limit", readBufMemLimit},
 	{"flow/idle_timeout", idleTimeout},
 	{"flow/idle_timeout_whole_seconds", idleTimeoutWholeSeconds},
+	{"flow/nagle_client", nagleClient},
 	{"stream/metadump_slow_reader", metadumpSlowReader},
 	{"stream/watch_wakeup", watchWakeup},
 	{"stream/flash_reads", flashReads},

@@ -160,6 +160,12 @@ func DialNet(t testing.TB, network, addr string) *Client {
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
+	return NewClient(t, nc)
+}
+
+// NewClient is a test connection over nc (a TLS one, say), closed when
+// the test ends.
+func NewClient(t testing.TB, nc net.Conn) *Client {
 	t.Cleanup(func() { nc.Close() })
 	_ = nc.SetDeadline(time.Now().Add(60 * time.Second))
 	return &Client{t: t, NC: nc, R: bufio.NewReaderSize(nc, 64<<10)}

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gocached/gocached/internal/protocol"
@@ -21,9 +22,10 @@ import (
 // `stats` from other connections.
 type conn struct {
 	e    *engine
-	tls  *tls.Config // non-nil: the client must speak TLS (set before serve starts)
-	nc   net.Conn    // the socket: stats, deadlines and close use it
-	rw   net.Conn    // requests and replies: nc, or the TLS connection over it
+	tls  *tls.Config     // non-nil: the client must speak TLS (set before serve starts)
+	nc   net.Conn        // the socket: stats, deadlines and close use it
+	tcp  syscall.RawConn // nc's descriptor when nc is TCP (AckNow); nil for a unix socket
+	rw   net.Conn        // requests and replies: nc, or the TLS connection over it
 	fd   int
 	sess reactor.Session
 	wake chan struct{} // a watching Session's wakeup (capacity 1)
@@ -65,6 +67,9 @@ func (c *conn) serve() {
 		transport = "local"
 	}
 	c.sess.OpenedFrom(c.fd, transport, peer)
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		c.tcp, _ = tc.SyscallConn()
+	}
 
 	buf := make([]byte, reactor.ReadBufSize)
 	var out []byte
@@ -95,6 +100,7 @@ func (c *conn) serve() {
 		}
 		n, err := c.rw.Read(buf[w:])
 		if n > 0 {
+			sentBefore := c.bytesWritten.Load()
 			c.bytesRead.Add(uint64(n))
 			c.setState(reactor.StateParsing)
 			w += n
@@ -120,6 +126,9 @@ func (c *conn) serve() {
 			}
 			if len(out) > 0 && !c.write(out) {
 				return
+			}
+			if reactor.AckWanted(c.tcp != nil, n, int(c.bytesWritten.Load()-sentBefore)) {
+				c.ackNow()
 			}
 			if cap(out) > reactor.KeepBufMax {
 				protocol.RecycleReply(out) // written whole: nothing reads it now
@@ -246,6 +255,12 @@ func (c *conn) process(in, out []byte) ([]byte, int, protocol.Status) {
 			out = out[:0]
 		}
 	}
+}
+
+// ackNow acknowledges the client's bytes at once (reactor.AckNow): this
+// read sends nothing that would carry the ACK.
+func (c *conn) ackNow() {
+	c.tcp.Control(func(fd uintptr) { reactor.AckNow(int(fd)) })
 }
 
 // signal is the Session's wakeup: it never blocks.

@@ -161,3 +161,21 @@ func TestTLSProtoErrors(t *testing.T) {
 		t.Errorf("after stats reset: proto errors %d, handshake errors %d; want 0 and 0", st.SSLProtoErrors, st.SSLHandshakeErrors)
 	}
 }
+
+// TestTLSNagleClient: a TLS client that leaves Nagle's algorithm on is
+// answered without waiting on the server's delayed ACK (the conformance
+// case flow/nagle_client over TLS): its writes are TLS records, and a
+// record held back behind an unacknowledged one stalls it as plain bytes
+// would (memcached's t/ suite in its TLS mode: binary-extstore.t and
+// extstore-overdel.t).
+func TestTLSNagleClient(t *testing.T) {
+	cert, pool := selfSigned(t)
+	s := enginetest.Start(t, New, reactor.Config{Listen: "127.0.0.1", TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}, enginetest.Options{})
+	raw, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	c := enginetest.NewClient(t, tc)
+	enginetest.CheckNagleClient(t, c, raw.(*net.TCPConn))
+}

@@ -17,6 +17,7 @@ type Conn[E any] struct {
 	Gen      uint32
 	Listener int
 	NAPIID   uint32 // at accept
+	TCP      bool   // a TCP client (not a unix socket's): reactor.AckNow applies
 	Sess     reactor.Session
 
 	In   []byte // unconsumed input; nil when empty
@@ -68,6 +69,7 @@ func (l *Loop[E]) AddConn(fd int, napiID uint32, listener int) {
 	mb, slot, gen := l.Mailbox, c.Slot, c.Gen
 	c.Sess.SetWakeup(func() { mb.PostWake(slot, gen) })
 	transport, peer := reactor.PeerOf(fd)
+	c.TCP = transport == "tcp"
 	c.Sess.OpenedFrom(fd, transport, peer)
 	l.nconns++
 	l.Stats.Conns.Store(int64(l.nconns))

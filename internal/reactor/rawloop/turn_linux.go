@@ -26,7 +26,7 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 			c.Sent = 0
 		}
 		c.State.Store(int32(reactor.StateParsing))
-		before := len(c.Out)
+		before, received := len(c.Out), len(c.In)
 		consumed, out, st, err := reactor.RunSession(c.Sess, c.In, c.Out)
 		if err != nil {
 			reactor.LogSessionPanic(slog.Default(), l.group.Name+": session panicked; closing connection", err,
@@ -39,6 +39,9 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 		c.Out = out
 		if consumed > 0 { // a request (or part of its value): memcached's last_cmd_time
 			c.LastCmd.Store(l.Now)
+		}
+		if reactor.AckWanted(c.TCP, received, len(out)-before) && st != protocol.Close {
+			reactor.AckNow(c.FD) // no reply carries the ACK the client may wait on
 		}
 		rest := copy(c.In, c.In[consumed:])
 		c.In = c.In[:rest]
