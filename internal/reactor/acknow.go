@@ -1,5 +1,7 @@
 package reactor
 
+import "sync/atomic"
+
 // AckWanted reports whether a read's turn should acknowledge the client's
 // bytes at once (AckNow): the connection is TCP, the turn read something
 // (received is what it read or holds unconsumed), and it sends no reply
@@ -10,3 +12,11 @@ package reactor
 func AckWanted(tcp bool, received, sent int) bool {
 	return tcp && received > 0 && sent == 0
 }
+
+// ackObserver, when set, is told of every AckNow (ObserveAckNow).
+var ackObserver atomic.Pointer[func(fd int)]
+
+// ObserveAckNow has fn called with the descriptor of every AckNow from now
+// on: tests see which connections an engine acknowledged at once, where
+// the kernel's effect (an ACK 40 ms sooner) could only be timed.
+func ObserveAckNow(fn func(fd int)) { ackObserver.Store(&fn) }

@@ -16,5 +16,8 @@ import "golang.org/x/sys/unix"
 // stay set (the kernel goes back to delaying ACKs once replies flow), so it
 // is asked for each time. Errors are ignored: the ACK then only comes late.
 func AckNow(fd int) {
+	if f := ackObserver.Load(); f != nil {
+		(*f)(fd)
+	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_QUICKACK, 1)
 }
