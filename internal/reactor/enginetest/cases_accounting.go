@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gocached/gocached/internal/reactor"
 )
@@ -58,15 +57,15 @@ func statsConns(t *testing.T, f reactor.Factory) {
 	asking := s.Dial(t)
 	waitCurr(t, s, 4)
 	// The half-sent set draws no reply, so nothing says when the server
-	// has read it: ask until it shows (bounded).
+	// has read it; and the idle client has its reply once it is written,
+	// maybe before its engine marks it reading again (the portable
+	// engine's goroutine does so after its write returns). Ask until both
+	// show.
 	var lines map[string]string
-	for i := 0; i < 100; i++ {
+	WaitFor(t, "stats conns to show the half-sent set read and the idle client reading", func() bool {
 		lines = asking.Stats("conns")
-		if connState(lines, sending) != "conn_new_cmd" {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return connState(lines, sending) != "conn_new_cmd" && connState(lines, idle) == "conn_read"
+	})
 	byFD := make(map[string]map[string]string)
 	for name, v := range lines {
 		fd, field, ok := strings.Cut(name, ":")
