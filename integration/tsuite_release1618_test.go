@@ -27,6 +27,13 @@ var tsuiteKnown1618 = []tsuiteKnownFailure{
 	{file: "cas.t", tests: "15", incomplete: true, owner: ownUpstream,
 		why:      "an empty cas line is one CLIENT_ERROR bad command line format with its data block swallowed; the file then waits for the second ERROR it expects",
 		upstream: "memcached 1.6.40, 778cfd6 (new command parser)"},
+	{file: "chunked-extstore.t", tests: "110", flaky: true, owner: ownStore,
+		why: "on a loaded machine (3 of about 35 runs) compaction stops with one page free until the next client " +
+			"write: the compactor runs only when the background loop kicks it after a round that saw operations or " +
+			"flash writes, so a pass that stops before pages are free again (why it stops was not traced) is not " +
+			"followed by another while the file only polls stats for 30 s; a set sent after such a stall had 4 " +
+			"pages free within a second. memcached's flush thread, idle or not, wakes its compaction check " +
+			"every few of its sleeps (each at most ext_max_sleep)"},
 	{file: "extstore-jbod.t", tests: "9", owner: ownUpstream,
 		why: "no page is reclaimed (extstore_page_reclaims 0; the file wants more than 1): compaction waits until " +
 			"fewer than ext_compact_under pages are free, whose default became 1 % of the pages, at least 1 (it was " +
@@ -34,11 +41,13 @@ var tsuiteKnown1618 = []tsuiteKnownFailure{
 			"its 20 pages and leave 2 free, in memcached 1.6.45 too, so its half-deleted pages are never compacted",
 		upstream: "memcached 1.6.25, 277f54d (extstore: tiered storage)"},
 	{file: "extstore.t", tests: "23", flaky: true, owner: ownStore,
-		why: "extstore_compact_rescues is 1 where memcached 1.6.45 has 188 to 396 (three runs); a run on a loaded " +
-			"machine had none within the file's 4 s and failed. The file touches keys twice, then compacts with " +
-			"drop_unread: memcached moves an item made active in COLD to WARM at once (do_item_bump's " +
-			"lru_bump_async), so its compactor rescues them; gocached's stay in COLD until the LRU's tail pull " +
-			"meets them, and are skipped (extstore_compact_skipped 624)"},
+		why: "extstore_compact_rescues is 1 where memcached 1.6.45 has 188 to 396 (three runs), and was 0 twice in " +
+			"about 25 runs on a loaded machine. The file touches keys twice, then compacts with drop_unread: " +
+			"memcached moves an item made active in COLD to WARM at once (do_item_bump's lru_bump_async), so its " +
+			"compactor rescues them; gocached's stay in COLD until the LRU's tail pull meets them, and are skipped " +
+			"(extstore_compact_skipped 624). What it does rescue waits for a write buffer 10 ms per page at most " +
+			"(compactWaits), memcached 1.6.45 up to 5 s (1.6.41, 2037c5f), so under load it is lost " +
+			"(extstore_compact_lost 39 in a failing run)"},
 	{file: "issue_3.t", tests: "2,4", owner: ownUpstream,
 		why:      "delete <key> <hold time> deletes instead of answering the usage error",
 		upstream: "memcached 1.6.40, 778cfd6 (new parser drops the delete hold-time check)"},
