@@ -5,25 +5,18 @@ import "time"
 // memcached 1.6.18's t/ suite (GOCACHED_TSUITE_RELEASE=1.6.18): Debian 12's
 // release, whose suite gocached passed whole before it followed 1.6.45.
 
-// extstore1618Excluded: the flash tier follows 1.6.45, whose extstore
-// files run (tsuite_release1645_test.go); 1.6.18's older copies are not
-// run.
-const extstore1618Excluded = "extstore (ext_path): checked by memcached 1.6.45's versions of these files"
-
 // tsuiteExcluded1618 is the t/*.t files of memcached 1.6.18 that are not run,
 // each with the reason: a feature gocached documents it does not have, or a
 // file that does not test the server. Files that skip themselves still run:
 // their skip is upstream's (refhang, slabhang, issue_140, issue_260; and
 // proxy.t and misbehave.t, whose features Debian's memcached is built
 // without too, so both servers skip them alike).
+//
+// Its extstore files run as 1.6.45's do: error-extstore.t is the same
+// file in both releases, left out for the same reason.
 var tsuiteExcluded1618 = map[string]string{
-	"binary-extstore.t":  extstore1618Excluded,
-	"chunked-extstore.t": extstore1618Excluded,
-	"error-extstore.t":   extstore1618Excluded,
-	"extstore-buckets.t": extstore1618Excluded,
-	"extstore-jbod.t":    extstore1618Excluded,
-	"extstore.t":         extstore1618Excluded,
-	"whitespace.t":       "checks the formatting of memcached's own sources in a git checkout, not the server",
+	"error-extstore.t": extstoreOOMExcluded,
+	"whitespace.t":     "checks the formatting of memcached's own sources in a git checkout, not the server",
 }
 
 // tsuiteKnown1618 is 1.6.18's ratchet of failing assertions (see
@@ -34,6 +27,27 @@ var tsuiteKnown1618 = []tsuiteKnownFailure{
 	{file: "cas.t", tests: "15", incomplete: true, owner: ownUpstream,
 		why:      "an empty cas line is one CLIENT_ERROR bad command line format with its data block swallowed; the file then waits for the second ERROR it expects",
 		upstream: "memcached 1.6.40, 778cfd6 (new command parser)"},
+	{file: "chunked-extstore.t", tests: "110", flaky: true, owner: ownStore,
+		why: "now and then (4 of about 40 runs, loaded machine or not) compaction stops with one page free " +
+			"until the next client write: the compactor runs only when the background loop kicks it after a round that saw operations or " +
+			"flash writes, so a pass that stops before pages are free again (why it stops was not traced) is not " +
+			"followed by another while the file only polls stats for 30 s; a set sent after such a stall had 4 " +
+			"pages free within a second. memcached's flush thread, idle or not, wakes its compaction check " +
+			"every few of its sleeps (each at most ext_max_sleep)"},
+	{file: "extstore-jbod.t", tests: "9", owner: ownUpstream,
+		why: "no page is reclaimed (extstore_page_reclaims 0; the file wants more than 1): compaction waits until " +
+			"fewer than ext_compact_under pages are free, whose default became 1 % of the pages, at least 1 (it was " +
+			"a quarter, and 1.6.18 also compacted early when pages were fragmented); the file's writes fill 18 of " +
+			"its 20 pages and leave 2 free, in memcached 1.6.45 too, so its half-deleted pages are never compacted",
+		upstream: "memcached 1.6.25, 277f54d (extstore: tiered storage)"},
+	{file: "extstore.t", tests: "23", flaky: true, owner: ownStore,
+		why: "extstore_compact_rescues is 1 where memcached 1.6.45 has 188 to 396 (three runs), and was 0 twice in " +
+			"about 25 runs on a loaded machine. The file touches keys twice, then compacts with drop_unread: " +
+			"memcached moves an item made active in COLD to WARM at once (do_item_bump's lru_bump_async), so its " +
+			"compactor rescues them; gocached's stay in COLD until the LRU's tail pull meets them, and are skipped " +
+			"(extstore_compact_skipped 624). What it does rescue waits for a write buffer 10 ms per page at most " +
+			"(compactWaits), memcached 1.6.45 up to 5 s (1.6.41, 2037c5f), so under load it is lost " +
+			"(extstore_compact_lost 39 in a failing run)"},
 	{file: "issue_3.t", tests: "2,4", owner: ownUpstream,
 		why:      "delete <key> <hold time> deletes instead of answering the usage error",
 		upstream: "memcached 1.6.40, 778cfd6 (new parser drops the delete hold-time check)"},
