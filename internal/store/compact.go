@@ -12,7 +12,9 @@ import (
 // the records whose item still points at them are written again, and the
 // page is reclaimed. It runs on a goroutine of its own, since it reads
 // whole pages from the files; the background loop kicks it after rounds
-// that saw activity, so an idle store never wakes it.
+// that saw activity, a change of the ext_* knobs kicks it, and it looks
+// again by itself while a candidate is left; so an idle store with
+// nothing to compact never wakes it.
 
 // compactPagesPerKick bounds one kick's work; the next kick goes on.
 const compactPagesPerKick = 16
@@ -34,29 +36,39 @@ func (s *Store) kickCompactor() {
 	}
 }
 
-// compactLoop is the compactor goroutine, until Close.
-func (s *Store) compactLoop() {
-	defer close(s.flash.compactDone)
-	var tick <-chan time.Time
+// compactRetry is the compactor's wait before it looks again while a
+// candidate page remains: its kick's bound was reached, or the page was
+// still being written. Without it the rest would wait for the next client
+// write, however long that takes.
+const compactRetry = 100 * time.Millisecond
+
+// compactLoop is the compactor goroutine, until stop is closed (Close).
+func (s *Store) compactLoop(stop <-chan struct{}) {
+	more := false // a candidate was left for later
 	for {
-		if s.flash.watched() {
+		var tick <-chan time.Time
+		switch {
+		case more:
+			tick = time.After(compactRetry)
+		case s.flash.watched():
 			tick = time.After(s.flash.watchedWait())
-		} else {
-			tick = nil
 		}
 		select {
-		case <-s.stop:
+		case <-stop:
 			return
 		case <-s.flash.compactKick:
 		case <-tick:
 		}
 		s.flash.compactRounds.Add(1)
+		more = true // the bound is reached unless a look ends it first
 		for range compactPagesPerKick {
-			if !s.compactOnce() {
+			done, left := s.compactOnce()
+			if !done {
+				more = left
 				break
 			}
 			select {
-			case <-s.stop:
+			case <-stop:
 				return
 			default:
 			}
@@ -65,8 +77,9 @@ func (s *Store) compactLoop() {
 }
 
 // compactOnce compacts the engine's current candidate page, if any, and
-// reports whether it did.
-func (s *Store) compactOnce() bool {
+// reports whether it did, and if not, whether a candidate is left (one
+// being written, to be tried again).
+func (s *Store) compactOnce() (done, left bool) {
 	f := s.flash
 	e := f.cfg.Engine
 	pol := f.knobs.load().Policy
@@ -76,7 +89,7 @@ func (s *Store) compactOnce() bool {
 	}
 	cand, ok := e.CompactCandidate(pol)
 	if !ok {
-		return false
+		return false, false
 	}
 	rescues, lost, skipped := f.compactRescues.Load(), f.compactLost.Load(), f.compactSkipped.Load()
 	if watched {
@@ -92,7 +105,7 @@ func (s *Store) compactOnce() bool {
 		if watched {
 			f.flashEvent(compactEvent("compact_abort", cand.Page))
 		}
-		return false // being written, or gone: nothing to close
+		return false, true // being written, or gone: nothing to close yet
 	}
 	if watched {
 		f.flashEvent(compactEvent("compact_read_end", cand.Page, "offset", e.PageSize(),
@@ -103,7 +116,7 @@ func (s *Store) compactOnce() bool {
 	if watched {
 		f.flashEvent(compactEvent("compact_end", cand.Page))
 	}
-	return true
+	return true, false
 }
 
 // flashShard is key's shard and tag, without telling the background loop

@@ -81,5 +81,8 @@ func (s *Store) SetFlashKnobs(fn func(k *FlashKnobs)) bool {
 	k := f.knobs.load().FlashKnobs
 	fn(&k)
 	s.setKnobs(k)
+	// A new threshold may make a page a candidate now: the compactor
+	// looks at once rather than after the next client write.
+	s.kickCompactor()
 	return true
 }

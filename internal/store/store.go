@@ -173,7 +173,10 @@ func New(cfg Config) (*Store, error) {
 	s.clock.Store(time.Now().Unix())
 	go s.background()
 	if s.flash != nil {
-		go s.compactLoop()
+		go func() {
+			s.compactLoop(s.stop)
+			close(s.flash.compactDone)
+		}()
 	}
 	return s, nil
 }
