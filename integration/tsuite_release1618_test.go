@@ -27,13 +27,6 @@ var tsuiteKnown1618 = []tsuiteKnownFailure{
 	{file: "cas.t", tests: "15", incomplete: true, owner: ownUpstream,
 		why:      "an empty cas line is one CLIENT_ERROR bad command line format with its data block swallowed; the file then waits for the second ERROR it expects",
 		upstream: "memcached 1.6.40, 778cfd6 (new command parser)"},
-	{file: "chunked-extstore.t", tests: "110", flaky: true, owner: ownStore,
-		why: "now and then (4 of about 40 runs, loaded machine or not) compaction stops with one page free " +
-			"until the next client write: the compactor runs only when the background loop kicks it after a round that saw operations or " +
-			"flash writes, so a pass that stops before pages are free again (why it stops was not traced) is not " +
-			"followed by another while the file only polls stats for 30 s; a set sent after such a stall had 4 " +
-			"pages free within a second. memcached's flush thread, idle or not, wakes its compaction check " +
-			"every few of its sleeps (each at most ext_max_sleep)"},
 	{file: "extstore-jbod.t", tests: "9", owner: ownUpstream,
 		why: "no page is reclaimed (extstore_page_reclaims 0; the file wants more than 1): compaction waits until " +
 			"fewer than ext_compact_under pages are free, whose default became 1 % of the pages, at least 1 (it was " +
