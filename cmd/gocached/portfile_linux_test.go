@@ -163,3 +163,45 @@ func TestPortZeroTurnsTCPOff(t *testing.T) {
 		})
 	}
 }
+
+// TestPidFileBeforePortFile: the port file is written last, after the pid
+// file: memcached's t/ harness takes the port file as the sign the server
+// is up, and daemonize.t then reads the pid file at once (it failed a run
+// on a loaded machine when the pid file came after).
+func TestPidFileBeforePortFile(t *testing.T) {
+	dir := t.TempDir()
+	ports, pidFile := filepath.Join(dir, "ports"), filepath.Join(dir, "pid")
+	cmd := testproc.Command(binary, "-l", "127.0.0.1", "-p", "-1", "-P", pidFile)
+	cmd.Env = append(os.Environ(), srv.PortFileEnv+"="+ports)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(ports); err == nil {
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatal("gocached exited before writing its port file")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no port file in a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil || strings.TrimSpace(string(b)) != itoa(cmd.Process.Pid) {
+		t.Fatalf("pid file when the port file appeared: %q, %v; want %d", b, err, cmd.Process.Pid)
+	}
+}

@@ -16,9 +16,8 @@ import (
 )
 
 // startListeners starts what listens beside the engine, before root is
-// dropped: --metrics-listen and -U's UDP sockets; then it writes
-// memcached's port file and, with -o no_maxconns_fast, bounds the
-// descriptors to -c.
+// dropped: --metrics-listen and -U's UDP sockets; then, with -o
+// no_maxconns_fast, it bounds the descriptors to -c.
 func (s *server) startListeners() error {
 	o, log := s.o, s.log
 	stopMetrics, err := startMetrics(o.MetricsListen, s.env, log)
@@ -43,13 +42,6 @@ func (s *server) startListeners() error {
 	s.atExit(func() { udp.Close() })
 	if o.Verbosity >= 2 {
 		announceListeners(s.env.VerboseLog, s.eng, s.settings.BindingProtocol, udp)
-	}
-	// memcached writes the file only for its TCP/UDP listeners: with -s,
-	// none (and no empty file).
-	if portFile := os.Getenv(PortFileEnv); o.Reactor.UnixSocket == "" {
-		if err := writePortFile(portFile, s.eng, udp); err != nil {
-			log.Warn("could not write the port file", "env", PortFileEnv, "err", err)
-		}
 	}
 	if !o.Ext.Tuning.MaxConnsFast {
 		if err := procctl.LimitDescriptorsToClients(o.Reactor.MaxConns); err != nil {
@@ -97,4 +89,17 @@ func startMetrics(addr string, env *protocol.Env, log *slog.Logger) (stop func()
 	}()
 	log.Info("serving metrics", "addr", l.Addr().String())
 	return func() { cancel(); <-done }, nil
+}
+
+// announcePorts writes memcached's port file (MEMCACHED_PORT_FILENAME),
+// only for TCP/UDP listeners as memcached does: with -s, none (and no
+// empty file). It comes last in the start, after the pid file: a test
+// harness (memcached's t/ suite) takes the file as the sign the server is
+// up, and daemonize.t reads the pid file at once.
+func (s *server) announcePorts() {
+	if portFile := os.Getenv(PortFileEnv); s.o.Reactor.UnixSocket == "" {
+		if err := writePortFile(portFile, s.eng, s.udp); err != nil {
+			s.log.Warn("could not write the port file", "env", PortFileEnv, "err", err)
+		}
+	}
 }

@@ -94,10 +94,10 @@ func (s *server) applyPollMode() error {
 
 // dropRoot hands over to -u's user what memcached, already that user,
 // would have created, drops root now that the listeners are bound and
-// the knobs set, and writes the pid file.
+// the knobs set, and writes the pid file, then the port file.
 func (s *server) dropRoot() error {
 	o := s.o
-	err := s.proc.HandOver(o.Reactor.UnixSocket, os.Getenv(PortFileEnv))
+	err := s.proc.HandOver(o.Reactor.UnixSocket)
 	if err == nil {
 		var privileged func(func() error) error
 		if privileged, err = s.proc.DropPrivileges(s.log, s.napi.KeptStatePath()); privileged != nil {
@@ -116,6 +116,7 @@ func (s *server) dropRoot() error {
 		return exit(1)
 	}
 	s.atExit(s.proc.WritePidFile(s.log))
+	s.announcePorts() // as the user, as memcached (already that user) writes it
 	return nil
 }
 
