@@ -146,13 +146,7 @@ func TestWarmRestartKeepsFlash(t *testing.T) {
 		t.Skip("short mode: four server starts per engine")
 	}
 	forEachEngine(t, func(t *testing.T, tg target) {
-		dir := t.TempDir()
-		// gocached opens its files as its -u user (nobody) when root.
-		for _, d := range []string{filepath.Dir(dir), dir} {
-			if err := os.Chmod(d, 0o777); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := flashDir(t)
 		mem, ext := filepath.Join(dir, "mem"), filepath.Join(dir, "ext")
 
 		// Each round writes a generation of values with ext_item_age 0,
@@ -221,12 +215,7 @@ func TestWarmRestartChangedFlashDropsIt(t *testing.T) {
 		t.Skip("short mode: two server starts")
 	}
 	runTargets(t, []target{{name: "epoll", engine: "epoll"}}, func(t *testing.T, tg target) {
-		dir := t.TempDir()
-		for _, d := range []string{filepath.Dir(dir), dir} {
-			if err := os.Chmod(d, 0o777); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := flashDir(t)
 		mem, ext := filepath.Join(dir, "mem"), filepath.Join(dir, "ext")
 		p := warmFlashServer(t, tg, mem, ext)
 		setItemAge(t, p.Addr(), 0)
@@ -248,4 +237,13 @@ func TestWarmRestartChangedFlashDropsIt(t *testing.T) {
 			t.Errorf("no warning naming the ext_path change in the output:\n%s", out)
 		}
 	})
+}
+
+// flashDir is a directory for the memory and flash files that the
+// server's -u user (nobody, when the tests run as root) can write.
+func flashDir(t *testing.T) string {
+	if os.Geteuid() == 0 {
+		return userDir(t)
+	}
+	return t.TempDir()
 }
