@@ -14,7 +14,8 @@ import (
 const (
 	extstoreEvictExcluded = "extstore (ext_path): on its 64 MB file of 8 MB pages gocached evicts flash pages before compaction frees any " +
 		"(each bucket keeps an open page) and never reallocates rescues (rescues_realloc), where memcached evicts none"
-	extstoreOldExcluded = "extstore (ext_path): the compactor never picks a page by age for the OLD bucket (extstore_compact_resc_old stays 0)"
+	extstoreOldExcluded = "extstore (ext_path): the compactor rescues a page picked by age into the OLD bucket as memcached's does, " +
+		"but in about one run in four too few of the rescued items' headers are outside COLD (extstore_compact_resc_old <= 5, no OLD page used)"
 )
 
 // tsuiteExcluded1645 is the t/*.t files of memcached 1.6.45 that are not
