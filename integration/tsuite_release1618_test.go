@@ -12,11 +12,10 @@ import "time"
 // proxy.t and misbehave.t, whose features Debian's memcached is built
 // without too, so both servers skip them alike).
 //
-// Its extstore files run as 1.6.45's do: error-extstore.t is the same
-// file in both releases, left out for the same reason.
+// Its extstore files all run (error-extstore.t is the same file in both
+// releases).
 var tsuiteExcluded1618 = map[string]string{
-	"error-extstore.t": extstoreOOMExcluded,
-	"whitespace.t":     "checks the formatting of memcached's own sources in a git checkout, not the server",
+	"whitespace.t": "checks the formatting of memcached's own sources in a git checkout, not the server",
 }
 
 // tsuiteKnown1618 is 1.6.18's ratchet of failing assertions (see

@@ -154,7 +154,8 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	}
 	if onFlash {
 		if s.bin.replyValue {
-			s.holdBinaryFlash()
+			// No memory for the read: memcached answers a miss.
+			hit = s.holdBinaryFlash()
 		} else {
 			s.binEmitValue(nil, s.flash.w.fr.Meta())
 		}

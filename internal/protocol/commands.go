@@ -13,6 +13,11 @@ import (
 // (process_get_command_err), so a blank line follows it.
 const rBadGetKey = rBadFormat + "\r\n"
 
+// rFlashGetOOM answers a get whose flash read found no memory: memcached
+// sets the error as the key's reply, then repeats that reply's line with
+// its CRLF in the command's error (the same extra blank line).
+const rFlashGetOOM = rGetOOM + "\r\n"
+
 // Replies, each with its line end.
 const (
 	rError           = "ERROR\r\n"

@@ -45,12 +45,14 @@ const (
 	flashBinary                  // a binary get's response
 )
 
-// holdBinaryFlash starts the read a binary get's lookup filled.
-func (s *Session) holdBinaryFlash() {
+// holdBinaryFlash starts the read a binary get's lookup filled; false:
+// there was no memory for it (store.FlashRead.Start), and memcached
+// answers the get as a miss.
+func (s *Session) holdBinaryFlash() bool {
 	w := s.flash.w
 	w.kind, w.quiet = flashBinary, s.bin.quiet
 	w.binHeader, w.binKey, w.binValue = s.bin.header, s.bin.replyKey, s.bin.replyValue
-	s.submitFlash(w)
+	return s.submitFlash(w)
 }
 
 // finishBinaryFlash answers a binary get whose read is done: the value,
@@ -109,23 +111,25 @@ func (s *Session) flashWait() *flashWait {
 }
 
 // startFlash starts the read flashRead filled for a get; the retrieval
-// stops after its key.
-func (s *Session) startFlash(withCAS, observe bool) {
+// stops after its key. false: no memory for the read.
+func (s *Session) startFlash(withCAS, observe bool) bool {
 	w := s.flash.w
 	w.kind = flashText
 	w.withCAS, w.observe = withCAS, observe
-	s.submitFlash(w)
+	return s.submitFlash(w)
 }
 
 // submitFlash starts w's read; the Process loop waits for it before any
-// other reply.
-func (s *Session) submitFlash(w *flashWait) {
+// other reply. false: the store had no memory for the read, which is not
+// made (get_oom_extstore); nothing waits.
+func (s *Session) submitFlash(w *flashWait) bool {
 	w.done.Store(false)
 	w.wake = s.conn.wakeup
-	s.flash.active = true
 	w.submitting.Store(true)
-	w.fr.Start(w.onDone)
+	ok := w.fr.Start(w.onDone)
 	w.submitting.Store(false)
+	s.flash.active = ok
+	return ok
 }
 
 // Waiting reports that a flash read the Session started is not answered

@@ -93,7 +93,9 @@ func (s *Session) metaGet(line []byte, n int) {
 		s.meta.flashHeld = false
 		w := s.flash.w
 		w.kind, w.quiet = flashMeta, s.meta.flags.quiet
-		s.submitFlash(w)
+		if !s.submitFlash(w) && !w.quiet {
+			s.metaFlashOOM(w.head, line, n)
+		}
 		return
 	}
 	// memcached checks an opaque's length as it writes the reply: after
@@ -109,6 +111,19 @@ func (s *Session) metaGet(line []byte, n int) {
 	if s.meta.flags.quiet {
 		return // q hides a miss
 	}
+	s.out = append(s.out, rMetaMiss...)
+	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.meta.key, s.meta.flags.keyBinary)
+	s.out = append(s.out, crlf...)
+}
+
+// metaFlashOOM answers an mg whose flash read found no memory as
+// memcached 1.6.45 does: its line was already queued when the read
+// failed, and the miss it falls back to is written after that line in the
+// same buffer and sent from the buffer's start, so the client reads the
+// line twice, then EN with the opaque and key. (q drops it all.)
+func (s *Session) metaFlashOOM(head, line []byte, n int) {
+	s.out = append(s.out, head...)
+	s.out = append(s.out, head...)
 	s.out = append(s.out, rMetaMiss...)
 	s.out = s.appendOpaqueAndKey(s.out, line, n, 2, s.meta.key, s.meta.flags.keyBinary)
 	s.out = append(s.out, crlf...)

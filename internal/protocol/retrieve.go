@@ -73,11 +73,19 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 			// memcached takes each key's response object before looking
 			// at the key: running out before the bad one is out of memory.
 			// Else the error is answered with one object, the command's.
-			if !s.fetchSilently(line[from:ks], touch, exptime) || !s.chargeKey() {
+			switch s.fetchSilently(line[from:ks], touch, exptime) {
+			case keysOutOfMemory:
+				s.getOOM()
+				return 0, NeedMore
+			case keysFlashOOM:
+				s.getError(rFlashGetOOM)
+				return 0, NeedMore
+			}
+			if !s.chargeKey() {
 				s.getOOM()
 				return 0, NeedMore
 			}
-			s.badGetKey()
+			s.getError(rBadGetKey)
 			return 0, NeedMore
 		}
 		k = ke
@@ -91,18 +99,20 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 
 // fetchSilently looks up (and with touch, touches) every key of keys for
 // the side effects alone: hit counts, the fetched bit, the LRU, a new TTL,
-// prefix stats and the logs. Each key takes its response object first;
-// false: one found none, and the keys from it on were not looked up.
-func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
+// prefix stats and the logs. Each key takes its response object first
+// and a flash value its read's memory: -1 when all did, else
+// keysOutOfMemory or keysFlashOOM for the first that found none (the keys
+// after it were not looked up).
+func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) int {
 	note := func(v []byte, m store.Meta) { s.get.hitLen, s.get.hitFlags = len(v), m.Flags } // for the logs
 	var fr store.FlashRead
 	for i := 0; ; {
 		ks, ke := nextKey(keys, i)
 		if ks == len(keys) {
-			return true
+			return -1
 		}
 		if !s.chargeKey() {
-			return false
+			return keysOutOfMemory
 		}
 		before := s.env.lookupBefore(keys[ks:ke])
 		var hit, onFlash bool
@@ -113,7 +123,9 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) bool {
 		}
 		if onFlash {
 			// memcached starts the key's read, then drops its reply.
-			fr.Drop()
+			if !fr.Drop() {
+				return keysFlashOOM
+			}
 			hit = true
 			s.get.hitLen, s.get.hitFlags = fr.ValueLen(), fr.Meta().Flags
 		}
@@ -152,6 +164,9 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	case at == keysOutOfMemory:
 		s.getOOM()
 		return -1
+	case at == keysFlashOOM:
+		s.getError(rFlashGetOOM)
+		return -1
 	case at >= 0:
 		return at
 	}
@@ -164,20 +179,21 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 	return -1
 }
 
-// badGetKey answers a retrieval whose key memcached refuses as its
+// getError answers a retrieval that fails at a key (a bad key, rBadGetKey,
+// or no memory for its flash read, rFlashGetOOM) as memcached's
 // process_get_command_err does: every reply not yet flushed goes, the
 // earlier requests' as well as this one's values (conn_release_items), and
 // the error takes one fresh object, or the connection closes without one.
-func (s *Session) badGetKey() {
+func (s *Session) getError(msg string) {
 	s.dropUnflushed()
 	if !s.chargeReply() {
 		s.mem.cut = true
 		return
 	}
-	if s.log.verbose {
+	if s.log.verbose && msg == rBadGetKey {
 		s.vlogLine('>', []byte("END")) // memcached ends the get first
 	}
-	s.reply(rBadGetKey)
+	s.reply(msg)
 }
 
 // chargeKey takes the response object of a retrieval's next key: the
@@ -192,8 +208,13 @@ func (s *Session) chargeKey() bool {
 }
 
 // keysOutOfMemory is serveKeyRun's answer when a key found no response
-// object (connmem.go): the multiget ends in getOOM.
-const keysOutOfMemory = -2
+// object (connmem.go): the multiget ends in getOOM. keysFlashOOM: a key's
+// flash read found no memory (store.FlashRead.Start); it ends in
+// rFlashGetOOM.
+const (
+	keysOutOfMemory = -2
+	keysFlashOOM    = -3
+)
 
 // serveKeyRun is serveKeys without the END: part of a line. It returns -1
 // once every key is served, the offset of the key to resume at when it
@@ -233,7 +254,9 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 			hit, onFlash = st.GetFlash(key, s.get.emitFn, s.flashRead())
 		}
 		if onFlash {
-			s.startFlash(withCAS, observe)
+			if !s.startFlash(withCAS, observe) {
+				return keysFlashOOM
+			}
 			return ke
 		}
 		if observe {

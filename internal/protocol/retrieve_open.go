@@ -82,8 +82,12 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 		keys = chunk[:bad]
 	}
 	switch at := s.serveKeyRun(keys, 0, m.withCAS, m.touch, m.exptime); {
-	case at == keysOutOfMemory:
-		s.getOOM()
+	case at == keysOutOfMemory || at == keysFlashOOM:
+		if at == keysFlashOOM {
+			s.getError(rFlashGetOOM)
+		} else {
+			s.getOOM()
+		}
 		m.skip = true
 		if nl >= 0 {
 			s.get.multiget = multigetState{}

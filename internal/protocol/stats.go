@@ -196,7 +196,7 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 		fs := e.Store.FlashStats()
 		w.uint("get_extstore", fs.GetExtstore)
 		w.uint("get_aborted_extstore", fs.GetAbortedExtstore)
-		w.uint("get_oom_extstore", 0) // (a read's buffer is never refused)
+		w.uint("get_oom_extstore", fs.GetOOMExtstore)
 		w.uint("recache_from_extstore", fs.RecacheFromExtstore)
 		w.uint("miss_from_extstore", fs.MissFromExtstore)
 		w.uint("badcrc_from_extstore", fs.BadcrcFromExtstore)

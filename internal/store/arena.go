@@ -109,6 +109,31 @@ func (a *arena) grant(class int, first bool) int {
 	return p
 }
 
+// prefill mallocs every page the limit allows into the pool, as memcached
+// does at start with extstore (slabs_prefill_global, for its page mover):
+// the pool holds all of -m not yet owned, total_malloced is the limit, and
+// `slabs reassign 0 N` can hand any of it to a class. A mapped page costs
+// nothing until a class writes it.
+func (a *arena) prefill() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.malloced < a.limitPages {
+		p := -1
+		switch r := len(a.released); {
+		case r > 0:
+			p = int(a.released[r-1])
+			a.released = a.released[:r-1]
+		case a.front < a.pages():
+			p = a.front
+			a.front++
+		default:
+			return
+		}
+		a.malloced++
+		a.pool = append(a.pool, int32(p))
+	}
+}
+
 // setOwner records page p as class's.
 func (a *arena) setOwner(p, class int) {
 	a.mu.Lock()

@@ -20,8 +20,13 @@ import (
 const compactPagesPerKick = 16
 
 // compactWaits is how many 1 ms waits for a write buffer one page's
-// rescues may spend, as memcached's compactor (at least 10).
-const compactWaits = 10
+// rescues may spend, as memcached's compactor: 5000, and each record
+// still tries rescueMinTries times once they are spent, so a page read
+// while the writer is busy loses no records to a short wait.
+const (
+	compactWaits   = 5000
+	rescueMinTries = 10
+)
 
 // Counters of the compactor, memcached's extstore_compact_*.
 type compactCounters struct {
@@ -171,8 +176,8 @@ func (s *Store) rescueRecord(cand extstore.Candidate, loc extstore.Location, rec
 	sh.mu.Unlock()
 	var to extstore.Location
 	var err error
-	for {
-		if to, err = e.Write(bucket, rec); err == nil || *waits <= 0 {
+	for tries := max(*waits, rescueMinTries); ; tries-- {
+		if to, err = e.Write(bucket, rec); err == nil || tries <= 1 {
 			break
 		}
 		*waits--

@@ -67,6 +67,7 @@ type flashState struct {
 
 	// The worker-thread counters memcached prints in stats.
 	getExtstore, getAborted, missFromExtstore, badcrcFromExtstore, recacheFromExtstore atomic.Uint64
+	getOOM                                                                             atomic.Uint64
 	recacheCounter                                                                     atomic.Uint64
 
 	// The compactor (compact.go): kicked by the background loop, done
@@ -82,6 +83,7 @@ type flashState struct {
 type FlashStats struct {
 	GetExtstore         uint64 // reads of flash values started
 	GetAbortedExtstore  uint64 // reads whose reply was dropped before they were done
+	GetOOMExtstore      uint64 // reads not started for want of memory for the value (flashroom.go)
 	MissFromExtstore    uint64 // reads that found no value (stale page, bad record, I/O error)
 	BadcrcFromExtstore  uint64 // of those, records whose checksum or length was wrong
 	RecacheFromExtstore uint64 // flash items read back into RAM (ext_recache_rate)
@@ -100,6 +102,7 @@ func (s *Store) FlashStats() FlashStats {
 	return FlashStats{
 		GetExtstore:         f.getExtstore.Load(),
 		GetAbortedExtstore:  f.getAborted.Load(),
+		GetOOMExtstore:      f.getOOM.Load(),
 		MissFromExtstore:    f.missFromExtstore.Load(),
 		BadcrcFromExtstore:  f.badcrcFromExtstore.Load(),
 		RecacheFromExtstore: f.recacheFromExtstore.Load(),

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"github.com/gocached/gocached/internal/extstore"
 )
@@ -12,13 +13,15 @@ import (
 // value or a miss. A FlashRead may be reused once finished; its buffers
 // are kept.
 type FlashRead struct {
-	s    *Store
-	key  []byte
-	meta Meta
-	cas  uint64 // the header's, to check the record against
-	vlen int
-	req  extstore.ReadRequest
-	done func(*FlashRead)
+	s     *Store
+	key   []byte
+	meta  Meta
+	cas   uint64 // the header's, to check the record against
+	vlen  int
+	req   extstore.ReadRequest
+	done  func(*FlashRead)
+	room  flashRoom     // the slab memory the read holds (flashroom.go)
+	state atomic.Uint32 // readIdle, readInFlight, ...
 }
 
 // flashHit is what a lookup takes from a flash header under its lock.
@@ -61,19 +64,32 @@ func (s *Store) readFlashNow(key []byte, fh flashHit, fn func(value []byte, m Me
 	return ok
 }
 
-// Start submits the read. done runs once, before Start returns when no
-// disk read is needed, else on another goroutine: it should only hand the
-// FlashRead back to the caller's own loop, which then calls Finish.
-func (f *FlashRead) Start(done func(*FlashRead)) {
+// Start takes the read's room from the slabs and submits the read. done
+// runs once, before Start returns when no disk read is needed, else on
+// another goroutine: it should only hand the FlashRead back to the
+// caller's own loop, which then calls Finish. When the room cannot be had
+// Start counts get_oom_extstore and returns false without reading: the
+// caller answers memcached's out of memory reply, and done never runs.
+func (f *FlashRead) Start(done func(*FlashRead)) bool {
+	if !f.takeRoom() {
+		return false
+	}
 	f.done = done
 	if f.req.Done == nil {
 		f.req.Done = f.complete
 	}
+	f.state.Store(readInFlight)
 	f.s.flash.getExtstore.Add(1)
 	f.s.flash.cfg.Engine.Submit(&f.req)
+	return true
 }
 
-func (f *FlashRead) complete(*extstore.ReadRequest) { f.done(f) }
+func (f *FlashRead) complete(*extstore.ReadRequest) {
+	if settle(&f.state, readCompleted) {
+		f.releaseRoom() // abandoned: nobody calls Finish
+	}
+	f.done(f)
+}
 
 // errMismatch is a record that is not the item's (a bug elsewhere, or
 // damage the checksum missed): a miss like a bad checksum.
@@ -84,6 +100,8 @@ var errMismatch = errors.New("store: flash record does not match its item")
 // (miss_from_extstore, and badcrc_from_extstore for a bad record), as
 // memcached does. Call it after done, from the caller's goroutine.
 func (f *FlashRead) Finish() ([]byte, bool) {
+	f.state.Store(readIdle)
+	f.releaseRoom()
 	rec, err := f.req.Record, f.req.Err
 	if err == nil && (string(rec.Key) != string(f.key) || rec.CAS != f.cas || len(rec.Value) != f.vlen) {
 		err = errMismatch
@@ -101,16 +119,30 @@ func (f *FlashRead) Finish() ([]byte, bool) {
 	return nil, false
 }
 
-// Abort counts a read whose reply was dropped before it was done
-// (get_aborted_extstore); the caller still lets it finish.
-func (f *FlashRead) Abort() { f.s.flash.getAborted.Add(1) }
+// Abort counts a started read whose reply was dropped before it was
+// answered (get_aborted_extstore). The caller abandons f, never calling
+// Finish: its room goes back once the read has completed.
+func (f *FlashRead) Abort() {
+	f.s.flash.getAborted.Add(1)
+	if settle(&f.state, readAbandoned) {
+		f.releaseRoom()
+	}
+}
 
-// Drop counts a read its caller abandons without starting it: memcached
+// Drop is a read its caller abandons without starting it: memcached
 // starts the reads of a get's keys before it meets a bad one, whose error
-// then drops them (get_extstore and get_aborted_extstore).
-func (f *FlashRead) Drop() {
+// then drops them (get_extstore and get_aborted_extstore). It takes and
+// gives back the read's room as memcached allocates and frees the read's
+// item; false: there was none (get_oom_extstore counted), and memcached
+// answers out of memory rather than the bad key.
+func (f *FlashRead) Drop() bool {
+	if !f.takeRoom() {
+		return false
+	}
+	f.releaseRoom()
 	f.s.flash.getExtstore.Add(1)
 	f.s.flash.getAborted.Add(1)
+	return true
 }
 
 // dropFlash unlinks key's item if it is still the flash header of loc.
@@ -130,7 +162,9 @@ func (s *Store) dropFlash(key []byte, loc extstore.Location) {
 // Finish does.
 func (f *FlashRead) readNow() ([]byte, bool) {
 	done := make(chan struct{})
-	f.Start(func(*FlashRead) { close(done) })
+	if !f.Start(func(*FlashRead) { close(done) }) {
+		return nil, false // out of memory: a miss to these callers
+	}
 	<-done
 	return f.Finish()
 }

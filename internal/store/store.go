@@ -168,6 +168,9 @@ func New(cfg Config) (*Store, error) {
 	if s.memfile != nil {
 		s.adoptMemoryFile(saved, savedErr)
 	}
+	if s.flash != nil {
+		s.slabs.arena.prefill()
+	}
 	s.releaseArenaWhenUnreachable()
 	s.memLimit.Store(cfg.MemoryLimit)
 	s.clock.Store(time.Now().Unix())

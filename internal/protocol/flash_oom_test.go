@@ -1,0 +1,79 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// A get that meets a flash item whose read finds no memory (its class has
+// none and -M forbids evicting) answers as memcached 1.6.45 does, checked
+// against the real server: text gets drop the values gathered and answer
+// the error with memcached's extra blank line; mg repeats its line and
+// answers EN (nothing under q); binary answers a plain miss. Each counts
+// get_oom_extstore; a get that reads no value (mg without v) makes no
+// read; freeing memory lets the read through.
+func TestFlashGetOutOfMemory(t *testing.T) {
+	// -M, and no value small enough for the store's own flushes to flash
+	// (which would free memory behind the test's back): only MoveToFlash
+	// puts b there.
+	fe := newFlashEnvWith(t, func(c *store.Config) { c.DisableEvictions, c.Flash.ItemSize = true, 1<<20 })
+	st := fe.env.Store
+	st.Set(store.ModeSet, []byte("a"), 0, 0, []byte("ram"), 0)
+	fe.storeOnFlash(t, "b")
+	vb := flashVal("b")
+	// Fillers of b's size to the byte (key and value, flags alike), so
+	// they take b's class, and freeing one gives b's read its room.
+	filled := 0
+	for ; filled < 10000; filled++ {
+		k := fmt.Appendf(nil, "fill%d", filled)
+		if st.Set(store.ModeSet, k, 5, 0, []byte(vb[:len(vb)+1-len(k)]), 0) != store.Stored {
+			break
+		}
+	}
+	if filled == 0 || filled == 10000 {
+		t.Fatalf("memory filled after %d items", filled)
+	}
+	oom := "SERVER_ERROR out of memory writing get response\r\n\r\n"
+	head := fmt.Sprintf("VA %d Oxy kb\r\n", len(vb))
+	cases := []struct {
+		name, in, want string
+		ooms           uint64
+	}{
+		{"get", "get b\r\n", oom, 1},
+		{"values before it dropped", "get a b a\r\n", oom, 1},
+		{"gets", "gets b\r\n", oom, 1},
+		{"gat", "gat 0 b\r\n", oom, 1},
+		{"before a bad key", "get b " + strings.Repeat("x", 251) + "\r\n", oom, 1},
+		{"mg", "mg b v Oxy k\r\n", head + head + "EN Oxy kb\r\n", 1},
+		{"mg q", "mg b v q\r\nmn\r\n", "MN\r\n", 1},
+		{"mg without a value", "mg b s\r\n", fmt.Sprintf("HD s%d\r\n", len(vb)), 0},
+		{"binary GetK", binReq(opGetK, "b", "", "", 7, 0),
+			string(appendBinHeader(nil, opGetK, statusKeyNotFound, 0, 1, 1, [4]byte{0, 0, 0, 7}, 0)) + "b", 1},
+		{"binary GetQ", binReq(opGetQ, "b", "", "", 8, 0) + binReq(opNoop, "", "", "", 9, 0),
+			string(appendBinHeader(nil, opNoop, statusOK, 0, 0, 0, [4]byte{0, 0, 0, 9}, 0)), 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := st.FlashStats()
+			s := NewSession(fe.env)
+			if got := fe.flashRun(t, s, []byte(c.in), nil); got != c.want {
+				t.Fatalf("replies %q, want %q", abbrev(got), abbrev(c.want))
+			}
+			after := st.FlashStats()
+			if after.GetOOMExtstore-before.GetOOMExtstore != c.ooms || after.GetExtstore != before.GetExtstore {
+				t.Fatalf("flash stats %+v after %+v: want %d oom, no read", after, before, c.ooms)
+			}
+		})
+	}
+	s := NewSession(fe.env)
+	if st := drive(t, s, []byte("stats\r\n")).out; !strings.Contains(st, "STAT get_oom_extstore 9\r\n") {
+		t.Fatalf("stats lack get_oom_extstore 9: %q", abbrev(st))
+	}
+	st.Delete([]byte("fill0"))
+	if got, want := fe.flashRun(t, s, []byte("get b\r\n"), nil), fmt.Sprintf("VALUE b 5 %d\r\n%s\r\nEND\r\n", len(vb), vb); got != want {
+		t.Fatalf("with room freed: %q, want %q", abbrev(got), abbrev(want))
+	}
+}
