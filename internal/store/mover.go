@@ -62,7 +62,34 @@ type mover struct {
 // pool), as `slabs reassign` does: the mover may evict to make room.
 // src -1 picks a class with a spare page, round robin from the last pick.
 // The checks and their order are memcached's slabs_reassign.
-func (s *Store) Reassign(src, dst int) ReassignResult { return s.reassign(src, dst, true) }
+func (s *Store) Reassign(src, dst int) ReassignResult {
+	s.awaitMove(reassignWait)
+	return s.reassign(src, dst, true)
+}
+
+// reassignWait bounds how long a client's `slabs reassign` waits for the
+// move before it to end. memcached's rebalancer thread moves a page of
+// ready items in well under a millisecond, so a client that reassigns
+// twice in a row meets BUSY only for a move that is really stuck; the
+// move's goroutine here may not even have run yet on a loaded machine.
+const reassignWait = 200 * time.Millisecond
+
+// awaitMove waits up to d for the move running now, if any, to end.
+func (s *Store) awaitMove(d time.Duration) {
+	m := &s.mover
+	m.statMu.Lock()
+	running, done := m.st.Running, m.done
+	m.statMu.Unlock()
+	if !running || done == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
 
 // reassign is Reassign; the automover's moves may evict only once the
 // move is stuck and memory is full (evict false).
