@@ -53,12 +53,12 @@ func parseReactorStats(r io.Reader) (map[string]uint64, error) {
 	return nil, fmt.Errorf("stats reactors: no END")
 }
 
-// readReactorStats asks the server at addr for `stats reactors` over a
-// connection made by dial (inside the client namespace). One extra
-// connection per reading; its few packets are noise next to a run's.
 // reactorStatsTimeout bounds one read of gocached's reactor counters.
 const reactorStatsTimeout = 30 * time.Second
 
+// readReactorStats asks the server at addr for `stats reactors` over a
+// connection made by dial (inside the client namespace). One extra
+// connection per reading; its few packets are noise next to a run's.
 func readReactorStats(ctx context.Context, dial func(context.Context, string) (net.Conn, error), addr string) (map[string]uint64, error) {
 	// A hang guard, not a speed limit: beside a busy loop per CPU a 2 s
 	// bound failed the testbed test (the dial timed out).
