@@ -29,8 +29,11 @@ type Extended struct {
 	// ext_path.
 	Flash *Flash
 
-	lruCrawlerOff     bool // no_lru_crawler, no_modern; lru_crawler undoes
-	watcherLogbufSize int  // watcher_logbuf_size in bytes; 0: not given
+	// LRUCrawlerOff is no_lru_crawler or no_modern (a later lru_crawler
+	// undoes it): memcached starts without its LRU crawler.
+	LRUCrawlerOff bool
+
+	watcherLogbufSize int // watcher_logbuf_size in bytes; 0: not given
 }
 
 // decodeExtended reads the suboptions once the checks have passed on them.
@@ -49,7 +52,7 @@ func decodeExtended(list []extSetting, itemSize int) Extended {
 	if v, given := extLast(list, "temporary_ttl"); given {
 		e.TemporaryTTL, e.HasTemporaryTTL = int64(cAtoi(v)), true
 	}
-	e.lruCrawlerOff, e.watcherLogbufSize = crawlerAndWatcher(list)
+	e.LRUCrawlerOff, e.watcherLogbufSize = crawlerAndWatcher(list)
 	return e
 }
 
@@ -58,7 +61,7 @@ func (e *Extended) Apply(s *protocol.Settings) {
 	if e.watcherLogbufSize > 0 {
 		s.WatcherLogbufSize = e.watcherLogbufSize
 	}
-	s.LRUCrawlerDisabled = e.lruCrawlerOff
+	s.LRUCrawlerDisabled = e.LRUCrawlerOff
 	s.LRUMaintainerDisabled = e.PlainLRU
 	s.HashPowerInit = e.HashPower
 	tu := e.Tuning

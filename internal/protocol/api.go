@@ -226,8 +226,9 @@ type Env struct {
 	detail prefixStats
 	// logs feeds `watch` connections (watch.go).
 	logs watchHub
-	// crawlerBusy is memcached's one LRU crawler: held by a metadump from
-	// its start until its END or its connection's end (crawler.go).
+	// crawlerBusy is memcached's one LRU crawler: held by a crawl until
+	// it is done and by a metadump from its start until its END or its
+	// connection's end (crawler.go); stats' lru_crawler_running.
 	crawlerBusy atomic.Bool
 	// oldestLive is memcached's oldest_live as the last flush_all set it,
 	// in its relative time: `stats settings`' oldest (flush.go).

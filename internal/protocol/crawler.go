@@ -40,12 +40,14 @@ func (s *Session) lruCrawler(line []byte, n int) {
 				a.crawlerOff = false
 			})
 			if started {
+				s.env.Store.SetCrawler(true)
 				s.reply(rOK)
 			} else {
 				s.reply("ERROR failed to start lru crawler thread\r\n")
 			}
 		case "disable":
 			s.env.adminUpdate(func(a *adminState) { a.crawlerOff = true })
+			s.env.Store.SetCrawler(false)
 			s.reply(rOK)
 		default:
 			s.reply(rError)
@@ -65,14 +67,18 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		}
 		var d dumpState
 		r := parseCrawlClasses(arg, &d)
-		if r == rOK && s.env.crawlerBusy.Load() {
+		if r == rOK && !s.env.crawlerBusy.CompareAndSwap(false, true) {
 			r = rCrawlerBusy
 		}
 		if r == rOK {
 			s.env.adminUpdate(func(a *adminState) { a.crawlerStarts++ })
 			// In the background, as memcached's crawler thread: a sweep of
 			// a large store must not hold up this connection's reactor.
-			s.env.background(s.env.Store.Crawl)
+			// It holds the crawler (lru_crawler_running) until done.
+			s.env.background(func() {
+				defer s.env.crawlerBusy.Store(false)
+				s.env.Store.Crawl()
+			})
 		}
 		s.reply(r)
 	case "metadump":

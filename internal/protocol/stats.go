@@ -249,7 +249,7 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	// shown only while each runs (stats.t counts the fields with both off).
 	maintainer := !set.LRUMaintainerDisabled
 	if adm := e.adminSnapshot(); adm.crawler {
-		w.uint("lru_crawler_running", 0)
+		w.uint("lru_crawler_running", boolNum(e.crawlerBusy.Load()))
 		w.uint("lru_crawler_starts", adm.crawlerStarts)
 	}
 	if maintainer {

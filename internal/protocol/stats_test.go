@@ -297,3 +297,25 @@ func TestStatsCrawlerMaintainerOff(t *testing.T) {
 		t.Errorf("%d fields with both on, %d off: want 9 fewer", on, len(keys))
 	}
 }
+
+// A crawl holds memcached's one crawler until it is done: stats shows
+// lru_crawler_running meanwhile (lru-crawler.t waits on it before it counts
+// the chunks left) and a second crawl is refused.
+func TestCrawlHoldsTheCrawler(t *testing.T) {
+	env := newTestEnv(t)
+	var crawl func()
+	env.Background = func(work func()) { crawl = work }
+	if got := runScriptEnv(t, env, "lru_crawler crawl all\r\nlru_crawler crawl 1\r\n"); got != "OK\r\n"+rCrawlerBusy {
+		t.Fatalf("two crawls: got %q", got)
+	}
+	if _, v := parseStats(t, runScriptEnv(t, env, "stats\r\n")); v["lru_crawler_running"] != "1" {
+		t.Fatalf("lru_crawler_running = %q during a crawl, want 1", v["lru_crawler_running"])
+	}
+	crawl()
+	if _, v := parseStats(t, runScriptEnv(t, env, "stats\r\n")); v["lru_crawler_running"] != "0" {
+		t.Fatalf("lru_crawler_running = %q after the crawl, want 0", v["lru_crawler_running"])
+	}
+	if got := runScriptEnv(t, env, "lru_crawler crawl 1\r\n"); got != "OK\r\n" {
+		t.Fatalf("crawl after the first ended: got %q", got)
+	}
+}

@@ -38,6 +38,7 @@ func (s *server) buildStore() error {
 		TrackSizes:   o.Ext.TrackSizes, // `stats sizes` from the start
 		// Without memcached's segmented LRU one read protects an item.
 		PlainLRU:    o.Ext.PlainLRU,
+		CrawlerOff:  o.Ext.LRUCrawlerOff, // expired items stay until met
 		Premalloced: initialMalloc(log),
 		Started:     time.Now().Unix(),
 		Flash:       flash, // -o ext_path: cold values on flash

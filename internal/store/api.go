@@ -47,6 +47,10 @@ type Config struct {
 	// and a read moves an item up at most once a minute (shard.go's
 	// markRead).
 	PlainLRU bool
+	// CrawlerOff starts the store as memcached without its LRU crawler
+	// (-o no_lru_crawler, no_modern): the reclaimer leaves expired items
+	// until met (SetCrawler). PlainLRU has the same effect, for good.
+	CrawlerOff bool
 	// Premalloced is memcached's test hook T_MEMD_INITIAL_MALLOC: bytes
 	// taken as allocated already. total_malloced starts there and the
 	// pages get only what is left of MemoryLimit, so a test can reach

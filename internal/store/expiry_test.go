@@ -252,3 +252,52 @@ func TestReclaimerLeavesItemsTouchedThisSecond(t *testing.T) {
 		t.Errorf("curr_items = %d a second later, want 0 (reclaimed)", st.CurrItems)
 	}
 }
+
+// With memcached's LRU crawler off the reclaimer leaves expired items in
+// place, chunks and all, until the crawler is turned on (lru-crawler.t
+// counts the used chunks of 1 s items well after they expired).
+func TestReclaimerIdleWhileCrawlerOff(t *testing.T) {
+	clk := newFakeClock()
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now, CrawlerOff: true})
+	for i := range 30 {
+		if r := s.Set(ModeSet, []byte{'s', byte(i)}, 0, 1, []byte("ok"), 0); r != Stored {
+			t.Fatalf("Set = %v", r)
+		}
+	}
+	clk.advance(3)
+	for range 10 {
+		s.reclaim(0, 1<<20)
+	}
+	if st := s.Stats(); st.CurrItems != 30 || st.Reclaimed != 0 {
+		t.Fatalf("crawler off: curr_items %d reclaimed %d, want 30 and 0", st.CurrItems, st.Reclaimed)
+	}
+	s.SetCrawler(true)
+	for range 100 { // a pass may leave items a removal shifted behind it
+		if s.reclaim(0, 1<<20); s.Stats().CurrItems == 0 {
+			break
+		}
+	}
+	if st := s.Stats(); st.CurrItems != 0 || st.Reclaimed != 30 {
+		t.Fatalf("crawler on: curr_items %d reclaimed %d, want 0 and 30", st.CurrItems, st.Reclaimed)
+	}
+	checkInvariants(t, s)
+}
+
+// Without the LRU maintainer (-o no_lru_maintainer) nothing schedules
+// memcached's crawler, enabled or not: expired items stay until met.
+func TestReclaimerIdleWithoutMaintainer(t *testing.T) {
+	clk := newFakeClock()
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, Now: clk.Now, PlainLRU: true})
+	s.SetCrawler(true)
+	if r := s.Set(ModeSet, []byte("k"), 0, 1, []byte("ok"), 0); r != Stored {
+		t.Fatalf("Set = %v", r)
+	}
+	clk.advance(3)
+	s.reclaim(0, 1<<20)
+	if st := s.Stats(); st.CurrItems != 1 {
+		t.Fatalf("curr_items %d, want the expired item left in place", st.CurrItems)
+	}
+	if _, _, ok := get(s, "k"); ok {
+		t.Fatal("an expired item was returned")
+	}
+}

@@ -129,12 +129,15 @@ const (
 // large store's pass takes many rounds; the next pass may wait).
 func (s *Store) reclaim(next, budget int) (int, bool) {
 	now := clampTime(s.Now())
+	// memcached's crawler visits classes on its own only when the LRU
+	// maintainer, which schedules it, runs (not under PlainLRU).
+	expired := !s.noSweep.Load() && !s.cfg.PlainLRU
 	wrapped, found := false, false
 	for visited := 0; visited < len(s.shards) && budget > 0; visited++ {
 		sh := &s.shards[next]
 		sh.mu.Lock()
 		before := sh.st.Reclaimed
-		done, examined := sh.sweep(now, min(budget, reclaimBatch))
+		done, examined := sh.sweep(now, min(budget, reclaimBatch), expired)
 		found = found || sh.st.Reclaimed != before
 		sh.mu.Unlock()
 		budget -= examined + 1
@@ -149,16 +152,17 @@ func (s *Store) reclaim(next, budget int) (int, bool) {
 	return next, found || !wrapped
 }
 
-// sweep examines up to n index slots from the shard's cursor. It reports
-// whether the shard has nothing more to sweep for now (it has reached the
-// table's end or has nothing that can expire) and how many slots it examined.
-func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
+// sweep examines up to n index slots from the shard's cursor, unlinking
+// flushed items and, if expired is set, expired ones. It reports whether
+// the shard has nothing more to sweep for now (it has reached the table's
+// end or has nothing that can expire) and how many slots it examined.
+func (sh *shard) sweep(now uint32, n int, expired bool) (done bool, examined int) {
 	if p := sh.flushPending; p != 0 && p <= now {
 		sh.flushPending = 0
 		sh.inForce(p, p, now)
 	}
 	pendingFlush := sh.flushSweepAt != 0 && sh.flushSweepAt <= now
-	if sh.expiring == 0 && !pendingFlush {
+	if (sh.expiring == 0 || !expired) && !pendingFlush {
 		sh.cursor = 0
 		return true, 0
 	}
@@ -179,7 +183,7 @@ func (sh *shard) sweep(now uint32, n int) (done bool, examined int) {
 		// later pass: one stored already expired must still be found by
 		// the get that follows (get_expired), as memcached's slower
 		// crawler leaves it. Flushed items go at once.
-		if !sh.flushed(r, now) && (!r.expired(now) || r.accessed() >= now) {
+		if !sh.flushed(r, now) && (!expired || !r.expired(now) || r.accessed() >= now) {
 			i++
 			continue
 		}
@@ -215,11 +219,24 @@ func (s *Store) Crawl() {
 		sh.mu.Unlock()
 		for done := false; !done; {
 			sh.mu.Lock()
-			done, _ = sh.sweep(now, reclaimBatch)
+			done, _ = sh.sweep(now, reclaimBatch, true)
 			sh.mu.Unlock()
 		}
 	}
 }
+
+// SetCrawler turns the reclaimer's sweep of expired items on or off, as
+// `lru_crawler enable` and `disable` (and -o no_lru_crawler or no_modern at
+// start) turn memcached's LRU crawler; without the LRU maintainer
+// (PlainLRU) it stays off, as no one schedules memcached's crawls then.
+// With it off an expired item stays, holding its chunk and counted in
+// curr_items and used_chunks, until a lookup meets it or an LRU tail pull
+// reclaims it for a store that needs room, as in memcached (lru-crawler.t
+// counts the chunks of 1 s items after they expired). Flushed items are
+// still swept flushSweepDelay seconds after the flush: memcached's tail
+// pulls reclaim them as stores need room; sweeping them keeps the store's
+// flush window short.
+func (s *Store) SetCrawler(on bool) { s.noSweep.Store(!on) }
 
 // CountFlush counts a flush_all that was refused (-F) in cmd_flush, as
 // memcached counts it.

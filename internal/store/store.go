@@ -39,6 +39,7 @@ type Store struct {
 
 	clock     atomic.Int64  // coarse unix seconds when cfg.Now is nil
 	busy      atomic.Bool   // activity since the background loop's last round (background.go)
+	noSweep   atomic.Bool   // the LRU crawler is off: the reclaimer leaves expired items (flush.go)
 	debugTime debugClock    // memcached-debug's debugtime shift and pause (debugclock.go)
 	hashPower atomic.Uint32 // memcached's hash_power_level (hashpower.go)
 	memLimit  atomic.Int64  // the current -m in bytes (cache_memlimit changes it)
@@ -124,6 +125,7 @@ func New(cfg Config) (*Store, error) {
 	s.hooks.temp.Store(tempSetting(defaultTemporaryTTL, false))
 	lru := defaultLRUTuning
 	lru.Flat = cfg.PlainLRU
+	s.noSweep.Store(cfg.CrawlerOff)
 	s.hooks.lru.Store(&lru)
 	chunkMax := cfg.SlabChunkMax
 	if chunkMax <= 0 {
