@@ -23,8 +23,10 @@ import (
 // ("active rescue") and its old chunk waited for: a pinned chunk keeps its
 // bytes until its last reader lets go. Close ends a move under way.
 //
-// One move runs at a time, in its own goroutine, as memcached's
-// rebalancer thread: Reassign answers BUSY meanwhile.
+// One move runs at a time, as memcached's rebalancer thread: Reassign
+// answers BUSY meanwhile. Its first walks run on Reassign's caller (a page
+// of ready items is moved before the reply); a page with busy items goes
+// on in the move's own goroutine.
 
 // ReassignResult is what `slabs reassign` answers.
 type ReassignResult int
@@ -62,66 +64,66 @@ type mover struct {
 // pool), as `slabs reassign` does: the mover may evict to make room.
 // src -1 picks a class with a spare page, round robin from the last pick.
 // The checks and their order are memcached's slabs_reassign.
-func (s *Store) Reassign(src, dst int) ReassignResult {
-	s.awaitMove(reassignWait)
-	return s.reassign(src, dst, true)
-}
-
-// reassignWait bounds how long a client's `slabs reassign` waits for the
-// move before it to end. memcached's rebalancer thread moves a page of
-// ready items in well under a millisecond, so a client that reassigns
-// twice in a row meets BUSY only for a move that is really stuck; the
-// move's goroutine here may not even have run yet on a loaded machine.
-const reassignWait = 200 * time.Millisecond
-
-// awaitMove waits up to d for the move running now, if any, to end.
-func (s *Store) awaitMove(d time.Duration) {
-	m := &s.mover
-	m.statMu.Lock()
-	running, done := m.st.Running, m.done
-	m.statMu.Unlock()
-	if !running || done == nil {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	}
-}
+func (s *Store) Reassign(src, dst int) ReassignResult { return s.reassign(src, dst, true) }
 
 // reassign is Reassign; the automover's moves may evict only once the
 // move is stuck and memory is full (evict false).
+//
+// The move's first walk over the page runs here, on the caller's
+// goroutine: a page of items ready to move (the common case) is moved
+// before the caller answers, as memcached's rebalancer thread, woken at
+// once, has moved it well before a client can ask again (slabs_reassign.t
+// reassigns twice in a row and expects OK both times). The work is one
+// page's walk, bounded; only a page with busy items goes on in the
+// mover's goroutine, sleeping between walks, and answers BUSY meanwhile.
 func (s *Store) reassign(src, dst int, evict bool) ReassignResult {
 	m := &s.mover
 	m.statMu.Lock()
-	defer m.statMu.Unlock()
-	if m.st.Running {
-		return ReassignBusy
-	}
-	largest := len(s.slabs.classes) - 1
-	if src == dst {
-		return ReassignSame
-	}
-	if src == -1 {
-		src = s.pickSpare(dst)
-	}
-	if src < 0 || src > largest || dst < 0 || dst > largest {
-		return ReassignBadClass
-	}
-	if s.pagesOf(src) < 2 {
-		return ReassignNoSpare
+	r := s.reassignChecks(&src, dst)
+	if r != ReassignOK {
+		m.statMu.Unlock()
+		return r
 	}
 	m.st.Running = true
 	done := make(chan struct{})
 	m.done = done
+	m.statMu.Unlock()
+
+	m.mu.Lock() // released by whoever ends the move
+	mv, p, finished := s.firstWalk(src, evict)
+	if finished {
+		s.endMove(mv, p, dst)
+		m.mu.Unlock()
+		close(done)
+		return ReassignOK
+	}
 	go func() {
 		defer close(done)
-		m.mu.Lock()
 		defer m.mu.Unlock()
-		s.movePage(src, dst, evict)
+		s.endMove(mv, s.emptyPage(mv), dst)
 	}()
+	return ReassignOK
+}
+
+// reassignChecks are memcached's slabs_reassign checks, in its order, with
+// the mover's statMu held; src -1 becomes the class picked.
+func (s *Store) reassignChecks(src *int, dst int) ReassignResult {
+	if s.mover.st.Running {
+		return ReassignBusy
+	}
+	largest := len(s.slabs.classes) - 1
+	if *src == dst {
+		return ReassignSame
+	}
+	if *src == -1 {
+		*src = s.pickSpare(dst)
+	}
+	if *src < 0 || *src > largest || dst < 0 || dst > largest {
+		return ReassignBadClass
+	}
+	if s.pagesOf(*src) < 2 {
+		return ReassignNoSpare
+	}
 	return ReassignOK
 }
 
@@ -150,19 +152,41 @@ func (s *Store) pagesOf(id int) int {
 	return len(c.pageList)
 }
 
-// movePage moves one page from src to dst and then publishes the move's
-// counters and its end.
-func (s *Store) movePage(src, dst int, evict bool) {
-	var mv *pageMove
-	p := -1
+// firstWalk takes the page to move from src: the pool's next page, or
+// src's oldest page after one walk over it. finished reports that the
+// move needs no more walks: p is the page emptied, or -1 when there was
+// none to take; otherwise mv is the move for emptyPage to go on with.
+func (s *Store) firstWalk(src int, evict bool) (mv *pageMove, p int, finished bool) {
 	if src == 0 {
-		p = s.slabs.arena.takePooled()
-	} else {
-		mv = s.startMove(&s.slabs.classes[src], evict)
-		if mv != nil {
-			p = s.emptyPage(mv)
-		}
+		return nil, s.slabs.arena.takePooled(), true
 	}
+	mv = s.startMove(&s.slabs.classes[src], evict)
+	if mv == nil {
+		return nil, -1, true
+	}
+	left := mv.c.perPage + 1
+	for range inlineWalks {
+		empty, now := s.walkOnce(mv)
+		if empty {
+			return mv, mv.page, true
+		}
+		if now >= left {
+			break // the walk freed nothing: items busy for now
+		}
+		left = now
+	}
+	return mv, -1, false
+}
+
+// inlineWalks bounds the walks the caller of reassign makes while each
+// frees chunks (a rescue needing room from an eviction made in the same
+// walk, an item freed behind the walk), as memcached's rebalancer walks
+// again at once while no item was busy; each walk is one page's work.
+const inlineWalks = 8
+
+// endMove hands page p (-1: none) to dst and then publishes the move's
+// counters and its end.
+func (s *Store) endMove(mv *pageMove, p, dst int) {
 	if p >= 0 {
 		if dst == 0 {
 			s.slabs.arena.giveBack(p, 1)
@@ -190,36 +214,47 @@ func (s *Store) movePage(src, dst int, evict bool) {
 	m.st.Running = false
 }
 
-// emptyPage walks mv's page until every chunk in it is free (mover_walk.go)
+// walkOnce is one walk over mv's page. It reports whether the page is
+// empty now, then taken from its class; otherwise it counts the busy
+// items it met. left is how many of the page's chunks are not free yet.
+func (s *Store) walkOnce(mv *pageMove) (empty bool, left int) {
+	c := mv.c
+	c.mu.Lock()
+	busy, left, status := s.walkPage(mv)
+	if busy == 0 && left == 0 {
+		s.finishMove(mv)
+		c.mu.Unlock()
+		return true, 0
+	}
+	c.mu.Unlock()
+	m := &s.mover
+	m.statMu.Lock()
+	m.st.BusyItems += uint64(busy)
+	m.st.LastBusyStatus = status.String()
+	m.statMu.Unlock()
+	mv.loops++
+	return false, left
+}
+
+// emptyPage goes on walking mv's page, after a first walk found items
+// it could not have yet, until every chunk in it is free (mover_walk.go)
 // and takes it from its class; it returns the page, or -1 when the move
 // was ended (Close) first, its chunks then going back to the class.
 func (s *Store) emptyPage(mv *pageMove) int {
-	c := mv.c
 	sleep := time.Microsecond
 	for {
-		c.mu.Lock()
-		busy, left, status := s.walkPage(mv)
-		if busy == 0 && left == 0 {
-			s.finishMove(mv)
-			c.mu.Unlock()
-			return mv.page
-		}
-		c.mu.Unlock()
-		m := &s.mover
-		m.statMu.Lock()
-		m.st.BusyItems += uint64(busy)
-		m.st.LastBusyStatus = status.String()
-		m.statMu.Unlock()
-		mv.loops++
 		select {
 		case <-s.stop:
 		case <-time.After(sleep):
 		}
-		if s.closed() || m.abort.Load() {
-			c.mu.Lock()
+		if s.closed() || s.mover.abort.Load() {
+			mv.c.mu.Lock()
 			s.abandonMove(mv)
-			c.mu.Unlock()
+			mv.c.mu.Unlock()
 			return -1
+		}
+		if empty, _ := s.walkOnce(mv); empty {
+			return mv.page
 		}
 		sleep = min(2*sleep, moverMaxSleep)
 	}

@@ -175,3 +175,33 @@ func TestMoverRescueKeepsCAS(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// A page of items ready to move is moved before Reassign returns, as
+// memcached's rebalancer, woken at once, has moved it before a client can
+// ask again: slabs_reassign.t reassigns twice in a row and wants OK twice,
+// and on a loaded machine a move left to a goroutine had not run yet.
+func TestReassignMovesAReadyPageAtOnce(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 16 << 20, MaxItemSize: 1 << 20})
+	for i := range 64 {
+		if r := s.Set(ModeSet, fmt.Appendf(nil, "k%d", i), 0, 0, makeValue(uint64(i), 100<<10), 0); r != Stored {
+			t.Fatalf("k%d: %v", i, r)
+		}
+	}
+	id := s.ItemClass(3, 100<<10, 0)
+	for round := range 2 {
+		if r := s.Reassign(id, 0); r != ReassignOK {
+			t.Fatalf("reassign %d: %v", round, r)
+		}
+		if st := s.MoverStats(); st.Running || st.Moved != uint64(round+1) {
+			t.Fatalf("after reassign %d returned: running %v, moved %d (%+v)", round, st.Running, st.Moved, st)
+		}
+	}
+	for i := range 64 {
+		if v, _, ok := get(s, fmt.Sprint("k", i)); ok {
+			if err := checkValue([]byte(v)); err != nil {
+				t.Errorf("k%d: %v", i, err)
+			}
+		}
+	}
+	checkInvariants(t, s)
+}
