@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -31,17 +30,10 @@ func TestCompactRescueWaitsWhenBudgetSpent(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	unstick := func() { once.Do(func() { close(release) }) }
-	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: 8 << 20})
-	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = 1<<20, 64<<10, 64<<10
-	cfg.Open = func(path string) (extstore.File, error) {
-		f, err := extstore.OpenOSFile(path)
-		return stuckFile{File: f, release: release}, err
-	}
-	e, err := extstore.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unstick(); e.Close() })
+	e := openTestEngine(t, 8<<20, 1<<20, 64<<10, func(f extstore.File) extstore.File {
+		return stuckFile{File: f, release: release}
+	})
+	t.Cleanup(unstick) // (cleanups run last first: before the engine's Close waits for its writes)
 	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Flash: &FlashConfig{Engine: e}})
 	value := bytes.Repeat([]byte("r"), 3000)
 	moved := 0

@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,13 +49,7 @@ func fullPages(e *extstore.Engine) int {
 // else: no background loop kicks it after activity, so what the
 // compactor does it does on its own.
 func compactStore(t *testing.T, n int) (*Store, *extstore.Engine) {
-	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: uint64(n) * fPage})
-	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = fPage, fWbuf, fWbuf
-	e, err := extstore.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e := openTestEngine(t, uint64(n)*fPage, fPage, fWbuf, nil)
 	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1,
 		Flash: &FlashConfig{Engine: e, ItemSize: 512, Policy: extstore.Policy{MaxFrag: 0.8}}})
 	stop, done := make(chan struct{}), make(chan struct{})

@@ -49,22 +49,35 @@ type flashFixture struct {
 func openFlash(t testing.TB) *flashFixture {
 	t.Helper()
 	fx := &flashFixture{}
-	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: fFile})
-	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = fPage, fWbuf, fWbuf
-	cfg.Open = func(path string) (extstore.File, error) {
-		f, err := extstore.OpenOSFile(path)
-		if err != nil {
-			return nil, err
+	fx.e = openTestEngine(t, fFile, fPage, fWbuf, func(f extstore.File) extstore.File {
+		return flipFile{File: f, flip: &fx.flip, writes: &fx.writes}
+	})
+	return fx
+}
+
+// openTestEngine opens an extstore engine on one file of size bytes in the
+// test's directory, with pages and write buffers of the sizes given
+// (aligned to the write buffer, not extstore's 2 MB); wrap, if not nil,
+// stands between the engine and its file. The test's end closes it.
+func openTestEngine(t testing.TB, size, page, wbuf uint64, wrap func(extstore.File) extstore.File) *extstore.Engine {
+	t.Helper()
+	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: size})
+	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = page, wbuf, wbuf
+	if wrap != nil {
+		cfg.Open = func(path string) (extstore.File, error) {
+			f, err := extstore.OpenOSFile(path)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(f), nil
 		}
-		return flipFile{File: f, flip: &fx.flip, writes: &fx.writes}, nil
 	}
 	e, err := extstore.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	fx.e = e
-	return fx
+	return e
 }
 
 // newFlashStore is a manual store (no background loop) on fx's engine,
@@ -477,13 +490,7 @@ func TestFlashIdleWakes(t *testing.T) {
 // A chained item (larger than slab_chunk_max) goes to flash whole, in the
 // chunked bucket, reads back, and its delete frees the record.
 func TestFlashChainedItem(t *testing.T) {
-	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: 8 << 20})
-	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = 2<<20, 1<<20, 1<<20
-	e, err := extstore.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e := openTestEngine(t, 8<<20, 2<<20, 1<<20, nil)
 	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Flash: &FlashConfig{Engine: e}})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 700<<10/16)
 	if s.Set(ModeSet, []byte("big"), 7, 0, big, 0) != Stored {

@@ -3,11 +3,8 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/gocached/gocached/internal/extstore"
 )
 
 // roomFixture is a store under -M whose flash item "k" has a value of its
@@ -21,13 +18,7 @@ type roomFixture struct {
 
 func newRoomFixture(t *testing.T, vlen int) *roomFixture {
 	t.Helper()
-	cfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: 8 << 20})
-	cfg.PageSize, cfg.WbufSize, cfg.TestAlign = 2<<20, 1<<20, 1<<20
-	e, err := extstore.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e := openTestEngine(t, 8<<20, 2<<20, 1<<20, nil)
 	s := newManualStore(t, Config{MemoryLimit: 8 << 20, Shards: 1, DisableEvictions: true, Flash: &FlashConfig{Engine: e}})
 	fx := &roomFixture{s: s, value: bytes.Repeat([]byte("0123456789abcdef"), vlen/16)}
 	if s.Set(ModeSet, []byte("k"), 3, 0, fx.value, 0) != Stored || !s.MoveToFlash([]byte("k")) {
@@ -152,14 +143,7 @@ func TestFlashPrefillsPagePool(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{MemoryLimit: 8 << 20, Shards: 1}
 			if c.flash {
-				ecfg := extstore.DefaultConfig(extstore.FileSpec{Path: filepath.Join(t.TempDir(), "ext"), Size: 8 << 20})
-				ecfg.PageSize, ecfg.WbufSize, ecfg.TestAlign = 2<<20, 1<<20, 1<<20
-				e, err := extstore.Open(ecfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { e.Close() })
-				cfg.Flash = &FlashConfig{Engine: e}
+				cfg.Flash = &FlashConfig{Engine: openTestEngine(t, 8<<20, 2<<20, 1<<20, nil)}
 			}
 			s := newManualStore(t, cfg)
 			a := s.slabs.arena
