@@ -154,8 +154,10 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	}
 	if onFlash {
 		if s.bin.replyValue {
-			// No memory for the read: memcached answers a miss.
-			hit = s.holdBinaryFlash()
+			// No memory for the read: memcached answers and counts a miss.
+			if hit = s.holdBinaryFlash(); !hit {
+				s.flash.w.fr.Refused(ext != nil, true)
+			}
 		} else {
 			s.binEmitValue(nil, s.flash.w.fr.Meta())
 		}

@@ -93,8 +93,11 @@ func (s *Session) metaGet(line []byte, n int) {
 		s.meta.flashHeld = false
 		w := s.flash.w
 		w.kind, w.quiet = flashMeta, s.meta.flags.quiet
-		if !s.submitFlash(w) && !w.quiet {
-			s.metaFlashOOM(w.head, line, n)
+		if !s.submitFlash(w) {
+			w.fr.Refused(s.meta.flashTouch, true) // memcached counts a miss
+			if !w.quiet {
+				s.metaFlashOOM(w.head, line, n)
+			}
 		}
 		return
 	}
@@ -238,7 +241,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		w.head = append(w.head[:0], b[len(s.out):]...)
 		b = b[:len(s.out)]
 		it.FlashRead(&w.fr)
-		s.meta.flashHeld = true
+		s.meta.flashHeld, s.meta.flashTouch = true, touched
 	} else if value {
 		if n := it.ValueLen(); s.env.inPieces(n) {
 			b = s.startSendHead(b, it.ValueHead(), n, it.Ref(), true)

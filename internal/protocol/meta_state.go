@@ -24,6 +24,7 @@ type metaState struct {
 	// Read in place instead (a datagram): flashValue is the value read,
 	// flashMiss a failed read, which answers as memcached's EN.
 	flashHeld  bool
+	flashTouch bool // the held mg counted as a touch (T)
 	flashMiss  bool
 	flashValue []byte
 	// The store callbacks, bound once so that calls do not allocate.

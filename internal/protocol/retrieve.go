@@ -124,6 +124,7 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) int {
 		if onFlash {
 			// memcached starts the key's read, then drops its reply.
 			if !fr.Drop() {
+				fr.Refused(touch, false) // memcached counts nothing for it
 				return keysFlashOOM
 			}
 			hit = true
@@ -255,6 +256,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		}
 		if onFlash {
 			if !s.startFlash(withCAS, observe) {
+				s.flashRead().Refused(touch, false) // memcached counts nothing for it
 				return keysFlashOOM
 			}
 			return ke

@@ -13,15 +13,17 @@ import (
 // value or a miss. A FlashRead may be reused once finished; its buffers
 // are kept.
 type FlashRead struct {
-	s     *Store
-	key   []byte
-	meta  Meta
-	cas   uint64 // the header's, to check the record against
-	vlen  int
-	req   extstore.ReadRequest
-	done  func(*FlashRead)
-	room  flashRoom     // the slab memory the read holds (flashroom.go)
-	state atomic.Uint32 // readIdle, readInFlight, ...
+	s    *Store
+	key  []byte
+	meta Meta
+	cas  uint64 // the header's, to check the record against
+	vlen int
+	req  extstore.ReadRequest
+	done func(*FlashRead)
+	room flashRoom // the slab memory the read holds (flashroom.go)
+	// hitClass and hitQueue: where the lookup counted its hit (Refused)
+	hitClass, hitQueue uint8
+	state              atomic.Uint32 // readIdle, readInFlight, ...
 }
 
 // flashHit is what a lookup takes from a flash header under its lock.
@@ -30,10 +32,14 @@ type flashHit struct {
 	meta Meta
 	cas  uint64
 	vlen int
+	// class and queue of the header as the lookup counted its hit
+	// (FlashRead.Refused takes the hit back).
+	class, queue uint8
 }
 
 func (s *Store) flashHitOf(r rec) flashHit {
-	return flashHit{loc: r.flashLoc(), meta: s.meta(r), cas: r.cas(), vlen: r.vlen()}
+	return flashHit{loc: r.flashLoc(), meta: s.meta(r), cas: r.cas(), vlen: r.vlen(),
+		class: uint8(r.class()), queue: uint8(r.queue())}
 }
 
 // Key is the item's key.
@@ -50,6 +56,7 @@ func (f *FlashRead) fill(s *Store, key []byte, fh flashHit) {
 	f.s = s
 	f.key = append(f.key[:0], key...)
 	f.meta, f.cas, f.vlen, f.req.Loc = fh.meta, fh.cas, fh.vlen, fh.loc
+	f.hitClass, f.hitQueue = fh.class, fh.queue
 }
 
 // readFlashNow reads key's flash value fh, waits, and calls fn with it on

@@ -65,6 +65,52 @@ func (f *FlashRead) releaseRoom() {
 	f.room = flashRoom{}
 }
 
+// Refused takes back the hit the lookup counted for a read that found no
+// room (Start or Drop false), as memcached 1.6.45 counts such a key: a
+// text get or gat counts nothing for it, its counters coming only after
+// the read is set up (asMiss false); a meta or binary get counts a miss
+// (asMiss true). touch: the lookup counted a touch (gat, mg with T).
+func (f *FlashRead) Refused(touch, asMiss bool) {
+	sh, _ := f.s.shardFor(f.key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	c := &sh.cls[f.hitClass]
+	if touch {
+		takeBack(&sh.st.TouchHits)
+		takeBack(&c.touchHits)
+		if asMiss {
+			sh.st.TouchMisses++
+		} else {
+			takeBack(&sh.st.CmdTouch)
+		}
+		return
+	}
+	takeBack(&sh.st.GetHits)
+	takeBack(&c.getHits)
+	switch int(f.hitQueue) {
+	case queueHot:
+		takeBack(&c.hitsHot)
+	case queueWarm:
+		takeBack(&c.hitsWarm)
+	case queueCold:
+		takeBack(&c.hitsCold)
+	case queueTemp:
+		takeBack(&c.hitsTemp)
+	}
+	if asMiss {
+		sh.st.GetMisses++
+	} else {
+		takeBack(&sh.st.CmdGet)
+	}
+}
+
+// takeBack undoes one count, unless `stats reset` zeroed it meanwhile.
+func takeBack(n *uint64) {
+	if *n > 0 {
+		*n--
+	}
+}
+
 // settle moves f to its next state from the one the caller knows it is
 // leaving: it reports whether f's room is now nobody's, the read both
 // completed and abandoned, to be released by whichever came second.
