@@ -186,6 +186,7 @@ func startSpec(t testing.TB, sp testproc.Spec, kill bool) *testproc.Proc {
 		} else {
 			exitErr = p.Stop(0)
 		}
+		checkRaces(t, p)
 		switch out := p.Output(); {
 		case t.Failed() && out != "":
 			t.Logf("%s output:\n%s", p, out)
@@ -196,13 +197,25 @@ func startSpec(t testing.TB, sp testproc.Spec, kill bool) *testproc.Proc {
 	return p
 }
 
+// checkRaces fails t if p, a server built with -race (GOCACHED_IT_RACE=1),
+// reported a data race: it prints the report and serves on, and a killed
+// server never exits with the race detector's status.
+func checkRaces(t testing.TB, p *testproc.Proc) {
+	if r := p.RaceReport(); r != "" {
+		t.Errorf("%s reported a data race:\n%s", p, r)
+	}
+}
+
 // startAt starts sp, waiting at most a minute for it to accept on
 // sp.Addr, and kills it when the test ends: for servers whose command line
 // the test writes whole (fixed ports, several listeners).
 func startAt(t testing.TB, sp testproc.Spec) *testproc.Proc {
 	t.Helper()
 	p := startWithin(t, sp, testproc.Start)
-	t.Cleanup(func() { p.Kill() })
+	t.Cleanup(func() {
+		p.Kill()
+		checkRaces(t, p)
+	})
 	return p
 }
 
