@@ -23,6 +23,8 @@ import (
 const (
 	GocachedPkg = "github.com/gocached/gocached/cmd/gocached"
 	MCLoadPkg   = "github.com/gocached/gocached/bench/cmd/mcload"
+	// EpollFloorPkg is enginecmp's floor target.
+	EpollFloorPkg = "github.com/gocached/gocached/bench/cmd/epollfloor"
 )
 
 // Logf writes one progress line to stderr, stamped with the time of day.

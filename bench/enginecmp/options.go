@@ -22,13 +22,32 @@ const (
 	Uring         = "uring"            // gocached --engine=uring -t 1
 	Memcached     = "memcached"        // memcached 1.6.45 -t 1, the peer gocached must beat
 	Memcached1618 = "memcached-1.6.18" // Debian 12's memcached -t 1
+	// Floor is bench/cmd/epollfloor: the system calls of an epoll server
+	// and next to no user-space work, what the kernel alone charges.
+	Floor = "floor"
+	// AltSuffix marks a gocached target run from the second binary
+	// (Options.GocachedAltBin): "epoll-alt" is the epoll engine of that
+	// build, for a before/after of two builds in the same interleaved run.
+	AltSuffix = "-alt"
 )
 
 // IsMemcached reports whether target is one of the memcached releases.
 func IsMemcached(target string) bool { return target == Memcached || target == Memcached1618 }
 
+// IsGocached reports whether target is a gocached engine, of either build.
+func IsGocached(target string) bool {
+	e := Engine(target)
+	return e == Epoll || e == Go || e == Uring
+}
+
+// Engine is the --engine of a gocached target ("epoll" for "epoll-alt").
+func Engine(target string) string { return strings.TrimSuffix(target, AltSuffix) }
+
+// IsAlt reports whether target runs the second gocached build.
+func IsAlt(target string) bool { return IsGocached(target) && strings.HasSuffix(target, AltSuffix) }
+
 func knownTarget(t string) bool {
-	return t == Epoll || t == Go || t == Uring || IsMemcached(t)
+	return IsGocached(t) || IsMemcached(t) || t == Floor
 }
 
 // Shape is one closed-loop load: Conns connections, each keeping Depth
@@ -91,6 +110,9 @@ type Options struct {
 	bed *bedHandle // the bed Run built for Testbed (a kernel/testbed.Bed on Linux)
 
 	GocachedBin, MCLoadBin string
+	// GocachedAltBin is the build the "-alt" targets run.
+	GocachedAltBin string
+	FloorBin       string // bench/cmd/epollfloor, for the floor target
 	// MemcachedBin is memcached 1.6.45 (Memcached); Memcached1618Bin is
 	// Debian 12's package (Memcached1618).
 	MemcachedBin, Memcached1618Bin string
@@ -125,7 +147,11 @@ func (o *Options) Validate() error {
 	}
 	for _, t := range o.Targets {
 		if !knownTarget(t) {
-			return fmt.Errorf("target %q: want %s, %s, %s, %s or %s", t, Epoll, Go, Uring, Memcached, Memcached1618)
+			return fmt.Errorf("target %q: want %s, %s, %s (each also with %s), %s, %s or %s", t, Epoll, Go, Uring, AltSuffix,
+				Memcached, Memcached1618, Floor)
+		}
+		if IsAlt(t) && o.GocachedAltBin == "" {
+			return fmt.Errorf("target %q needs the second build (--gocached-alt)", t)
 		}
 	}
 	switch {

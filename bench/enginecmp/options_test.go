@@ -62,7 +62,17 @@ func TestValidate(t *testing.T) {
 	if err := withUring.Validate(); err != nil {
 		t.Errorf("uring target: %v", err)
 	}
+	withFloorAndAlt := DefaultOptions()
+	withFloorAndAlt.Targets = []string{Floor, Epoll, Epoll + AltSuffix, Uring + AltSuffix, Memcached}
+	withFloorAndAlt.GocachedAltBin = "/some/other/gocached"
+	if err := withFloorAndAlt.Validate(); err != nil {
+		t.Errorf("floor and -alt targets: %v", err)
+	}
 	for name, mutate := range map[string]func(*Options){
+		"alt without its build": func(o *Options) { o.Targets = []string{Epoll, Epoll + AltSuffix} },
+		"alt of memcached": func(o *Options) {
+			o.Targets, o.GocachedAltBin = []string{Memcached + AltSuffix}, "/some/other/gocached"
+		},
 		"no targets":   func(o *Options) { o.Targets = nil },
 		"bad target":   func(o *Options) { o.Targets = []string{"redis"} },
 		"no shapes":    func(o *Options) { o.Shapes = nil },
@@ -75,6 +85,29 @@ func TestValidate(t *testing.T) {
 		mutate(&o)
 		if o.Validate() == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestTargetKinds(t *testing.T) {
+	tests := []struct {
+		target        string
+		gocached, alt bool
+		engine        string
+	}{
+		{Epoll, true, false, Epoll},
+		{Epoll + AltSuffix, true, true, Epoll},
+		{Uring + AltSuffix, true, true, Uring},
+		{Go, true, false, Go},
+		{Memcached, false, false, Memcached},
+		{Floor, false, false, Floor},
+		{Floor + AltSuffix, false, false, Floor},
+	}
+	for _, tt := range tests {
+		if IsGocached(tt.target) != tt.gocached || IsAlt(tt.target) != tt.alt ||
+			(tt.gocached && Engine(tt.target) != tt.engine) {
+			t.Errorf("%s: gocached %v alt %v engine %q; want %v %v %q", tt.target, IsGocached(tt.target),
+				IsAlt(tt.target), Engine(tt.target), tt.gocached, tt.alt, tt.engine)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 				}
 				target := o.Targets[(i+run-1)%len(o.Targets)]
 				prof := ""
-				if !IsMemcached(target) {
+				if IsGocached(target) {
 					prof = filepath.Join(profDir, fmt.Sprintf("%s-%s-%d.pprof", target, sh, run))
 				}
 				rec := measure(ctx, &o, target, sh, run, prof)
@@ -239,8 +239,15 @@ func serverSpec(o *Options, target string, prof string) testproc.Spec {
 		sp = testproc.Memcached(o.MemcachedBin, common...)
 	case Memcached1618:
 		sp = testproc.Memcached(o.Memcached1618Bin, common...)
+	case Floor:
+		sp = testproc.Spec{Name: Floor, Path: o.FloorBin, Args: common}
 	default:
-		sp = testproc.Gocached(o.GocachedBin, target, common...)
+		bin := o.GocachedBin
+		if IsAlt(target) {
+			bin = o.GocachedAltBin
+		}
+		sp = testproc.Gocached(bin, Engine(target), common...)
+		sp.Name = target
 		if prof != "" {
 			sp.Args = append(sp.Args, "--cpuprofile", prof)
 		}

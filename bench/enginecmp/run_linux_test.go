@@ -43,7 +43,9 @@ func measureAndCheck(t *testing.T, bed string) {
 	}
 	o := DefaultOptions()
 	o.Testbed = bed
-	o.Targets = []string{Epoll, Go}
+	// Epoll also as the -alt build (the same binary here) and the floor:
+	// every kind of target runs and answers.
+	o.Targets = []string{Epoll, Go, Epoll + AltSuffix, Floor}
 	if _, err := exec.LookPath(o.Memcached1618Bin); err == nil {
 		o.Targets = append(o.Targets, Memcached1618)
 	} else if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
@@ -63,8 +65,13 @@ func measureAndCheck(t *testing.T, bed string) {
 	if o.GocachedBin, err = testproc.GocachedBinary(); err != nil {
 		t.Fatal(err)
 	}
+	o.GocachedAltBin = o.GocachedBin
 	o.MCLoadBin = filepath.Join(dir, "mcload")
 	if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/bench/cmd/mcload", o.MCLoadBin); err != nil {
+		t.Fatal(err)
+	}
+	o.FloorBin = filepath.Join(dir, "epollfloor")
+	if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/bench/cmd/epollfloor", o.FloorBin); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := Run(ctx, o)
@@ -81,7 +88,7 @@ func measureAndCheck(t *testing.T, bed string) {
 		// run) gets a handful of samples or none, too few for a split.
 		// That says nothing of the tool.
 		starved := r.ServerCPUPct/100*o.Time.Seconds() < 0.2
-		if starved && !IsMemcached(r.Target) {
+		if starved && IsGocached(r.Target) {
 			t.Logf("%s: profile not judged: the server got only %.0f%% of a CPU for %v", r.Target, r.ServerCPUPct, o.Time)
 			if strings.HasSuffix(r.Error, "cpu profile: no samples") {
 				r.Error = ""
@@ -96,7 +103,7 @@ func measureAndCheck(t *testing.T, bed string) {
 			t.Errorf("%s: %d misses after the preload", r.Target, r.Result.Misses)
 		case r.NsPerReq <= 0 || r.ServerCPUPct <= 0:
 			t.Errorf("%s: no server CPU measured (%v ns/req)", r.Target, r.NsPerReq)
-		case !IsMemcached(r.Target) && !starved && !usableSplit(r.Profile):
+		case IsGocached(r.Target) && !starved && !usableSplit(r.Profile):
 			// Not Protocol > 0: a 1 s run under steal gives the profiler a
 			// few dozen samples, and the go engine's protocol share can
 			// then round to none.
@@ -119,11 +126,14 @@ func measureAndCheck(t *testing.T, bed string) {
 func TestServerSpec(t *testing.T) {
 	o := DefaultOptions()
 	o.GocachedBin, o.MemcachedBin, o.Memcached1618Bin = "/bin/gocached", "/ref/memcached", "/bin/memcached"
+	o.GocachedAltBin, o.FloorBin = "/other/gocached", "/bin/epollfloor"
 	for _, tc := range []struct {
 		target, prof, bin, want string
 	}{
 		{Epoll, "/tmp/p", o.GocachedBin, "--engine=epoll -l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1 --cpuprofile /tmp/p"},
 		{Go, "", o.GocachedBin, "--engine=go -l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
+		{Epoll + AltSuffix, "/tmp/q", o.GocachedAltBin, "--engine=epoll -l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1 --cpuprofile /tmp/q"},
+		{Floor, "", o.FloorBin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
 		{Memcached, "", o.MemcachedBin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
 		{Memcached1618, "", o.Memcached1618Bin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
 	} {

@@ -35,7 +35,7 @@ func main() {
 func run() error {
 	o := enginecmp.DefaultOptions()
 	targets, shapes := strings.Join(o.Targets, ","), "64x1,8x4,16x16"
-	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, uring, memcached (1.6.45), memcached-1.6.18")
+	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, uring (each also as epoll-alt etc.: the --gocached-alt build), memcached (1.6.45), memcached-1.6.18, floor (bench/cmd/epollfloor: an epoll server doing next to no user-space work)")
 	flag.StringVar(&shapes, "shapes", shapes, "loads as CONNSxDEPTH (connections x requests in flight on each)")
 	flag.IntVar(&o.Runs, "runs", o.Runs, "repetitions of every cell (medians reported)")
 	flag.DurationVar(&o.Time, "time", o.Time, "measured time per run")
@@ -47,6 +47,8 @@ func run() error {
 	flag.IntVar(&o.ClientCPU, "client-cpu", o.ClientCPU, "the CPU mcload is pinned to")
 	flag.StringVar(&o.Testbed, "testbed", "", "run on a one-queue NAPI testbed instead of loopback: plain, or threaded (each side's NAPI kthread pinned to its CPU); needs root")
 	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
+	flag.StringVar(&o.GocachedAltBin, "gocached-alt", "", "a second gocached build, run by the -alt targets (a before/after in one interleaved run)")
+	flag.StringVar(&o.FloorBin, "floor", "", "epollfloor binary (default: build ./bench/cmd/epollfloor when a target is floor)")
 	flag.StringVar(&o.MemcachedBin, "memcached", "", "memcached 1.6.45 binary (default: built from Debian's source package, kept in the test cache)")
 	flag.StringVar(&o.Memcached1618Bin, "memcached-1.6.18", o.Memcached1618Bin, "memcached 1.6.18 binary (Debian 12's package)")
 	flag.StringVar(&o.MCLoadBin, "mcload", "", "mcload binary (default: build ./bench/cmd/mcload)")
@@ -68,6 +70,11 @@ func run() error {
 	}
 	if err := env.Build(&o.MCLoadBin, benchmain.MCLoadPkg); err != nil {
 		return err
+	}
+	if slices.Contains(o.Targets, enginecmp.Floor) {
+		if err := env.Build(&o.FloorBin, benchmain.EpollFloorPkg); err != nil {
+			return err
+		}
 	}
 	if slices.Contains(o.Targets, enginecmp.Memcached) {
 		if err := env.Memcached(&o.MemcachedBin); err != nil {

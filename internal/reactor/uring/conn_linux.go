@@ -23,6 +23,7 @@ type connIO struct {
 
 	recvArmed  bool // a receive is in flight
 	recvCancel bool // and its cancel has been queued
+	drained    bool // the last receive did not fill its buffer: the socket had nothing more
 	sendBusy   bool // a send is in flight
 	short      bool // the last send came back short: the client reads slowly (conn_mwrite)
 	dirty      bool // on the reactor's send list
@@ -80,6 +81,7 @@ func (r *loop) onRecv(c *conn, q *cqe) {
 		c.InFlight--
 	}
 	fail := false
+	c.IO.drained = q.res > 0 && int(q.res) < r.bufs.size
 	if c.FD >= 0 {
 		switch {
 		case q.res > 0:
@@ -267,6 +269,13 @@ func (r *loop) armRecv(c *conn) {
 		return
 	}
 	s.opcode, s.fd, s.flags, s.bufGroup = opRecv, int32(c.FD), sqeBufferSelect, bufGroup
+	if c.IO.drained {
+		// The last receive emptied the socket, so trying this one at once
+		// would find nothing (a tcp_recvmsg for EAGAIN per request at
+		// depth 1) before io_uring arms its poll: arm the poll first. It
+		// still receives at once if data came meanwhile.
+		s.ioprio = recvPollFirst
+	}
 	s.userData = userData(kindRecv, c.Slot, c.Gen)
 	c.IO.recvArmed = true
 	c.InFlight++

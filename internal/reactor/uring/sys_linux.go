@@ -27,6 +27,7 @@ const (
 	setupDeferTaskrun  = 1 << 13
 	pollAddMulti       = 1 << 0 // IORING_POLL_ADD_MULTI, in sqe.len
 	recvMultishot      = 1 << 1 // IORING_RECV_MULTISHOT, in sqe.ioprio
+	recvPollFirst      = 1 << 0 // IORING_RECVSEND_POLL_FIRST (5.19), in sqe.ioprio
 	acceptMultishot    = 1 << 0 // IORING_ACCEPT_MULTISHOT, in sqe.ioprio
 	asyncCancelAll     = 1 << 0
 	cqeFBuffer         = 1 << 0
