@@ -16,7 +16,6 @@ type FlashRead struct {
 	s    *Store
 	key  []byte
 	meta Meta
-	cas  uint64 // the header's, to check the record against
 	vlen int
 	req  extstore.ReadRequest
 	done func(*FlashRead)
@@ -30,7 +29,6 @@ type FlashRead struct {
 type flashHit struct {
 	loc  extstore.Location
 	meta Meta
-	cas  uint64
 	vlen int
 	// class and queue of the header as the lookup counted its hit
 	// (FlashRead.Refused takes the hit back).
@@ -38,7 +36,7 @@ type flashHit struct {
 }
 
 func (s *Store) flashHitOf(r rec) flashHit {
-	return flashHit{loc: r.flashLoc(), meta: s.meta(r), cas: r.cas(), vlen: r.vlen(),
+	return flashHit{loc: r.flashLoc(), meta: s.meta(r), vlen: r.vlen(),
 		class: uint8(r.class()), queue: uint8(r.queue())}
 }
 
@@ -55,7 +53,7 @@ func (f *FlashRead) ValueLen() int { return f.vlen }
 func (f *FlashRead) fill(s *Store, key []byte, fh flashHit) {
 	f.s = s
 	f.key = append(f.key[:0], key...)
-	f.meta, f.cas, f.vlen, f.req.Loc = fh.meta, fh.cas, fh.vlen, fh.loc
+	f.meta, f.vlen, f.req.Loc = fh.meta, fh.vlen, fh.loc
 	f.hitClass, f.hitQueue = fh.class, fh.queue
 }
 
@@ -99,7 +97,10 @@ func (f *FlashRead) complete(*extstore.ReadRequest) {
 }
 
 // errMismatch is a record that is not the item's (a bug elsewhere, or
-// damage the checksum missed): a miss like a bad checksum.
+// damage the checksum missed): a miss like a bad checksum. Its key and
+// length tell; not its CAS, which a meta delete's invalidation (I) or an
+// explicit CAS may have changed in the header since the write, as in
+// memcached, whose read takes the CAS from the header.
 var errMismatch = errors.New("store: flash record does not match its item")
 
 // Finish returns the value read (valid until the FlashRead is reused) and
@@ -110,7 +111,7 @@ func (f *FlashRead) Finish() ([]byte, bool) {
 	f.state.Store(readIdle)
 	f.releaseRoom()
 	rec, err := f.req.Record, f.req.Err
-	if err == nil && (string(rec.Key) != string(f.key) || rec.CAS != f.cas || len(rec.Value) != f.vlen) {
+	if err == nil && (string(rec.Key) != string(f.key) || len(rec.Value) != f.vlen) {
 		err = errMismatch
 	}
 	if err == nil {
@@ -182,7 +183,7 @@ func (f *FlashRead) readNow() ([]byte, bool) {
 func (s *Store) flashValue(r rec) ([]byte, bool) {
 	rd, err := s.flash.cfg.Engine.Read(r.flashLoc())
 	s.flash.getExtstore.Add(1)
-	if err == nil && (string(rd.Key) != string(r.key()) || rd.CAS != r.cas() || len(rd.Value) != r.vlen()) {
+	if err == nil && (string(rd.Key) != string(r.key()) || len(rd.Value) != r.vlen()) {
 		err = errMismatch
 	}
 	if err != nil {
