@@ -272,6 +272,7 @@ func (s *Store) reallocHeader(sh *shard, slot int, tag uint32, to extstore.Locat
 	h := sh.rec(hpos)
 	copy(h[:n], r[:n])
 	h.setFlashLoc(to)
+	h.setAccessed(now) // linked anew, as memcached's item_replace links it
 	r.setFlashLoc(extstore.Location{})
 	sh.link(slot, tag, hpos)
 	return true
