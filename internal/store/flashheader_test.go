@@ -30,3 +30,39 @@ func TestFlashHeaderIsNewToLRU(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// A flash item whose second read bumps it out of COLD is still recached
+// by that read (ext_recache_rate): memcached checks ITEM_ACTIVE when the
+// read completes, before its maintainer has processed the bump that
+// clears it (chunked-extstore.t's "recaching happening").
+func TestRecacheAfterBumpFromCold(t *testing.T) {
+	fx := openFlash(t)
+	clock := newFakeClock()
+	s := newManualStore(t, Config{
+		MemoryLimit: 64 << 20,
+		Shards:      1,
+		Now:         clock.Now,
+		Flash:       &FlashConfig{Engine: fx.e, ItemSize: 512, RecacheRate: 1},
+	})
+	set(s, "k", string(flashValue(1)))
+	if !s.MoveToFlash([]byte("k")) {
+		t.Fatal("not moved to flash")
+	}
+	for range 100 {
+		if s.maintain(clampTime(clock.Now())) == 0 {
+			break
+		}
+	}
+	if q := queueOf(s, "k"); q != queueCold {
+		t.Fatalf("k's header in queue %d, want COLD", q)
+	}
+	for i := range 2 {
+		if v, _, ok := get(s, "k"); !ok || v != string(flashValue(1)) {
+			t.Fatalf("read %d: hit %v, %d bytes", i, ok, len(v))
+		}
+	}
+	if fs := s.FlashStats(); fs.RecacheFromExtstore != 1 || flashItems(s) != 0 {
+		t.Fatalf("after two reads: %+v, %d flash items", fs, flashItems(s))
+	}
+	checkInvariants(t, s)
+}

@@ -22,6 +22,7 @@ type FlashRead struct {
 	room flashRoom // the slab memory the read holds (flashroom.go)
 	// hitClass and hitQueue: where the lookup counted its hit (Refused)
 	hitClass, hitQueue uint8
+	hitActive          bool          // the lookup left the item active (recache)
 	state              atomic.Uint32 // readIdle, readInFlight, ...
 }
 
@@ -33,6 +34,9 @@ type flashHit struct {
 	// class and queue of the header as the lookup counted its hit
 	// (FlashRead.Refused takes the hit back).
 	class, queue uint8
+	// active: the lookup left the item active (markRead), which the
+	// recache of its value looks for once the read completes.
+	active bool
 }
 
 func (s *Store) flashHitOf(r rec) flashHit {
@@ -55,6 +59,7 @@ func (f *FlashRead) fill(s *Store, key []byte, fh flashHit) {
 	f.key = append(f.key[:0], key...)
 	f.meta, f.vlen, f.req.Loc = fh.meta, fh.vlen, fh.loc
 	f.hitClass, f.hitQueue = fh.class, fh.queue
+	f.hitActive = fh.active
 }
 
 // readFlashNow reads key's flash value fh, waits, and calls fn with it on
@@ -115,7 +120,7 @@ func (f *FlashRead) Finish() ([]byte, bool) {
 		err = errMismatch
 	}
 	if err == nil {
-		f.s.recache(f.key, f.req.Loc, rec)
+		f.s.recache(f.key, f.req.Loc, rec, f.hitActive)
 		return rec.Value, true
 	}
 	fs := f.s.flash
@@ -200,8 +205,11 @@ func (s *Store) flashValue(r rec) ([]byte, bool) {
 // ext_recache_rate: one in RecacheRate reads of an item that is active
 // (read again since it was fetched) and read within the last minute
 // replaces its header with the whole item, CAS and times kept. A busy
-// shard is passed over rather than waited for.
-func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
+// shard is passed over rather than waited for. hitActive: the read's
+// lookup left the item active; a bump out of COLD (bumpFromCold) has
+// cleared that since, where memcached's maintainer clears it later, most
+// often after the read completes.
+func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record, hitActive bool) {
 	f := s.flash
 	rate := f.knobs.load().RecacheRate
 	if rate == 0 {
@@ -215,7 +223,7 @@ func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
 	now := clampTime(s.Now())
 	r, ok := s.stillAt(sh, tag, key, loc, now)
 	const active = recFetched | recReferenced
-	if !ok || r.bits()&active != active || r.accessed()+itemUpdateInterval <= now {
+	if !ok || r.bits()&recFetched == 0 || r.bits()&active != active && !hitActive || r.accessed()+itemUpdateInterval <= now {
 		return
 	}
 	if (f.recacheCounter.Add(1)-1)%uint64(rate) != 0 {

@@ -40,6 +40,7 @@ func TestReadBumpsOutOfCold(t *testing.T) {
 		{"k4", func(k string) { get(s, k) }, 2, queueWarm},
 		{"k5", func(k string) { s.Touch([]byte(k), 0) }, 2, queueWarm},
 	}
+	warm := s.Stats().MovesToWarm
 	for _, r := range reads {
 		for range r.n {
 			r.read(r.key)
@@ -47,6 +48,11 @@ func TestReadBumpsOutOfCold(t *testing.T) {
 		if q := queueOf(s, r.key); q != r.want {
 			t.Fatalf("%s after %d reads in queue %d, want %d", r.key, r.n, q, r.want)
 		}
+	}
+	// Counted in moves_to_warm, as memcached's item_link_q_warm counts it
+	// (lru-maintainer.t looks for it).
+	if got := s.Stats().MovesToWarm - warm; got != 2 {
+		t.Fatalf("moves_to_warm grew by %d, want 2", got)
 	}
 	// Bumped out of COLD, the item is not active any more (memcached
 	// clears ITEM_ACTIVE with the move): COLD's tail pull would not move

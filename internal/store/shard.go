@@ -243,7 +243,12 @@ func (s *Store) alloc(sh *shard, klen, vlen, class int, now uint32) (int, Result
 // once is evicted like one never read. Without the segmented
 // LRU (flat) memcached moves a read item to its queue's head, if it
 // was last moved more than a minute before (ITEM_UPDATE_INTERVAL).
-func (sh *shard) markRead(r rec, pos int, now uint32) {
+//
+// It reports whether the read leaves the item active as memcached sees it
+// right after its bump: hit at least twice since it was last moved
+// (memcached's recache checks this when the read completes, before its
+// maintainer has processed the bump that clears it).
+func (sh *shard) markRead(r rec, pos int, now uint32) (active bool) {
 	switch {
 	case sh.flat():
 		r.setBits(recFetched)
@@ -255,6 +260,7 @@ func (sh *shard) markRead(r rec, pos int, now uint32) {
 		}
 	case r.bits()&recFetched != 0:
 		r.setBits(recReferenced)
+		active = true
 		if r.queue() == queueCold {
 			sh.bumpFromCold(r, pos)
 		}
@@ -262,6 +268,7 @@ func (sh *shard) markRead(r rec, pos int, now uint32) {
 		r.setBits(recFetched)
 	}
 	r.setAccessed(now)
+	return active
 }
 
 // bumpFromCold moves r, at pos in COLD and active now, to WARM's head,
@@ -281,6 +288,7 @@ func (sh *shard) bumpFromCold(r rec, pos int) {
 	if r.queue() == queueCold { // (under the class lock, as every queue move)
 		r.clearBits(recReferenced)
 		sh.slabs.move(c, queueWarm, uint64(pos))
+		c.movesToWarm++ // (memcached's item_link_q_warm counts it)
 	}
 	c.mu.Unlock()
 }
