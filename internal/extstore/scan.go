@@ -39,6 +39,10 @@ func (e *Engine) readForScan(id uint16, version uint64, off uint64, buf []byte) 
 		return ErrStale
 	}
 	p.refs++
+	// Counted as one object read, as memcached counts each read of its
+	// compactor (extstore_objects_read, extstore_bytes_read).
+	e.counters.objectsRead++
+	e.counters.bytesRead += uint64(len(buf))
 	e.mu.Unlock()
 	n, err := p.file.ReadAt(buf, p.base+int64(off))
 	e.mu.Lock()

@@ -67,3 +67,23 @@ func TestUndelete(t *testing.T) {
 		t.Fatal("undelete counted a record of a freed page")
 	}
 }
+
+// Each buffer a scan reads counts as one object read of a write buffer's
+// bytes, as memcached counts its compactor's reads.
+func TestScanCountsReads(t *testing.T) {
+	cfg, _ := faultConfig(t.TempDir(), 1)
+	e := openEngine(t, cfg)
+	locs := writePage0(t, e)
+	before := e.Stats()
+	if err := e.ScanPage(0, locs[0].Version, func(Location, Record) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	after := e.Stats()
+	bufs := e.PageSize() / e.WbufSize()
+	if got := after.ObjectsRead - before.ObjectsRead; got != bufs {
+		t.Fatalf("scan of a page counted %d object reads, want %d", got, bufs)
+	}
+	if got := after.BytesRead - before.BytesRead; got != bufs*e.WbufSize() {
+		t.Fatalf("scan of a page counted %d bytes read, want %d", got, bufs*e.WbufSize())
+	}
+}
