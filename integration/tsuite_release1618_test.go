@@ -32,14 +32,6 @@ var tsuiteKnown1618 = []tsuiteKnownFailure{
 			"a quarter, and 1.6.18 also compacted early when pages were fragmented); the file's writes fill 18 of " +
 			"its 20 pages and leave 2 free, in memcached 1.6.45 too, so its half-deleted pages are never compacted",
 		upstream: "memcached 1.6.25, 277f54d (extstore: tiered storage)"},
-	{file: "extstore.t", tests: "23", flaky: true, owner: ownStore,
-		why: "extstore_compact_rescues is 1 where memcached 1.6.45 has 188 to 396 (three runs), and was 0 twice in " +
-			"about 25 runs on a loaded machine. The file touches keys twice, then compacts with drop_unread: " +
-			"memcached moves an item made active in COLD to WARM at once (do_item_bump's lru_bump_async), so its " +
-			"compactor rescues them; gocached's stay in COLD until the LRU's tail pull meets them, and are skipped " +
-			"(extstore_compact_skipped 624). What it does rescue waits for a write buffer 10 ms per page at most " +
-			"(compactWaits), memcached 1.6.45 up to 5 s (1.6.41, 2037c5f), so under load it is lost " +
-			"(extstore_compact_lost 39 in a failing run)"},
 	{file: "issue_3.t", tests: "2,4", owner: ownUpstream,
 		why:      "delete <key> <hold time> deletes instead of answering the usage error",
 		upstream: "memcached 1.6.40, 778cfd6 (new parser drops the delete hold-time check)"},

@@ -9,24 +9,13 @@ import (
 // or 1.6.45): the release gocached follows, so its suite has no reply
 // gocached answers otherwise on purpose.
 
-// Two of memcached 1.6.45's extstore files are not run yet: each needs
-// a behaviour gocached's flash tier lacks (docs/compatibility.md, Flash).
-const (
-	extstoreEvictExcluded = "extstore (ext_path): on its 64 MB file of 8 MB pages gocached evicts flash pages before compaction frees any " +
-		"(each bucket keeps an open page) and never reallocates rescues (rescues_realloc), where memcached evicts none"
-	extstoreOldExcluded = "extstore (ext_path): the compactor rescues a page picked by age into the OLD bucket as memcached's does, " +
-		"but in about one run in four too few of the rescued items' headers are outside COLD (extstore_compact_resc_old <= 5, no OLD page used)"
-)
-
 // tsuiteExcluded1645 is the t/*.t files of memcached 1.6.45 that are not
 // run, each with the reason. Files that skip themselves still run: their
 // skip is upstream's (refhang, slabhang, issue_140, issue_260, misbehave,
 // and the 25 proxy*.t files, which skip without proxy_config in -h:
 // gocached is no proxy, memcached's proxy routes to it).
 var tsuiteExcluded1645 = map[string]string{
-	"extstore.t":         extstoreEvictExcluded,
-	"extstore-tiered2.t": extstoreOldExcluded,
-	"whitespace.t":       "checks the formatting of memcached's own sources in a git checkout, not the server",
+	"whitespace.t": "checks the formatting of memcached's own sources in a git checkout, not the server",
 }
 
 // tsuiteTLSExcluded1645 is the files the TLS mode leaves to the plain

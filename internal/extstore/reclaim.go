@@ -23,6 +23,25 @@ func (e *Engine) Delete(loc Location) bool {
 	return true
 }
 
+// Undelete takes back a Delete of loc that its caller could not follow
+// through (a compactor's rescue that found no write buffer), so the page
+// counts the record live again. It reports false, and counts nothing,
+// when the Delete freed the page or it was reclaimed since.
+func (e *Engine) Undelete(loc Location) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.pageAt(loc)
+	if p == nil {
+		return false
+	}
+	n := uint64(loc.Len)
+	p.bytesUsed += n
+	p.objects++
+	e.counters.bytesUsed += n
+	e.counters.objectsUsed++
+	return true
+}
+
 // Check reports whether loc's page still holds the version loc was written
 // to: false means a read would miss.
 func (e *Engine) Check(loc Location) bool {

@@ -6,11 +6,32 @@ package extstore
 // with the same CAS) whether to rescue it, so it reads on the calling
 // goroutine. rec's slices are valid only during the call.
 //
+// As memcached's compactor, it holds the page only while a buffer is read:
+// fn runs on a copy, so a Delete from fn that leaves the page without a
+// live record frees it at once (the rescue of a page's last records then
+// has that page to write to, where holding it would make the write evict
+// one), and the scan ends there with ErrStale.
+//
 // Records deleted since they were written are still on the page and are
 // passed too. A buffer whose record fails its checksum is skipped from that
 // record on, and counted. ErrStale: the page is being written, or was
 // reclaimed before or during the scan.
 func (e *Engine) ScanPage(id uint16, version uint64, fn func(loc Location, rec Record) bool) error {
+	buf := make([]byte, e.wbufSize)
+	for off := uint64(0); off < e.pageSize; off += e.wbufSize {
+		if err := e.readForScan(id, version, off, buf); err != nil {
+			return err
+		}
+		if !e.scanBuffer(buf, id, version, off, fn) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// readForScan reads the buffer at off of the page (id, version) into buf,
+// holding the page against reclaim only for the read.
+func (e *Engine) readForScan(id uint16, version uint64, off uint64, buf []byte) error {
 	e.mu.Lock()
 	p := e.pageAt(Location{Page: id, Version: version})
 	if p == nil || p.active {
@@ -18,32 +39,25 @@ func (e *Engine) ScanPage(id uint16, version uint64, fn func(loc Location, rec R
 		return ErrStale
 	}
 	p.refs++
+	// Counted as one object read, as memcached counts each read of its
+	// compactor (extstore_objects_read, extstore_bytes_read).
+	e.counters.objectsRead++
+	e.counters.bytesRead += uint64(len(buf))
 	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		p.refs--
-		e.maybeFree(p)
-		e.mu.Unlock()
-	}()
-
-	buf := make([]byte, e.wbufSize)
-	for off := uint64(0); off < e.pageSize; off += e.wbufSize {
-		n, err := p.file.ReadAt(buf, p.base+int64(off))
-		e.mu.Lock()
-		closed := p.closed
-		if err != nil && n < len(buf) {
-			e.counters.readIOErrors++
-		}
-		e.mu.Unlock()
-		if closed {
-			return ErrStale
-		}
-		if err != nil && n < len(buf) {
-			return ErrIO
-		}
-		if !e.scanBuffer(buf, id, version, off, fn) {
-			return nil
-		}
+	n, err := p.file.ReadAt(buf, p.base+int64(off))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p.refs--
+	closed := p.closed
+	e.maybeFree(p)
+	if err != nil && n < len(buf) {
+		e.counters.readIOErrors++
+	}
+	switch {
+	case closed:
+		return ErrStale
+	case err != nil && n < len(buf):
+		return ErrIO
 	}
 	return nil
 }

@@ -102,20 +102,29 @@ func (s *Store) compactOnce() (done, left bool) {
 		f.flashEvent(compactEvent("compact_read_start", cand.Page, "offset", uint64(0)))
 	}
 	waits := compactWaits
+	var reallocs uint64
 	err := e.ScanPage(cand.Page, cand.Version, func(loc extstore.Location, rec extstore.Record) bool {
-		s.rescueRecord(cand, loc, rec, &waits)
+		if s.rescueRecord(cand, loc, rec, &waits) == rescuedRealloc {
+			reallocs++
+		}
 		return true
 	})
+	if watched {
+		f.flashEvent(compactEvent("compact_read_end", cand.Page, "offset", e.PageSize(),
+			"rescues", f.compactRescues.Load()-rescues, "rescues_realloc", reallocs,
+			"lost", f.compactLost.Load()-lost, "lost_oom", uint64(0), "skipped", f.compactSkipped.Load()-skipped))
+	}
 	if err != nil {
+		// The page went while it was read: most often its last live
+		// records were just rescued, which freed it (ScanPage). memcached
+		// aborts then and looks for the next page at once.
 		if watched {
 			f.flashEvent(compactEvent("compact_abort", cand.Page))
 		}
-		return false, true // being written, or gone: nothing to close yet
-	}
-	if watched {
-		f.flashEvent(compactEvent("compact_read_end", cand.Page, "offset", e.PageSize(),
-			"rescues", f.compactRescues.Load()-rescues, "rescues_realloc", uint64(0),
-			"lost", f.compactLost.Load()-lost, "lost_oom", uint64(0), "skipped", f.compactSkipped.Load()-skipped))
+		if err == extstore.ErrStale {
+			return true, false
+		}
+		return false, true // unreadable now: tried again later
 	}
 	e.ClosePage(cand.Page, cand.Version)
 	if watched {
@@ -144,20 +153,57 @@ func (s *Store) stillAt(sh *shard, tag uint32, key []byte, loc extstore.Location
 	return r, true
 }
 
+// What one record of a compacted page came to.
+type rescueOutcome int
+
+const (
+	rescueGone     rescueOutcome = iota // its item no longer points there
+	rescueSkipped                       // left behind: cold, page picked for age
+	rescueNoRoom                        // no write buffer or page free now
+	rescued                             // written again, its header updated
+	rescuedRealloc                      // written again into a new header: the old one is in use
+)
+
 // rescueRecord writes the record at loc again if its item still points
 // there, as memcached's compactor does: an item at its COLD tail is left
 // behind when the page was picked for age (drop unread) or goes to the
-// coldcompact bucket when there is one.
-func (s *Store) rescueRecord(cand extstore.Candidate, loc extstore.Location, rec extstore.Record, waits *int) {
+// coldcompact bucket when there is one. While no write buffer is free it
+// waits 1 ms at a time, spending the page's waits.
+func (s *Store) rescueRecord(cand extstore.Candidate, loc extstore.Location, rec extstore.Record, waits *int) rescueOutcome {
+	f := s.flash
+	for tries := max(*waits, rescueMinTries); ; tries-- {
+		out := s.tryRescue(cand, loc, rec)
+		switch out {
+		case rescueSkipped:
+			f.compactSkipped.Add(1)
+		case rescueNoRoom:
+			if tries > 1 {
+				*waits--
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			f.compactLost.Add(1)
+		}
+		return out
+	}
+}
+
+// tryRescue is one attempt of rescueRecord, under the item's shard lock
+// so the item cannot go meanwhile. As memcached's compactor, the record
+// is deleted from its page before it is written again: a page whose last
+// live records are rescued is freed by that, and the rescue can be
+// written to it rather than evict a page for want of one. A write that
+// finds no room takes the delete back.
+func (s *Store) tryRescue(cand extstore.Candidate, loc extstore.Location, rec extstore.Record) rescueOutcome {
 	f := s.flash
 	e := f.cfg.Engine
 	now := clampTime(s.Now())
 	sh, tag := s.flashShard(rec.Key)
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	r, ok := s.stillAt(sh, tag, rec.Key, loc, now)
 	if !ok {
-		sh.mu.Unlock()
-		return
+		return rescueGone
 	}
 	bucket := extstore.BucketCompact
 	if cand.UseOld {
@@ -168,39 +214,66 @@ func (s *Store) rescueRecord(cand extstore.Candidate, loc extstore.Location, rec
 		case cand.ColdCompact:
 			bucket = extstore.BucketColdCompact
 		case cand.DropUnread:
-			sh.mu.Unlock()
-			f.compactSkipped.Add(1)
-			return // its reads will miss once the page is closed
+			e.Delete(loc) // its reads miss once the page is closed
+			return rescueSkipped
 		}
 	}
-	sh.mu.Unlock()
-	var to extstore.Location
-	var err error
-	for tries := max(*waits, rescueMinTries); ; tries-- {
-		if to, err = e.Write(bucket, rec); err == nil || tries <= 1 {
-			break
-		}
-		*waits--
-		time.Sleep(time.Millisecond)
-	}
+	e.Delete(loc)
+	to, err := e.Write(bucket, rec)
 	if err != nil {
-		f.compactLost.Add(1)
-		return
+		e.Undelete(loc)
+		return rescueNoRoom
 	}
-	sh.mu.Lock()
-	r, ok = s.stillAt(sh, tag, rec.Key, loc, clampTime(s.Now()))
-	if ok {
-		r.setFlashLoc(to)
-		e.Delete(loc)
-		f.compactRescues.Add(1)
-		switch bucket {
-		case extstore.BucketColdCompact:
-			f.compactRescCold.Add(1)
-		case extstore.BucketOld:
-			f.compactRescOld.Add(1)
+	out := rescued
+	slot := sh.find(rec.Key, tag)
+	if pos := sh.posOf(slot); sh.pinned(pos) {
+		if !s.reallocHeader(sh, slot, tag, to, now) {
+			e.Delete(to)
+			f.compactLost.Add(1)
+			return rescueGone
 		}
+		out = rescuedRealloc
 	} else {
-		e.Delete(to)
+		r.setFlashLoc(to)
 	}
-	sh.mu.Unlock()
+	f.compactRescues.Add(1)
+	switch bucket {
+	case extstore.BucketColdCompact:
+		f.compactRescCold.Add(1)
+	case extstore.BucketOld:
+		f.compactRescOld.Add(1)
+	}
+	return out
+}
+
+// reallocHeader puts the rescued location to in a copy of the flash
+// header in slot, whose chunk a reference pins (a reader, or memcached-
+// debug's `debugitem ref`): as memcached's compactor, which rewrites a
+// header in place only when nobody else holds it, and otherwise links a
+// new one in its place. The old header keeps its bits for whoever holds
+// it, but no location, so its release deletes nothing. It reports false
+// when no chunk could be had.
+func (s *Store) reallocHeader(sh *shard, slot int, tag uint32, to extstore.Location, now uint32) bool {
+	pos := sh.posOf(slot)
+	r := sh.rec(pos)
+	var kb [MaxKeyLen]byte
+	key := kb[:copy(kb[:], r.key())]
+	class := r.class()
+	hpos, res := s.alloc(sh, len(key), flashLocSize, class, now)
+	if res != Stored {
+		return false
+	}
+	if slot = sh.find(key, tag); slot < 0 || sh.posOf(slot) != pos {
+		// Evicted to make room for its own copy.
+		sh.freeChunkLocked(hpos)
+		return false
+	}
+	n := recHeader + len(key) + flashLocSize
+	h := sh.rec(hpos)
+	copy(h[:n], r[:n])
+	h.setFlashLoc(to)
+	h.setAccessed(now) // linked anew, as memcached's item_replace links it
+	r.setFlashLoc(extstore.Location{})
+	sh.link(slot, tag, hpos)
+	return true
 }

@@ -274,7 +274,7 @@ func (s *Store) swapToFlash(sh *shard, pos uint64, now uint32) bool {
 	// The key is copied: the allocation may evict in the item's class.
 	var kb [MaxKeyLen]byte
 	key = kb[:copy(kb[:], key)]
-	vlen, cas, stored, accessed, bits := r.vlen(), r.cas(), r.stored(), r.accessed(), r.bits()
+	vlen, cas, stored, bits := r.vlen(), r.cas(), r.stored(), r.bits()
 	hpos, res := s.alloc(sh, len(key), flashLocSize, hclass, now)
 	if res != Stored {
 		f.cfg.Engine.Delete(loc)
@@ -292,7 +292,12 @@ func (s *Store) swapToFlash(sh *shard, pos uint64, now uint32) bool {
 	h.setFlashLoc(loc)
 	le.PutUint32(h[offVlen:], uint32(vlen))
 	le.PutUint32(h[offStored:], stored)
-	h.setAccessed(accessed)
+	// The header is a new item to the LRU, as memcached links its header
+	// item (do_item_link sets its time): it enters HOT with its last
+	// access now. Kept at the value's old access time, it would look old
+	// enough to the maintainer to go straight down to COLD, and a page
+	// compacted for age would find no header out of COLD to send to OLD.
+	h.setAccessed(now)
 	h.setBits(bits &^ recTemp)
 	h[offClass] |= recFlash
 	sh.link(slot, tag, hpos)

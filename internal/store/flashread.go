@@ -16,13 +16,13 @@ type FlashRead struct {
 	s    *Store
 	key  []byte
 	meta Meta
-	cas  uint64 // the header's, to check the record against
 	vlen int
 	req  extstore.ReadRequest
 	done func(*FlashRead)
 	room flashRoom // the slab memory the read holds (flashroom.go)
 	// hitClass and hitQueue: where the lookup counted its hit (Refused)
 	hitClass, hitQueue uint8
+	hitActive          bool          // the lookup left the item active (recache)
 	state              atomic.Uint32 // readIdle, readInFlight, ...
 }
 
@@ -30,15 +30,17 @@ type FlashRead struct {
 type flashHit struct {
 	loc  extstore.Location
 	meta Meta
-	cas  uint64
 	vlen int
 	// class and queue of the header as the lookup counted its hit
 	// (FlashRead.Refused takes the hit back).
 	class, queue uint8
+	// active: the lookup left the item active (markRead), which the
+	// recache of its value looks for once the read completes.
+	active bool
 }
 
 func (s *Store) flashHitOf(r rec) flashHit {
-	return flashHit{loc: r.flashLoc(), meta: s.meta(r), cas: r.cas(), vlen: r.vlen(),
+	return flashHit{loc: r.flashLoc(), meta: s.meta(r), vlen: r.vlen(),
 		class: uint8(r.class()), queue: uint8(r.queue())}
 }
 
@@ -55,8 +57,9 @@ func (f *FlashRead) ValueLen() int { return f.vlen }
 func (f *FlashRead) fill(s *Store, key []byte, fh flashHit) {
 	f.s = s
 	f.key = append(f.key[:0], key...)
-	f.meta, f.cas, f.vlen, f.req.Loc = fh.meta, fh.cas, fh.vlen, fh.loc
+	f.meta, f.vlen, f.req.Loc = fh.meta, fh.vlen, fh.loc
 	f.hitClass, f.hitQueue = fh.class, fh.queue
+	f.hitActive = fh.active
 }
 
 // readFlashNow reads key's flash value fh, waits, and calls fn with it on
@@ -99,7 +102,10 @@ func (f *FlashRead) complete(*extstore.ReadRequest) {
 }
 
 // errMismatch is a record that is not the item's (a bug elsewhere, or
-// damage the checksum missed): a miss like a bad checksum.
+// damage the checksum missed): a miss like a bad checksum. Its key and
+// length tell; not its CAS, which a meta delete's invalidation (I) or an
+// explicit CAS may have changed in the header since the write, as in
+// memcached, whose read takes the CAS from the header.
 var errMismatch = errors.New("store: flash record does not match its item")
 
 // Finish returns the value read (valid until the FlashRead is reused) and
@@ -110,11 +116,11 @@ func (f *FlashRead) Finish() ([]byte, bool) {
 	f.state.Store(readIdle)
 	f.releaseRoom()
 	rec, err := f.req.Record, f.req.Err
-	if err == nil && (string(rec.Key) != string(f.key) || rec.CAS != f.cas || len(rec.Value) != f.vlen) {
+	if err == nil && (string(rec.Key) != string(f.key) || len(rec.Value) != f.vlen) {
 		err = errMismatch
 	}
 	if err == nil {
-		f.s.recache(f.key, f.req.Loc, rec)
+		f.s.recache(f.key, f.req.Loc, rec, f.hitActive)
 		return rec.Value, true
 	}
 	fs := f.s.flash
@@ -182,7 +188,7 @@ func (f *FlashRead) readNow() ([]byte, bool) {
 func (s *Store) flashValue(r rec) ([]byte, bool) {
 	rd, err := s.flash.cfg.Engine.Read(r.flashLoc())
 	s.flash.getExtstore.Add(1)
-	if err == nil && (string(rd.Key) != string(r.key()) || rd.CAS != r.cas() || len(rd.Value) != r.vlen()) {
+	if err == nil && (string(rd.Key) != string(r.key()) || len(rd.Value) != r.vlen()) {
 		err = errMismatch
 	}
 	if err != nil {
@@ -199,8 +205,11 @@ func (s *Store) flashValue(r rec) ([]byte, bool) {
 // ext_recache_rate: one in RecacheRate reads of an item that is active
 // (read again since it was fetched) and read within the last minute
 // replaces its header with the whole item, CAS and times kept. A busy
-// shard is passed over rather than waited for.
-func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
+// shard is passed over rather than waited for. hitActive: the read's
+// lookup left the item active; a bump out of COLD (bumpFromCold) has
+// cleared that since, where memcached's maintainer clears it later, most
+// often after the read completes.
+func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record, hitActive bool) {
 	f := s.flash
 	rate := f.knobs.load().RecacheRate
 	if rate == 0 {
@@ -214,7 +223,7 @@ func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record) {
 	now := clampTime(s.Now())
 	r, ok := s.stillAt(sh, tag, key, loc, now)
 	const active = recFetched | recReferenced
-	if !ok || r.bits()&active != active || r.accessed()+itemUpdateInterval <= now {
+	if !ok || r.bits()&recFetched == 0 || r.bits()&active != active && !hitActive || r.accessed()+itemUpdateInterval <= now {
 		return
 	}
 	if (f.recacheCounter.Add(1)-1)%uint64(rate) != 0 {

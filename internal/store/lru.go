@@ -5,12 +5,13 @@ import "github.com/cespare/xxhash/v2"
 // Each slab class keeps its items in memcached's segmented LRU queues,
 // doubly linked through the records' headers (arena offsets, no pointers):
 // new items enter HOT; items stored to live at most temporary_ttl seconds
-// enter TEMP, which is never evicted (templru.go). A read only sets bits on
-// the item (markRead), so reads never take a class lock; the tail pulls
-// below act on them: an active item at COLD's tail moves to WARM instead
-// of being evicted, and an allocation that finds nothing to evict in COLD
-// moves HOT's tail down to COLD first, as memcached's do_item_alloc_pull
-// does.
+// enter TEMP, which is never evicted (templru.go). A read mostly only sets
+// bits on the item (markRead), which the tail pulls below act on; only an
+// item made active while in COLD is moved to WARM by the read itself, if
+// its class lock is free (bumpFromCold, memcached's lru_bump_async). An
+// active item at COLD's tail moves to WARM instead of being evicted, and
+// an allocation that finds nothing to evict in COLD moves HOT's tail down
+// to COLD first, as memcached's do_item_alloc_pull does.
 const (
 	queueHot = iota
 	queueWarm

@@ -262,9 +262,12 @@ func (s *Store) getItem(key []byte, fn func(value []byte, m Meta)) (hit bool, fh
 	r := sh.rec(sh.posOf(slot))
 	sh.st.GetHits++
 	sh.countHit(r)
-	sh.markRead(r, sh.posOf(slot), now)
+	queue := r.queue() // where the hit was counted, before a bump moves it
+	active := sh.markRead(r, sh.posOf(slot), now)
 	if r.flash() {
-		return true, s.flashHitOf(r), true
+		fh := s.flashHitOf(r)
+		fh.queue, fh.active = uint8(queue), active
+		return true, fh, true
 	}
 	s.withValue(sh.posOf(slot), r, fn)
 	return true, fh, false
@@ -319,14 +322,16 @@ func (s *Store) gatItem(key []byte, exptime int64, fn func(value []byte, m Meta)
 	now64 := s.Now()
 	now := clampTime(now64)
 	sh.st.CmdTouch++
-	slot := sh.touch(key, tag, absExptime(exptime, now64), now)
+	slot, th := sh.touch(key, tag, absExptime(exptime, now64), now)
 	if slot < 0 {
 		return false, fh, false
 	}
 	r := sh.rec(sh.posOf(slot))
 	r.setBits(recFetched)
 	if r.flash() {
-		return true, s.flashHitOf(r), true
+		fh := s.flashHitOf(r)
+		fh.queue, fh.active = th.queue, th.active
+		return true, fh, true
 	}
 	s.withValue(sh.posOf(slot), r, fn)
 	return true, fh, false
@@ -339,15 +344,23 @@ func (s *Store) Touch(key []byte, exptime int64) bool {
 	defer sh.mu.Unlock()
 	now64 := s.Now()
 	sh.st.CmdTouch++
-	return sh.touch(key, tag, absExptime(exptime, now64), clampTime(now64)) >= 0
+	slot, _ := sh.touch(key, tag, absExptime(exptime, now64), clampTime(now64))
+	return slot >= 0
+}
+
+// touchHit is where a touch counted its hit, and whether the touch left
+// the item active (markRead), for a read of its value from flash.
+type touchHit struct {
+	queue  uint8
+	active bool
 }
 
 // touch gives the item for key a new exptime and returns its slot, or -1.
-func (sh *shard) touch(key []byte, tag uint32, exp uint32, now uint32) int {
+func (sh *shard) touch(key []byte, tag uint32, exp uint32, now uint32) (int, touchHit) {
 	slot := sh.lookup(key, tag, now)
 	if slot < 0 {
 		sh.st.TouchMisses++
-		return -1
+		return -1, touchHit{}
 	}
 	r := sh.rec(sh.posOf(slot))
 	sh.st.TouchHits++
@@ -361,8 +374,9 @@ func (sh *shard) touch(key []byte, tag uint32, exp uint32, now uint32) int {
 	}
 	r.setExptime(exp)
 	// A touch is a fetch to memcached (it bumps the item with DO_UPDATE).
-	sh.markRead(r, sh.posOf(slot), now)
-	return slot
+	hit := touchHit{queue: uint8(r.queue())}
+	hit.active = sh.markRead(r, sh.posOf(slot), now)
+	return slot, hit
 }
 
 // Delete removes key.

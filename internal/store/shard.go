@@ -238,11 +238,17 @@ func (s *Store) alloc(sh *shard, klen, vlen, class int, now uint32) (int, Result
 // markRead marks r, the record at pos, as read at now, as memcached's
 // do_item_bump: the first read of an item only marks it fetched, a later
 // one makes it active (referenced), which the LRU's tail pulls act on
-// (lru.go): an active item moves up to WARM instead of down or out. So a
-// key read once is evicted like one never read. Without the segmented
+// (lru.go): an active item moves up to WARM instead of down or out; one
+// made active in COLD moves to WARM at once (bumpFromCold). So a key read
+// once is evicted like one never read. Without the segmented
 // LRU (flat) memcached moves a read item to its queue's head, if it
 // was last moved more than a minute before (ITEM_UPDATE_INTERVAL).
-func (sh *shard) markRead(r rec, pos int, now uint32) {
+//
+// It reports whether the read leaves the item active as memcached sees it
+// right after its bump: hit at least twice since it was last moved
+// (memcached's recache checks this when the read completes, before its
+// maintainer has processed the bump that clears it).
+func (sh *shard) markRead(r rec, pos int, now uint32) (active bool) {
 	switch {
 	case sh.flat():
 		r.setBits(recFetched)
@@ -254,10 +260,37 @@ func (sh *shard) markRead(r rec, pos int, now uint32) {
 		}
 	case r.bits()&recFetched != 0:
 		r.setBits(recReferenced)
+		active = true
+		if r.queue() == queueCold {
+			sh.bumpFromCold(r, pos)
+		}
 	default:
 		r.setBits(recFetched)
 	}
 	r.setAccessed(now)
+	return active
+}
+
+// bumpFromCold moves r, at pos in COLD and active now, to WARM's head,
+// as memcached's do_item_bump hands such an item to lru_bump_async, whose
+// maintainer moves it within its next loop: a hit in COLD is not left for
+// the tail pull to find, so the flash compactor, which rescues what is
+// out of COLD and drops the rest when a page is picked for age, keeps the
+// items read while cold. The class lock is only tried: when it is busy
+// (an allocation or the maintainer at work) the item stays active in COLD,
+// for the tail pull or the next read to move, as memcached drops a bump
+// whose buffer is full; a read never waits for it.
+func (sh *shard) bumpFromCold(r rec, pos int) {
+	c := &sh.slabs.classes[r.class()]
+	if !c.mu.TryLock() {
+		return
+	}
+	if r.queue() == queueCold { // (under the class lock, as every queue move)
+		r.clearBits(recReferenced)
+		sh.slabs.move(c, queueWarm, uint64(pos))
+		c.movesToWarm++ // (memcached's item_link_q_warm counts it)
+	}
+	c.mu.Unlock()
 }
 
 // itemUpdateInterval is memcached's ITEM_UPDATE_INTERVAL: without the

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+)
+
+// queueOf is the LRU queue of key's record; -1 when absent.
+func queueOf(s *Store, key string) int {
+	sh, tag := s.shardFor([]byte(key))
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	slot := sh.find([]byte(key), tag)
+	if slot < 0 {
+		return -1
+	}
+	return sh.rec(sh.posOf(slot)).queue()
+}
+
+// An item made active while in COLD (its second read, or touch) moves to
+// WARM at once, as memcached's do_item_bump hands it to the maintainer
+// (lru_bump_async) rather than leaving it for COLD's tail pull; a first
+// read only marks it fetched, and an item outside COLD stays where it is.
+func TestReadBumpsOutOfCold(t *testing.T) {
+	clock := newFakeClock()
+	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Now: clock.Now})
+	fillCold(t, s, clock, 20)
+	for _, k := range []string{"k3", "k4", "k5"} {
+		if q := queueOf(s, k); q != queueCold {
+			t.Fatalf("%s in queue %d before the reads, want COLD", k, q)
+		}
+	}
+	reads := []struct {
+		key  string
+		read func(key string)
+		n    int
+		want int
+	}{
+		{"k3", func(k string) { get(s, k) }, 1, queueCold},
+		{"k4", func(k string) { get(s, k) }, 2, queueWarm},
+		{"k5", func(k string) { s.Touch([]byte(k), 0) }, 2, queueWarm},
+	}
+	warm := s.Stats().MovesToWarm
+	for _, r := range reads {
+		for range r.n {
+			r.read(r.key)
+		}
+		if q := queueOf(s, r.key); q != r.want {
+			t.Fatalf("%s after %d reads in queue %d, want %d", r.key, r.n, q, r.want)
+		}
+	}
+	// Counted in moves_to_warm, as memcached's item_link_q_warm counts it
+	// (lru-maintainer.t looks for it).
+	if got := s.Stats().MovesToWarm - warm; got != 2 {
+		t.Fatalf("moves_to_warm grew by %d, want 2", got)
+	}
+	// Bumped out of COLD, the item is not active any more (memcached
+	// clears ITEM_ACTIVE with the move): COLD's tail pull would not move
+	// it again.
+	sh, tag := s.shardFor([]byte("k4"))
+	sh.mu.Lock()
+	bits := sh.rec(sh.posOf(sh.find([]byte("k4"), tag))).bits()
+	sh.mu.Unlock()
+	if bits&recReferenced != 0 {
+		t.Fatal("k4 still active after its bump to WARM")
+	}
+	checkInvariants(t, s)
+	for i := range 20 {
+		if _, _, ok := get(s, fmt.Sprintf("k%d", i)); !ok {
+			t.Fatalf("k%d lost", i)
+		}
+	}
+}
