@@ -264,9 +264,7 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	w.uint("log_watchers", uint64(e.logs.count()))
 	if fc := e.Store.Flash(); fc != nil {
 		fs := e.Store.FlashStats()
-		// memcached's extstore automover computes the pressure; there is
-		// none here yet.
-		w.str("extstore_memory_pressure", "0.00")
+		w.str("extstore_memory_pressure", strconv.FormatFloat(e.Store.FlashMemoryPressure(), 'f', 2, 64))
 		w.uint("extstore_compact_lost", fs.CompactLost)
 		w.uint("extstore_compact_rescues", fs.CompactRescues)
 		w.uint("extstore_compact_resc_cold", fs.CompactRescCold)

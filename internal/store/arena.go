@@ -83,14 +83,15 @@ func (a *arena) pages() int { return len(a.mem) / pageSize }
 func (a *arena) page(p int) []byte { return a.mem[p*pageSize : (p+1)*pageSize] }
 
 // grant gives class a page: from the pool, else a newly malloced one
-// while within the limit or when the class has none (first). It returns
-// -1 when there is none to give.
-func (a *arena) grant(class int, first bool) int {
+// while within the limit or when the class has none (first). The pool's
+// last keep pages are left to other classes, unless class has none yet.
+// It returns -1 when there is none to give.
+func (a *arena) grant(class int, first bool, keep int) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := -1
 	switch n, r := len(a.pool), len(a.released); {
-	case n > 0:
+	case n > keep || n > 0 && first:
 		p = int(a.pool[n-1])
 		a.pool = a.pool[:n-1]
 	case !first && a.malloced >= a.limitPages:
@@ -201,12 +202,27 @@ func (a *arena) usage() (malloced, pool int) {
 	return a.malloced, len(a.pool)
 }
 
-// exhausted reports whether no page is left to grant: the pool is empty
-// and the limit is reached.
-func (a *arena) exhausted() bool {
+// exhaustedFor reports whether no page is left to grant a class that
+// leaves the pool's last keep pages to others: the pool holds no more than
+// those and the limit is reached.
+func (a *arena) exhaustedFor(keep int) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.pool) == 0 && a.malloced >= a.limitPages
+	return len(a.pool) <= keep && a.malloced >= a.limitPages
+}
+
+// limit is the limit in pages.
+func (a *arena) limit() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.limitPages
+}
+
+// poolPages is how many pages the pool holds.
+func (a *arena) poolPages() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pool)
 }
 
 // release unmaps the region; the arena is unusable after.

@@ -73,6 +73,9 @@ func (s *Store) automoveTick(now uint32) bool {
 	if now == a.last {
 		return false
 	}
+	if src := s.reserveSource(); src > 0 && s.reassign(src, 0, false) == ReassignOK {
+		return true // refill the flash tier's reserve a page a tick
+	}
 	src, dst := s.automoveDecide(level)
 	if src > 0 && s.reassign(src, dst, false) == ReassignOK && dst == 0 {
 		return true // check again on the next tick, as memcached does after a reclaim

@@ -195,7 +195,7 @@ func (s *Store) flushToFlash(now uint32) int {
 // chunks than a few pages' worth (three for small chunks, up to one for
 // chunks of 2000 bytes or more).
 func (s *Store) shortOfChunks(c *slabClass) bool {
-	if !s.slabs.arena.exhausted() {
+	if !s.slabs.arena.exhaustedFor(s.slabs.reserve.keepFor(c.id)) {
 		return false
 	}
 	pages := 1

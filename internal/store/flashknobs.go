@@ -56,8 +56,9 @@ func knobsOf(c *FlashConfig) FlashKnobs {
 
 // setKnobs installs k, deriving the flush's first class.
 func (s *Store) setKnobs(k FlashKnobs) {
-	s.flash.knobs.cur.Store(&liveKnobs{FlashKnobs: k,
-		minClass: max(1, s.classes.classOf(int((uint64(k.ItemSize)+7)&^7)))})
+	lk := &liveKnobs{FlashKnobs: k, minClass: max(1, s.classes.classOf(int((uint64(k.ItemSize)+7)&^7)))}
+	s.flash.knobs.cur.Store(lk)
+	s.setReserve(lk.minClass)
 }
 
 // FlashKnobs returns the live ext_* settings; false without a flash tier.

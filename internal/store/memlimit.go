@@ -29,6 +29,9 @@ func (s *Store) SetMemoryLimit(limit int64) error {
 		return ErrMemoryLimit
 	}
 	s.slabs.arena.setLimit(items)
+	if s.flash != nil {
+		s.setReserve(s.flash.knobs.load().minClass) // 1 % of the new limit
+	}
 	s.memLimit.Store(limit)
 	return nil
 }

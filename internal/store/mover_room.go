@@ -77,7 +77,7 @@ func (sl *slabs) growClass(c *slabClass) bool {
 	if c.carveLeft > 0 {
 		return true
 	}
-	p := sl.arena.grant(c.id, false)
+	p := sl.arena.grant(c.id, false, sl.reserve.keepFor(c.id))
 	if p < 0 {
 		return false
 	}

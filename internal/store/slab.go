@@ -55,6 +55,7 @@ type slabs struct {
 	classes []slabClass      // by class id; 0 unused
 	noCAS   bool             // -C: memcached's item sizes lack the CAS
 	ext     *extstore.Engine // flash items' values (flash.go); nil without
+	reserve poolReserve      // pool pages kept for flash headers (poolreserve.go)
 }
 
 func newSlabs(a *arena, sizes []int) *slabs {
@@ -89,7 +90,7 @@ func (sl *slabs) takeChunk(c *slabClass) uint64 {
 		return pos
 	}
 	if c.carveLeft == 0 {
-		p := sl.arena.grant(c.id, c.pages == 0)
+		p := sl.arena.grant(c.id, c.pages == 0, sl.reserve.keepFor(c.id))
 		if p < 0 {
 			return nilLoc
 		}
