@@ -85,13 +85,7 @@ func keysOnPage(s *Store, n int, id uint16) []string {
 func TestCompactRescueFreesItsPage(t *testing.T) {
 	fx := openFlash(t)
 	clock := newFakeClock()
-	s := newManualStore(t, Config{
-		MemoryLimit: 64 << 20,
-		Shards:      1,
-		Now:         clock.Now,
-		Flash: &FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10,
-			Policy: extstore.Policy{CompactUnder: 1, MaxFrag: 0.9}},
-	})
+	s := newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10, Policy: extstore.Policy{CompactUnder: 1, MaxFrag: 0.9}})
 	const n = 900 // seven of the eight pages full, the last one open
 	page := flashAll(t, s, fx, clock, n)
 	if free := fx.e.Stats().PagesFree; free != 0 {
@@ -132,13 +126,7 @@ func TestCompactRescueFreesItsPage(t *testing.T) {
 func TestCompactReallocsHeldHeader(t *testing.T) {
 	fx := openFlash(t)
 	clock := newFakeClock()
-	s := newManualStore(t, Config{
-		MemoryLimit: 64 << 20,
-		Shards:      1,
-		Now:         clock.Now,
-		Flash: &FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10,
-			Policy: extstore.Policy{CompactUnder: 8, MaxFrag: 0.8}},
-	})
+	s := newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10, Policy: extstore.Policy{CompactUnder: 8, MaxFrag: 0.8}})
 	const n = 300
 	page := flashAll(t, s, fx, clock, n)
 	keys := keysOnPage(s, n, page)

@@ -84,12 +84,14 @@ func openTestEngine(t testing.TB, size, page, wbuf uint64, wrap func(extstore.Fi
 // with items older than 10 s going to flash.
 func newFlashStore(t testing.TB, fx *flashFixture, clock *fakeClock) *Store {
 	t.Helper()
-	return newManualStore(t, Config{
-		MemoryLimit: 64 << 20,
-		Shards:      1,
-		Now:         clock.Now,
-		Flash:       &FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10},
-	})
+	return newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10})
+}
+
+// newFlashStoreFor is a manual store of 64 MB in one shard on clock, its
+// flash tier configured as fc.
+func newFlashStoreFor(t testing.TB, clock *fakeClock, fc FlashConfig) *Store {
+	t.Helper()
+	return newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Now: clock.Now, Flash: &fc})
 }
 
 func flashValue(i int) []byte {
@@ -387,13 +389,7 @@ func TestFlashMemoryPressure(t *testing.T) {
 func TestFlashCompaction(t *testing.T) {
 	fx := openFlash(t)
 	clock := newFakeClock()
-	s := newManualStore(t, Config{
-		MemoryLimit: 64 << 20,
-		Shards:      1,
-		Now:         clock.Now,
-		Flash: &FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10,
-			Policy: extstore.Policy{CompactUnder: 8, DropUnder: 0, MaxFrag: 0.8}},
-	})
+	s := newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10, Policy: extstore.Policy{CompactUnder: 8, DropUnder: 0, MaxFrag: 0.8}})
 	const n = 200 // a full page and more
 	fillCold(t, s, clock, n)
 	written := s.flushToFlash(clampTime(clock.Now()))
@@ -446,12 +442,7 @@ func TestFlashCompaction(t *testing.T) {
 func TestFlashRecache(t *testing.T) {
 	fx := openFlash(t)
 	clock := newFakeClock()
-	s := newManualStore(t, Config{
-		MemoryLimit: 64 << 20,
-		Shards:      1,
-		Now:         clock.Now,
-		Flash:       &FlashConfig{Engine: fx.e, ItemSize: 512, RecacheRate: 1},
-	})
+	s := newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, RecacheRate: 1})
 	set(s, "k", string(flashValue(1)))
 	_, m0, _ := get(s, "k") // fetched once in RAM
 	if !s.MoveToFlash([]byte("k")) {

@@ -16,13 +16,7 @@ import (
 func TestFlashCompactionEvents(t *testing.T) {
 	fx := openFlash(t)
 	clock := newFakeClock()
-	s := newManualStore(t, Config{
-		MemoryLimit: 64 << 20,
-		Shards:      1,
-		Now:         clock.Now,
-		Flash: &FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10,
-			Policy: extstore.Policy{CompactUnder: 8, MaxFrag: 0.8}},
-	})
+	s := newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, ItemAge: 10, Policy: extstore.Policy{CompactUnder: 8, MaxFrag: 0.8}})
 	var mu sync.Mutex
 	var lines []string
 	watching := true

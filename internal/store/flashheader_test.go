@@ -38,12 +38,7 @@ func TestFlashHeaderIsNewToLRU(t *testing.T) {
 func TestRecacheAfterBumpFromCold(t *testing.T) {
 	fx := openFlash(t)
 	clock := newFakeClock()
-	s := newManualStore(t, Config{
-		MemoryLimit: 64 << 20,
-		Shards:      1,
-		Now:         clock.Now,
-		Flash:       &FlashConfig{Engine: fx.e, ItemSize: 512, RecacheRate: 1},
-	})
+	s := newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, RecacheRate: 1})
 	set(s, "k", string(flashValue(1)))
 	if !s.MoveToFlash([]byte("k")) {
 		t.Fatal("not moved to flash")
