@@ -7,14 +7,11 @@ import (
 
 // queueOf is the LRU queue of key's record; -1 when absent.
 func queueOf(s *Store, key string) int {
-	sh, tag := s.shardFor([]byte(key))
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	slot := sh.find([]byte(key), tag)
-	if slot < 0 {
+	pos := flashPosOf(s, key)
+	if pos < 0 {
 		return -1
 	}
-	return sh.rec(sh.posOf(slot)).queue()
+	return s.slabs.rec(uint64(pos)).queue()
 }
 
 // An item made active while in COLD (its second read, or touch) moves to
