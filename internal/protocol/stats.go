@@ -309,7 +309,7 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 		w.uint("moves_to_warm", st.MovesToWarm)
 		w.uint("moves_within_lru", st.MovesWithinLRU)
 		w.uint("direct_reclaims", st.DirectReclaims)
-		w.uint("lru_bumps_dropped", 0) // (no bump queue to drop from)
+		w.uint("lru_bumps_dropped", st.LRUBumpsDropped)
 	}
 	return w.b
 }

@@ -144,8 +144,12 @@ type Stats struct {
 	// passes (lru.go).
 	MovesToCold, MovesToWarm, MovesWithinLRU, DirectReclaims uint64
 	LRUMaintainerJuggles                                     uint64
-	HashBytes                                                uint64 // bytes of the index
-	HashPowerLevel                                           uint64
+	// LRUBumpsDropped counts moves out of COLD a read gave up for a busy
+	// class lock (memcached's lru_bumps_dropped; shard.bumpFromCold).
+	// `stats reset` does not clear it, as in memcached.
+	LRUBumpsDropped uint64
+	HashBytes       uint64 // bytes of the index
+	HashPowerLevel  uint64
 }
 
 // ClassStats describes one slab class (or segment class) for `stats slabs` and `stats items`.

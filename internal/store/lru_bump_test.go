@@ -68,3 +68,38 @@ func TestReadBumpsOutOfCold(t *testing.T) {
 		}
 	}
 }
+
+// A read that makes an item active in COLD while its class lock is busy
+// leaves it in COLD and counts a dropped bump (memcached's
+// lru_bumps_dropped, counted when its bump buffer is full); with the lock
+// free the next read moves it. `stats reset` keeps the count, as
+// memcached's bump buffers keep theirs.
+func TestBumpDroppedWhileClassBusy(t *testing.T) {
+	clock := newFakeClock()
+	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Now: clock.Now})
+	fillCold(t, s, clock, 20)
+	pos := flashPosOf(s, "k3")
+	if pos < 0 || queueOf(s, "k3") != queueCold {
+		t.Fatalf("k3 not in COLD after fillCold")
+	}
+	c := &s.slabs.classes[s.slabs.rec(uint64(pos)).class()]
+	c.mu.Lock() // busy: an allocation or the maintainer at work
+	get(s, "k3")
+	get(s, "k3") // active now, its bump dropped
+	c.mu.Unlock()
+	if q := queueOf(s, "k3"); q != queueCold {
+		t.Fatalf("k3 in queue %d after reads while its class was busy, want COLD", q)
+	}
+	if got := s.Stats().LRUBumpsDropped; got != 1 {
+		t.Fatalf("lru_bumps_dropped %d, want 1", got)
+	}
+	get(s, "k3")
+	if q := queueOf(s, "k3"); q != queueWarm {
+		t.Fatalf("k3 in queue %d after a read with its class free, want WARM", q)
+	}
+	s.ResetStats()
+	if got := s.Stats().LRUBumpsDropped; got != 1 {
+		t.Fatalf("lru_bumps_dropped %d after stats reset, want 1 (kept)", got)
+	}
+	checkInvariants(t, s)
+}

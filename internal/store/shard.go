@@ -43,6 +43,11 @@ type shard struct {
 
 	st  Stats
 	cls []classCounters
+	// bumpsDropped counts reads that made an item active in COLD and could
+	// not move it to WARM, its class lock busy (bumpFromCold): memcached's
+	// lru_bumps_dropped, which `stats reset` leaves alone, as memcached's
+	// bump buffers keep their count, so it is not in st.
+	bumpsDropped uint64
 
 	_ [64]byte // keep neighbouring shards' locks off this cache line
 }
@@ -279,10 +284,12 @@ func (sh *shard) markRead(r rec, pos int, now uint32) (active bool) {
 // items read while cold. The class lock is only tried: when it is busy
 // (an allocation or the maintainer at work) the item stays active in COLD,
 // for the tail pull or the next read to move, as memcached drops a bump
-// whose buffer is full; a read never waits for it.
+// whose buffer is full (and counts it in lru_bumps_dropped); a read never
+// waits for it.
 func (sh *shard) bumpFromCold(r rec, pos int) {
 	c := &sh.slabs.classes[r.class()]
 	if !c.mu.TryLock() {
+		sh.bumpsDropped++
 		return
 	}
 	if r.queue() == queueCold { // (under the class lock, as every queue move)

@@ -12,6 +12,7 @@ func (s *Store) Stats() Stats {
 			st.Bytes += sh.cls[c].requested // memcached's bytes: its item sizes
 		}
 		st.HashBytes += uint64(sh.idx.bytes())
+		st.LRUBumpsDropped += sh.bumpsDropped
 		sh.mu.Unlock()
 	}
 	malloced, pool := s.slabs.arena.usage()
