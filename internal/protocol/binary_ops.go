@@ -140,17 +140,10 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 		s.logLookup(key)
 	}
 	var hit, onFlash bool
-	async := s.asyncFlash()
-	switch {
-	case ext != nil && (async || !s.bin.replyValue):
-		// (A touch answers no value: a flash item's is not read.)
+	if ext != nil {
 		hit, onFlash = st.GetAndTouchFlash(key, int64(binary.BigEndian.Uint32(ext)), s.bin.getFn, s.flashRead())
-	case ext != nil:
-		hit = st.GetAndTouch(key, int64(binary.BigEndian.Uint32(ext)), s.bin.getFn)
-	case async:
+	} else {
 		hit, onFlash = st.GetFlash(key, s.bin.getFn, s.flashRead())
-	default:
-		hit = st.Get(key, s.bin.getFn)
 	}
 	if onFlash {
 		if s.bin.replyValue {

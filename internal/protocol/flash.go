@@ -16,7 +16,9 @@ import (
 // nothing: a failed read is a miss) and carries on.
 //
 // An engine that does not resume pending Sessions, or a datagram, gets the
-// value read in place (the store's Get waits for it).
+// value read in place: the same read is started and waited for at once
+// (submitFlash), so that the reply and the counters, a read refused for
+// want of memory included, come out as for a resumed Session.
 
 // flashWait is one read in flight for a Session. A Session keeps one and
 // reuses it; a read abandoned by a reset keeps its own until it completes.
@@ -121,14 +123,26 @@ func (s *Session) startFlash(withCAS, observe bool) bool {
 
 // submitFlash starts w's read; the Process loop waits for it before any
 // other reply. false: the store had no memory for the read, which is not
-// made (get_oom_extstore); nothing waits.
+// made (get_oom_extstore); nothing waits. A Session that may not leave a
+// read in flight (asyncFlash) waits here until it completes, and the
+// Process loop answers it at once.
 func (s *Session) submitFlash(w *flashWait) bool {
 	w.done.Store(false)
 	w.wake = s.conn.wakeup
+	var completed chan struct{}
+	if !s.asyncFlash() {
+		completed = make(chan struct{})
+		w.wake = func() { close(completed) }
+	}
 	w.submitting.Store(true)
 	ok := w.fr.Start(w.onDone)
 	w.submitting.Store(false)
 	s.flash.active = ok
+	// complete sets done before it looks at submitting: done is seen here,
+	// or wake runs.
+	if ok && completed != nil && !w.done.Load() {
+		<-completed
+	}
 	return ok
 }
 

@@ -16,7 +16,9 @@ import (
 // get_oom_extstore; a get that reads no value (mg without v) makes no
 // read; freeing memory lets the read through. The key's own counters are
 // memcached's too: a text get or gat counts nothing for it (its counters
-// come after the read is set up), mg and binary a miss.
+// come after the read is set up), mg and binary a miss. A Session that
+// reads in place (a datagram's, or one of an engine that does not resume
+// Sessions) answers and counts alike.
 func TestFlashGetOutOfMemory(t *testing.T) {
 	// -M, and no value small enough for the store's own flushes to flash
 	// (which would free memory behind the test's back): only MoveToFlash
@@ -61,25 +63,33 @@ func TestFlashGetOutOfMemory(t *testing.T) {
 			string(appendBinHeader(nil, opNoop, statusOK, 0, 0, 0, [4]byte{0, 0, 0, 9}, 0)), 1,
 			lookupCounts{cmdGet: 1, getMisses: 1}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			before, counted := st.FlashStats(), countsOf(st)
-			s := NewSession(fe.env)
-			if got := fe.flashRun(t, s, []byte(c.in), nil); got != c.want {
-				t.Fatalf("replies %q, want %q", abbrev(got), abbrev(c.want))
-			}
-			after := st.FlashStats()
-			if after.GetOOMExtstore-before.GetOOMExtstore != c.ooms || after.GetExtstore != before.GetExtstore {
-				t.Fatalf("flash stats %+v after %+v: want %d oom, no read", after, before, c.ooms)
-			}
-			if got := countsOf(st).minus(counted); got != c.counts {
-				t.Fatalf("counted %+v, want %+v", got, c.counts)
-			}
-		})
+	modes := []struct {
+		name    string
+		resumed bool
+	}{{"resumed", true}, {"in place", false}}
+	for _, m := range modes {
+		fe.env.ResumesPending = m.resumed
+		for _, c := range cases {
+			t.Run(m.name+"/"+c.name, func(t *testing.T) {
+				before, counted := st.FlashStats(), countsOf(st)
+				s := NewSession(fe.env)
+				if got := fe.flashRun(t, s, []byte(c.in), nil); got != c.want {
+					t.Fatalf("replies %q, want %q", abbrev(got), abbrev(c.want))
+				}
+				after := st.FlashStats()
+				if after.GetOOMExtstore-before.GetOOMExtstore != c.ooms || after.GetExtstore != before.GetExtstore {
+					t.Fatalf("flash stats %+v after %+v: want %d oom, no read", after, before, c.ooms)
+				}
+				if got := countsOf(st).minus(counted); got != c.counts {
+					t.Fatalf("counted %+v, want %+v", got, c.counts)
+				}
+			})
+		}
 	}
+	fe.env.ResumesPending = true
 	s := NewSession(fe.env)
-	if st := drive(t, s, []byte("stats\r\n")).out; !strings.Contains(st, "STAT get_oom_extstore 10\r\n") {
-		t.Fatalf("stats lack get_oom_extstore 10: %q", abbrev(st))
+	if st := drive(t, s, []byte("stats\r\n")).out; !strings.Contains(st, "STAT get_oom_extstore 20\r\n") {
+		t.Fatalf("stats lack get_oom_extstore 20 (10 a mode): %q", abbrev(st))
 	}
 	st.Delete([]byte("fill0"))
 	if got, want := fe.flashRun(t, s, []byte("get b\r\n"), nil), fmt.Sprintf("VALUE b 5 %d\r\n%s\r\nEND\r\n", len(vb), vb); got != want {

@@ -81,13 +81,6 @@ func (s *Session) metaGet(line []byte, n int) {
 	start := len(s.out)
 	s.meta.opaqueTooLong = false
 	hit := s.env.Store.MetaGet(s.meta.key, s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
-	if s.meta.flashMiss {
-		s.meta.flashMiss = false
-		if !s.meta.flags.quiet {
-			s.out = append(s.out, "EN\r\n"...)
-		}
-		return
-	}
 	if s.meta.flashHeld {
 		// The value is on flash: its line waits for the read (flash.go).
 		s.meta.flashHeld = false
@@ -142,15 +135,6 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	// C (memcached 1.6.40 on): the client holds this version already, so
 	// the value is left out.
 	value := f.value && !(f.hasCAS && it.CAS() == f.cas)
-	s.meta.flashValue = nil
-	if value && it.Flash() && !s.asyncFlash() {
-		v, ok := it.FlashValue()
-		if !ok {
-			s.meta.flashMiss = true
-			return false
-		}
-		s.meta.flashValue = v
-	}
 	if value {
 		b = append(b, "VA "...)
 		b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
@@ -232,11 +216,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		it.SetTokenSent()
 	}
 	b = append(b, crlf...)
-	if s.meta.flashValue != nil {
-		b = append(s.replyRoom(b, len(s.meta.flashValue)+len(crlf)), s.meta.flashValue...)
-		b = append(b, crlf...)
-		s.meta.flashValue = nil
-	} else if value && it.Flash() && s.asyncFlash() && !s.meta.opaqueTooLong {
+	if value && it.Flash() && !s.meta.opaqueTooLong {
 		w := s.flashWait()
 		w.head = append(w.head[:0], b[len(s.out):]...)
 		b = b[:len(s.out)]

@@ -21,12 +21,8 @@ type metaState struct {
 	// answering, which memcached notices only there.
 	opaqueTooLong bool
 	// flashHeld: the mg being answered holds its line for a flash read.
-	// Read in place instead (a datagram): flashValue is the value read,
-	// flashMiss a failed read, which answers as memcached's EN.
 	flashHeld  bool
 	flashTouch bool // the held mg counted as a touch (T)
-	flashMiss  bool
-	flashValue []byte
 	// The store callbacks, bound once so that calls do not allocate.
 	getFn   func(it store.Item, created bool) bool
 	arithFn func(it store.Item, value uint64, created bool)

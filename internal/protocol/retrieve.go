@@ -245,10 +245,6 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		}
 		var hit, onFlash bool
 		switch {
-		case !s.asyncFlash() && touch:
-			hit = st.GetAndTouch(key, int64(exptime), s.get.emitFn)
-		case !s.asyncFlash():
-			hit = st.Get(key, s.get.emitFn)
 		case touch:
 			hit, onFlash = st.GetAndTouchFlash(key, int64(exptime), s.get.emitFn, s.flashRead())
 		default:

@@ -63,11 +63,20 @@ func (f *FlashRead) fill(s *Store, key []byte, fh flashHit) {
 }
 
 // readFlashNow reads key's flash value fh, waits, and calls fn with it on
-// a hit (Get and GetAndTouch); it reports the hit.
-func (s *Store) readFlashNow(key []byte, fh flashHit, fn func(value []byte, m Meta)) bool {
+// a hit (Get and GetAndTouch, touch for the latter); it reports the hit.
+// A read refused for want of memory is a miss to these callers, counted
+// as one (Refused's rule for meta and binary gets, whose replies are a
+// miss too).
+func (s *Store) readFlashNow(key []byte, fh flashHit, touch bool, fn func(value []byte, m Meta)) bool {
 	fr := &FlashRead{}
 	fr.fill(s, key, fh)
-	v, ok := fr.readNow()
+	done := make(chan struct{})
+	if !fr.Start(func(*FlashRead) { close(done) }) {
+		fr.Refused(touch, true)
+		return false
+	}
+	<-done
+	v, ok := fr.Finish()
 	if ok {
 		fn(v, fr.meta)
 	}
@@ -168,18 +177,6 @@ func (s *Store) dropFlash(key []byte, loc extstore.Location) {
 			sh.unlink(slot)
 		}
 	}
-}
-
-// readNow reads f's value and waits: for the callers of Get, GetAndTouch
-// and Item that need the value before they return. It reports a miss as
-// Finish does.
-func (f *FlashRead) readNow() ([]byte, bool) {
-	done := make(chan struct{})
-	if !f.Start(func(*FlashRead) { close(done) }) {
-		return nil, false // out of memory: a miss to these callers
-	}
-	<-done
-	return f.Finish()
 }
 
 // flashValue reads the value of the flash header r while its shard is

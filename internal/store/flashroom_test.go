@@ -82,8 +82,15 @@ func TestFlashReadRoom(t *testing.T) {
 			if fs := s.FlashStats(); fs.GetOOMExtstore != 1 || fs.GetExtstore != 0 {
 				t.Fatalf("flash stats %+v, want one oom and no read", fs)
 			}
+			// Get, which reads in place, refuses it too, and counts the
+			// miss its caller sees, as a meta or binary get does.
+			before := s.Stats()
 			if _, _, ok := get(s, "k"); ok {
 				t.Fatal("in-place get read a value it had no room for")
+			}
+			if st := s.Stats(); st.CmdGet-before.CmdGet != 1 || st.GetHits != before.GetHits || st.GetMisses-before.GetMisses != 1 {
+				t.Fatalf("refused in-place get counted cmd_get %d, get_hits %d, get_misses %d; want 1, 0, 1",
+					st.CmdGet-before.CmdGet, st.GetHits-before.GetHits, st.GetMisses-before.GetMisses)
 			}
 			if !s.Delete([]byte("fill0")) {
 				t.Fatal("fill0 missing")

@@ -64,11 +64,6 @@ func (it Item) AppendValue(dst []byte) []byte {
 // value); a caller that must not wait takes a FlashRead (FlashRead).
 func (it Item) Flash() bool { return it.rec().flash() }
 
-// FlashValue reads a flash item's value and waits, reporting false for a
-// failed read (counted as a miss from flash; the header stays for the
-// next lookup that reads it).
-func (it Item) FlashValue() ([]byte, bool) { return it.s.flashValue(it.rec()) }
-
 // FlashRead fills fr to read a flash item's value (see Flash).
 func (it Item) FlashRead(fr *FlashRead) { r := it.rec(); fr.fill(it.s, r.key(), it.s.flashHitOf(r)) }
 

@@ -233,7 +233,7 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 	if !onFlash {
 		return hit
 	}
-	return s.readFlashNow(key, fh, fn)
+	return s.readFlashNow(key, fh, false, fn)
 }
 
 // GetFlash is Get for a caller that must not wait for flash: when key's
@@ -301,7 +301,7 @@ func (s *Store) GetAndTouch(key []byte, exptime int64, fn func(value []byte, m M
 	if !onFlash {
 		return hit
 	}
-	return s.readFlashNow(key, fh, fn)
+	return s.readFlashNow(key, fh, true, fn)
 }
 
 // GetAndTouchFlash is GetAndTouch that fills fr for a value on flash, as
