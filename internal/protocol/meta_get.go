@@ -216,7 +216,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		it.SetTokenSent()
 	}
 	b = append(b, crlf...)
-	if value && it.Flash() && !s.meta.opaqueTooLong {
+	if value && it.Flash() { // (an opaque too long returned above)
 		w := s.flashWait()
 		w.head = append(w.head[:0], b[len(s.out):]...)
 		b = b[:len(s.out)]

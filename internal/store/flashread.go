@@ -179,25 +179,6 @@ func (s *Store) dropFlash(key []byte, loc extstore.Location) {
 	}
 }
 
-// flashValue reads the value of the flash header r while its shard is
-// locked (the meta protocol's Item). A miss is nil, false; the header is
-// left to the next lookup that reads it.
-func (s *Store) flashValue(r rec) ([]byte, bool) {
-	rd, err := s.flash.cfg.Engine.Read(r.flashLoc())
-	s.flash.getExtstore.Add(1)
-	if err == nil && (string(rd.Key) != string(r.key()) || len(rd.Value) != r.vlen()) {
-		err = errMismatch
-	}
-	if err != nil {
-		s.flash.missFromExtstore.Add(1)
-		if errors.Is(err, extstore.ErrChecksum) || errors.Is(err, extstore.ErrShort) || err == errMismatch {
-			s.flash.badcrcFromExtstore.Add(1)
-		}
-		return nil, false
-	}
-	return rd.Value, true
-}
-
 // recache puts a flash item read back into RAM, as memcached's
 // ext_recache_rate: one in RecacheRate reads of an item that is active
 // (read again since it was fetched) and read within the last minute

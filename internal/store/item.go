@@ -22,11 +22,11 @@ func (it Item) rec() rec { return it.sh.rec(it.pos) }
 func (it Item) Key() []byte { return it.rec().key() }
 
 // Value returns the item's value: a slice of its chunk, valid while the
-// item's callback runs, or for a chained item a copy.
+// item's callback runs, or for a chained item a copy; nil for a flash
+// item (see Flash).
 func (it Item) Value() []byte {
 	if r := it.rec(); r.flash() {
-		v, _ := it.s.flashValue(r)
-		return v
+		return nil
 	} else if !it.s.slabs.chained(r) {
 		return r.value()
 	}
@@ -37,11 +37,11 @@ func (it Item) Value() []byte {
 func (it Item) ValueLen() int { return it.rec().vlen() }
 
 // ValueHead is the value's leading part that lies in one piece: all of it,
-// or a chained item's part in its head chunk.
+// or a chained item's part in its head chunk; nil for a flash item.
 func (it Item) ValueHead() []byte {
 	r := it.rec()
 	if r.flash() {
-		return it.Value()
+		return nil
 	}
 	if !it.s.slabs.chained(r) {
 		return r.value()
@@ -50,18 +50,20 @@ func (it Item) ValueHead() []byte {
 	return r[off : off+min(r.vlen(), it.s.slabs.headRoom(r.klen()))]
 }
 
-// AppendValue appends the value to dst.
+// AppendValue appends the value to dst; a flash item's is not appended.
 func (it Item) AppendValue(dst []byte) []byte {
-	if r := it.rec(); r.flash() {
-		v, _ := it.s.flashValue(r)
-		return append(dst, v...)
+	if it.rec().flash() {
+		return dst
 	}
 	return it.s.slabs.appendValue(dst, uint64(it.pos))
 }
 
 // Flash reports whether the item's value is on flash. Value, ValueHead
-// and AppendValue then read it and wait (a miss reads as an empty
-// value); a caller that must not wait takes a FlashRead (FlashRead).
+// and AppendValue then give none: the caller takes a FlashRead
+// (FlashRead), which holds the item's location, length and key, and
+// starts it once the callback has returned. A disk read while the
+// callback runs would hold the shard's lock for it, stalling every other
+// key of the shard, and the LRU maintainer and page mover that try it.
 func (it Item) Flash() bool { return it.rec().flash() }
 
 // FlashRead fills fr to read a flash item's value (see Flash).
