@@ -108,12 +108,26 @@ func fillCold(t *testing.T, s *Store, clock *fakeClock, n int) {
 		}
 	}
 	clock.advance(20)
+	maintainUntilIdle(s, clock)
+	clock.advance(20)
+}
+
+// maintainUntilIdle runs the LRU maintainer at clock's time until a round
+// moves nothing (at most 100 rounds).
+func maintainUntilIdle(s *Store, clock *fakeClock) {
 	for range 100 {
 		if s.maintain(clampTime(clock.Now())) == 0 {
-			break
+			return
 		}
 	}
-	clock.advance(20)
+}
+
+// putOnFlash stores key with flags and value and moves it to flash.
+func putOnFlash(t *testing.T, s *Store, key string, flags uint32, value []byte) {
+	t.Helper()
+	if s.Set(ModeSet, []byte(key), flags, 0, value, 0) != Stored || !s.MoveToFlash([]byte(key)) {
+		t.Fatalf("%s not moved to flash", key)
+	}
 }
 
 // flashItems counts the flash headers in the index.
@@ -179,11 +193,7 @@ func TestFlashItemAge(t *testing.T) {
 	for i := range 50 {
 		s.Set(ModeSet, fmt.Appendf(nil, "k%d", i), 0, 0, flashValue(i), 0)
 	}
-	for range 100 {
-		if s.maintain(clampTime(clock.Now())) == 0 {
-			break
-		}
-	}
+	maintainUntilIdle(s, clock)
 	if n := s.flushToFlash(clampTime(clock.Now())); n != 0 {
 		t.Fatalf("flushed %d young items", n)
 	}
@@ -337,22 +347,14 @@ func TestFlashMemoryPressure(t *testing.T) {
 	for i := range 100 {
 		s.Set(ModeSet, fmt.Appendf(nil, "k%d", i), 0, 0, flashValue(i), 0)
 	}
-	for range 100 {
-		if s.maintain(clampTime(clock.Now())) == 0 {
-			break
-		}
-	}
+	maintainUntilIdle(s, clock)
 	if n := s.flushToFlash(clampTime(clock.Now())); n != 0 {
 		t.Fatalf("flushed %d items with memory to spare", n)
 	}
 	for i := 100; i < 3000; i++ {
 		s.Set(ModeSet, fmt.Appendf(nil, "k%d", i), 0, 0, flashValue(i), 0)
 	}
-	for range 100 {
-		if s.maintain(clampTime(clock.Now())) == 0 {
-			break
-		}
-	}
+	maintainUntilIdle(s, clock)
 	// A round moves nothing while every write buffer is queued for the
 	// disk (ErrBusy, retried next round), so "nothing more to move" is
 	// decided only by a round after the writes caught up.
@@ -484,12 +486,7 @@ func TestFlashChainedItem(t *testing.T) {
 	e := openTestEngine(t, 8<<20, 2<<20, 1<<20, nil)
 	s := newManualStore(t, Config{MemoryLimit: 64 << 20, Shards: 1, Flash: &FlashConfig{Engine: e}})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 700<<10/16)
-	if s.Set(ModeSet, []byte("big"), 7, 0, big, 0) != Stored {
-		t.Fatal("set of a chained item failed")
-	}
-	if !s.MoveToFlash([]byte("big")) {
-		t.Fatal("chained item not moved to flash")
-	}
+	putOnFlash(t, s, "big", 7, big)
 	checkInvariants(t, s)
 	v, m, ok := get(s, "big")
 	if !ok || v != string(big) || m.Flags != 7 {

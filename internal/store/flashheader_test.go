@@ -39,15 +39,8 @@ func TestRecacheAfterBumpFromCold(t *testing.T) {
 	fx := openFlash(t)
 	clock := newFakeClock()
 	s := newFlashStoreFor(t, clock, FlashConfig{Engine: fx.e, ItemSize: 512, RecacheRate: 1})
-	set(s, "k", string(flashValue(1)))
-	if !s.MoveToFlash([]byte("k")) {
-		t.Fatal("not moved to flash")
-	}
-	for range 100 {
-		if s.maintain(clampTime(clock.Now())) == 0 {
-			break
-		}
-	}
+	putOnFlash(t, s, "k", 0, flashValue(1))
+	maintainUntilIdle(s, clock)
 	if q := queueOf(s, "k"); q != queueCold {
 		t.Fatalf("k's header in queue %d, want COLD", q)
 	}

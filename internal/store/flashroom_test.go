@@ -21,16 +21,11 @@ func newRoomFixture(t *testing.T, vlen int) *roomFixture {
 	e := openTestEngine(t, 8<<20, 2<<20, 1<<20, nil)
 	s := newManualStore(t, Config{MemoryLimit: 8 << 20, Shards: 1, DisableEvictions: true, Flash: &FlashConfig{Engine: e}})
 	fx := &roomFixture{s: s, value: bytes.Repeat([]byte("0123456789abcdef"), vlen/16)}
-	if s.Set(ModeSet, []byte("k"), 3, 0, fx.value, 0) != Stored || !s.MoveToFlash([]byte("k")) {
-		t.Fatal("k not moved to flash")
-	}
-	for ; fx.filled < 10000; fx.filled++ {
-		if s.Set(ModeSet, fmt.Appendf(nil, "fill%d", fx.filled), 0, 0, fx.value, 0) != Stored {
-			return fx
-		}
-	}
-	t.Fatal("memory never filled")
-	return nil
+	putOnFlash(t, s, "k", 3, fx.value)
+	fx.filled, _ = fillUntilRefused(t, s, 10000,
+		func(i int) []byte { return fmt.Appendf(nil, "fill%d", i) },
+		func(int) []byte { return fx.value })
+	return fx
 }
 
 // start looks k up and starts its read; it reports whether the read was

@@ -42,6 +42,20 @@ func set(s *Store, key, value string) Result {
 	return s.Set(ModeSet, []byte(key), 0, 0, []byte(value), 0)
 }
 
+// fillUntilRefused stores key(i) = val(i) for i = 0, 1, ... until a store
+// is refused, and returns how many were stored and the refusal; it fails t
+// when limit stores all succeed (memory never ran out).
+func fillUntilRefused(t testing.TB, s *Store, limit int, key, val func(i int) []byte) (int, Result) {
+	t.Helper()
+	for i := range limit {
+		if r := s.Set(ModeSet, key(i), 0, 0, val(i), 0); r != Stored {
+			return i, r
+		}
+	}
+	t.Fatalf("%d stores, none refused: memory never filled", limit)
+	return limit, Stored
+}
+
 // checkInvariants walks every shard's index and every class's queues and fails the test if
 // the bookkeeping disagrees with what is really there.
 func checkInvariants(t testing.TB, s *Store) {

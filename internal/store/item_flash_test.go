@@ -13,9 +13,7 @@ func TestItemReadsNoFlashUnderLock(t *testing.T) {
 	fx := openFlash(t)
 	s := newFlashStore(t, fx, newFakeClock())
 	want := flashValue(3)
-	if s.Set(ModeSet, []byte("k"), 0, 0, want, 0) != Stored || !s.MoveToFlash([]byte("k")) {
-		t.Fatal("k not moved to flash")
-	}
+	putOnFlash(t, s, "k", 0, want)
 	var fr FlashRead
 	var value, head, appended []byte
 	var flash bool

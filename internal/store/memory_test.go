@@ -107,16 +107,9 @@ func TestEvictionKeepsHotItems(t *testing.T) {
 
 func TestDisableEvictions(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, DisableEvictions: true})
-	stored := 0
-	for i := 0; ; i++ {
-		r := s.Set(ModeSet, key(i), 0, 0, value(i, 1000), 0)
-		if r == OutOfMemory {
-			break
-		}
-		if r != Stored || i > 10_000 {
-			t.Fatalf("set %d = %v before running out of memory", i, r)
-		}
-		stored++
+	stored, r := fillUntilRefused(t, s, 10_000, key, func(i int) []byte { return value(i, 1000) })
+	if r != OutOfMemory {
+		t.Fatalf("set %d = %v, want out of memory", stored, r)
 	}
 	st := s.Stats()
 	if st.Evictions != 0 || st.OutOfMemory != 1 || st.CurrItems != uint64(stored) {
