@@ -247,6 +247,7 @@ func (s *Store) maintainPaced(now uint32, p *pacer) int {
 		return 0 // (memcached's flat LRU has no queues to juggle)
 	}
 	s.juggles.Add(1)
+	defer p.endPass()
 	moved := 0
 	for id := 1; id < len(s.slabs.classes); id++ {
 		moved += s.juggle(&s.slabs.classes[id], now, p)

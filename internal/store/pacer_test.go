@@ -2,6 +2,7 @@ package store
 
 import (
 	"testing"
+	"time"
 )
 
 // pacedStore is a stopped store whose one value class holds n items, each
@@ -36,7 +37,10 @@ func TestMaintainerPassIsPaced(t *testing.T) {
 	plain, pc, now := pacedStore(t, n)
 	want := plain.maintain(now)
 	paced, c, now := pacedStore(t, n)
-	p := &pacer{left: pacerBudget}
+	// A made-up clock: each look finds 10 us more, so a slice is
+	// pacerSlice/10us looks of pacerEvery steps each.
+	var mono time.Duration
+	p := &pacer{clock: func() time.Duration { mono += 10 * time.Microsecond; return mono }}
 	p.wait = func() {
 		if !c.mu.TryLock() {
 			t.Fatal("the class lock is held during a pause")
@@ -51,11 +55,12 @@ func TestMaintainerPassIsPaced(t *testing.T) {
 		t.Errorf("paced pass moved (to cold %d, to warm %d, within %d), one at once (%d, %d, %d)",
 			got.MovesToCold, got.MovesToWarm, got.MovesWithinLRU, wantSt.MovesToCold, wantSt.MovesToWarm, wantSt.MovesWithinLRU)
 	}
-	if want < 2*pacerBudget {
+	perSlice := int(pacerSlice/(10*time.Microsecond)) * pacerEvery
+	if want < 2*perSlice {
 		t.Fatalf("the pass moved %d items: too few to need pacing, the test proves nothing", want)
 	}
 	if p.pauses < 2 {
-		t.Errorf("a pass of %d moves paused %d times, want at least 2 (a slice is %d juggle steps)", want, p.pauses, pacerBudget)
+		t.Errorf("a pass of %d moves paused %d times, want at least 2 (a slice is %d juggle steps here)", want, p.pauses, perSlice)
 	}
 	for q := range c.q {
 		if c.q[q].items != pc.q[q].items {
