@@ -31,6 +31,7 @@ type loopState struct {
 	next        int       // shard the reclaimer continues with
 	lastReclaim time.Time // wall time of the last reclaimer round
 	fast        bool      // the last round saw activity or found work
+	pacer       *pacer    // paces the maintainer's passes (nil: no pauses)
 }
 
 // markBusy notes activity for the background loop. It costs one atomic
@@ -56,7 +57,7 @@ func (s *Store) wakeLoop() {
 // background runs rounds until Close.
 func (s *Store) background() {
 	defer close(s.done)
-	var l loopState
+	l := loopState{pacer: newPacer(s.stop)}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	// The first round comes when the first second turns or a clockTick
@@ -116,7 +117,7 @@ func (s *Store) step(l *loopState, now time.Time) time.Duration {
 	s.tickClock(now)
 	active := s.busy.Swap(false)
 	cnow := clampTime(s.Now())
-	work := s.maintain(cnow) > 0
+	work := s.maintainPaced(cnow, l.pacer) > 0
 	if s.flash != nil {
 		if s.flushToFlash(cnow) > 0 {
 			work = true

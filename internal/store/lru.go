@@ -238,21 +238,28 @@ func (sh *shard) flat() bool { return sh.hooks.lru.Load().Flat }
 
 // maintain juggles each class once. It returns how many items it moved or
 // reclaimed: the background loop keeps its fast cadence while there are any.
-func (s *Store) maintain(now uint32) int {
+func (s *Store) maintain(now uint32) int { return s.maintainPaced(now, nil) }
+
+// maintainPaced is maintain with its pulls paced by p (pacer.go; nil: at
+// once).
+func (s *Store) maintainPaced(now uint32, p *pacer) int {
 	if s.cfg.PlainLRU || s.hooks.lru.Load().Flat {
 		return 0 // (memcached's flat LRU has no queues to juggle)
 	}
 	s.juggles.Add(1)
+	defer p.endPass()
 	moved := 0
 	for id := 1; id < len(s.slabs.classes); id++ {
-		moved += s.juggle(&s.slabs.classes[id], now)
+		moved += s.juggle(&s.slabs.classes[id], now, p)
 	}
 	return moved
 }
 
 // juggle is lru_maintainer_juggle for one class; it returns how many items
-// it moved or reclaimed.
-func (s *Store) juggle(c *slabClass, now uint32) int {
+// it moved or reclaimed. p paces its pulls (nil: none); a pause releases
+// the class lock, so each pull starts again from the queue's tail as it is
+// then.
+func (s *Store) juggle(c *slabClass, now uint32, p *pacer) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.q[queueHot].items+c.q[queueWarm].items+c.q[queueCold].items+c.q[queueTemp].items == 0 {
@@ -260,6 +267,7 @@ func (s *Store) juggle(c *slabClass, now uint32) int {
 	}
 	moves := 0
 	for range maxJuggles {
+		p.pull(c)
 		n := s.pullLimited(c, queueTemp, nil, now, false, 0, 0)
 		if n == 0 {
 			break
@@ -291,6 +299,7 @@ func (s *Store) juggle(c *slabClass, now uint32) int {
 		hotAge, warmAge = noAgeLimit, noAgeLimit
 	}
 	for range maxJuggles {
+		p.pull(c)
 		moved := s.pullLimited(c, queueHot, nil, now, false, hotLimit, hotAge)
 		if moved == 0 {
 			moved = s.pullLimited(c, queueWarm, nil, now, false, warmLimit, warmAge)

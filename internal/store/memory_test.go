@@ -305,7 +305,7 @@ func TestJuggleKeepsWarmWhenColdAgeUnknown(t *testing.T) {
 	}
 	clk.advance(5)
 	tailShard.mu.Lock() // as a client storing there right now would
-	s.juggle(c, clampTime(clk.Now()))
+	s.juggle(c, clampTime(clk.Now()), nil)
 	tailShard.mu.Unlock()
 	if warm() != 1 {
 		t.Errorf("with COLD's age unknown the juggle moved the canary out of WARM")
