@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+	"time"
 
 	flag "github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
@@ -16,16 +17,23 @@ import (
 
 // Main is a floor server's main: it parses memcached's -l and -p (and
 // takes, ignoring them, -U, -m, -c and -t, so enginecmp starts it like the
-// other targets), listens, and runs serve on a locked thread until SIGTERM
-// (how enginecmp stops every target) ends the process.
-func Main(name string, serve func(lfd int) error) {
-	if err := run(serve); err != nil {
+// other targets), listens, and runs serve on a locked thread. SIGTERM (how
+// enginecmp stops every target) ends the process at once, or, given stop,
+// calls stop with the listener and exits when serve returns: a server whose
+// listening socket outlives the process (an io_uring request holds it until
+// the ring is torn down, after exit) frees the port for the next target
+// that way. A serve that does not return within stopGrace is cut short.
+func Main(name string, serve func(lfd int) error, stop func(lfd int)) {
+	if err := run(serve, stop); err != nil {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
 }
 
-func run(serve func(lfd int) error) error {
+// stopGrace bounds an orderly stop.
+const stopGrace = 2 * time.Second
+
+func run(serve func(lfd int) error, stop func(lfd int)) error {
 	host := flag.StringP("listen", "l", "127.0.0.1", "IPv4 address to listen on")
 	port := flag.IntP("port", "p", 11211, "TCP port")
 	flag.IntP("udp-port", "U", 0, "ignored")
@@ -41,10 +49,14 @@ func run(serve func(lfd int) error) error {
 	if err != nil {
 		return err
 	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 	go func() {
-		<-stop
+		<-sig
+		if stop != nil {
+			stop(lfd)
+			time.Sleep(stopGrace)
+		}
 		os.Exit(0)
 	}()
 	runtime.LockOSThread()

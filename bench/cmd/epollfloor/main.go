@@ -18,4 +18,4 @@ package main
 
 import "github.com/gocached/gocached/bench/floor"
 
-func main() { floor.Main("epollfloor", serve) }
+func main() { floor.Main("epollfloor", serve, nil) }

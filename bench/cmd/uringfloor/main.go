@@ -32,6 +32,16 @@
 // else.
 package main
 
-import "github.com/gocached/gocached/bench/floor"
+import (
+	"github.com/gocached/gocached/bench/floor"
+	"golang.org/x/sys/unix"
+)
 
-func main() { floor.Main("uringfloor", serve) }
+// main stops on SIGTERM by shutting the listener down: that ends the
+// multishot accept, which holds the listening socket, so the port is free
+// when the process has exited (after a plain exit the ring, and with it the
+// socket, is torn down asynchronously, and the next target enginecmp
+// started on the port found it still in use).
+func main() {
+	floor.Main("uringfloor", serve, func(lfd int) { _ = unix.Shutdown(lfd, unix.SHUT_RDWR) })
+}

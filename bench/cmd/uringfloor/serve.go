@@ -58,14 +58,13 @@ type server struct {
 	dirty []*conn
 	cqes  []uringsys.CQE
 	// listening is false once the multishot accept ended with an error
-	// (the listener was shut down): serve returns when the last
-	// connection is gone too.
+	// (the listener was shut down): serve then returns.
 	listening bool
 }
 
 // serve runs the loop on the calling goroutine, locked to its thread (the
-// ring's single issuer), until the listener is shut down and every
-// connection has closed.
+// ring's single issuer), until the listener is shut down; it closes the
+// connections still open.
 func serve(lfd int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -90,7 +89,7 @@ func serve(lfd int) error {
 	defer s.closeAll()
 	s.armAccept()
 	busy := false
-	for s.listening || len(s.conns) > 0 {
+	for s.listening {
 		s.flushSends()
 		bufs.Publish()
 		if _, err := ring.SubmitAndWait(-1, busy); err != nil {
@@ -262,7 +261,7 @@ func (s *server) maybeClose(c *conn) {
 	delete(s.conns, c.fd)
 }
 
-// closeAll closes what is left when serve returns early.
+// closeAll closes the connections left when serve returns.
 func (s *server) closeAll() {
 	for fd := range s.conns {
 		unix.Close(fd)

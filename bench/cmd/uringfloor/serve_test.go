@@ -16,9 +16,9 @@ import (
 )
 
 // startServe runs serve on a listener of a free loopback port and returns
-// the address. The cleanup shuts the listener down, which ends the
-// multishot accept, and waits for serve to return once the test's
-// connections (closed by their own cleanups, which run first) are gone.
+// the address. The cleanup (after the test's connections' own, which run
+// first) shuts the listener down, which ends the multishot accept, and
+// waits for serve to return.
 func startServe(t *testing.T) string {
 	t.Helper()
 	lfd, err := floor.Listen([4]byte{127, 0, 0, 1}, 0)
@@ -105,7 +105,7 @@ func TestServeOverSocket(t *testing.T) {
 }
 
 // TestServeManyConnections: interleaved clients each get their own
-// replies, and serve returns only after all of them have closed.
+// replies.
 func TestServeManyConnections(t *testing.T) {
 	addr := startServe(t)
 	conns := make([]net.Conn, 20)
