@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocached/gocached/bench/floor"
+	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/uring/uringsys"
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +20,7 @@ const (
 	sqEntries  = 512
 	cqEntries  = 8192
 	bufEntries = 256
-	bufSize    = 16 << 10
+	bufSize    = reactor.ReadBufSize
 	reapBatch  = 256
 	bufGroup   = 0
 	ringFlags  = uringsys.SetupSingleIssuer | uringsys.SetupDeferTaskrun | uringsys.SetupSubmitAll | uringsys.SetupRDisabled
