@@ -25,6 +25,8 @@ const (
 	MCLoadPkg   = "github.com/gocached/gocached/bench/cmd/mcload"
 	// EpollFloorPkg is enginecmp's floor target.
 	EpollFloorPkg = "github.com/gocached/gocached/bench/cmd/epollfloor"
+	// UringFloorPkg is enginecmp's uring-floor target.
+	UringFloorPkg = "github.com/gocached/gocached/bench/cmd/uringfloor"
 )
 
 // Logf writes one progress line to stderr, stamped with the time of day.

@@ -25,6 +25,10 @@ const (
 	// Floor is bench/cmd/epollfloor: the system calls of an epoll server
 	// and next to no user-space work, what the kernel alone charges.
 	Floor = "floor"
+	// UringFloor is bench/cmd/uringfloor: the kernel requests of
+	// gocached's io_uring engine, on the engine's ring code, and next to
+	// no user-space work.
+	UringFloor = "uring-floor"
 	// AltSuffix marks a gocached target run from the second binary
 	// (Options.GocachedAltBin): "epoll-alt" is the epoll engine of that
 	// build, for a before/after of two builds in the same interleaved run.
@@ -47,7 +51,7 @@ func Engine(target string) string { return strings.TrimSuffix(target, AltSuffix)
 func IsAlt(target string) bool { return IsGocached(target) && strings.HasSuffix(target, AltSuffix) }
 
 func knownTarget(t string) bool {
-	return IsGocached(t) || IsMemcached(t) || t == Floor
+	return IsGocached(t) || IsMemcached(t) || t == Floor || t == UringFloor
 }
 
 // Shape is one closed-loop load: Conns connections, each keeping Depth
@@ -113,6 +117,7 @@ type Options struct {
 	// GocachedAltBin is the build the "-alt" targets run.
 	GocachedAltBin string
 	FloorBin       string // bench/cmd/epollfloor, for the floor target
+	UringFloorBin  string // bench/cmd/uringfloor, for the uring-floor target
 	// MemcachedBin is memcached 1.6.45 (Memcached); Memcached1618Bin is
 	// Debian 12's package (Memcached1618).
 	MemcachedBin, Memcached1618Bin string
@@ -147,8 +152,8 @@ func (o *Options) Validate() error {
 	}
 	for _, t := range o.Targets {
 		if !knownTarget(t) {
-			return fmt.Errorf("target %q: want %s, %s, %s (each also with %s), %s, %s or %s", t, Epoll, Go, Uring, AltSuffix,
-				Memcached, Memcached1618, Floor)
+			return fmt.Errorf("target %q: want %s, %s, %s (each also with %s), %s, %s, %s or %s", t, Epoll, Go, Uring, AltSuffix,
+				Memcached, Memcached1618, Floor, UringFloor)
 		}
 		if IsAlt(t) && o.GocachedAltBin == "" {
 			return fmt.Errorf("target %q needs the second build (--gocached-alt)", t)

@@ -63,7 +63,7 @@ func TestValidate(t *testing.T) {
 		t.Errorf("uring target: %v", err)
 	}
 	withFloorAndAlt := DefaultOptions()
-	withFloorAndAlt.Targets = []string{Floor, Epoll, Epoll + AltSuffix, Uring + AltSuffix, Memcached}
+	withFloorAndAlt.Targets = []string{Floor, UringFloor, Epoll, Epoll + AltSuffix, Uring + AltSuffix, Memcached}
 	withFloorAndAlt.GocachedAltBin = "/some/other/gocached"
 	if err := withFloorAndAlt.Validate(); err != nil {
 		t.Errorf("floor and -alt targets: %v", err)
@@ -102,6 +102,7 @@ func TestTargetKinds(t *testing.T) {
 		{Memcached, false, false, Memcached},
 		{Floor, false, false, Floor},
 		{Floor + AltSuffix, false, false, Floor},
+		{UringFloor, false, false, UringFloor},
 	}
 	for _, tt := range tests {
 		if IsGocached(tt.target) != tt.gocached || IsAlt(tt.target) != tt.alt ||

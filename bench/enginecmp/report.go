@@ -153,7 +153,7 @@ type PeerRatio struct {
 func PeerRatios(sums []Summary) []PeerRatio {
 	var out []PeerRatio
 	for _, g := range sums {
-		if IsMemcached(g.Target) || g.Runs == 0 || g.NsPerReq <= 0 { // gocached's targets and the floor
+		if IsMemcached(g.Target) || g.Runs == 0 || g.NsPerReq <= 0 { // gocached's targets and the floors
 			continue
 		}
 		for _, m := range sums {

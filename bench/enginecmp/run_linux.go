@@ -241,6 +241,8 @@ func serverSpec(o *Options, target string, prof string) testproc.Spec {
 		sp = testproc.Memcached(o.Memcached1618Bin, common...)
 	case Floor:
 		sp = testproc.Spec{Name: Floor, Path: o.FloorBin, Args: common}
+	case UringFloor:
+		sp = testproc.Spec{Name: UringFloor, Path: o.UringFloorBin, Args: common}
 	default:
 		bin := o.GocachedBin
 		if IsAlt(target) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocached/gocached/internal/reactor/uring"
 	"github.com/gocached/gocached/internal/testproc"
 )
 
@@ -43,9 +44,14 @@ func measureAndCheck(t *testing.T, bed string) {
 	}
 	o := DefaultOptions()
 	o.Testbed = bed
-	// Epoll also as the -alt build (the same binary here) and the floor:
+	// Epoll also as the -alt build (the same binary here) and the floors:
 	// every kind of target runs and answers.
 	o.Targets = []string{Epoll, Go, Epoll + AltSuffix, Floor}
+	if err := uring.Available(); err == nil {
+		o.Targets = append(o.Targets, UringFloor)
+	} else {
+		t.Logf("no uring-floor: %v", err)
+	}
 	if _, err := exec.LookPath(o.Memcached1618Bin); err == nil {
 		o.Targets = append(o.Targets, Memcached1618)
 	} else if os.Getenv("GOCACHED_REQUIRE_TESTBED") == "1" {
@@ -72,6 +78,10 @@ func measureAndCheck(t *testing.T, bed string) {
 	}
 	o.FloorBin = filepath.Join(dir, "epollfloor")
 	if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/bench/cmd/epollfloor", o.FloorBin); err != nil {
+		t.Fatal(err)
+	}
+	o.UringFloorBin = filepath.Join(dir, "uringfloor")
+	if err := testproc.GoBuild(ctx, "github.com/gocached/gocached/bench/cmd/uringfloor", o.UringFloorBin); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := Run(ctx, o)
@@ -126,7 +136,7 @@ func measureAndCheck(t *testing.T, bed string) {
 func TestServerSpec(t *testing.T) {
 	o := DefaultOptions()
 	o.GocachedBin, o.MemcachedBin, o.Memcached1618Bin = "/bin/gocached", "/ref/memcached", "/bin/memcached"
-	o.GocachedAltBin, o.FloorBin = "/other/gocached", "/bin/epollfloor"
+	o.GocachedAltBin, o.FloorBin, o.UringFloorBin = "/other/gocached", "/bin/epollfloor", "/bin/uringfloor"
 	for _, tc := range []struct {
 		target, prof, bin, want string
 	}{
@@ -134,6 +144,7 @@ func TestServerSpec(t *testing.T) {
 		{Go, "", o.GocachedBin, "--engine=go -l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
 		{Epoll + AltSuffix, "/tmp/q", o.GocachedAltBin, "--engine=epoll -l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1 --cpuprofile /tmp/q"},
 		{Floor, "", o.FloorBin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
+		{UringFloor, "", o.UringFloorBin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
 		{Memcached, "", o.MemcachedBin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
 		{Memcached1618, "", o.Memcached1618Bin, "-l 127.0.0.1 -U 0 -m 1024 -c 8192 -t 1"},
 	} {

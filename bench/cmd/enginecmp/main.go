@@ -35,7 +35,7 @@ func main() {
 func run() error {
 	o := enginecmp.DefaultOptions()
 	targets, shapes := strings.Join(o.Targets, ","), "64x1,8x4,16x16"
-	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, uring (each also as epoll-alt etc.: the --gocached-alt build), memcached (1.6.45), memcached-1.6.18, floor (bench/cmd/epollfloor: an epoll server doing next to no user-space work)")
+	flag.StringVar(&targets, "targets", targets, "what to compare: epoll, go, uring (each also as epoll-alt etc.: the --gocached-alt build), memcached (1.6.45), memcached-1.6.18, floor (bench/cmd/epollfloor: an epoll server doing next to no user-space work), uring-floor (bench/cmd/uringfloor: the same on io_uring, making the kernel requests of gocached's uring engine)")
 	flag.StringVar(&shapes, "shapes", shapes, "loads as CONNSxDEPTH (connections x requests in flight on each)")
 	flag.IntVar(&o.Runs, "runs", o.Runs, "repetitions of every cell (medians reported)")
 	flag.DurationVar(&o.Time, "time", o.Time, "measured time per run")
@@ -49,6 +49,7 @@ func run() error {
 	flag.StringVar(&o.GocachedBin, "gocached", "", "gocached binary (default: build ./cmd/gocached)")
 	flag.StringVar(&o.GocachedAltBin, "gocached-alt", "", "a second gocached build, run by the -alt targets (a before/after in one interleaved run)")
 	flag.StringVar(&o.FloorBin, "floor", "", "epollfloor binary (default: build ./bench/cmd/epollfloor when a target is floor)")
+	flag.StringVar(&o.UringFloorBin, "uring-floor", "", "uringfloor binary (default: build ./bench/cmd/uringfloor when a target is uring-floor)")
 	flag.StringVar(&o.MemcachedBin, "memcached", "", "memcached 1.6.45 binary (default: built from Debian's source package, kept in the test cache)")
 	flag.StringVar(&o.Memcached1618Bin, "memcached-1.6.18", o.Memcached1618Bin, "memcached 1.6.18 binary (Debian 12's package)")
 	flag.StringVar(&o.MCLoadBin, "mcload", "", "mcload binary (default: build ./bench/cmd/mcload)")
@@ -73,6 +74,11 @@ func run() error {
 	}
 	if slices.Contains(o.Targets, enginecmp.Floor) {
 		if err := env.Build(&o.FloorBin, benchmain.EpollFloorPkg); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(o.Targets, enginecmp.UringFloor) {
+		if err := env.Build(&o.UringFloorBin, benchmain.UringFloorPkg); err != nil {
 			return err
 		}
 	}

@@ -3,19 +3,16 @@
 package main
 
 import (
-	"bytes"
 	"errors"
-	"strconv"
 	"unsafe"
 
+	"github.com/gocached/gocached/bench/floor"
 	"golang.org/x/sys/unix"
 )
 
-// conn is one client: its unparsed input and how many bytes of a set's
-// data are still to be skipped.
+// conn is one client: its unparsed input.
 type conn struct {
-	in   []byte
-	skip int
+	floor.Requests
 }
 
 // serve runs the one loop: level-triggered epoll, a read per readable
@@ -55,7 +52,7 @@ func serve(lfd int) error {
 				delete(conns, ev.Fd)
 				continue
 			}
-			out = c.answer(buf[:m], out[:0])
+			out = c.Answer(buf[:m], out[:0])
 			if len(out) > 0 {
 				// Replies are small and the client reads them: a short
 				// write would be the client's fault, and a floor does not
@@ -79,49 +76,4 @@ func acceptAll(epfd, lfd int, conns map[int32]*conn) {
 		}
 		conns[int32(fd)] = &conn{}
 	}
-}
-
-var value = bytes.Repeat([]byte{'x'}, 100)
-
-// answer appends the replies to every whole request in p (after what c
-// kept from the last read) and keeps the rest.
-func (c *conn) answer(p []byte, out []byte) []byte {
-	if len(c.in) > 0 {
-		c.in = append(c.in, p...)
-		p = c.in
-	}
-	for len(p) > 0 {
-		if c.skip > 0 {
-			k := min(c.skip, len(p))
-			c.skip -= k
-			p = p[k:]
-			continue
-		}
-		eol := bytes.IndexByte(p, '\n')
-		if eol < 0 {
-			break
-		}
-		line := bytes.TrimSuffix(p[:eol], []byte{'\r'})
-		p = p[eol+1:]
-		switch {
-		case bytes.HasPrefix(line, []byte("get ")):
-			out = append(out, "VALUE "...)
-			out = append(out, line[4:]...)
-			out = append(out, " 0 100\r\n"...)
-			out = append(out, value...)
-			out = append(out, "\r\nEND\r\n"...)
-		case bytes.HasPrefix(line, []byte("set ")):
-			f := bytes.Fields(line)
-			size := 0
-			if len(f) >= 5 {
-				size, _ = strconv.Atoi(string(f[4]))
-			}
-			c.skip = size + 2
-			out = append(out, "STORED\r\n"...)
-		default:
-			out = append(out, "ERROR\r\n"...)
-		}
-	}
-	c.in = append(c.in[:0], p...)
-	return out
 }

@@ -3,30 +3,31 @@
 package uring
 
 import (
+	"github.com/gocached/gocached/internal/reactor/uring/uringsys"
 	"golang.org/x/sys/unix"
 )
 
 // onAccept handles one completion of listener li's multishot accept: a new
 // connection, or the end of the accept (cancelled, or failed).
-func (r *loop) onAccept(li int, q *cqe) {
-	if q.flags&cqeFMore == 0 {
+func (r *loop) onAccept(li int, q *uringsys.CQE) {
+	if q.Flags&uringsys.CQEFMore == 0 {
 		if ls := r.Listeners(); li < len(ls) && ls[li].Armed {
 			ls[li].Armed = false
 			r.liveAccepts--
 		}
-		if q.res < 0 && q.res != -int32(unix.ECANCELED) && !r.Draining {
+		if q.Res < 0 && q.Res != -int32(unix.ECANCELED) && !r.Draining {
 			// EMFILE, ENFILE, ENOBUFS...: re-arming at once would fail
 			// again at once; pause instead.
-			r.eng.LogAcceptError(unix.Errno(-q.res))
+			r.eng.LogAcceptError(unix.Errno(-q.Res))
 			r.pauseAccept()
 		} else if _, paused := r.AcceptPauseLeft(); !r.Draining && !paused {
 			r.armAccept(li) // ended without error (e.g. CQ overflow): keep accepting
 		}
 	}
-	if q.res < 0 {
+	if q.Res < 0 {
 		return
 	}
-	fd := int(q.res)
+	fd := int(q.Res)
 	if r.Draining {
 		unix.Close(fd) // raced with the cancel: never admitted
 		return

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gocached/gocached/internal/reactor/uring/uringsys"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,17 +20,21 @@ import (
 // whose only job is to avoid those interruptions). R_DISABLED defers the
 // choice of the issuing thread to enable, called on the reactor's locked
 // thread. SUBMIT_ALL keeps one bad SQE from holding back the rest of a batch.
-const ringFlags = setupSingleIssuer | setupDeferTaskrun | setupSubmitAll | setupRDisabled
+const ringFlags = uringsys.SetupSingleIssuer | uringsys.SetupDeferTaskrun | uringsys.SetupSubmitAll | uringsys.SetupRDisabled
+
+// errNoIOUring wraps every error that means "this system has no usable
+// io_uring", so New can say so in one line.
+var errNoIOUring = errors.New("io_uring unavailable")
 
 // Available reports whether io_uring can run this engine here: nil, or an
 // error of one line that says why not and what to use instead. It sets up
 // and closes a small ring, so it is cheap enough for `doctor`.
 func Available() error {
-	r, err := newRing(4, 8, ringFlags)
+	r, err := uringsys.NewRing(4, 8, ringFlags)
 	if err != nil {
 		return describeSetupError(err)
 	}
-	r.close()
+	r.Close()
 	return nil
 }
 
@@ -72,8 +77,8 @@ func setupFlagNames(flags uint32) string {
 	for _, f := range []struct {
 		bit  uint32
 		name string
-	}{{setupSingleIssuer, "single_issuer"}, {setupDeferTaskrun, "defer_taskrun"},
-		{setupCoopTaskrun, "coop_taskrun"}, {setupSubmitAll, "submit_all"}} {
+	}{{uringsys.SetupSingleIssuer, "single_issuer"}, {uringsys.SetupDeferTaskrun, "defer_taskrun"},
+		{uringsys.SetupCoopTaskrun, "coop_taskrun"}, {uringsys.SetupSubmitAll, "submit_all"}} {
 		if flags&f.bit != 0 {
 			names = append(names, f.name)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/rawloop"
+	"github.com/gocached/gocached/internal/reactor/uring/uringsys"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,8 +41,8 @@ func (r *loop) Unsent(c *conn) int { return len(c.Out) + len(c.IO.sending) - c.I
 // tracking, once) and arms its receive.
 func (r *loop) Opened(c *conn) {
 	napiID := c.NAPIID
-	if napiID != 0 && napiID == r.NAPIID.Load() && napiID != r.napiAdded && r.napi.tracking == napiTrackStatic {
-		if err := r.ring.addNAPIID(napiID); err != nil {
+	if napiID != 0 && napiID == r.NAPIID.Load() && napiID != r.napiAdded && r.napi.tracking == uringsys.NAPITrackStatic {
+		if err := addNAPIID(r.ring, napiID); err != nil {
 			slog.Warn("uring: adding the NAPI ID to the ring's busy polling failed", "reactor", r.ID, "napi_id", napiID, "err", err)
 		}
 		r.napiAdded = napiID // once, failed or not
@@ -75,31 +76,31 @@ func (r *loop) maybeFree(c *conn) {
 }
 
 // onRecv handles the completion of c's receive.
-func (r *loop) onRecv(c *conn, q *cqe) {
-	if q.flags&cqeFMore == 0 {
+func (r *loop) onRecv(c *conn, q *uringsys.CQE) {
+	if q.Flags&uringsys.CQEFMore == 0 {
 		c.IO.recvArmed, c.IO.recvCancel = false, false
 		c.InFlight--
 	}
 	fail := false
-	c.IO.drained = q.res > 0 && int(q.res) < r.bufs.size
+	c.IO.drained = q.Res > 0 && int(q.Res) < r.bufs.Size()
 	if c.FD >= 0 {
 		switch {
-		case q.res > 0:
-			r.Stats.BytesRead.Add(uint64(q.res))
+		case q.Res > 0:
+			r.Stats.BytesRead.Add(uint64(q.Res))
 			if !c.Closing {
-				c.In = r.appendInput(c.In, r.bufs.buf(uint16(q.flags>>cqeBufferShift), int(q.res)))
+				c.In = r.appendInput(c.In, r.bufs.Buf(uint16(q.Flags>>uringsys.CQEBufferShift), int(q.Res)))
 			}
-		case q.res == 0:
+		case q.Res == 0:
 			c.EOF = true
-		case q.res == -int32(unix.ENOBUFS):
+		case q.Res == -int32(unix.ENOBUFS):
 			r.stats.enobufs.Add(1) // every buffer in flight: Rearm re-arms once some are back
-		case q.res == -int32(unix.ECANCELED):
+		case q.Res == -int32(unix.ECANCELED):
 		default:
 			fail = true
 		}
 	}
-	if q.flags&cqeFBuffer != 0 {
-		r.bufs.recycle(uint16(q.flags >> cqeBufferShift))
+	if q.Flags&uringsys.CQEFBuffer != 0 {
+		r.bufs.Recycle(uint16(q.Flags >> uringsys.CQEBufferShift))
 	}
 	switch {
 	case c.FD < 0:
@@ -170,25 +171,25 @@ func (r *loop) armSend(c *conn) {
 		return // retried when the connection is next rearmed
 	}
 	p := c.IO.sending[c.IO.soff:]
-	s.opcode, s.fd = opSend, int32(c.FD)
-	s.addr, s.len = uint64(uintptr(unsafe.Pointer(&p[0]))), uint32(len(p))
-	s.opFlags = unix.MSG_NOSIGNAL
-	s.userData = userData(kindSend, c.Slot, c.Gen)
+	s.Opcode, s.FD = uringsys.OpSend, int32(c.FD)
+	s.Addr, s.Len = uint64(uintptr(unsafe.Pointer(&p[0]))), uint32(len(p))
+	s.OpFlags = unix.MSG_NOSIGNAL
+	s.UserData = userData(kindSend, c.Slot, c.Gen)
 	c.IO.sendBusy = true
 	c.InFlight++
 }
 
 // onSend handles a send's completion: a short one is resubmitted for the
 // rest; a whole one frees the buffer and lets the replies produced since go.
-func (r *loop) onSend(c *conn, q *cqe) {
+func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 	c.IO.sendBusy = false
 	c.InFlight--
 	if c.FD < 0 {
 		r.maybeFree(c)
 		return
 	}
-	if q.res < 0 {
-		if q.res == -int32(unix.EINTR) || q.res == -int32(unix.EAGAIN) {
+	if q.Res < 0 {
+		if q.Res == -int32(unix.EINTR) || q.Res == -int32(unix.EAGAIN) {
 			r.armSend(c)
 			return
 		}
@@ -196,8 +197,8 @@ func (r *loop) onSend(c *conn, q *cqe) {
 		r.CloseConn(c)
 		return
 	}
-	c.IO.soff += int(q.res)
-	r.Stats.BytesWritten.Add(uint64(q.res))
+	c.IO.soff += int(q.Res)
+	r.Stats.BytesWritten.Add(uint64(q.Res))
 	if c.IO.soff < len(c.IO.sending) {
 		c.IO.short = true
 		r.stats.shortSends.Add(1)
@@ -268,15 +269,15 @@ func (r *loop) armRecv(c *conn) {
 	if s == nil {
 		return
 	}
-	s.opcode, s.fd, s.flags, s.bufGroup = opRecv, int32(c.FD), sqeBufferSelect, bufGroup
+	s.Opcode, s.FD, s.Flags, s.BufGroup = uringsys.OpRecv, int32(c.FD), uringsys.SQEBufferSelect, bufGroup
 	if c.IO.drained {
 		// The last receive emptied the socket, so trying this one at once
 		// would find nothing (a tcp_recvmsg for EAGAIN per request at
 		// depth 1) before io_uring arms its poll: arm the poll first. It
 		// still receives at once if data came meanwhile.
-		s.ioprio = recvPollFirst
+		s.IOPrio = uringsys.RecvPollFirst
 	}
-	s.userData = userData(kindRecv, c.Slot, c.Gen)
+	s.UserData = userData(kindRecv, c.Slot, c.Gen)
 	c.IO.recvArmed = true
 	c.InFlight++
 	r.stats.recvArms.Add(1)

@@ -32,12 +32,10 @@
 // epoll engine; this package is the ring behind it. Accounting and the
 // Session glue come from package reactor.
 //
-// The system-call layer (sys_linux.go, ring_linux.go, bufring_linux.go,
-// napi_linux.go) is written here on golang.org/x/sys/unix: none of the Go
-// io_uring libraries (giouring, iouring-go, go-uring) was available from the
-// module proxy this project uses, and those that exist predate NAPI
-// registration. The layer is small: io_uring_setup/enter/register, the
-// mmapped SQ and CQ with atomic heads and tails, and the buffer ring.
+// The system-call layer is package uringsys (io_uring_setup/enter/register,
+// the mmapped SQ and CQ with atomic heads and tails, the buffer ring), a
+// package of its own so that bench/cmd/uringfloor drives the kernel through
+// the same ring code; NAPI registration (napi_linux.go) is built on it here.
 //
 // Where io_uring is unavailable (kernel.io_uring_disabled, a seccomp
 // filter, a kernel before 6.1) New returns one line that says so; Available

@@ -46,7 +46,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	}
 	r0 := e.reactors[0]
 	slog.Info("io_uring engine ready", "reactors", n, "addr", e.Addr().String(), "listeners", len(e.bound),
-		"setup", setupFlagNames(r0.ring.flags), "napi_tracking", r0.napi.trackingName())
+		"setup", setupFlagNames(r0.ring.Flags()), "napi_tracking", r0.napi.trackingName())
 	return e, nil
 }
 

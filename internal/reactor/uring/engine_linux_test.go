@@ -17,6 +17,7 @@ import (
 
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/enginetest"
+	"github.com/gocached/gocached/internal/reactor/uring/uringsys"
 	"github.com/gocached/gocached/internal/store"
 	"golang.org/x/sys/unix"
 )
@@ -33,14 +34,14 @@ func needIOUring(t testing.TB) {
 // (ENOSYS) or on a kernel too old for the ring's flags (EINVAL), New
 // returns one line that names io_uring, the cause and the way out.
 func TestFallbackError(t *testing.T) {
-	saved := sysSetup
-	t.Cleanup(func() { sysSetup = saved })
+	saved := uringsys.Setup
+	t.Cleanup(func() { uringsys.Setup = saved })
 	for errno, want := range map[unix.Errno]string{
 		unix.EPERM:  "io_uring is ",
 		unix.ENOSYS: "no io_uring",
 		unix.EINVAL: "Linux 6.1",
 	} {
-		sysSetup = func(uint32, *params) (int, error) { return -1, errno }
+		uringsys.Setup = func(uint32, *uringsys.Params) (int, error) { return -1, errno }
 		eng, err := New(reactor.Config{Listen: "127.0.0.1", NewSession: func() reactor.Session { return nil }})
 		if err == nil {
 			eng.Shutdown(t.Context())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"unsafe"
 
+	"github.com/gocached/gocached/internal/reactor/uring/uringsys"
 	"golang.org/x/sys/unix"
 )
 
@@ -13,54 +14,54 @@ import (
 type napiState struct {
 	busyPollUsecs uint32
 	prefer        bool
-	tracking      uint32 // napiTrack*; napiTrackInactive when not registered
+	tracking      uint32 // uringsys.NAPITrack*; uringsys.NAPITrackInactive when not registered
 }
 
 func (s napiState) trackingName() string {
 	switch s.tracking {
-	case napiTrackStatic:
+	case uringsys.NAPITrackStatic:
 		return "static"
-	case napiTrackDynamic:
+	case uringsys.NAPITrackDynamic:
 		return "dynamic"
 	}
 	return "off"
 }
 
-// registerNAPI turns on NAPI busy polling for the ring (IORING_REGISTER_NAPI,
+// uringsys.RegisterNAPI turns on NAPI busy polling for the ring (IORING_REGISTER_NAPI,
 // 6.9+): while waiting for completions the kernel polls the NAPIs the ring
 // tracks for up to usecs. Static tracking (6.13+) polls exactly the IDs the
 // reactor adds, which is what the NAPI routing gives each reactor; a kernel
 // without it gets dynamic tracking, where the ring learns the IDs of the
 // sockets it touches. The settings are read back: the kernel returns the
 // previous ones on every call, so a second identical call confirms them.
-func (r *ring) registerNAPI(usecs uint32, prefer bool) (napiState, error) {
+func registerNAPI(r *uringsys.Ring, usecs uint32, prefer bool) (napiState, error) {
 	var err error
-	for _, mode := range []uint32{napiTrackStatic, napiTrackDynamic} {
-		if err = r.napiOp(napiRegisterOp, usecs, prefer, mode, nil); err == nil {
-			var got napiReg
-			if err = r.napiOp(napiRegisterOp, usecs, prefer, mode, &got); err != nil {
+	for _, mode := range []uint32{uringsys.NAPITrackStatic, uringsys.NAPITrackDynamic} {
+		if err = napiOp(r, uringsys.NAPIRegisterOp, usecs, prefer, mode, nil); err == nil {
+			var got uringsys.NAPIReg
+			if err = napiOp(r, uringsys.NAPIRegisterOp, usecs, prefer, mode, &got); err != nil {
 				break
 			}
-			return napiState{busyPollUsecs: got.busyPollTo, prefer: got.preferBusyPoll != 0, tracking: got.opParam}, nil
+			return napiState{busyPollUsecs: got.BusyPollTo, prefer: got.PreferBusyPoll != 0, tracking: got.OpParam}, nil
 		}
 		if !errors.Is(err, unix.EINVAL) {
 			break
 		}
 	}
-	return napiState{tracking: napiTrackInactive}, err
+	return napiState{tracking: uringsys.NAPITrackInactive}, err
 }
 
 // addNAPIID adds id to a statically tracking ring.
-func (r *ring) addNAPIID(id uint32) error {
-	return r.napiOp(napiStaticAddID, 0, false, id, nil)
+func addNAPIID(r *uringsys.Ring, id uint32) error {
+	return napiOp(r, uringsys.NAPIStaticAddID, 0, false, id, nil)
 }
 
-func (r *ring) napiOp(op uint8, usecs uint32, prefer bool, param uint32, prev *napiReg) error {
-	n := napiReg{busyPollTo: usecs, opcode: op, opParam: param}
+func napiOp(r *uringsys.Ring, op uint8, usecs uint32, prefer bool, param uint32, prev *uringsys.NAPIReg) error {
+	n := uringsys.NAPIReg{BusyPollTo: usecs, Opcode: op, OpParam: param}
 	if prefer {
-		n.preferBusyPoll = 1
+		n.PreferBusyPoll = 1
 	}
-	_, err := sysRegister(r.fd, registerNAPI, unsafe.Pointer(&n), 1)
+	_, err := uringsys.Register(r.FD(), uringsys.RegisterNAPI, unsafe.Pointer(&n), 1)
 	if prev != nil {
 		*prev = n // the kernel copied the settings in force before the call
 	}

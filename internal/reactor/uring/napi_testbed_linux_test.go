@@ -126,7 +126,7 @@ func TestTestbedNAPIRouting(t *testing.T) {
 		t.Logf("reactor %d: napi_id %s conns %s accepted %s handoff_in %s handoff_out %s enters %s cqes %s tracking %s",
 			i, id, m[p+"conns"], m[p+"accepted"], m[p+"handoff_in"], m[p+"handoff_out"], m[p+"enters"], m[p+"cqes"], m[p+"napi_tracking"])
 		// What the kernel itself says about the ring's busy polling.
-		info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(e.reactors[i].ring.fd))
+		info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(e.reactors[i].ring.FD()))
 		if err != nil {
 			t.Fatal(err)
 		}

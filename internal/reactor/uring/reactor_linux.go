@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/rawloop"
+	"github.com/gocached/gocached/internal/reactor/uring/uringsys"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,8 +58,8 @@ func userData(kind uint8, slot int32, gen uint32) uint64 {
 type loop struct {
 	*rawloop.Loop[connIO]
 	eng  *engine
-	ring *ring
-	bufs *bufRing
+	ring *uringsys.Ring
+	bufs *uringsys.BufRing
 
 	napi           napiState   // as the kernel reported it after registering
 	napiErr        error       // the kernel has no io_uring NAPI busy polling
@@ -71,7 +71,7 @@ type loop struct {
 
 	liveAccepts int     // multishot accepts armed
 	dirty       []*conn // connections with replies to send this iteration
-	cqes        []cqe
+	cqes        []uringsys.CQE
 }
 
 // newReactor builds reactor id on the shared core.
@@ -80,23 +80,23 @@ func (e *engine) newReactor(id int) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &loop{Loop: core, eng: e, cqes: make([]cqe, reapBatch)}
+	r := &loop{Loop: core, eng: e, cqes: make([]uringsys.CQE, reapBatch)}
 	core.SetIO(r)
-	if r.ring, err = newRing(sqEntries, cqEntries, ringFlags); err != nil {
+	if r.ring, err = uringsys.NewRing(sqEntries, cqEntries, ringFlags); err != nil {
 		return nil, describeSetupError(err)
 	}
-	if r.bufs, err = newBufRing(recvBuffers, bufSize, bufGroup); err != nil {
+	if r.bufs, err = uringsys.NewBufRing(recvBuffers, bufSize, bufGroup); err != nil {
 		r.release()
 		return nil, err
 	}
-	if err := r.bufs.register(r.ring.fd); err != nil {
+	if err := r.bufs.Register(r.ring.FD()); err != nil {
 		r.release()
 		return nil, fmt.Errorf("IORING_REGISTER_PBUF_RING (Linux 5.19+): %w", err)
 	}
 	ec := &e.cfg.Epoll
-	r.napi.tracking = napiTrackInactive
+	r.napi.tracking = uringsys.NAPITrackInactive
 	if ec.BusyPollUsecs > 0 || ec.PreferBusyPoll {
-		r.napi, err = r.ring.registerNAPI(ec.BusyPollUsecs, ec.PreferBusyPoll)
+		r.napi, err = registerNAPI(r.ring, ec.BusyPollUsecs, ec.PreferBusyPoll)
 		switch {
 		case err == nil:
 		case napiUnsupported(err):
@@ -123,10 +123,10 @@ func (r *loop) run() error {
 	if err := r.LockThread(); err != nil {
 		return err
 	}
-	if err := r.ring.enable(); err != nil {
+	if err := r.ring.Enable(); err != nil {
 		return fmt.Errorf("enable ring: %w", err)
 	}
-	r.registeredRing.Store(r.ring.registerRingFD())
+	r.registeredRing.Store(r.ring.RegisterRingFD())
 	for i := range r.Listeners() {
 		r.armAccept(i)
 	}
@@ -146,11 +146,11 @@ func (r *loop) run() error {
 		r.resumeAccept()
 		r.SweepIdle()
 		r.flushSends()
-		r.bufs.publish()
+		r.bufs.Publish()
 		// A reactor that just had work waits raw, an idle one through the
-		// runtime (see sysEnter).
+		// runtime (see uringsys.Ring.SubmitAndWait).
 		entered := time.Now()
-		if _, err := r.ring.submitAndWait(r.waitTimeout(), busy); err != nil {
+		if _, err := r.ring.SubmitAndWait(r.waitTimeout(), busy); err != nil {
 			return fmt.Errorf("io_uring_enter: %w", err)
 		}
 		woke := time.Now()
@@ -168,11 +168,10 @@ func (r *loop) run() error {
 	}
 	r.CloseAllConns()
 	r.closeListeners()
-	_, _ = r.ring.submitAndWait(0, true) // hand the cancels over so sockets close now
+	_, _ = r.ring.SubmitAndWait(0, true) // hand the cancels over so sockets close now
 	// No receive may pick a buffer once we return and the buffers are
 	// unmapped: take the group away while this is still the issuer thread.
-	reg := bufReg{bgid: bufGroup}
-	_, _ = sysRegister(r.ring.fd, unregisterPbufRing, unsafe.Pointer(&reg), 1)
+	_ = r.bufs.Unregister(r.ring.FD())
 	return nil
 }
 
@@ -205,7 +204,7 @@ func (r *loop) waitTimeout() int64 {
 func (r *loop) reapAll() int {
 	total := 0
 	for range cqEntries/reapBatch + 1 {
-		n := r.ring.reap(r.cqes)
+		n := r.ring.Reap(r.cqes)
 		if n == 0 {
 			return total
 		}
@@ -224,13 +223,13 @@ func (r *loop) reapAll() int {
 	return total
 }
 
-func (r *loop) dispatch(q *cqe) {
-	switch kind := uint8(q.userData >> 56); kind {
+func (r *loop) dispatch(q *uringsys.CQE) {
+	switch kind := uint8(q.UserData >> 56); kind {
 	case kindRecv, kindSend:
-		c := r.connFor(q.userData)
+		c := r.connFor(q.UserData)
 		if c == nil {
-			if q.flags&cqeFBuffer != 0 { // never leak a buffer
-				r.bufs.recycle(uint16(q.flags >> cqeBufferShift))
+			if q.Flags&uringsys.CQEFBuffer != 0 { // never leak a buffer
+				r.bufs.Recycle(uint16(q.Flags >> uringsys.CQEBufferShift))
 			}
 			return
 		}
@@ -240,9 +239,9 @@ func (r *loop) dispatch(q *cqe) {
 			r.onSend(c, q)
 		}
 	case kindAccept:
-		r.onAccept(int((q.userData>>32)&0xffffff), q)
+		r.onAccept(int((q.UserData>>32)&0xffffff), q)
 	case kindMailbox:
-		if q.flags&cqeFMore == 0 && !r.Draining {
+		if q.Flags&uringsys.CQEFMore == 0 && !r.Draining {
 			r.armMailbox()
 		}
 		r.TakeHandoffs()
@@ -259,11 +258,11 @@ func (r *loop) connFor(ud uint64) *conn {
 // sqe returns the next SQE, or nil when the SQ is full and the kernel takes
 // nothing from it; the caller then skips the operation (a receive or send
 // is retried by the next Rearm, and the loop's own enter reports the error).
-func (r *loop) sqe() *sqe {
+func (r *loop) sqe() *uringsys.SQE {
 	if r.exited {
 		return nil
 	}
-	s := r.ring.getSQE()
+	s := r.ring.GetSQE()
 	if s != nil {
 		r.stats.sqes.Add(1)
 	}
@@ -279,25 +278,25 @@ func (r *loop) armAccept(li int) {
 	if s == nil {
 		return
 	}
-	s.opcode, s.fd, s.ioprio = opAccept, int32(l.FD), acceptMultishot
-	s.opFlags = unix.SOCK_CLOEXEC
-	s.userData = userData(kindAccept, int32(li), 0)
+	s.Opcode, s.FD, s.IOPrio = uringsys.OpAccept, int32(l.FD), uringsys.AcceptMultishot
+	s.OpFlags = unix.SOCK_CLOEXEC
+	s.UserData = userData(kindAccept, int32(li), 0)
 	l.Armed = true
 	r.liveAccepts++
 }
 
 func (r *loop) armMailbox() {
 	if s := r.sqe(); s != nil {
-		s.opcode, s.fd, s.len, s.opFlags = opPollAdd, int32(r.Mailbox.EventFD()), pollAddMulti, unix.POLLIN
-		s.userData = userData(kindMailbox, 0, 0)
+		s.Opcode, s.FD, s.Len, s.OpFlags = uringsys.OpPollAdd, int32(r.Mailbox.EventFD()), uringsys.PollAddMulti, unix.POLLIN
+		s.UserData = userData(kindMailbox, 0, 0)
 	}
 }
 
 // cancel asks the kernel to end the operation with user data ud.
 func (r *loop) cancel(ud uint64) {
 	if s := r.sqe(); s != nil {
-		s.opcode, s.fd, s.addr = opAsyncCancel, -1, ud
-		s.userData = userData(kindCancel, 0, 0)
+		s.Opcode, s.FD, s.Addr = uringsys.OpAsyncCancel, -1, ud
+		s.UserData = userData(kindCancel, 0, 0)
 	}
 }
 
@@ -326,9 +325,9 @@ func (r *loop) release() {
 	r.closeListeners()
 	r.CloseMailbox()
 	if r.ring != nil {
-		r.ring.close()
+		r.ring.Close()
 	}
 	if r.bufs != nil {
-		r.bufs.free()
+		r.bufs.Free()
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package uring
+package uringsys
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// bufRing is a provided-buffer ring (IORING_REGISTER_PBUF_RING, 5.19+):
+// BufRing is a provided-buffer Ring (IORING_REGISTER_PBUF_RING, 5.19+):
 // the kernel picks a buffer from it for each receive completion,
 // so a reactor needs read memory for what is in flight, not for every idle
 // connection. Both the ring of descriptors and the buffers are mmapped:
 // the kernel holds their addresses, so they must never move and never be
 // freed by the garbage collector while the ring lives.
-type bufRing struct {
+type BufRing struct {
 	descs   []byte // entries * 16-byte struct io_uring_buf
 	mem     []byte // entries * size bytes of buffers
 	size    int
@@ -35,13 +35,13 @@ type bufDesc struct {
 	resv uint16
 }
 
-// newBufRing maps a ring of entries (a power of two, at most 32768)
+// NewBufRing maps a Ring of entries (a power of two, at most 32768)
 // buffers of size bytes each and fills it.
-func newBufRing(entries, size int, bgid uint16) (*bufRing, error) {
+func NewBufRing(entries, size int, bgid uint16) (*BufRing, error) {
 	if entries <= 0 || entries > 1<<15 || entries&(entries-1) != 0 {
-		return nil, fmt.Errorf("buffer ring entries %d: want a power of two up to 32768", entries)
+		return nil, fmt.Errorf("buffer Ring entries %d: want a power of two up to 32768", entries)
 	}
-	b := &bufRing{size: size, entries: uint16(entries), mask: uint16(entries - 1), bgid: bgid}
+	b := &BufRing{size: size, entries: uint16(entries), mask: uint16(entries - 1), bgid: bgid}
 	var err error
 	prot, flags := unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANONYMOUS|unix.MAP_PRIVATE
 	if b.descs, err = unix.Mmap(-1, 0, entries*int(unsafe.Sizeof(bufDesc{})), prot, flags|unix.MAP_POPULATE); err != nil {
@@ -49,36 +49,36 @@ func newBufRing(entries, size int, bgid uint16) (*bufRing, error) {
 	}
 	// The buffers are touched on first use only: an idle reactor stays small.
 	if b.mem, err = unix.Mmap(-1, 0, entries*size, prot, flags); err != nil {
-		b.free()
+		b.Free()
 		return nil, fmt.Errorf("mmap receive buffers: %w", err)
 	}
 	for i := range entries {
-		b.recycle(uint16(i))
+		b.Recycle(uint16(i))
 	}
-	b.publish()
+	b.Publish()
 	return b, nil
 }
 
-// register makes b buffer group bgid of the ring.
-func (b *bufRing) register(ringFD int) error {
+// Register makes b buffer group bgid of the ring.
+func (b *BufRing) Register(ringFD int) error {
 	reg := bufReg{ringAddr: uint64(uintptr(unsafe.Pointer(&b.descs[0]))), ringEntries: uint32(b.entries), bgid: b.bgid}
-	_, err := sysRegister(ringFD, registerPbufRing, unsafe.Pointer(&reg), 1)
+	_, err := Register(ringFD, RegisterPbufRing, unsafe.Pointer(&reg), 1)
 	return err
 }
 
-func (b *bufRing) desc(i uint16) *bufDesc {
+func (b *BufRing) desc(i uint16) *bufDesc {
 	return (*bufDesc)(unsafe.Pointer(&b.descs[int(i)*int(unsafe.Sizeof(bufDesc{}))]))
 }
 
-// buf is the first n bytes of buffer id, as a completion reported them.
-func (b *bufRing) buf(id uint16, n int) []byte {
+// Buf is the first n bytes of buffer id, as a completion reported them.
+func (b *BufRing) Buf(id uint16, n int) []byte {
 	off := int(id) * b.size
 	return b.mem[off : off+min(n, b.size) : off+b.size]
 }
 
-// recycle gives buffer id back to the kernel (visible after publish). The
+// Recycle gives buffer id back to the kernel (visible after publish). The
 // caller must be done with its bytes.
-func (b *bufRing) recycle(id uint16) {
+func (b *BufRing) Recycle(id uint16) {
 	d := b.desc(b.tail & b.mask)
 	d.addr = uint64(uintptr(unsafe.Pointer(&b.mem[int(id)*b.size])))
 	d.len = uint32(b.size)
@@ -86,11 +86,11 @@ func (b *bufRing) recycle(id uint16) {
 	b.tail++
 }
 
-// publish stores the tail with release semantics so the kernel sees every
+// Publish stores the tail with release semantics so the kernel sees every
 // descriptor written before it. The tail is a 16-bit field; Go has no
 // 16-bit atomics, so the 32-bit word it shares with descriptor 0's bid is
 // stored whole, with that bid as we last wrote it (only we write it).
-func (b *bufRing) publish() {
+func (b *BufRing) Publish() {
 	word := (*uint32)(unsafe.Pointer(&b.descs[12]))
 	var w [4]byte
 	copy(w[:2], b.descs[12:14])
@@ -98,12 +98,12 @@ func (b *bufRing) publish() {
 	atomic.StoreUint32(word, *(*uint32)(unsafe.Pointer(&w[0])))
 }
 
-// published is the tail as the kernel sees it.
-func (b *bufRing) published() uint16 { return *(*uint16)(unsafe.Pointer(&b.descs[14])) }
+// Published is the tail as the kernel sees it.
+func (b *BufRing) Published() uint16 { return *(*uint16)(unsafe.Pointer(&b.descs[14])) }
 
-// free unmaps the ring and buffers; the ring must be closed or the group
+// Free unmaps the ring and buffers; the ring must be closed or the group
 // unregistered first.
-func (b *bufRing) free() {
+func (b *BufRing) Free() {
 	for _, m := range [][]byte{b.mem, b.descs} {
 		if m != nil {
 			_ = unix.Munmap(m)
@@ -111,3 +111,18 @@ func (b *bufRing) free() {
 	}
 	b.mem, b.descs = nil, nil
 }
+
+// Unregister takes b's buffer group away from the ring, so that no receive
+// picks one of its buffers any more; on a SINGLE_ISSUER ring, call it on
+// the issuer thread.
+func (b *BufRing) Unregister(ringFD int) error {
+	reg := bufReg{bgid: b.bgid}
+	_, err := Register(ringFD, UnregisterPbufRing, unsafe.Pointer(&reg), 1)
+	return err
+}
+
+// Size is the size of each buffer, and so the most one receive returns.
+func (b *BufRing) Size() int { return b.size }
+
+// Entries is the number of buffers.
+func (b *BufRing) Entries() int { return int(b.entries) }

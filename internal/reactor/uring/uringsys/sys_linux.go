@@ -1,6 +1,6 @@
 //go:build linux
 
-package uring
+package uringsys
 
 import (
 	"unsafe"
@@ -8,48 +8,50 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The kernel ABI this package uses, from include/uapi/linux/io_uring.h.
-// Only what the engine needs is here; the values are fixed ABI.
+// The kernel ABI, from include/uapi/linux/io_uring.h: only what gocached's
+// engine (and the benchmark floor that mirrors it) uses; the values are
+// fixed ABI.
 const (
-	opPollAdd     = 6
-	opAccept      = 13
-	opAsyncCancel = 14
-	opSend        = 26
-	opRecv        = 27
+	OpNop         = 0
+	OpPollAdd     = 6
+	OpAccept      = 13
+	OpAsyncCancel = 14
+	OpSend        = 26
+	OpRecv        = 27
 
-	sqeBufferSelect = 1 << 5 // IOSQE_BUFFER_SELECT
+	SQEBufferSelect = 1 << 5 // IOSQE_BUFFER_SELECT
 
-	setupCQSize        = 1 << 3
-	setupRDisabled     = 1 << 6
-	setupSubmitAll     = 1 << 7
-	setupCoopTaskrun   = 1 << 8
-	setupSingleIssuer  = 1 << 12
-	setupDeferTaskrun  = 1 << 13
-	pollAddMulti       = 1 << 0 // IORING_POLL_ADD_MULTI, in sqe.len
-	recvMultishot      = 1 << 1 // IORING_RECV_MULTISHOT, in sqe.ioprio
-	recvPollFirst      = 1 << 0 // IORING_RECVSEND_POLL_FIRST (5.19), in sqe.ioprio
-	acceptMultishot    = 1 << 0 // IORING_ACCEPT_MULTISHOT, in sqe.ioprio
-	asyncCancelAll     = 1 << 0
-	cqeFBuffer         = 1 << 0
-	cqeFMore           = 1 << 1
-	cqeBufferShift     = 16
-	enterGetEvents     = 1 << 0
-	enterExtArg        = 1 << 3
-	enterRegisteredRng = 1 << 4
-	featExtArg         = 1 << 8
-	sqCQOverflow       = 1 << 1 // IORING_SQ_CQ_OVERFLOW in the SQ ring flags
-	sqTaskrun          = 1 << 2 // IORING_SQ_TASKRUN
+	SetupCQSize         = 1 << 3
+	SetupRDisabled      = 1 << 6
+	SetupSubmitAll      = 1 << 7
+	SetupCoopTaskrun    = 1 << 8
+	SetupSingleIssuer   = 1 << 12
+	SetupDeferTaskrun   = 1 << 13
+	PollAddMulti        = 1 << 0 // IORING_POLL_ADD_MULTI, in SQE.Len
+	RecvMultishot       = 1 << 1 // IORING_RECV_MULTISHOT, in SQE.IOPrio
+	RecvPollFirst       = 1 << 0 // IORING_RECVSEND_POLL_FIRST (5.19), in SQE.IOPrio
+	AcceptMultishot     = 1 << 0 // IORING_ACCEPT_MULTISHOT, in SQE.IOPrio
+	AsyncCancelAll      = 1 << 0
+	CQEFBuffer          = 1 << 0
+	CQEFMore            = 1 << 1
+	CQEBufferShift      = 16
+	EnterGetEvents      = 1 << 0
+	EnterExtArg         = 1 << 3
+	EnterRegisteredRing = 1 << 4
+	FeatExtArg          = 1 << 8
+	SQCQOverflow        = 1 << 1 // IORING_SQ_CQ_OVERFLOW in the SQ ring flags
+	SQTaskrun           = 1 << 2 // IORING_SQ_TASKRUN
 
 	offSQRing = 0
 	offCQRing = 0x8000000
 	offSQEs   = 0x10000000
 
-	registerEnableRings = 12
-	registerRingFDs     = 20
-	registerPbufRing    = 22
-	unregisterPbufRing  = 23
-	registerNAPI        = 27
-	unregisterNAPI      = 28
+	RegisterEnableRings = 12
+	RegisterRingFDs     = 20
+	RegisterPbufRing    = 22
+	UnregisterPbufRing  = 23
+	RegisterNAPI        = 27
+	UnregisterNAPI      = 28
 )
 
 // sqRingOffsets and cqRingOffsets are struct io_sqring_offsets and
@@ -64,37 +66,37 @@ type cqRingOffsets struct {
 	userAddr                                                        uint64
 }
 
-// params is struct io_uring_params (120 bytes).
-type params struct {
+// Params is struct io_uring_params (120 bytes).
+type Params struct {
 	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFD uint32
 	resv                                                                   [3]uint32
 	sqOff                                                                  sqRingOffsets
 	cqOff                                                                  cqRingOffsets
 }
 
-// sqe is struct io_uring_sqe (64 bytes) with the unions reduced to the
-// members this package sets.
-type sqe struct {
-	opcode   uint8
-	flags    uint8
-	ioprio   uint16
-	fd       int32
-	off      uint64
-	addr     uint64
-	len      uint32
-	opFlags  uint32 // msg_flags, accept_flags, cancel_flags, poll32_events
-	userData uint64
-	bufGroup uint16
+// SQE is struct io_uring_sqe (64 bytes) with the unions reduced to the
+// members gocached sets.
+type SQE struct {
+	Opcode   uint8
+	Flags    uint8 // IOSQE_*
+	IOPrio   uint16
+	FD       int32
+	Off      uint64
+	Addr     uint64
+	Len      uint32
+	OpFlags  uint32 // msg_flags, accept_flags, cancel_flags, poll32_events
+	UserData uint64
+	BufGroup uint16
 	_        uint16 // personality
-	optlen   uint32 // optlen: a multishot receive's total byte cap (6.17+); file_index
+	Optlen   uint32 // optlen: a multishot receive's total byte cap (6.17+); file_index
 	_        [2]uint64
 }
 
-// cqe is struct io_uring_cqe (16 bytes; the ring is not set up with CQE32).
-type cqe struct {
-	userData uint64
-	res      int32
-	flags    uint32
+// CQE is struct io_uring_cqe (16 bytes; rings are not set up with CQE32).
+type CQE struct {
+	UserData uint64
+	Res      int32
+	Flags    uint32 // IORING_CQE_F_*; the buffer ID above CQEBufferShift
 }
 
 // getEventsArg is struct io_uring_getevents_arg, passed with
@@ -115,23 +117,23 @@ type bufReg struct {
 	resv        [3]uint64
 }
 
-// napiReg is struct io_uring_napi for IORING_(UN)REGISTER_NAPI.
-type napiReg struct {
-	busyPollTo     uint32
-	preferBusyPoll uint8
-	opcode         uint8
-	pad            [2]uint8
-	opParam        uint32
-	resv           uint32
+// NAPIReg is struct io_uring_napi for IORING_(UN)REGISTER_NAPI.
+type NAPIReg struct {
+	BusyPollTo     uint32
+	PreferBusyPoll uint8
+	Opcode         uint8
+	_              [2]uint8
+	OpParam        uint32
+	_              uint32
 }
 
 // io_uring_napi opcodes and tracking strategies (static tracking: 6.13+).
 const (
-	napiRegisterOp    = 0
-	napiStaticAddID   = 1
-	napiTrackDynamic  = 0
-	napiTrackStatic   = 1
-	napiTrackInactive = 255
+	NAPIRegisterOp    = 0
+	NAPIStaticAddID   = 1
+	NAPITrackDynamic  = 0
+	NAPITrackStatic   = 1
+	NAPITrackInactive = 255
 )
 
 // rsrcUpdate is struct io_uring_rsrc_update, for IORING_REGISTER_RING_FDS.
@@ -143,19 +145,19 @@ type rsrcUpdate struct {
 
 // Compile-time checks of the ABI sizes.
 var (
-	_ [120 - unsafe.Sizeof(params{})]byte
-	_ [unsafe.Sizeof(params{}) - 120]byte
-	_ [64 - unsafe.Sizeof(sqe{})]byte
-	_ [unsafe.Sizeof(sqe{}) - 64]byte
-	_ [16 - unsafe.Sizeof(cqe{})]byte
+	_ [120 - unsafe.Sizeof(Params{})]byte
+	_ [unsafe.Sizeof(Params{}) - 120]byte
+	_ [64 - unsafe.Sizeof(SQE{})]byte
+	_ [unsafe.Sizeof(SQE{}) - 64]byte
+	_ [16 - unsafe.Sizeof(CQE{})]byte
 	_ [40 - unsafe.Sizeof(bufReg{})]byte
-	_ [16 - unsafe.Sizeof(napiReg{})]byte
-	_ [unsafe.Sizeof(napiReg{}) - 16]byte
+	_ [16 - unsafe.Sizeof(NAPIReg{})]byte
+	_ [unsafe.Sizeof(NAPIReg{}) - 16]byte
 )
 
-// sysSetup is io_uring_setup(2). It is a variable so tests can make the
+// Setup is io_uring_setup(2). It is a variable so tests can make the
 // kernel look like one without io_uring.
-var sysSetup = func(entries uint32, p *params) (int, error) {
+var Setup = func(entries uint32, p *Params) (int, error) {
 	fd, _, errno := unix.RawSyscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(p)), 0)
 	if errno != 0 {
 		return -1, errno
@@ -163,7 +165,7 @@ var sysSetup = func(entries uint32, p *params) (int, error) {
 	return int(fd), nil
 }
 
-// sysEnter is io_uring_enter(2). A loaded reactor waits as a raw system
+// enter is io_uring_enter(2). A loaded reactor waits as a raw system
 // call: the runtime's entersyscall/exitsyscall would let sysmon take the
 // reactor's P after 20us of waiting and keep sysmon itself polling every
 // 20us, which measured as about 10% of a loaded reactor's CPU (context
@@ -174,7 +176,7 @@ var sysSetup = func(entries uint32, p *params) (int, error) {
 // preemption point (TestStopTheWorldWhileIdle). An idle reactor waits
 // through the runtime instead (raw false): held for long, its P would draw
 // sysmon's preemption signal every 10 ms.
-func sysEnter(fd int, toSubmit, minComplete, flags uint32, arg unsafe.Pointer, argSz uintptr, raw bool) (int, error) {
+func enter(fd int, toSubmit, minComplete, flags uint32, arg unsafe.Pointer, argSz uintptr, raw bool) (int, error) {
 	call := unix.Syscall6
 	if raw {
 		call = unix.RawSyscall6
@@ -187,9 +189,9 @@ func sysEnter(fd int, toSubmit, minComplete, flags uint32, arg unsafe.Pointer, a
 	return int(n), nil
 }
 
-// sysEnterNoWait is io_uring_enter(2) for submissions that never sleep, as a
+// enterNoWait is io_uring_enter(2) for submissions that never sleep, as a
 // raw call: it skips the runtime's syscall bookkeeping.
-func sysEnterNoWait(fd int, toSubmit, flags uint32) (int, error) {
+func enterNoWait(fd int, toSubmit, flags uint32) (int, error) {
 	n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(fd), uintptr(toSubmit), 0, uintptr(flags), 0, 0)
 	if errno != 0 {
 		return int(n), errno
@@ -197,8 +199,8 @@ func sysEnterNoWait(fd int, toSubmit, flags uint32) (int, error) {
 	return int(n), nil
 }
 
-// sysRegister is io_uring_register(2).
-func sysRegister(fd int, op uint32, arg unsafe.Pointer, nrArgs uint32) (int, error) {
+// Register is io_uring_register(2).
+func Register(fd int, op uint32, arg unsafe.Pointer, nrArgs uint32) (int, error) {
 	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(fd), uintptr(op), uintptr(arg), uintptr(nrArgs), 0, 0)
 	if errno != 0 {
 		return int(n), errno

@@ -1,6 +1,4 @@
-//go:build linux
-
-package main
+package floor
 
 import (
 	"strings"
@@ -27,10 +25,10 @@ func TestAnswer(t *testing.T) {
 		{"unknown", []string{"version\r\n"}, "ERROR\r\n"},
 	}
 	for _, tt := range tests {
-		var c conn
+		var c Requests
 		var got []byte
 		for _, r := range tt.reads {
-			got = c.answer([]byte(r), got)
+			got = c.Answer([]byte(r), got)
 		}
 		if string(got) != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
