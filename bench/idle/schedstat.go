@@ -67,6 +67,20 @@ func readSnapshot(pid int) (snapshot, error) {
 	return s, nil
 }
 
+// RunTimes is the CPU time (ns) each live thread of pid has used, by
+// thread id.
+func RunTimes(pid int) (map[int]uint64, error) {
+	s, err := readSnapshot(pid)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]uint64, len(s))
+	for tid, st := range s {
+		out[tid] = st.RunNs
+	}
+	return out, nil
+}
+
 // delta is what happened between two snapshots: wake-ups and CPU summed over
 // threads (a thread born in between counts from zero), and the busiest
 // thread's share of the wake-ups.

@@ -1,13 +1,13 @@
 package wakedelay
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gocached/gocached/bench/idle"
 )
 
 // Tracefs is where the kernel's tracing file system is mounted.
@@ -69,43 +69,15 @@ func Capture(window time.Duration) ([]byte, error) {
 	return os.ReadFile(filepath.Join(Tracefs, "trace"))
 }
 
-// Threads returns the tids of process pid with the CPU time (ns) each has
-// used (schedstat's first field).
-func Threads(pid int) (map[int]uint64, error) {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int]uint64{}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "schedstat"))
-		if err != nil {
-			continue // the thread is gone
-		}
-		f := bytes.Fields(b)
-		if len(f) == 0 {
-			continue
-		}
-		ns, _ := strconv.ParseUint(string(f[0]), 10, 64)
-		out[tid] = ns
-	}
-	return out, nil
-}
-
 // Busiest is the thread of pid that used the most CPU over d: a reactor
 // serving load.
 func Busiest(pid int, d time.Duration) (int, error) {
-	a, err := Threads(pid)
+	a, err := idle.RunTimes(pid)
 	if err != nil {
 		return 0, err
 	}
 	time.Sleep(d)
-	b, err := Threads(pid)
+	b, err := idle.RunTimes(pid)
 	if err != nil {
 		return 0, err
 	}

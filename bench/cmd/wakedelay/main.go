@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocached/gocached/bench/idle"
 	"github.com/gocached/gocached/bench/wakedelay"
 	flag "github.com/spf13/pflag"
 )
@@ -49,7 +50,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	threads, err := wakedelay.Threads(*pid)
+	threads, err := idle.RunTimes(*pid)
 	if err != nil {
 		return err
 	}
