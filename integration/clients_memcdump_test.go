@@ -293,11 +293,28 @@ func TestMetadumpBusy(t *testing.T) {
 		stuck.conn.(*net.TCPConn).SetReadBuffer(4096)
 		stuck.send("lru_crawler metadump all\r\n") // never read
 		other := dialRaw(t, p.Addr())
+		// Wait for the stuck dump to hold the crawler before crawling:
+		// the server may read other's crawl before stuck's dump (a loaded
+		// machine, another engine's order), and a crawl running first
+		// would turn the dump away with BUSY, leaving nothing stuck.
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			other.send("stats\r\n")
+			st, err := other.readUntil("END\r\n", 10*time.Second)
+			if err != nil {
+				t.Fatalf("stats: %v", err)
+			}
+			if strings.Contains(st, "STAT lru_crawler_running 1\r\n") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the stuck client's metadump never held the crawler (lru_crawler_running stayed 0)")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		busy := "BUSY currently processing crawler request\r\n"
 		var got string
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			// The stuck dump may need a moment to start (memcached's
-			// crawler thread) and to fill the socket buffers.
+			// The dump may need a moment to fill the socket buffers.
 			if got = other.roundTrip("lru_crawler crawl all\r\n"); got == busy || time.Now().After(deadline) {
 				break
 			}
