@@ -59,3 +59,26 @@ func TestParse(t *testing.T) {
 		t.Errorf("median %.2f, want 30", q)
 	}
 }
+
+// Parse takes any text without panicking, and what it reports is
+// consistent: no more waits than wake-ups, none negative, sorted.
+func FuzzParse(f *testing.F) {
+	f.Add(sample, 100)
+	f.Add("", 0)
+	f.Add(" 1.5: sched_waking: comm=x pid=7 \n[000] a 2.0: sched_switch: prev_comm=a prev_pid=0 p ==> next_comm=b next_pid=7 \n", 7)
+	f.Fuzz(func(t *testing.T, text string, tid int) {
+		rep, err := Parse(strings.NewReader(text), tid, map[int]bool{tid: true, 101: true})
+		if err != nil {
+			return // a line longer than the scanner takes
+		}
+		if len(rep.Delays) > rep.Wakeups {
+			t.Fatalf("%d waits from %d wake-ups", len(rep.Delays), rep.Wakeups)
+		}
+		for i, d := range rep.Delays {
+			if i > 0 && d < rep.Delays[i-1] {
+				t.Fatalf("delays not sorted: %v", rep.Delays)
+			}
+		}
+		_ = Quantile(rep.Delays, 0.99)
+	})
+}
