@@ -411,8 +411,13 @@ func runSlabStress(t *testing.T, sc stressCfg) {
 	}
 }
 
-// rec0Key is the key a reservation's chunk was written with.
+// rec0Key is the key a reservation's chunk was written with. A lost
+// reservation (Reserve found no room) has no chunk: its zero position is
+// the arena's first chunk, someone else's, so it gets a key of its own.
 func (s *Store) rec0Key(rv *Reservation) []byte {
+	if rv.Lost() {
+		return []byte("lost-reservation")
+	}
 	sh := &s.shards[rv.ref.shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
