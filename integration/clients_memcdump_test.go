@@ -311,22 +311,32 @@ func TestMetadumpBusy(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		busy := "BUSY currently processing crawler request\r\n"
-		var got string
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			// The dump may need a moment to fill the socket buffers.
-			if got = other.roundTrip("lru_crawler crawl all\r\n"); got == busy || time.Now().After(deadline) {
-				break
+		// memcached's crawler keeps lru_crawler_lock while it waits on a
+		// client that does not read (crawler.c: a 1 s poll, up to 1800
+		// tries), and a crawl request takes that lock before it can say
+		// BUSY: once the dump is stuck, memcached's worker blocks instead
+		// of answering. Only gocached is held to BUSY at once; memcached
+		// is held to the rest: the dump holds the crawler, and the crawler
+		// is free again when the stuck client leaves.
+		if !tg.isReference() {
+			busy := "BUSY currently processing crawler request\r\n"
+			var got string
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				// The dump may need a moment to fill the socket buffers.
+				if got = other.roundTrip("lru_crawler crawl all\r\n"); got == busy || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if got != busy {
-			t.Fatalf("crawl during a stuck dump: %q, want %q", got, busy)
-		}
-		if got := other.roundTrip("lru_crawler metadump all\r\n"); got != busy {
-			t.Errorf("metadump during a stuck dump: %q, want %q", got, busy)
+			if got != busy {
+				t.Fatalf("crawl during a stuck dump: %q, want %q", got, busy)
+			}
+			if got := other.roundTrip("lru_crawler metadump all\r\n"); got != busy {
+				t.Errorf("metadump during a stuck dump: %q, want %q", got, busy)
+			}
 		}
 		stuck.conn.Close()
+		var got string
 		for deadline := time.Now().Add(30 * time.Second); ; {
 			if got = other.roundTrip("lru_crawler crawl all\r\n"); got == "OK\r\n" || time.Now().After(deadline) {
 				break

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,12 +16,27 @@ import (
 // clock may tick during a stream, and so is h: memcached's incr rewrites an
 // item in place, keeping its fetched bit, only when no reply still being
 // sent holds the item, so in a pipeline h after ma depends on timing.
+// Longer hunts (GOCACHED_RANDOM_STREAMS) also meet the rest of that rule,
+// about one stream in 6,000: a decr that shortens a number, or an ma on a
+// stale item, right after a reply that carries the same item's value
+// (memcached copies: an unpadded number, no stale flag; gocached writes in
+// place). The default 100 streams have not shown it in any CI run.
 
 var (
 	randKeys  = []string{"a", "b", "c"}
 	randFlags = []string{"v", "k", "c", "f", "s", "q", "u", "O1", "Oxyz", "T0", "T100", "N0", "N50", "R30",
 		"I", "C99999999", "F7", "T-1", "N-1", "b", "MS", "ME", "MA", "MP", "MR", "MD", "MI", "D2", "J5", "P", "Lx", "zz", "Cx"}
 )
+
+// randStoredKeys is every key a random stream can store: randKeys, and
+// their base64 forms, which meta commands with b name as other keys.
+func randStoredKeys() []string {
+	keys := slices.Clone(randKeys)
+	for _, k := range randKeys {
+		keys = append(keys, string(appendBase64(nil, []byte(k))))
+	}
+	return keys
+}
 
 // randomStreams is how many streams each random test runs: 100, or
 // GOCACHED_RANDOM_STREAMS for a longer hunt (with GOCACHED_RANDOM_SEED).
@@ -124,7 +140,7 @@ func TestRandomMetaAgainstMemcached(t *testing.T) {
 		}
 		in.WriteString("mn\r\n")
 		stream := in.String()
-		flushMemcached(t, addr)
+		flushMemcached(t, addr, randStoredKeys()...)
 		got := driveFresh(t, newStillEnv, []byte(stream))
 		ref := exchangeLike(t, addr, stream, got)
 		if g, w := normalizeMeta(got.out), normalizeMeta(ref.out); g != w || got.closed != ref.closed {
@@ -188,7 +204,7 @@ func TestRandomBinaryAgainstMemcached(t *testing.T) {
 		}
 		in.WriteString(binReq(opNoop, "", "", "", 0xffff, 0))
 		stream := in.String()
-		flushMemcached(t, addr)
+		flushMemcached(t, addr, randStoredKeys()...)
 		got := runBinary(t, stream)
 		ref := exchangeWant(t, addr, stream, max(1, len(got.out)), got.closed)
 		g := paddedNumber.ReplaceAllString(describePackets(got.out, got.closed), `val="$1"`)
