@@ -29,16 +29,11 @@ type automover struct {
 	ratio  atomic.Uint64 // float64 bits
 	window atomic.Int32
 
-	mu     sync.Mutex // the fields below: one check at a time
-	cur    int
-	before []classSample
-	slots  [][]windowSlot // per class, window entries
-	last   uint32         // the second of the last check
-}
-
-type classSample struct {
-	evicted, oom uint64
-	pages        int
+	mu            sync.Mutex // the fields below: one check at a time
+	cur           int
+	before, after []classSample  // the last check's samples, and this one's
+	slots         [][]windowSlot // per class, window entries
+	last          uint32         // the second of the last check
 }
 
 type windowSlot struct {
@@ -92,15 +87,16 @@ func (s *Store) automoveDecide(level uint32) (src, dst int) {
 	if window < 3 {
 		window = 30
 	}
-	classes := s.Classes()
 	n := len(s.slabs.classes)
-	after := make([]classSample, n)
-	byID := make([]*ClassStats, n)
-	for i := range classes {
-		c := &classes[i]
-		after[c.ID] = classSample{evicted: c.Evicted, oom: c.Outofmemory, pages: c.TotalPages}
-		byID[c.ID] = c
+	if len(a.after) != n {
+		a.after = make([]classSample, n)
 	}
+	after := s.sampleClasses(a.after)
+	// The two sample slices trade places (every way out makes after the
+	// new before), so that a check allocates nothing: an idle server runs
+	// one a second.
+	prev := a.before
+	defer func() { a.after = prev }()
 	if len(a.before) != n || len(a.slots) != n || len(a.slots[1]) != window {
 		a.before, a.cur = after, 0
 		a.slots = make([][]windowSlot, n)
@@ -120,7 +116,9 @@ func (s *Store) automoveDecide(level uint32) (src, dst int) {
 	}
 	var total uint64
 	for id := 1; id < n; id++ {
-		total += after[id].evicted - a.before[id].evicted
+		if b, c := a.before[id], after[id]; c.evicted > b.evicted {
+			total += c.evicted - b.evicted
+		}
 	}
 	a.cur++
 	ratio := math.Float64frombits(a.ratio.Load())
@@ -131,17 +129,14 @@ func (s *Store) automoveDecide(level uint32) (src, dst int) {
 		sl := &a.slots[id][a.cur%window]
 		*sl = windowSlot{}
 		b, c := a.before[id], after[id]
-		if d := c.evicted - b.evicted; d > 0 {
+		if d := c.evicted - b.evicted; c.evicted > b.evicted {
 			sl.evictedRatio = float64(d) / float64(total)
 			sl.evictedSeen, sl.dirty = true, true
 		}
 		if c.oom > b.oom || c.pages > b.pages {
 			sl.dirty = true
 		}
-		cs := byID[id]
-		if cs != nil {
-			sl.age = uint32(max(cs.OldestAge, 0))
-		}
+		sl.age = c.coldAge
 		dirty, seen, ratios, ages := false, 0, 0.0, 0.0
 		for _, w := range a.slots[id] {
 			dirty = dirty || w.dirty
@@ -152,14 +147,11 @@ func (s *Store) automoveDecide(level uint32) (src, dst int) {
 			ages += float64(w.age)
 		}
 		age := ages / float64(window)
-		if cs == nil {
-			continue
-		}
-		if float64(cs.FreeChunks) > float64(cs.ChunksPer)*2.5 && !dirty {
+		if float64(c.free) > float64(c.perPage)*2.5 && !dirty {
 			a.before = after
 			return id, 0
 		}
-		if cs.TotalPages > 2 && (oldest < 0 || age > oldAge) {
+		if c.pages > 2 && (oldest < 0 || age > oldAge) {
 			oldest, oldAge = id, age
 		}
 		if (seen > window/2 || ratios/float64(window) > 0.25) && (youngest < 0 || age < youngAge) {
@@ -172,4 +164,39 @@ func (s *Store) automoveDecide(level uint32) (src, dst int) {
 		return oldest, youngest
 	}
 	return 0, 0
+}
+
+// classSample is what a check reads of a class.
+type classSample struct {
+	evicted, oom         uint64 // summed over the shards
+	pages, free, perPage int
+	coldAge              uint32 // seconds COLD's tail item has gone unread
+}
+
+// sampleClasses fills dst (one entry per class id) with what a check
+// needs, and nothing more: Classes would sum every counter of every shard
+// and build a ClassStats per class, most of an idle server's CPU.
+func (s *Store) sampleClasses(dst []classSample) []classSample {
+	clear(dst)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for c := range sh.cls {
+			dst[c].evicted += sh.cls[c].evicted
+			dst[c].oom += sh.cls[c].outOfMemory
+		}
+		sh.mu.Unlock()
+	}
+	now := clampTime(s.Now())
+	for id := 1; id < len(dst); id++ {
+		c := &s.slabs.classes[id]
+		c.mu.Lock()
+		d := &dst[id]
+		d.pages, d.free, d.perPage = c.pages, c.freeChunks(), c.perPage
+		if pos := c.q[queueCold].tail; pos != nilLoc {
+			d.coldAge = s.tailAge(pos, now)
+		}
+		c.mu.Unlock()
+	}
+	return dst
 }
