@@ -15,7 +15,8 @@ import "time"
 //     every clockTick and the reclaimer every reclaimEvery ticks, as they
 //     always did; an idle store runs them once a second, on the wake that
 //     turns the clock, as memcached's LRU maintainer backs off to 1 s
-//     sleeps and its automover decides once a second.
+//     sleeps and its automover decides once a second;
+//   - an idle store that holds nothing sleeps until it is used (deepidle.go).
 //
 // Operations tell the loop about themselves through Store.busy: a load in
 // the common case (the flag is already set), a write only for the first
@@ -85,6 +86,8 @@ func (s *Store) background() {
 		}
 		s.wakes.Add(1)
 		d = s.step(&l, time.Now())
+		// step turned the clock; a deep-idle sleep leaves it to readers.
+		s.clockLazy.Store(d > time.Second+clockSlack)
 	}
 }
 
@@ -137,6 +140,9 @@ func (s *Store) step(l *loopState, now time.Time) time.Duration {
 		l.lastReclaim = now
 	}
 	l.fast = active || work
+	if !l.fast && s.quiescent() {
+		return deepIdleWake
+	}
 	return nextWake(now, l.fast)
 }
 

@@ -38,6 +38,7 @@ type Store struct {
 	maxValue  int // largest key+value length (MaxItemSize minus memcached's overhead)
 
 	clock     atomic.Int64  // coarse unix seconds when cfg.Now is nil
+	clockLazy atomic.Bool   // the loop sleeps in deep idle: readers turn the clock (deepidle.go)
 	busy      atomic.Bool   // activity since the background loop's last round (background.go)
 	noSweep   atomic.Bool   // the LRU crawler is off: the reclaimer leaves expired items (flush.go)
 	debugTime debugClock    // memcached-debug's debugtime shift and pause (debugclock.go)
@@ -265,6 +266,9 @@ func (s *Store) waitMover() {
 func (s *Store) Now() int64 {
 	if s.cfg.Now != nil {
 		return s.cfg.Now()
+	}
+	if s.clockLazy.Load() {
+		s.catchUpClock(time.Now())
 	}
 	return s.clock.Load()
 }
