@@ -1,8 +1,10 @@
 package server
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
@@ -86,32 +88,81 @@ func returnDue(prev, cur heapSample, ownCycle bool) bool {
 	return cur.retained > cur.live+returnSlack
 }
 
-// returnMemory runs the check every returnPeriod until stop is closed;
-// indexBytes reports the store's index size (nil: none).
-func returnMemory(stop <-chan struct{}, indexBytes func() uint64) {
-	buf := make([]metrics.Sample, len(heapMetrics))
+// memReturner runs the check every period while the heap holds more than
+// returnSlack. Below it no check can be due, and the heap cannot grow past
+// it without the collector running (it paces itself on the live heap, a
+// few MB at rest), so then the returner sleeps until a cycle ends: an idle
+// server's only cycles are the runtime's forced ones, every two minutes,
+// where a period's tick woke it, and the runtime's threads with it, every
+// 10 s. With the collector off (GOGC=off) nothing else would run one, so
+// then the checks keep their period.
+type memReturner struct {
+	period     time.Duration
+	indexBytes func() uint64 // the store's index size (nil: none)
+	samples    atomic.Int64  // heap samples taken, for tests
+}
+
+// run checks until stop is closed.
+func (r *memReturner) run(stop <-chan struct{}) {
+	buf := make([]metrics.Sample, len(heapMetrics)+1)
 	for i, name := range heapMetrics {
 		buf[i].Name = name
 	}
-	t := time.NewTicker(returnPeriod)
-	defer t.Stop()
-	prev := readHeapSample(buf)
+	buf[len(heapMetrics)].Name = "/gc/gogc:percent"
+	sample := func() heapSample {
+		r.samples.Add(1)
+		return readHeapSample(buf)
+	}
+	collectorOff := func() bool {
+		v := buf[len(heapMetrics)].Value
+		return v.Kind() == metrics.KindUint64 && int64(v.Uint64()) < 0 // GOGC=off reads as -1
+	}
+	cycleEnded := make(chan struct{}, 1)
+	timer := time.NewTimer(r.period)
+	defer timer.Stop()
+	prev := sample()
 	forced, forcedCycles := false, uint64(0) // the cycle count after the last FreeOSMemory
 	for {
+		if prev.retained <= returnSlack && !collectorOff() {
+			notifyCycleEnd(cycleEnded)
+			select {
+			case <-stop:
+				return
+			case <-cycleEnded:
+			}
+			prev = sample() // a period starts: what it allocates decides
+			timer.Reset(r.period)
+			continue
+		}
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case <-timer.C:
 		}
-		cur := readHeapSample(buf)
-		if indexBytes != nil {
-			cur.index = indexBytes()
+		timer.Reset(r.period)
+		cur := sample()
+		if r.indexBytes != nil {
+			cur.index = r.indexBytes()
 		}
 		if returnDue(prev, cur, forced && cur.cycles == forcedCycles) {
 			debug.FreeOSMemory()
-			cur = readHeapSample(buf)
+			cur = sample()
 			forced, forcedCycles = true, cur.cycles
 		}
 		prev = cur
 	}
+}
+
+// cycleMark is an allocation whose only use is to be collected.
+type cycleMark struct{ _ *byte }
+
+// notifyCycleEnd sends on ch (without blocking) once a collection cycle
+// has found a fresh allocation unreachable.
+func notifyCycleEnd(ch chan struct{}) {
+	runtime.AddCleanup(new(cycleMark), func(ch chan struct{}) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}, ch)
 }

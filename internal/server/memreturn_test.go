@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 func TestReturnDue(t *testing.T) {
@@ -64,4 +65,64 @@ func TestReadHeapSampleSeesABurst(t *testing.T) {
 	if done := readHeapSample(buf); done.retained > rest.retained+32<<20 {
 		t.Fatalf("after returning, %d bytes retained (at rest %d)", done.retained, rest.retained)
 	}
+}
+
+// gcCycles is the runtime's count of completed collection cycles.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// waitSamples waits (up to 30 s) until r has taken more than n samples.
+func waitSamples(t *testing.T, r *memReturner, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); r.samples.Load() <= n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the returner took %d samples, want more than %d", r.samples.Load(), n)
+		}
+	}
+}
+
+// With the heap under the slack the returner sleeps until a collection
+// cycle ends, not a period: periods that pass without a cycle take no
+// sample, a cycle wakes it.
+func TestReturnerSleepsUntilACycle(t *testing.T) {
+	debug.FreeOSMemory() // the heap under the slack, whatever ran before
+	r := &memReturner{period: 5 * time.Millisecond}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); r.run(stop) }()
+	defer func() { close(stop); <-done }()
+	waitSamples(t, r, 0)
+	// Twenty periods; a cycle someone else's garbage starts voids the try.
+	for try := 0; ; try++ {
+		cycles, samples := gcCycles(), r.samples.Load()
+		time.Sleep(100 * time.Millisecond)
+		if gcCycles() != cycles {
+			if try == 10 {
+				t.Skip("a collection cycle ran during every try")
+			}
+			continue
+		}
+		if n := r.samples.Load(); n != samples {
+			t.Fatalf("%d samples in 20 periods without a cycle, want none", n-samples)
+		}
+		break
+	}
+	n := r.samples.Load()
+	runtime.GC()
+	waitSamples(t, r, n)
+}
+
+// With the collector off the checks keep their period: nothing else would
+// ever wake the returner.
+func TestReturnerKeepsItsPeriodWithGCOff(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	r := &memReturner{period: 5 * time.Millisecond}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); r.run(stop) }()
+	defer func() { close(stop); <-done }()
+	waitSamples(t, r, 3)
 }

@@ -124,7 +124,8 @@ func (s *server) dropRoot() error {
 // burst's buffers to the OS (memreturn.go) and --cpuprofile.
 func (s *server) startHelpers() error {
 	stopReturn := make(chan struct{})
-	go returnMemory(stopReturn, func() uint64 { return s.st.Stats().HashBytes })
+	r := &memReturner{period: returnPeriod, indexBytes: func() uint64 { return s.st.Stats().HashBytes }}
+	go r.run(stopReturn)
 	s.atExit(func() { close(stopReturn) })
 	stopProfile, err := startCPUProfile(s.o.CPUProfile)
 	if err != nil {
