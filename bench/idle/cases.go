@@ -18,11 +18,17 @@ type Binaries struct {
 // without.
 const idleClients = 100
 
+// idleItems is how many items the "items" cases store before they idle: a
+// store that holds items keeps its once-a-second maintenance (as
+// memcached's LRU maintainer does), an empty one need not.
+const idleItems = 10000
+
 // Cases lists what a run measures for the given targets ("epoll", "uring",
 // "go", "memcached" for 1.6.45, "memcached-1.6.18"): each with its default
-// flags, with idle clients connected, and gocached's epoll engine also with
-// its metrics endpoint and a warm-restart memory file, the features that
-// own goroutines of their own.
+// flags, with idle clients connected, gocached's epoll engine and memcached
+// 1.6.45 also holding items, and gocached's epoll engine also with its
+// metrics endpoint and a warm-restart memory file, the features that own
+// goroutines of their own.
 func Cases(b Binaries, targets []string, tmpDir string) ([]Case, error) {
 	var out []Case
 	for _, t := range targets {
@@ -40,6 +46,9 @@ func Cases(b Binaries, targets []string, tmpDir string) ([]Case, error) {
 		base.Name = t
 		out = append(out, Case{Name: t, Spec: base},
 			Case{Name: fmt.Sprintf("%s, %d idle clients", t, idleClients), Spec: base, IdleConns: idleClients})
+		if t == "epoll" || t == "memcached" {
+			out = append(out, Case{Name: fmt.Sprintf("%s, %d items", t, idleItems), Spec: base, Items: idleItems})
+		}
 		if t == "epoll" {
 			port, err := testproc.FreePort()
 			if err != nil {

@@ -62,7 +62,8 @@ func TestCases(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	got := strings.Join(names, "; ")
-	for _, want := range []string{"epoll; epoll, 100 idle clients; epoll, --metrics-listen", "go, 100 idle clients", "memcached-1.6.18, 100 idle clients"} {
+	for _, want := range []string{"epoll; epoll, 100 idle clients; epoll, 10000 items; epoll, --metrics-listen", "go, 100 idle clients",
+		"memcached, 10000 items", "memcached-1.6.18, 100 idle clients"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("cases %q lack %q", got, want)
 		}
@@ -88,7 +89,7 @@ func TestMeasureRealServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := Case{Name: "epoll", Spec: testproc.Gocached(bin, "epoll", "-l", "127.0.0.1", "-U", "0"), IdleConns: 3}
+	c := Case{Name: "epoll", Spec: testproc.Gocached(bin, "epoll", "-l", "127.0.0.1", "-U", "0"), IdleConns: 3, Items: 50}
 	r, err := Measure(ctx, c, 100*time.Millisecond, 500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/gocached/gocached/bench"
@@ -16,12 +17,13 @@ const (
 	MaxCPUPct        = 0.2
 )
 
-// Case is one idle server: how it is started and how many clients sit
-// connected to it without sending anything.
+// Case is one idle server: how it is started, how many items it holds
+// and how many clients sit connected to it without sending anything.
 type Case struct {
 	Name      string
 	Spec      testproc.Spec
 	IdleConns int
+	Items     int // stored (without expiry) before the server settles
 }
 
 // Result is one case's measurement.
@@ -52,6 +54,11 @@ func Measure(ctx context.Context, c Case, settle, window time.Duration) (Result,
 			cn.Close()
 		}
 	}()
+	if c.Items > 0 {
+		if err := fill(ctx, srv.Addr(), c.Items); err != nil {
+			return Result{}, fmt.Errorf("%s: storing %d items: %w", c.Name, c.Items, err)
+		}
+	}
 	for range c.IdleConns {
 		cn, err := roundTrip(ctx, srv.Addr())
 		if err != nil {
@@ -107,4 +114,29 @@ func roundTrip(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	cn.SetDeadline(time.Time{})
 	return cn, nil
+}
+
+// fill stores n small items (noreply sets, then a round trip to see them
+// all handled) from one client, which then leaves.
+func fill(ctx context.Context, addr string, n int) error {
+	cn, err := roundTrip(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	cn.SetDeadline(time.Now().Add(30 * time.Second))
+	var b []byte
+	for i := range n {
+		b = fmt.Appendf(b, "set idle:%d 0 0 10 noreply\r\n0123456789\r\n", i)
+	}
+	b = append(b, "version\r\n"...)
+	if _, err := cn.Write(b); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	got, err := cn.Read(buf)
+	if err == nil && !strings.HasPrefix(string(buf[:got]), "VERSION ") {
+		err = fmt.Errorf("after the sets: %q", buf[:got])
+	}
+	return err
 }
