@@ -74,6 +74,15 @@ func gcCycles() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// startReturner runs a returner checking every period until the test ends.
+func startReturner(t *testing.T, period time.Duration) *memReturner {
+	r := &memReturner{period: period}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { defer close(done); r.run(stop) }()
+	t.Cleanup(func() { close(stop); <-done })
+	return r
+}
+
 // waitSamples waits (up to 30 s) until r has taken more than n samples.
 func waitSamples(t *testing.T, r *memReturner, n int64) {
 	t.Helper()
@@ -89,11 +98,7 @@ func waitSamples(t *testing.T, r *memReturner, n int64) {
 // sample, a cycle wakes it.
 func TestReturnerSleepsUntilACycle(t *testing.T) {
 	debug.FreeOSMemory() // the heap under the slack, whatever ran before
-	r := &memReturner{period: 5 * time.Millisecond}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { defer close(done); r.run(stop) }()
-	defer func() { close(stop); <-done }()
+	r := startReturner(t, 5*time.Millisecond)
 	waitSamples(t, r, 0)
 	// Twenty periods; a cycle someone else's garbage starts voids the try.
 	for try := 0; ; try++ {
@@ -119,10 +124,6 @@ func TestReturnerSleepsUntilACycle(t *testing.T) {
 // ever wake the returner.
 func TestReturnerKeepsItsPeriodWithGCOff(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	r := &memReturner{period: 5 * time.Millisecond}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { defer close(done); r.run(stop) }()
-	defer func() { close(stop); <-done }()
+	r := startReturner(t, 5*time.Millisecond)
 	waitSamples(t, r, 3)
 }
