@@ -180,6 +180,7 @@ func (s *Session) process(in []byte) (int, Status) {
 	// A value whose first pieces went out in an earlier call cannot be
 	// taken back: an error later in this call drops only what follows it.
 	spanning := s.send.active
+	prefetched := false // the text lines in this read were offered to Store.Prefetch
 	for {
 		if s.mem.cut {
 			return pos, Close
@@ -311,6 +312,10 @@ func (s *Session) process(in []byte) (int, Status) {
 			continue
 		}
 		avail := in[pos:]
+		if !prefetched {
+			prefetched = true
+			s.prefetchGets(avail, limit-reqs)
+		}
 		n, st := s.lineEnd(avail)
 		if n == openLine {
 			if !s.chargeCommand() {

@@ -1,0 +1,61 @@
+package protocol
+
+import (
+	"bytes"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// prefetchKeys bounds the keys one read hands the store as a hint.
+const prefetchKeys = 16
+
+// prefetchGets tells the store which keys the get, gets and mg lines complete
+// at the front of in (at most lines of them) are about to look up, so that
+// it can start their cache misses together (store.Prefetch) rather than
+// one get at a time. It stops at the first line of any other command: what
+// follows a storage line is its data. A hint only: the lines are parsed again,
+// properly, when served, and a key read wrongly here costs a wasted prefetch.
+func (s *Session) prefetchGets(in []byte, lines int) {
+	var buf [prefetchKeys][]byte
+	keys := buf[:0]
+	for ; lines > 0 && len(keys) < prefetchKeys; lines-- {
+		eol := bytes.IndexByte(in, '\n')
+		if eol < 0 {
+			break
+		}
+		line := in[:eol]
+		in = in[eol+1:]
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		var args []byte
+		single := false
+		switch {
+		case len(line) > 4 && string(line[:4]) == "get ":
+			args = line[4:]
+		case len(line) > 5 && string(line[:5]) == "gets ":
+			args = line[5:]
+		case len(line) > 3 && string(line[:3]) == "mg ":
+			args, single = line[3:], true // the key, then flags
+		default:
+			lines = 0
+			continue
+		}
+		for i := 0; len(keys) < prefetchKeys; {
+			start, end := nextKey(args, i)
+			if start == len(args) {
+				break
+			}
+			if end-start <= store.MaxKeyLen {
+				keys = append(keys, args[start:end])
+			}
+			if single {
+				break
+			}
+			i = end
+		}
+	}
+	if len(keys) > 1 {
+		s.env.Store.Prefetch(keys)
+	}
+}

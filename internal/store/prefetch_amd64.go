@@ -1,0 +1,18 @@
+package store
+
+import "unsafe"
+
+const prefetchSupported = true
+
+// prefetchLine asks for the cache line holding p (PREFETCHT0).
+//
+//go:noescape
+func prefetchLine(p unsafe.Pointer)
+
+// prefetchRecord reads the index entry at slot, or at next when slot holds
+// another tag, and if one holds tag asks for the lines at the record's
+// offset and keyEnd bytes after it, when the offset lies within the arena
+// (mem, memLen bytes).
+//
+//go:noescape
+func prefetchRecord(slot, next *uint64, tag uint32, mem unsafe.Pointer, memLen, keyEnd uint64)
