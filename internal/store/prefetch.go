@@ -29,34 +29,53 @@ func (s *Store) Prefetch(keys [][]byte) {
 		return // one key has nothing to overlap with
 	}
 	keys = keys[:min(len(keys), prefetchBatch)]
-	var probes [prefetchBatch]struct {
-		slot, next *uint64
-		tag        uint32
-	}
+	var probes [prefetchBatch]indexProbe
 	for i, key := range keys {
-		h := xxhash.Sum64(key)
-		tab := s.shards[h&s.shardMask].idx.published.Load()
-		if tab == nil {
+		if probes[i] = s.probeFor(key); probes[i].slot == nil {
 			return
 		}
-		slots := *tab
-		mask := uint32(len(slots) - 1)
-		tag := tagOf(h)
-		p := &probes[i]
-		p.slot, p.next, p.tag = &slots[tag&mask], &slots[(tag+1)&mask], tag
-		prefetchLine(unsafe.Pointer(p.slot))
+		prefetchLine(unsafe.Pointer(probes[i].slot))
 	}
 	mem := s.slabs.arena.mem
 	if len(mem) == 0 {
 		return
 	}
 	for i, key := range keys {
-		p := &probes[i]
-		// The key ends in the record's second line or later: ask for both.
-		prefetchRecord(p.slot, p.next, p.tag, unsafe.Pointer(&mem[0]), uint64(len(mem)), uint64(recHeader+len(key)-1))
+		probes[i].prefetchRecord(mem, len(key))
 	}
 }
 
 // prefetchBatch bounds the keys one call looks at: more than a core
 // keeps misses in flight.
 const prefetchBatch = 16
+
+// indexProbe is where a key's lookup starts: its home slot, the slot after
+// it (often on the same line, where a colliding key lands) and its tag.
+type indexProbe struct {
+	slot, next *uint64
+	tag        uint32
+}
+
+// probeFor finds key's probe in its shard's published table; slot is nil
+// when there is none.
+func (s *Store) probeFor(key []byte) indexProbe {
+	h := xxhash.Sum64(key)
+	tab := s.shards[h&s.shardMask].idx.published.Load()
+	if tab == nil {
+		return indexProbe{}
+	}
+	slots := *tab
+	mask := uint32(len(slots) - 1)
+	tag := tagOf(h)
+	return indexProbe{slot: &slots[tag&mask], next: &slots[(tag+1)&mask], tag: tag}
+}
+
+// prefetchRecord asks for the first line of the record p's slots point to,
+// and the line where a key of keyLen bytes ends in it, and returns the
+// record's offset in mem, or noRecord when neither slot holds p's tag.
+func (p *indexProbe) prefetchRecord(mem []byte, keyLen int) uint64 {
+	return prefetchRecord(p.slot, p.next, p.tag, unsafe.Pointer(&mem[0]), uint64(len(mem)), uint64(recHeader+keyLen-1))
+}
+
+// noRecord is prefetchRecord's answer when it found no record to ask for.
+const noRecord = ^uint64(0)

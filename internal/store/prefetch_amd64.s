@@ -6,9 +6,9 @@ TEXT ·prefetchLine(SB), NOSPLIT|NOFRAME, $0-8
 	PREFETCHT0	(AX)
 	RET
 
-// func prefetchRecord(slot, next *uint64, tag uint32, mem unsafe.Pointer, memLen, keyEnd uint64)
-// An entry is tag<<36 | offset/8 (index.go).
-TEXT ·prefetchRecord(SB), NOSPLIT|NOFRAME, $0-48
+// func prefetchRecord(slot, next *uint64, tag uint32, mem unsafe.Pointer, memLen, keyEnd uint64) uint64
+// An entry is tag<<36 | offset/8 (index.go); an empty slot is 0.
+TEXT ·prefetchRecord(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ	slot+0(FP), AX
 	MOVQ	(AX), AX
 	MOVL	tag+16(FP), BX
@@ -17,22 +17,25 @@ TEXT ·prefetchRecord(SB), NOSPLIT|NOFRAME, $0-48
 	CMPQ	CX, BX
 	JEQ	found
 	TESTQ	AX, AX
-	JEQ	done          // an empty slot: the key is absent
+	JEQ	none          // an empty home slot: the key is absent
 	MOVQ	next+8(FP), AX
 	MOVQ	(AX), AX
 	MOVQ	AX, CX
 	SHRQ	$36, CX
 	CMPQ	CX, BX
-	JNE	done
+	JNE	none
 found:
 	MOVQ	$0xFFFFFFFFF, CX // the low 36 bits
 	ANDQ	CX, AX
 	SHLQ	$3, AX
 	CMPQ	AX, memLen+32(FP)
-	JAE	done
+	JAE	none
+	MOVQ	AX, ret+48(FP)
 	ADDQ	mem+24(FP), AX
 	PREFETCHT0	(AX)
 	ADDQ	keyEnd+40(FP), AX
 	PREFETCHT0	(AX)
-done:
+	RET
+none:
+	MOVQ	$-1, ret+48(FP)
 	RET

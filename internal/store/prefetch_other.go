@@ -11,4 +11,6 @@ const prefetchSupported = false
 
 func prefetchLine(unsafe.Pointer) {}
 
-func prefetchRecord(slot, next *uint64, tag uint32, mem unsafe.Pointer, memLen, keyEnd uint64) {}
+func prefetchRecord(slot, next *uint64, tag uint32, mem unsafe.Pointer, memLen, keyEnd uint64) uint64 {
+	return noRecord
+}
