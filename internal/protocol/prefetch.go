@@ -13,18 +13,21 @@ const prefetchKeys = 16
 // at the front of in (at most lines of them) are about to look up, so that
 // it can start their cache misses together (store.Prefetch) rather than
 // one get at a time. It stops at the first line of any other command: what
-// follows a storage line is its data. A hint only: the lines are parsed again,
-// properly, when served, and a key read wrongly here costs a wasted prefetch.
-func (s *Session) prefetchGets(in []byte, lines int) {
+// follows a storage line is its data. It returns how many bytes of in it
+// looked at, through the end of the last line. A hint only: the lines are
+// parsed again, properly, when served, and a key read wrongly here costs a
+// wasted prefetch.
+func (s *Session) prefetchGets(in []byte, lines int) int {
 	var buf [prefetchKeys][]byte
 	keys := buf[:0]
+	seen := 0
 	for ; lines > 0 && len(keys) < prefetchKeys; lines-- {
-		eol := bytes.IndexByte(in, '\n')
+		eol := bytes.IndexByte(in[seen:], '\n')
 		if eol < 0 {
 			break
 		}
-		line := in[:eol]
-		in = in[eol+1:]
+		line := in[seen : seen+eol]
+		seen += eol + 1
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
 		}
@@ -41,21 +44,23 @@ func (s *Session) prefetchGets(in []byte, lines int) {
 			lines = 0
 			continue
 		}
-		for i := 0; len(keys) < prefetchKeys; {
-			start, end := nextKey(args, i)
-			if start == len(args) {
-				break
+		for len(args) > 0 && len(keys) < prefetchKeys {
+			key := args
+			if sp := bytes.IndexByte(args, ' '); sp >= 0 {
+				key, args = args[:sp], args[sp+1:]
+			} else {
+				args = nil
 			}
-			if end-start <= store.MaxKeyLen {
-				keys = append(keys, args[start:end])
+			if len(key) > 0 && len(key) <= store.MaxKeyLen {
+				keys = append(keys, key)
 			}
 			if single {
 				break
 			}
-			i = end
 		}
 	}
 	if len(keys) > 1 {
 		s.env.Store.Prefetch(keys)
 	}
+	return seen
 }

@@ -34,15 +34,8 @@ func (s *Store) Prefetch(keys [][]byte) {
 		if probes[i] = s.probeFor(key); probes[i].slot == nil {
 			return
 		}
-		prefetchLine(unsafe.Pointer(probes[i].slot))
 	}
-	mem := s.slabs.arena.mem
-	if len(mem) == 0 {
-		return
-	}
-	for i, key := range keys {
-		probes[i].prefetchRecord(mem, len(key))
-	}
+	s.prefetchProbes(probes[:len(keys)])
 }
 
 // prefetchBatch bounds the keys one call looks at: more than a core
@@ -50,11 +43,18 @@ func (s *Store) Prefetch(keys [][]byte) {
 const prefetchBatch = 16
 
 // indexProbe is where a key's lookup starts: its home slot, the slot after
-// it (often on the same line, where a colliding key lands) and its tag.
+// it (often on the same line, where a colliding key lands), its tag and
+// where the key ends in its record. prefetchProbes sets found. The layout
+// is prefetch_amd64.s's.
 type indexProbe struct {
 	slot, next *uint64
 	tag        uint32
+	keyEnd     uint32 // offset of the key's last byte in its record
+	found      uint64 // the record's offset asked for, or noRecord
 }
+
+// noRecord is found when neither slot held the probe's tag.
+const noRecord = ^uint64(0)
 
 // probeFor finds key's probe in its shard's published table; slot is nil
 // when there is none.
@@ -67,15 +67,18 @@ func (s *Store) probeFor(key []byte) indexProbe {
 	slots := *tab
 	mask := uint32(len(slots) - 1)
 	tag := tagOf(h)
-	return indexProbe{slot: &slots[tag&mask], next: &slots[(tag+1)&mask], tag: tag}
+	return indexProbe{slot: &slots[tag&mask], next: &slots[(tag+1)&mask], tag: tag,
+		keyEnd: uint32(recHeader + len(key) - 1)}
 }
 
-// prefetchRecord asks for the first line of the record p's slots point to,
-// and the line where a key of keyLen bytes ends in it, and returns the
-// record's offset in mem, or noRecord when neither slot holds p's tag.
-func (p *indexProbe) prefetchRecord(mem []byte, keyLen int) uint64 {
-	return prefetchRecord(p.slot, p.next, p.tag, unsafe.Pointer(&mem[0]), uint64(len(mem)), uint64(recHeader+keyLen-1))
+// prefetchProbes asks for every probe's index line, then reads the slots
+// and asks for the first line of each record found and the line its key
+// ends in: one call for the batch, the loads of different probes
+// independent.
+func (s *Store) prefetchProbes(probes []indexProbe) {
+	mem := s.slabs.arena.mem
+	if len(probes) == 0 || len(mem) == 0 {
+		return
+	}
+	prefetchProbes(&probes[0], len(probes), unsafe.Pointer(&mem[0]), uint64(len(mem)))
 }
-
-// noRecord is prefetchRecord's answer when it found no record to ask for.
-const noRecord = ^uint64(0)

@@ -9,8 +9,4 @@ import "unsafe"
 // would be data races.
 const prefetchSupported = false
 
-func prefetchLine(unsafe.Pointer) {}
-
-func prefetchRecord(slot, next *uint64, tag uint32, mem unsafe.Pointer, memLen, keyEnd uint64) uint64 {
-	return noRecord
-}
+func prefetchProbes(p *indexProbe, n int, mem unsafe.Pointer, memLen uint64) {}

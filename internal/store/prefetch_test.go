@@ -26,12 +26,12 @@ func TestPrefetchAsksForTheRecord(t *testing.T) {
 			t.Fatalf("delete %d failed", i)
 		}
 	}
-	mem := s.slabs.arena.mem
 	near := 0
 	for i := range n + 500 {
 		k := key(i)
-		p := s.probeFor(k)
-		got := p.prefetchRecord(mem, len(k))
+		probes := []indexProbe{s.probeFor(k)}
+		s.prefetchProbes(probes)
+		got := probes[0].found
 		sh, tag := s.shardFor(k)
 		sh.mu.Lock()
 		slot, home, mask := sh.find(k, tag), int(tag&sh.idx.mask), int(sh.idx.mask)
