@@ -72,9 +72,10 @@ func (s *Store) probeFor(key []byte) indexProbe {
 }
 
 // prefetchProbes asks for every probe's index line, then reads the slots
-// and asks for the first line of each record found and the line its key
-// ends in: one call for the batch, the loads of different probes
-// independent.
+// and asks for three lines of each record found: its first, the one its key
+// ends in and the one after, where a value of up to a few dozen bytes lies
+// whole and a larger one starts (the reply copies it next). One call for
+// the batch, the loads of different probes independent.
 func (s *Store) prefetchProbes(probes []indexProbe) {
 	mem := s.slabs.arena.mem
 	if len(probes) == 0 || len(mem) == 0 {

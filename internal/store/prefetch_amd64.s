@@ -50,6 +50,7 @@ found:
 	MOVL	20(SI), CX
 	ADDQ	CX, AX
 	PREFETCHT0	(AX)
+	PREFETCHT0	64(AX) // the value's start, or the next line of it
 	JMP	next
 none:
 	MOVQ	$-1, 24(SI)
