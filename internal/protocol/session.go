@@ -180,6 +180,7 @@ func (s *Session) process(in []byte) (int, Status) {
 	// A value whose first pieces went out in an earlier call cannot be
 	// taken back: an error later in this call drops only what follows it.
 	spanning := s.send.active
+	prefetchedTo := 0 // in up to here has been offered to Store.Prefetch (prefetch.go)
 	for {
 		if s.mem.cut {
 			return pos, Close
@@ -334,6 +335,10 @@ func (s *Session) process(in []byte) (int, Status) {
 		// A NUL is a byte like any other in memcached 1.6.45 (1.6.18
 		// ended the line before).
 		next := pos + n + 1
+		if pos >= prefetchedTo && next < len(in) {
+			// More lines follow this one: their gets can overlap.
+			prefetchedTo = pos + s.prefetchGets(avail, limit-reqs)
+		}
 		if s.log.verbose {
 			s.vlogLine('<', line)
 		}

@@ -1,6 +1,9 @@
 package store
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // index maps keys of one shard to record offsets. It is an open-addressing
 // table with linear probing over one []uint64: each entry holds a 28-bit tag
@@ -20,6 +23,10 @@ type index struct {
 	// epoch changes whenever entries move or vanish, so a caller that found a
 	// slot before allocating (which may evict) knows whether it is still valid.
 	epoch uint64
+	// published is slots as a lock-free reader may see it: set whenever
+	// slots is replaced (grow), so Store.Prefetch can find a table without
+	// the shard lock. An old table stays allocated while a reader holds it.
+	published atomic.Pointer[[]uint64]
 }
 
 const (
@@ -34,6 +41,12 @@ func newIndex(slots int) index {
 		n <<= 1
 	}
 	return index{slots: makeSlots(n), mask: uint32(n - 1)}
+}
+
+// publish makes the current table the one lock-free readers find.
+func (ix *index) publish() {
+	slots := ix.slots
+	ix.published.Store(&slots)
 }
 
 func makeSlots(n int) []uint64 {
@@ -109,6 +122,7 @@ func (ix *index) grow() {
 			ix.place(e)
 		}
 	}
+	ix.publish()
 	ix.epoch++
 }
 

@@ -161,6 +161,7 @@ func New(cfg Config) (*Store, error) {
 		sh.hooks = s.hooks
 		sh.slabs = s.slabs
 		sh.idx = newIndex(0)
+		sh.idx.publish()
 		sh.cls = make([]classCounters, len(s.classes.sizes))
 	}
 	if cfg.TrackSizes {

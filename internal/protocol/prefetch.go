@@ -1,0 +1,72 @@
+package protocol
+
+import (
+	"bytes"
+
+	"github.com/gocached/gocached/internal/store"
+)
+
+// prefetchKeys bounds the keys one read hands the store as a hint.
+const prefetchKeys = 16
+
+// prefetchGets tells the store which keys the get, gets and mg lines complete
+// at the front of in (at most lines of them) are about to look up, so that
+// it can start their cache misses together (store.Prefetch) rather than
+// one get at a time. It returns how many bytes of in it looked at. A hint
+// only: the lines are parsed again, properly, when served, and a key read
+// wrongly here costs a wasted prefetch.
+func (s *Session) prefetchGets(in []byte, lines int) int {
+	var buf [prefetchKeys][]byte
+	keys, seen := getKeysAhead(in, lines, buf[:0])
+	if len(keys) > 1 {
+		s.env.Store.Prefetch(keys)
+	}
+	return seen
+}
+
+// getKeysAhead appends to keys (up to its capacity) the keys of the get,
+// gets and mg lines complete at the front of in, at most lines of them, and
+// returns them and how many bytes of in it looked at, through the end of the
+// last line. It stops after the first line of any other command: what
+// follows a storage line is its data.
+func getKeysAhead(in []byte, lines int, keys [][]byte) ([][]byte, int) {
+	seen := 0
+	for ; lines > 0 && len(keys) < cap(keys); lines-- {
+		eol := bytes.IndexByte(in[seen:], '\n')
+		if eol < 0 {
+			break
+		}
+		line := in[seen : seen+eol]
+		seen += eol + 1
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		var args []byte
+		single := false
+		switch {
+		case len(line) > 4 && string(line[:4]) == "get ":
+			args = line[4:]
+		case len(line) > 5 && string(line[:5]) == "gets ":
+			args = line[5:]
+		case len(line) > 3 && string(line[:3]) == "mg ":
+			args, single = line[3:], true // the key, then flags
+		default:
+			return keys, seen
+		}
+		for len(args) > 0 && len(keys) < cap(keys) {
+			key := args
+			if sp := bytes.IndexByte(args, ' '); sp >= 0 {
+				key, args = args[:sp], args[sp+1:]
+			} else {
+				args = nil
+			}
+			if len(key) > 0 && len(key) <= store.MaxKeyLen {
+				keys = append(keys, key)
+			}
+			if single {
+				break
+			}
+		}
+	}
+	return keys, seen
+}
