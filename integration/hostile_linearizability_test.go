@@ -45,7 +45,11 @@ func TestLinearizability(t *testing.T) {
 			t.Run(fmt.Sprintf("t%d", threads), func(t *testing.T) {
 				p := startServer(t, tg, "-t", strconv.Itoa(threads))
 				h := runLinWorkload(t, p.Addr(), uint64(threads), false)
-				res, info := porcupine.CheckOperationsVerbose(linModel, h, linCheckTimeout)
+				model := linModel
+				if tg.isReference() {
+					model = linModelReference
+				}
+				res, info := porcupine.CheckOperationsVerbose(model, h, linCheckTimeout)
 				switch res {
 				case porcupine.Illegal:
 					if race, ok := casRewriteRace(h); ok && tg.isReference() {

@@ -95,6 +95,16 @@ func (s linState) newVersion(v uint64) linState {
 // linStep is the model's transition: whether out is a legal reply to in
 // from state s, and the state after it.
 func linStep(s linState, in linInput, out linOutput) (bool, linState) {
+	return linStepUniques(s, in, out, true)
+}
+
+// linStepUniques is linStep; increasing says whether a new version's unique
+// must be larger than every earlier one's, or only new. memcached 1.6.45's
+// text set takes its unique before it locks the key (store_item is called
+// with get_cas_id() in proto_parser.c), so an incr that locks the key in
+// between links a version with a larger unique first, and the set's version
+// then carries a smaller one.
+func linStepUniques(s linState, in linInput, out linOutput, increasing bool) (bool, linState) {
 	switch in.kind {
 	case linGet:
 		if !s.exists {
@@ -111,10 +121,10 @@ func linStep(s linState, in linInput, out linOutput) (bool, linState) {
 		if s.cur != 0 {
 			return out.unique == s.cur, s
 		}
-		if out.unique <= s.last {
+		if out.unique == s.last || increasing && out.unique < s.last {
 			return false, s // an earlier version's unique, or not increasing
 		}
-		s.cur, s.last = out.unique, out.unique
+		s.cur, s.last = out.unique, max(s.last, out.unique)
 		return true, s
 	case linSet:
 		return out.res == resStored, s.newVersion(in.val)
@@ -141,6 +151,16 @@ func linStep(s linState, in linInput, out linOutput) (bool, linState) {
 	}
 	return false, s
 }
+
+// linModelReference is linModel for memcached 1.6.45: new uniques, not
+// increasing ones (linStepUniques).
+var linModelReference = func() porcupine.Model {
+	m := linModel
+	m.Step = func(state, input, output any) (bool, any) {
+		return linStepUniques(state.(linState), input.(linInput), output.(linOutput), false)
+	}
+	return m
+}()
 
 // linModel is linStep as a porcupine model, partitioned by key: operations
 // on different keys commute, so each key is checked on its own.
@@ -270,6 +290,45 @@ func TestLinModel(t *testing.T) {
 				t.Fatalf("linearizable = %v, want %v", got, c.ok)
 			}
 		})
+	}
+}
+
+// TestLinModelReference: memcached 1.6.45's set takes its unique before it
+// locks the key, so an incr that runs meanwhile links its version first
+// with a larger unique (TestLinearizability/memcached caught it): the strict
+// model rejects that history, the reference's accepts it, and both still
+// reject a version that reuses an earlier version's unique.
+func TestLinModelReference(t *testing.T) {
+	set := func(v uint64) linInput { return linInput{kind: linSet, val: v} }
+	gets := linInput{kind: linGets}
+	hit := func(v, u uint64) linOutput { return linOutput{found: true, val: v, unique: u} }
+	stored := linOutput{res: resStored}
+	early := []porcupine.Operation{
+		op(0, 0, 1, set(1), stored), op(0, 2, 3, gets, hit(1, 10)),
+		op(1, 4, 20, set(5), stored), // took u11, linked after the incr
+		op(2, 5, 6, linInput{kind: linIncr, delta: 1}, linOutput{found: true, val: 2}),
+		op(2, 7, 8, gets, hit(2, 12)),
+		op(3, 21, 22, gets, hit(5, 11)),
+		op(3, 23, 24, linInput{kind: linCas, val: 9, unique: 11}, stored),
+	}
+	reused := []porcupine.Operation{
+		op(0, 0, 1, set(1), stored), op(0, 2, 3, gets, hit(1, 10)),
+		op(0, 4, 5, set(2), stored), op(0, 6, 7, gets, hit(2, 10)),
+	}
+	for _, c := range []struct {
+		name  string
+		model porcupine.Model
+		h     []porcupine.Operation
+		ok    bool
+	}{
+		{"strict, unique taken early", linModel, early, false},
+		{"reference, unique taken early", linModelReference, early, true},
+		{"strict, unique reused", linModel, reused, false},
+		{"reference, unique reused", linModelReference, reused, false},
+	} {
+		if got := porcupine.CheckOperations(c.model, c.h); got != c.ok {
+			t.Errorf("%s: linearizable = %v, want %v", c.name, got, c.ok)
+		}
 	}
 }
 
