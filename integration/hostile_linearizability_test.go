@@ -38,33 +38,56 @@ var linThreads = []int{1, 4}
 // the history is linearizable under memcached's semantics (hostile_linmodel_test.go),
 // on every engine of the harness's table, with one and with four threads.
 // memcached runs the same check, which validates the model against the
-// reference.
+// reference. memcached 1.6.45 has races of its own that a loaded machine
+// occasionally shows (casRewriteRace; a set's unique taken before its lock,
+// linModelReference; and at least one more, seen twice in CI and not yet
+// caught with its history): it gets refLinAttempts fresh servers, and fails
+// only if every history breaks the model, as a model error would.
 func TestLinearizability(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, threads := range linThreads {
 			t.Run(fmt.Sprintf("t%d", threads), func(t *testing.T) {
-				p := startServer(t, tg, "-t", strconv.Itoa(threads))
-				h := runLinWorkload(t, p.Addr(), uint64(threads), false)
-				model := linModel
+				model, attempts := linModel, 1
 				if tg.isReference() {
-					model = linModelReference
+					model, attempts = linModelReference, refLinAttempts
 				}
-				res, info := porcupine.CheckOperationsVerbose(model, h, linCheckTimeout)
-				switch res {
-				case porcupine.Illegal:
-					if race, ok := casRewriteRace(h); ok && tg.isReference() {
-						t.Logf("memcached's history is not linearizable, by its known race: %s (%s)", race, visualize(t, info))
+				for attempt := range attempts {
+					p := startServer(t, tg, "-t", strconv.Itoa(threads))
+					h := runLinWorkload(t, p.Addr(), uint64(threads+100*attempt), false)
+					if linearizable(t, model, h, tg.isReference(), attempt+1 < attempts) {
 						return
 					}
-					t.Errorf("history of %d operations is not linearizable; %s", len(h), visualize(t, info))
-				case porcupine.Unknown:
-					t.Logf("porcupine found no violation in %v but did not finish the search", linCheckTimeout)
-				default:
-					t.Logf("%d operations, linearizable: %s", len(h), linSummary(h))
 				}
 			})
 		}
 	})
+}
+
+// refLinAttempts is how many histories memcached gets (TestLinearizability).
+const refLinAttempts = 3
+
+// linearizable checks h against model and says whether the check is over:
+// the history passed, or failed for good (reported), rather than failed on
+// a reference server that gets another try (retry).
+func linearizable(t *testing.T, model porcupine.Model, h []porcupine.Operation, reference, retry bool) bool {
+	res, info := porcupine.CheckOperationsVerbose(model, h, linCheckTimeout)
+	switch res {
+	case porcupine.Illegal:
+		if race, ok := casRewriteRace(h); ok && reference {
+			t.Logf("memcached's history is not linearizable, by its known race: %s (%s)", race, visualize(t, model, info))
+			return true
+		}
+		if retry {
+			t.Logf("memcached's history of %d operations is not linearizable (%s); trying a fresh server", len(h), visualize(t, model, info))
+			return false
+		}
+		t.Errorf("history of %d operations is not linearizable; %s", len(h), visualize(t, model, info))
+	case porcupine.Unknown:
+		t.Logf("porcupine found no violation in %v but did not finish the search", linCheckTimeout)
+	default:
+		t.Logf("%d operations, linearizable: %s", len(h), linSummary(h))
+	}
+	return true
 }
 
 // casRewriteRace finds memcached's one known departure from
@@ -145,10 +168,10 @@ func linSummary(h []porcupine.Operation) string {
 
 // visualize writes porcupine's HTML view of a failed check next to the
 // test's temporary files and says where.
-func visualize(t *testing.T, info porcupine.LinearizationInfo) string {
+func visualize(t *testing.T, model porcupine.Model, info porcupine.LinearizationInfo) string {
 	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
 	path := filepath.Join(os.TempDir(), "gocached-lin-"+name+".html")
-	if err := porcupine.VisualizePath(linModel, info, path); err != nil {
+	if err := porcupine.VisualizePath(model, info, path); err != nil {
 		return fmt.Sprintf("visualization failed: %v", err)
 	}
 	return "see " + path
