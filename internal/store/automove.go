@@ -147,7 +147,7 @@ func (s *Store) automoveDecide(level uint32) (src, dst int) {
 			ages += float64(w.age)
 		}
 		age := ages / float64(window)
-		if float64(c.free) > float64(c.perPage)*2.5 && !dirty {
+		if spareFree(c.free, c.perPage) && !dirty {
 			a.before = after
 			return id, 0
 		}
@@ -199,4 +199,11 @@ func (s *Store) sampleClasses(dst []classSample) []classSample {
 		c.mu.Unlock()
 	}
 	return dst
+}
+
+// spareFree reports whether a class with free chunks of perPage to a page
+// holds more than 2.5 pages of them: enough for the automover to give one
+// back once its window is clean.
+func spareFree(free, perPage int) bool {
+	return float64(free) > float64(perPage)*2.5
 }

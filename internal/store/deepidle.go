@@ -25,7 +25,7 @@ const deepIdleWake = time.Minute
 
 // quiescent reports whether nothing can come due in s without an
 // operation: no items, no flash tier, and no class with free pages the
-// automover would give back (automoveDecide's rule, over any window).
+// automover would give back (spareFree, over any window).
 func (s *Store) quiescent() bool {
 	if s.flash != nil {
 		return false
@@ -42,7 +42,7 @@ func (s *Store) quiescent() bool {
 	for id := 1; id < len(s.slabs.classes); id++ {
 		c := &s.slabs.classes[id]
 		c.mu.Lock()
-		spare := float64(c.freeChunks()) > float64(c.perPage)*2.5
+		spare := spareFree(c.freeChunks(), c.perPage)
 		c.mu.Unlock()
 		if spare {
 			return false
