@@ -148,3 +148,35 @@ func BenchmarkGetDepth1(b *testing.B) {
 		out = runBatch(b, s, req, out)
 	}
 }
+
+// BenchmarkGetReads16 is the user-space side of enginecmp's 16x16 shape:
+// 10,000 records of 30-byte keys and 100-byte values, each read holding 16
+// gets of keys spread over all of them, one op per request.
+func BenchmarkGetReads16(b *testing.B) {
+	const records, perRead = 10000, 16
+	s := NewSession(benchEnv(b))
+	value := string(bytes.Repeat([]byte("v"), 100))
+	keys := make([]string, records)
+	for i := range keys {
+		keys[i] = "key:" + strconv.Itoa(i) + ":" + string(bytes.Repeat([]byte("k"), 30))
+		keys[i] = keys[i][:30]
+		runBatch(b, s, []byte("set "+keys[i]+" 0 0 100\r\n"+value+"\r\n"), nil)
+	}
+	// 256 reads, each of 16 gets; the keys stride through the records so
+	// that consecutive gets land on unrelated index lines.
+	var reads [][]byte
+	for r, k := 0, 0; r < 256; r++ {
+		var in bytes.Buffer
+		for range perRead {
+			k = (k + 7919) % records
+			in.WriteString("get " + keys[k] + "\r\n")
+		}
+		reads = append(reads, in.Bytes())
+	}
+	out := make([]byte, 0, 64<<10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, r := 0, 0; i < b.N; i, r = i+perRead, (r+1)%len(reads) {
+		out = runBatch(b, s, reads[r], out)
+	}
+}

@@ -12,17 +12,12 @@ func CommandFields(line []byte) [][]byte {
 		line = line[:n-1]
 	}
 	var fields [][]byte
-	for i := 0; i < len(line); {
-		for i < len(line) && isSep(line[i]) {
-			i++
+	for i := 0; ; {
+		start, end := nextToken(line, i)
+		if start == len(line) {
+			return fields
 		}
-		start := i
-		for i < len(line) && !isSep(line[i]) {
-			i++
-		}
-		if i > start {
-			fields = append(fields, line[start:i])
-		}
+		fields = append(fields, line[start:end])
+		i = end
 	}
-	return fields
 }

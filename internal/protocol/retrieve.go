@@ -24,19 +24,6 @@ type multigetState struct {
 	hungry bool // open: every complete key is served; more input is needed
 }
 
-// nextKey returns the bounds of the first key in keys at or after i, or
-// start == len(keys) when none is left.
-func nextKey(keys []byte, i int) (start, end int) {
-	for i < len(keys) && isSep(keys[i]) {
-		i++
-	}
-	j := i
-	for j < len(keys) && !isSep(keys[j]) {
-		j++
-	}
-	return i, j
-}
-
 // retrieve runs get, gets, gat and gats over every key on the line (memcached
 // has no limit on their number besides the line length). When the output
 // budget runs out it returns Yield and how many bytes of the line it served;
@@ -64,37 +51,55 @@ func (s *Session) retrieve(line []byte, n int, withCAS, touch bool) (int, Status
 	// checking every key first gives the same reply and lets a long reply go
 	// out in parts. The keys before the bad one were still fetched (and
 	// touched, for gat), so they are here too, their values dropped.
-	for k := from; ; {
-		ks, ke := nextKey(line, k)
-		if ks == len(line) {
-			break
-		}
-		if !validKey(line[ks:ke]) {
-			// memcached takes each key's response object before looking
-			// at the key: running out before the bad one is out of memory.
-			// Else the error is answered with one object, the command's.
-			switch s.fetchSilently(line[from:ks], touch, exptime) {
-			case keysOutOfMemory:
-				s.getOOM()
-				return 0, NeedMore
-			case keysFlashOOM:
-				s.getError(rFlashGetOOM)
-				return 0, NeedMore
-			}
-			if !s.chargeKey() {
-				s.getOOM()
-				return 0, NeedMore
-			}
-			s.getError(rBadGetKey)
+	if ks := s.firstBadKey(line, first, n); ks >= 0 {
+		// memcached takes each key's response object before looking
+		// at the key: running out before the bad one is out of memory.
+		// Else the error is answered with one object, the command's.
+		switch s.fetchSilently(line[from:ks], touch, exptime) {
+		case keysOutOfMemory:
+			s.getOOM()
+			return 0, NeedMore
+		case keysFlashOOM:
+			s.getError(rFlashGetOOM)
 			return 0, NeedMore
 		}
-		k = ke
+		if !s.chargeKey() {
+			s.getOOM()
+			return 0, NeedMore
+		}
+		s.getError(rBadGetKey)
+		return 0, NeedMore
 	}
 	if at := s.serveKeys(line, from, withCAS, touch, exptime); at >= 0 {
 		s.get.multiget = multigetState{active: true, withCAS: withCAS, touch: touch, exptime: exptime, left: len(line) - at}
 		return at, s.env.paused()
 	}
 	return 0, NeedMore
+}
+
+// firstBadKey returns the offset of the first key of a retrieval's line,
+// from token first on, that validKey refuses, or -1. The tokenizer's spans
+// cover every key of a line short of maxTokens; a longer multiget's keys
+// are scanned.
+func (s *Session) firstBadKey(line []byte, first, n int) int {
+	if n < maxTokens {
+		for _, t := range s.text.tokens[min(first, n):n] {
+			if !validKey(line[t.start:t.end]) {
+				return int(t.start)
+			}
+		}
+		return -1
+	}
+	for k := int(s.text.tokens[first].start); ; {
+		ks, ke := nextToken(line, k)
+		if ks == len(line) {
+			return -1
+		}
+		if !validKey(line[ks:ke]) {
+			return ks
+		}
+		k = ke
+	}
 }
 
 // fetchSilently looks up (and with touch, touches) every key of keys for
@@ -107,7 +112,7 @@ func (s *Session) fetchSilently(keys []byte, touch bool, exptime int32) int {
 	note := func(v []byte, m store.Meta) { s.get.hitLen, s.get.hitFlags = len(v), m.Flags } // for the logs
 	var fr store.FlashRead
 	for i := 0; ; {
-		ks, ke := nextKey(keys, i)
+		ks, ke := nextToken(keys, i)
 		if ks == len(keys) {
 			return -1
 		}
@@ -227,7 +232,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 	// Checked once per line: logging and prefix stats are nearly always off.
 	observe := s.log.verbose || s.env.watching() != 0 || s.env.detailEnabled()
 	for {
-		ks, ke := nextKey(keys, i)
+		ks, ke := nextToken(keys, i)
 		if ks == len(keys) {
 			break
 		}

@@ -27,7 +27,7 @@ const openLine = -2
 // of avail: it consumes the command and leaves the keys to
 // continueOpenMultiget.
 func (s *Session) openMultiget(avail []byte) int {
-	cs, ce := nextKey(avail, 0)
+	cs, ce := nextToken(avail, 0)
 	s.get.multiget = multigetState{active: true, open: true, withCAS: string(avail[cs:ce]) == "gets"}
 	s.text.noreply = false // as execute does for every other line: the last command's must not silence this one's errors
 	if s.log.verbose {
@@ -66,7 +66,7 @@ func (s *Session) continueOpenMultiget(in []byte) (int, Status) {
 	}
 	bad := -1
 	for k := 0; ; {
-		ks, ke := nextKey(chunk, k)
+		ks, ke := nextToken(chunk, k)
 		if ks == len(chunk) {
 			break
 		}

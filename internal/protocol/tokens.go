@@ -58,25 +58,22 @@ func (t *textCommand) seenFlag(line []byte, n int, c byte) bool {
 // command rejects it, as memcached does.
 func (t *textCommand) tokenize(line []byte) int {
 	n := 0
-	i := 0
-	for i < len(line) {
+	for i := 0; ; n++ {
+		// nextToken, written out: it is too big to inline, and every
+		// command line passes here.
 		for i < len(line) && isSep(line[i]) {
 			i++
 		}
 		if i == len(line) {
-			break
+			return n
 		}
 		if n == maxTokens-1 {
 			return maxTokens
 		}
-		start := i
-		for i < len(line) && !isSep(line[i]) {
-			i++
-		}
-		t.tokens[n] = span{int32(start), int32(i)}
-		n++
+		end := tokenEnd(line, i)
+		t.tokens[n] = span{int32(i), int32(end)}
+		i = end
 	}
-	return n
 }
 
 // isCSpace reports whether c is whitespace to C's isspace in the C locale.
