@@ -80,7 +80,7 @@ func (s *Session) metaGet(line []byte, n int) {
 	s.meta.line, s.meta.tokens = line, n
 	start := len(s.out)
 	s.meta.opaqueTooLong = false
-	hit := s.env.Store.MetaGet(s.meta.key, s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
+	hit := s.env.Store.MetaGetHashed(s.meta.key, s.hashKey(s.meta.key), s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
 	if s.meta.flashHeld {
 		// The value is on flash: its line waits for the read (flash.go).
 		s.meta.flashHeld = false

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/gocached/gocached/internal/store"
 )
@@ -15,14 +16,58 @@ const prefetchKeys = 16
 // one get at a time. It returns how many bytes of in it looked at. A hint
 // only: the lines are parsed again, properly, when served, and a key read
 // wrongly here costs a wasted prefetch.
+//
+// The keys' hashes are kept (s.prefetched) for the lookups that serve them.
 func (s *Session) prefetchGets(in []byte, lines int) int {
 	var buf [prefetchKeys][]byte
 	keys, seen := getKeysAhead(in, lines, buf[:0])
+	p := &s.prefetched
+	p.n, p.next = 0, 0
 	if len(keys) > 1 {
-		s.env.Store.Prefetch(keys)
+		for i, k := range keys {
+			p.at[i], p.length[i], p.hashes[i] = keyAddr(k), uint8(len(k)), store.HashKey(k)
+		}
+		p.n = uint8(len(keys))
+		s.env.Store.Prefetch(keys, p.hashes[:len(keys)])
 	}
 	return seen
 }
+
+// prefetchedKeys is what the last prefetch of a Process call hashed: where
+// each key lies (the address of its first byte in the call's input, and its
+// length) and its hash, which the lookup serving that very key takes
+// rather than hash it again. Addresses mean something only within the call
+// that took them: process forgets them when it starts.
+type prefetchedKeys struct {
+	at      [prefetchKeys]uintptr
+	length  [prefetchKeys]uint8 // keys run to store.MaxKeyLen, 250
+	hashes  [prefetchKeys]store.KeyHash
+	n, next uint8
+}
+
+// hashOf returns key's hash if it is one of the prefetched keys, the same
+// bytes of the same input, at or after the last one taken (the lines are
+// served in order).
+func (p *prefetchedKeys) hashOf(key []byte) (store.KeyHash, bool) {
+	at := keyAddr(key)
+	for i := p.next; i < p.n; i++ {
+		if p.at[i] == at && int(p.length[i]) == len(key) {
+			p.next = i + 1
+			return p.hashes[i], true
+		}
+	}
+	return 0, false
+}
+
+// hashKey is key's store hash, from the prefetch when it took one.
+func (s *Session) hashKey(key []byte) store.KeyHash {
+	if h, ok := s.prefetched.hashOf(key); ok {
+		return h
+	}
+	return store.HashKey(key)
+}
+
+func keyAddr(k []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(k))) }
 
 // getKeysAhead appends to keys (up to its capacity) the keys of the get,
 // gets and mg lines complete at the front of in, at most lines of them, and

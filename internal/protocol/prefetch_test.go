@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,3 +45,47 @@ func TestGetKeysAhead(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefetchedHashesStayInTheirCall: a lookup takes the prefetch's hash of
+// a key only for the same bytes of the same Process call's input. Here a
+// multiget pauses (its replies fill the output budget) with a prefetched
+// key unserved; the engine then hands in the rest of its buffer, which
+// meanwhile holds another key where that one was (as when an engine moves
+// its unread input to the front). A hash kept from the first call would
+// send the lookup to the other key's place and miss it.
+func TestPrefetchedHashesStayInTheirCall(t *testing.T) {
+	env := newTestEnv(t)
+	s := NewSession(env)
+	big := strings.Repeat("v", 600<<10)
+	setup := "set big1 0 0 " + strconv.Itoa(len(big)) + "\r\n" + big + "\r\n" +
+		"set big2 0 0 " + strconv.Itoa(len(big)) + "\r\n" + big + "\r\n" +
+		"set small 0 0 1\r\nS\r\nset other 0 0 1\r\nO\r\n"
+	if r := drive(t, s, []byte(setup)); strings.Count(r.out, "STORED\r\n") != 4 {
+		t.Fatalf("setup: %q", r.out)
+	}
+	// A second line makes the first one's keys worth prefetching.
+	in := []byte("get big1 big2 small\r\nget big1\r\n")
+	n, out, st := s.Process(in, nil)
+	if st != Yield || n == 0 || strings.Contains(string(out), "END") {
+		t.Fatalf("first call: %d bytes, status %v, %d bytes out; want a paused multiget", n, st, len(out))
+	}
+	at := strings.Index(string(in), "small")
+	if at < n {
+		t.Fatalf("the multiget paused past small (%d of %d bytes)", n, len(in))
+	}
+	copy(in[at:], "other")
+	var got []byte
+	for rest := in[n:]; len(rest) > 0; {
+		k, o, st := s.Process(rest, nil)
+		got = append(got, o...)
+		if st == Close || k == 0 && st == NeedMore {
+			t.Fatalf("stuck: %v with %q left", st, rest)
+		}
+		rest = rest[k:]
+	}
+	if !strings.Contains(string(got), "VALUE other 0 1\r\nO\r\nEND\r\n") {
+		t.Errorf("the rest of the multiget: %q, want other's value", tail(got, 80))
+	}
+}
+
+func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }

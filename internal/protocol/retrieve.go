@@ -253,7 +253,7 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		case touch:
 			hit, onFlash = st.GetAndTouchFlash(key, int64(exptime), s.get.emitFn, s.flashRead())
 		default:
-			hit, onFlash = st.GetFlash(key, s.get.emitFn, s.flashRead())
+			hit, onFlash = st.GetFlashHashed(key, s.hashKey(key), s.get.emitFn, s.flashRead())
 		}
 		if onFlash {
 			if !s.startFlash(withCAS, observe) {

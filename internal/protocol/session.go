@@ -46,6 +46,8 @@ type Session struct {
 	log    logState   // how -vv and watch lines are written (verbose.go)
 	debug  debugState // what `debugitem` holds (debugitem.go)
 
+	prefetched prefetchedKeys // the hashes the input's prefetch took (prefetch.go)
+
 	// The Process call's own: the reply buffer being extended, the one the
 	// engine passed in (replyRoom gives back only the pooled buffers it took
 	// itself), and len(out) when the call began and after the last reply
@@ -181,6 +183,7 @@ func (s *Session) process(in []byte) (int, Status) {
 	// taken back: an error later in this call drops only what follows it.
 	spanning := s.send.active
 	prefetchedTo := 0 // in up to here has been offered to Store.Prefetch (prefetch.go)
+	s.prefetched.n = 0
 	for {
 		if s.mem.cut {
 			return pos, Close

@@ -28,7 +28,13 @@ func (s *Store) View(key []byte, fn func(it Item)) bool {
 // fn must call it.Bump unless the client asked not to (meta u).
 // A created item gets cas when it is set (meta E), else a fresh unique.
 func (s *Store) MetaGet(key []byte, vivify bool, cas NewCAS, fn func(it Item, created bool) (touched bool)) bool {
-	sh, tag := s.shardFor(key)
+	return s.MetaGetHashed(key, HashKey(key), vivify, cas, fn)
+}
+
+// MetaGetHashed is MetaGet for a key whose hash, h, the caller has
+// (HashKey). h must be key's: a vivified item is placed by it.
+func (s *Store) MetaGetHashed(key []byte, h KeyHash, vivify bool, cas NewCAS, fn func(it Item, created bool) (touched bool)) bool {
+	sh, tag := s.shardHashed(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now := clampTime(s.Now())

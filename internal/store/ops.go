@@ -229,7 +229,7 @@ func (s *Store) casOf(c uint64) uint64 {
 // Get calls fn with the value of key if it is present; value is valid only during fn.
 // A value on flash is read before Get returns (GetFlash does not wait).
 func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
-	hit, fh, onFlash := s.getItem(key, fn)
+	hit, fh, onFlash := s.getItem(key, HashKey(key), fn)
 	if !onFlash {
 		return hit
 	}
@@ -240,16 +240,23 @@ func (s *Store) Get(key []byte, fn func(value []byte, m Meta)) bool {
 // value is on flash it fills fr instead of calling fn and reports onFlash;
 // the caller starts fr (FlashRead.Start). The lookup is counted as Get's.
 func (s *Store) GetFlash(key []byte, fn func(value []byte, m Meta), fr *FlashRead) (hit, onFlash bool) {
-	hit, fh, onFlash := s.getItem(key, fn)
+	return s.GetFlashHashed(key, HashKey(key), fn, fr)
+}
+
+// GetFlashHashed is GetFlash for a key whose hash, h, the caller has
+// (HashKey). A wrong h finds nothing.
+func (s *Store) GetFlashHashed(key []byte, h KeyHash, fn func(value []byte, m Meta), fr *FlashRead) (hit, onFlash bool) {
+	hit, fh, onFlash := s.getItem(key, h, fn)
 	if onFlash {
 		fr.fill(s, key, fh)
 	}
 	return hit, onFlash
 }
 
-// getItem is Get's lookup: a value on flash is returned as fh.
-func (s *Store) getItem(key []byte, fn func(value []byte, m Meta)) (hit bool, fh flashHit, onFlash bool) {
-	sh, tag := s.shardFor(key)
+// getItem is Get's lookup of key, whose hash is h: a value on flash is
+// returned as fh.
+func (s *Store) getItem(key []byte, h KeyHash, fn func(value []byte, m Meta)) (hit bool, fh flashHit, onFlash bool) {
+	sh, tag := s.shardHashed(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now := clampTime(s.Now())

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"unsafe"
-
-	"github.com/cespare/xxhash/v2"
-)
+import "unsafe"
 
 // Prefetch is a hint that keys are about to be looked up, one after another,
 // as the gets pipelined in one read are. It changes nothing a lookup returns.
@@ -24,14 +20,16 @@ import (
 // (prefetch_amd64.s): a benign word-sized race the race detector cannot
 // see, and prefetch instructions never fault, so an arena address is safe to
 // give them whatever it holds. Elsewhere Prefetch does nothing.
-func (s *Store) Prefetch(keys [][]byte) {
+//
+// hashes[i] is keys[i]'s HashKey: the caller keeps them for the lookups.
+func (s *Store) Prefetch(keys [][]byte, hashes []KeyHash) {
 	if !prefetchSupported || len(keys) < 2 {
 		return // one key has nothing to overlap with
 	}
-	keys = keys[:min(len(keys), prefetchBatch)]
+	keys = keys[:min(len(keys), len(hashes), prefetchBatch)]
 	var probes [prefetchBatch]indexProbe
 	for i, key := range keys {
-		if probes[i] = s.probeFor(key); probes[i].slot == nil {
+		if probes[i] = s.probeFor(key, hashes[i]); probes[i].slot == nil {
 			return
 		}
 	}
@@ -56,17 +54,16 @@ type indexProbe struct {
 // noRecord is found when neither slot held the probe's tag.
 const noRecord = ^uint64(0)
 
-// probeFor finds key's probe in its shard's published table; slot is nil
-// when there is none.
-func (s *Store) probeFor(key []byte) indexProbe {
-	h := xxhash.Sum64(key)
-	tab := s.shards[h&s.shardMask].idx.published.Load()
+// probeFor finds the probe of key, whose hash is h, in its shard's
+// published table; slot is nil when there is none.
+func (s *Store) probeFor(key []byte, h KeyHash) indexProbe {
+	tab := s.shards[uint64(h)&s.shardMask].idx.published.Load()
 	if tab == nil {
 		return indexProbe{}
 	}
 	slots := *tab
 	mask := uint32(len(slots) - 1)
-	tag := tagOf(h)
+	tag := tagOf(uint64(h))
 	return indexProbe{slot: &slots[tag&mask], next: &slots[(tag+1)&mask], tag: tag,
 		keyEnd: uint32(recHeader + len(key) - 1)}
 }

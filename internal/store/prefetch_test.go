@@ -29,7 +29,7 @@ func TestPrefetchAsksForTheRecord(t *testing.T) {
 	near := 0
 	for i := range n + 500 {
 		k := key(i)
-		probes := []indexProbe{s.probeFor(k)}
+		probes := []indexProbe{s.probeFor(k, HashKey(k))}
 		s.prefetchProbes(probes)
 		got := probes[0].found
 		sh, tag := s.shardFor(k)
@@ -87,7 +87,7 @@ func TestPrefetchIsAHint(t *testing.T) {
 	}
 	before := ask()
 	for i := 0; i < len(keys); i += prefetchBatch / 2 {
-		s.Prefetch(keys[i:min(i+prefetchBatch, len(keys))])
+		prefetch(s, keys[i:min(i+prefetchBatch, len(keys))])
 	}
 	after := ask()
 	for i := range keys {
@@ -125,7 +125,7 @@ func TestPrefetchConcurrent(t *testing.T) {
 				for j := range batch {
 					batch[j] = key((r+j)%writers, (round*prefetchBatch+j)%perWriter)
 				}
-				s.Prefetch(batch)
+				prefetch(s, batch)
 			}
 		}()
 	}
@@ -158,4 +158,13 @@ func TestPrefetchConcurrent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// prefetch is Store.Prefetch with the hashes taken here.
+func prefetch(s *Store, keys [][]byte) {
+	hashes := make([]KeyHash, len(keys))
+	for i, k := range keys {
+		hashes[i] = HashKey(k)
+	}
+	s.Prefetch(keys, hashes)
 }

@@ -298,10 +298,22 @@ func (s *Store) valueRoom(keyLen int, flags uint32) int {
 // shardFor is where every keyed operation starts; it also tells the
 // background loop that the store is in use.
 func (s *Store) shardFor(key []byte) (*shard, uint32) {
-	s.markBusy()
-	h := xxhash.Sum64(key)
-	return &s.shards[h&s.shardMask], tagOf(h)
+	return s.shardHashed(HashKey(key))
 }
+
+// shardHashed is shardFor for a key whose hash is known.
+func (s *Store) shardHashed(h KeyHash) (*shard, uint32) {
+	s.markBusy()
+	return &s.shards[uint64(h)&s.shardMask], tagOf(uint64(h))
+}
+
+// KeyHash is the hash the store places a key by. A caller that hashed a
+// key already (to prefetch it) hands it to the lookup that follows, the
+// ...Hashed calls, rather than have the key hashed twice.
+type KeyHash uint64
+
+// HashKey is key's KeyHash.
+func HashKey(key []byte) KeyHash { return KeyHash(xxhash.Sum64(key)) }
 
 // absExptime turns a client exptime into absolute unix seconds (0 = never),
 // by memcached's rules; the result is clamped to the 32 bits records hold.
