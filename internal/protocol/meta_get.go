@@ -137,7 +137,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 	value := f.value && !(f.hasCAS && it.CAS() == f.cas)
 	if value {
 		b = append(b, "VA "...)
-		b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
+		b = appendDecimal(b, uint64(it.ValueLen()))
 	} else {
 		b = append(b, "HD"...)
 	}
@@ -166,7 +166,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			}
 		case 's':
 			b = append(b, " s"...)
-			b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
+			b = appendDecimal(b, uint64(it.ValueLen()))
 		case 't':
 			b = append(b, " t"...)
 			b = strconv.AppendInt(b, s.env.metaTTL(it), 10)
@@ -175,7 +175,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 			b = strconv.AppendUint(b, it.CAS(), 10)
 		case 'f':
 			b = append(b, " f"...)
-			b = strconv.AppendUint(b, uint64(it.Flags()), 10)
+			b = appendDecimal(b, uint64(it.Flags()))
 		case 'l':
 			b = append(b, " l"...)
 			b = strconv.AppendInt(b, idle, 10)

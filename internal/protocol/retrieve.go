@@ -313,9 +313,9 @@ func (s *Session) emitValue(value []byte, m store.Meta) {
 	b = append(b, valuePrefix...)
 	b = append(b, s.get.key...)
 	b = append(b, ' ')
-	b = strconv.AppendUint(b, uint64(m.Flags), 10)
+	b = appendDecimal(b, uint64(m.Flags))
 	b = append(b, ' ')
-	b = strconv.AppendUint(b, uint64(len(value)), 10)
+	b = appendDecimal(b, uint64(len(value)))
 	if s.get.withCAS {
 		b = append(b, ' ')
 		b = strconv.AppendUint(b, m.CAS, 10)
