@@ -69,6 +69,46 @@ func (s *Session) hashKey(key []byte) store.KeyHash {
 
 func keyAddr(k []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(k))) }
 
+// PrefetchInputs is the store hint across connections: an engine holding
+// the new input of several connections before it serves any (the receives
+// one io_uring wait returned) passes them all, and the keys of the get
+// lines complete at the front of each start their cache misses together
+// (Store.Prefetch), up to 16 at a time. At depth 1 every read holds one
+// request, so a Session's own pre-pass (prefetchGets) finds nothing to
+// overlap with, and each get met its index and item misses alone; only
+// such one-line inputs are taken (inputKeys). An input that ends a line
+// begun in an earlier read yields nothing, or at worst a wasted prefetch.
+func (e *Env) PrefetchInputs(ins [][]byte) {
+	var buf [prefetchKeys][]byte
+	var hashes [prefetchKeys]store.KeyHash
+	for len(ins) > 0 {
+		var keys [][]byte
+		if keys, ins = inputKeys(ins, buf[:0]); len(keys) > 1 {
+			for i, k := range keys {
+				hashes[i] = store.HashKey(k)
+			}
+			e.Store.Prefetch(keys, hashes[:len(keys)])
+		}
+	}
+}
+
+// inputKeys appends to keys, up to its capacity, the keys of the inputs at
+// the front of ins that hold one complete line, a get, gets or mg
+// (getKeysAhead), and returns them and the inputs it did not reach. A read
+// of several lines is left to its Session's own pre-pass, which
+// prefetches them all.
+func inputKeys(ins [][]byte, keys [][]byte) ([][]byte, [][]byte) {
+	for i, in := range ins {
+		if len(keys) == cap(keys) {
+			return keys, ins[i:]
+		}
+		if bytes.IndexByte(in, '\n') == len(in)-1 {
+			keys, _ = getKeysAhead(in, 1, keys)
+		}
+	}
+	return keys, nil
+}
+
 // getKeysAhead appends to keys (up to its capacity) the keys of the get,
 // gets and mg lines complete at the front of in, at most lines of them, and
 // returns them and how many bytes of in it looked at, through the end of the

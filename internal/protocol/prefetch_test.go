@@ -89,3 +89,58 @@ func TestPrefetchedHashesStayInTheirCall(t *testing.T) {
 }
 
 func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }
+
+// TestInputKeys checks what PrefetchInputs hands the store: the keys of the
+// one-line get inputs, across inputs, a batch at a time; nothing for a lone
+// key, an input of several lines or one that does not hold a get line.
+func TestInputKeys(t *testing.T) {
+	tests := []struct {
+		name    string
+		ins     []string
+		batches [][]string
+	}{
+		{"one get from each", []string{"get a\r\n", "mg b v\r\n", "gets c\r\n"}, [][]string{{"a", "b", "c"}}},
+		{"a lone key is no batch", []string{"get a\r\n"}, nil},
+		{"the rest of a line and other commands give nothing", []string{"1 0 5\r\nget x\r\n", "set a 0 0 1\r\nb\r\n", "get c\r\n", "get d"}, nil},
+		{"reads of several lines have their own pre-pass", []string{"get a\r\nget b\r\n", "get c\r\n", "get d\r\n"}, [][]string{{"c", "d"}}},
+		{"batches of four", []string{"get a b c\r\n", "get d\r\n", "get e\r\n", "mg f v\r\n", "gets g\r\n"}, [][]string{{"a", "b", "c", "d"}, {"e", "f", "g"}}},
+		{"a lone key left after a batch", []string{"get a b\r\n", "get c d\r\n", "get e\r\n"}, [][]string{{"a", "b", "c", "d"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ins [][]byte
+			for _, in := range tt.ins {
+				ins = append(ins, []byte(in))
+			}
+			var got [][]string
+			for len(ins) > 0 {
+				var keys [][]byte
+				if keys, ins = inputKeys(ins, make([][]byte, 0, 4)); len(keys) > 1 {
+					var b []string
+					for _, k := range keys {
+						b = append(b, string(k))
+					}
+					got = append(got, b)
+				}
+			}
+			if len(got) != len(tt.batches) {
+				t.Fatalf("batches %q, want %q", got, tt.batches)
+			}
+			for i := range got {
+				if !slices.Equal(got[i], tt.batches[i]) {
+					t.Errorf("batch %d: %q, want %q", i, got[i], tt.batches[i])
+				}
+			}
+		})
+	}
+}
+
+// TestPrefetchInputsAllocatesNothing: an engine calls it for every batch of
+// receives; garbage there would be collected many times a second.
+func TestPrefetchInputsAllocatesNothing(t *testing.T) {
+	env := newTestEnv(t)
+	ins := [][]byte{[]byte("get a\r\n"), []byte("mg b v\r\n"), []byte("get c d\r\n")}
+	if n := testing.AllocsPerRun(100, func() { env.PrefetchInputs(ins) }); n != 0 {
+		t.Errorf("PrefetchInputs: %v allocations a call", n)
+	}
+}

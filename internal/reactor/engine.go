@@ -95,6 +95,12 @@ type Config struct {
 	// reuse Sessions through Reset.
 	NewSession func() Session
 
+	// PrefetchInputs, when set, is given the new input of the connections
+	// an engine is about to serve together, before it serves them: a hint
+	// that lets their lookups' cache misses overlap
+	// (protocol.Env.PrefetchInputs). It must not keep the slices.
+	PrefetchInputs func(ins [][]byte)
+
 	Epoll EpollConfig // read by the raw-descriptor engines (epoll, uring)
 }
 

@@ -35,6 +35,7 @@ func (s *server) startEngine() error {
 		return nil
 	}
 	cfg.NewSession = func() reactor.Session { return protocol.NewSession(s.env) }
+	cfg.PrefetchInputs = func(ins [][]byte) { s.env.PrefetchInputs(ins) } // s.env is set below
 	// -o no_maxconns_fast: clients beyond -c are not refused; they wait, as
 	// in memcached, until the descriptor limit (startListeners) lets them in.
 	if !o.Ext.Tuning.MaxConnsFast {
