@@ -57,12 +57,11 @@ func TestFallbackError(t *testing.T) {
 	}
 }
 
-// TestSessionPanicClosesOneConnection: a Session that panics closes its
-// own connection; the reactor and its other connections carry on.
-func TestSessionPanicClosesOneConnection(t *testing.T) {
-	needIOUring(t)
-	eng, err := New(reactor.Config{Listen: "127.0.0.1", Threads: 1,
-		NewSession: enginetest.NewFakeStore().NewSession(0)})
+// serveEngine starts an engine on cfg, serving until the test's cleanup
+// shuts it down, which must end without an error.
+func serveEngine(t *testing.T, cfg reactor.Config) reactor.Engine {
+	t.Helper()
+	eng, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +77,15 @@ func TestSessionPanicClosesOneConnection(t *testing.T) {
 			t.Errorf("Serve: %v", err)
 		}
 	})
+	return eng
+}
+
+// TestSessionPanicClosesOneConnection: a Session that panics closes its
+// own connection; the reactor and its other connections carry on.
+func TestSessionPanicClosesOneConnection(t *testing.T) {
+	needIOUring(t)
+	eng := serveEngine(t, reactor.Config{Listen: "127.0.0.1", Threads: 1,
+		NewSession: enginetest.NewFakeStore().NewSession(0)})
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", eng.Addr().String())
 		if err != nil {

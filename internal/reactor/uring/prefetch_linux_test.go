@@ -3,7 +3,6 @@
 package uring
 
 import (
-	"context"
 	"io"
 	"net"
 	"strconv"
@@ -33,23 +32,8 @@ func TestPrefetchInputsSeesABatchOfReceives(t *testing.T) {
 		batches = append(batches, b)
 		mu.Unlock()
 	}
-	eng, err := New(reactor.Config{Listen: "127.0.0.1", Threads: 1, PrefetchInputs: spy,
+	eng := serveEngine(t, reactor.Config{Listen: "127.0.0.1", Threads: 1, PrefetchInputs: spy,
 		NewSession: enginetest.NewFakeStore().NewSession(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- eng.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := eng.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
 	var conns []net.Conn
 	for range 8 {
 		c, err := net.Dial("tcp", eng.Addr().String())
