@@ -77,11 +77,15 @@ func start(t testing.TB, f reactor.Factory, cfg reactor.Config, o Options) (*Ser
 	}
 	newSession, bind := newSessions(t, o.ReqsPerEvent, o.Flash)
 	cfg.NewSession = newSession
+	var env *protocol.Env
+	if cfg.PrefetchInputs == nil { // as internal/server wires it
+		cfg.PrefetchInputs = func(ins [][]byte) { env.PrefetchInputs(ins) }
+	}
 	eng, err := f(cfg)
 	if err != nil {
 		t.Fatalf("engine: %v", err)
 	}
-	env := bind(eng, cfg.MaxConns)
+	env = bind(eng, cfg.MaxConns)
 	if o.ReadBufMemLimit > 0 {
 		tu := protocol.DefaultTuning()
 		tu.ReadBufMemLimit = o.ReadBufMemLimit

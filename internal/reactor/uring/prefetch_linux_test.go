@@ -3,79 +3,14 @@
 package uring
 
 import (
-	"io"
-	"net"
-	"strconv"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/gocached/gocached/internal/reactor"
 	"github.com/gocached/gocached/internal/reactor/enginetest"
 )
 
-// TestPrefetchInputsSeesABatchOfReceives: before it serves a batch of
-// completions, the reactor hands the data of its receives, several
-// connections' requests at once, to Config.PrefetchInputs. Eight clients
-// send a get each at the same moment, round after round, until one batch
-// held two or more of them (bounded: 200 rounds).
-func TestPrefetchInputsSeesABatchOfReceives(t *testing.T) {
+// TestPrefetchInputs: the receives of one completion batch reach the store
+// hint before any is served.
+func TestPrefetchInputs(t *testing.T) {
 	needIOUring(t)
-	var mu sync.Mutex
-	var batches [][]string // copies: the engine's slices are not to be kept
-	spy := func(ins [][]byte) {
-		var b []string
-		for _, in := range ins {
-			b = append(b, string(in))
-		}
-		mu.Lock()
-		batches = append(batches, b)
-		mu.Unlock()
-	}
-	eng := serveEngine(t, reactor.Config{Listen: "127.0.0.1", Threads: 1, PrefetchInputs: spy,
-		NewSession: enginetest.NewFakeStore().NewSession(0)})
-	var conns []net.Conn
-	for range 8 {
-		c, err := net.Dial("tcp", eng.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-		conns = append(conns, c)
-	}
-	sent := map[string]bool{}
-	for round := range 200 {
-		for i, c := range conns {
-			req := "get k" + strconv.Itoa(round) + "-" + strconv.Itoa(i) + "\r\n"
-			sent[req] = true
-			if _, err := c.Write([]byte(req)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, c := range conns {
-			buf := make([]byte, 5)
-			if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "END\r\n" {
-				t.Fatalf("round %d: %q, %v", round, buf, err)
-			}
-		}
-		mu.Lock()
-		seen := batches
-		mu.Unlock()
-		for _, b := range seen {
-			if len(b) < 2 {
-				t.Fatalf("PrefetchInputs called with %d input(s): %q", len(b), b)
-			}
-			for _, in := range b {
-				if !sent[in] {
-					t.Fatalf("PrefetchInputs got %q, which no client sent as one read", in)
-				}
-			}
-		}
-		if len(seen) > 0 {
-			t.Logf("round %d: a batch of %d receives", round, len(seen[0]))
-			return
-		}
-	}
-	t.Fatal("200 rounds of 8 simultaneous gets and no batch of two receives reached PrefetchInputs")
+	enginetest.CheckPrefetchInputs(t, New)
 }
