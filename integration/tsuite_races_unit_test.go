@@ -35,3 +35,23 @@ func TestRerunRacesOnlyOnTheirSignature(t *testing.T) {
 		t.Fatal("binary.t ran again after a failure that is not the race's")
 	}
 }
+
+// TestRerunRacesPortTaken: the port race is no one file's: any file whose
+// server could not listen runs again.
+func TestRerunRacesPortTaken(t *testing.T) {
+	requireTool(t, "perl")
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "t"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pass := "print \"1..1\\nok 1 - fine\\n\";\n"
+	if err := os.WriteFile(filepath.Join(dir, "t", "lru-maintainer.t"), []byte(pass), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]*tapResult{"lru-maintainer.t": {file: "lru-maintainer.t", exitCode: 10,
+		stderr: "failed to listen on one of interface(s) 127.0.0.1: Address already in use\n"}}
+	rerunRaces(context.Background(), t, dir, results, nil)
+	if r := results["lru-maintainer.t"]; !r.complete() || len(r.failed) != 0 {
+		t.Fatalf("after a port taken, lru-maintainer.t was not run again: %s", r.summary())
+	}
+}
