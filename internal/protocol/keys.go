@@ -19,7 +19,8 @@ const sep = ' '
 
 // nextToken returns the bounds of the first token (a key, on a retrieval's
 // line) in line at or after i, or start == len(line) when none is left.
-// Every text-line scanner goes through it.
+// The text-line scanners go through it (tokenize writes it out, to stay
+// free of calls).
 func nextToken(line []byte, i int) (start, end int) {
 	for i < len(line) && isSep(line[i]) {
 		i++

@@ -25,12 +25,21 @@ func (s *Session) prefetchGets(in []byte, lines int) int {
 	p.n, p.next = 0, 0
 	if len(keys) > 1 {
 		for i, k := range keys {
-			p.at[i], p.length[i], p.hashes[i] = keyAddr(k), uint8(len(k)), store.HashKey(k)
+			p.at[i], p.length[i] = keyAddr(k), uint8(len(k))
 		}
 		p.n = uint8(len(keys))
-		s.env.Store.Prefetch(keys, p.hashes[:len(keys)])
+		hint(s.env.Store, keys, p.hashes[:len(keys)])
 	}
 	return seen
+}
+
+// hint hashes keys into hashes (as long) and asks the store to prefetch
+// them.
+func hint(st *store.Store, keys [][]byte, hashes []store.KeyHash) {
+	for i, k := range keys {
+		hashes[i] = store.HashKey(k)
+	}
+	st.Prefetch(keys, hashes)
 }
 
 // prefetchedKeys is what the last prefetch of a Process call hashed: where
@@ -84,10 +93,7 @@ func (e *Env) PrefetchInputs(ins [][]byte) {
 	for len(ins) > 0 {
 		var keys [][]byte
 		if keys, ins = inputKeys(ins, buf[:0]); len(keys) > 1 {
-			for i, k := range keys {
-				hashes[i] = store.HashKey(k)
-			}
-			e.Store.Prefetch(keys, hashes[:len(keys)])
+			hint(e.Store, keys, hashes[:len(keys)])
 		}
 	}
 }
