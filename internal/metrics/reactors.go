@@ -36,6 +36,7 @@ var reactorStats = map[string]reactorStat{
 	"handoff_in":       reactorMetric("handoffs_in_total", "Connections handed to this reactor by another, for their NAPI ID.", prometheus.CounterValue),
 	"handoff_out":      reactorMetric("handoffs_out_total", "Connections this reactor handed to the reactor owning their NAPI ID.", prometheus.CounterValue),
 	"misrouted":        reactorMetric("misrouted_connections", "Connections whose current NAPI ID differs from the reactor's.", prometheus.GaugeValue),
+	"ref_sends":        reactorMetric("values_sent_by_reference_total", "Large values written from the store's memory without a copy.", prometheus.CounterValue),
 	"epoll_waits":      reactorMetric("epoll_waits_total", "epoll_wait calls.", prometheus.CounterValue),
 	"events":           reactorMetric("events_total", "Events epoll_wait returned.", prometheus.CounterValue),
 	"max_batch":        reactorMetric("max_batch_events", "Most events one epoll_wait returned.", prometheus.GaugeValue),

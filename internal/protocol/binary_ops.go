@@ -196,7 +196,7 @@ func (s *Session) binEmitValue(value []byte, m store.Meta) {
 	}
 	if s.bin.replyValue {
 		ref := store.ValueRef{}
-		if s.env.inPieces(len(value)) {
+		if s.pinsValue(len(value)) {
 			ref = s.env.Store.RefOf(s.bin.key, value)
 		}
 		if ref.Len() == len(value) && ref.Len() > 0 {

@@ -32,11 +32,18 @@ const valueChunk = 64 << 10
 // sendState is a value being sent in pieces: ref names it in the store,
 // off is how much of it is already in the output, and trailer says whether
 // "\r\n" follows it (text and meta replies; binary ones end with it).
+//
+// A value sent by reference (byref.go) is all in "the output" at once
+// (off is its length): ext holds its bytes until the engine takes them
+// (TakeRef), and handed is set from then until the engine has sent them
+// (RefSent); only then does the trailer follow and the pin go.
 type sendState struct {
 	active  bool
 	trailer bool
 	off     int
 	ref     store.ValueRef
+	ext     []byte
+	handed  bool
 }
 
 // overBudget reports whether this call's output reached the budget, which
@@ -70,6 +77,12 @@ func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) [
 // start, lies in one piece (a chained item's head chunk): at most head is
 // sent at once, the rest through ref.
 func (s *Session) startSendHead(b, head []byte, n int, ref store.ValueRef, trailer bool) []byte {
+	if s.conn.sendsRefs && n >= refMin {
+		if ext := s.env.Store.RefBytes(ref); len(ext) == n {
+			s.send = sendState{active: true, trailer: trailer, off: n, ref: ref, ext: ext}
+			return b
+		}
+	}
 	k := max(0, min(valueChunk, OutputBudget-(len(b)-s.outStart), len(head)))
 	s.send = sendState{active: true, trailer: trailer, off: k, ref: ref}
 	// Room for this turn's share of the value at once, so that a large
@@ -86,6 +99,9 @@ func (s *Session) startSendHead(b, head []byte, n int, ref store.ValueRef, trail
 // value's; store.Stats.RefsLost counts these.
 func (s *Session) continueSend() Status {
 	snd := &s.send
+	if snd.ext != nil || snd.handed {
+		return NeedMore // the engine sends the value from the store first
+	}
 	for n := snd.ref.Len(); snd.off < n; {
 		room := OutputBudget - (len(s.out) - s.outStart)
 		if room <= 0 {

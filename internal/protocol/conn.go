@@ -25,6 +25,9 @@ type connInfo struct {
 	listenerBound   bool
 	// proto is what the connection has been found to speak.
 	proto connProto
+	// sendsRefs: the engine writes a large value from the store's memory
+	// (SendRefs, byref.go).
+	sendsRefs bool
 	// dropDatagram: a command in a datagram handed the connection to a
 	// stream (metadump, watch) that memcached's UDP connection cannot
 	// carry; the rest of the datagram is dropped.

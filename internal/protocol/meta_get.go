@@ -223,7 +223,7 @@ func (s *Session) metaGetItem(it store.Item, created bool) bool {
 		it.FlashRead(&w.fr)
 		s.meta.flashHeld, s.meta.flashTouch = true, touched
 	} else if value {
-		if n := it.ValueLen(); s.env.inPieces(n) {
+		if n := it.ValueLen(); s.pinsValue(n) {
 			b = s.startSendHead(b, it.ValueHead(), n, it.Ref(), true)
 		} else {
 			b = it.AppendValue(s.replyRoom(b, n+len(crlf)))

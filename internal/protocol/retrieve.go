@@ -321,7 +321,7 @@ func (s *Session) emitValue(value []byte, m store.Meta) {
 		b = strconv.AppendUint(b, m.CAS, 10)
 	}
 	b = append(b, crlf...)
-	if s.env.inPieces(len(value)) {
+	if s.pinsValue(len(value)) {
 		// A value read from flash is not the store's to pin: it goes whole.
 		if ref := s.env.Store.RefOf(s.get.key, value); ref.Len() == len(value) {
 			s.out = s.startSend(b, value, ref, true)

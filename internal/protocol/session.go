@@ -85,6 +85,9 @@ func NewSession(env *Env) *Session {
 // Pending holds; a call that then consumes and produces nothing is a
 // watcher with nothing to say, which it may leave until its wakeup.
 func (s *Session) Pending() bool {
+	if s.send.handed {
+		return false // nothing goes before the value the engine is sending (byref.go)
+	}
 	return s.flashReady() || s.stream.active() || s.send.active || s.budgetStop ||
 		s.get.multiget.active && !s.get.multiget.hungry && s.env.ResumesPending
 }

@@ -41,6 +41,15 @@ type Session interface {
 	Waiting() bool
 }
 
+// RefSender is a Session that can leave a large value's bytes to its
+// engine to write straight from the store's memory instead of copying them
+// into the reply (protocol.Session: SendRefs, TakeRef, RefSent).
+type RefSender interface {
+	SendRefs()
+	TakeRef() []byte
+	RefSent()
+}
+
 // Config is what every engine takes. internal/server builds it once from the
 // command line; engines read it and never write it back: what an engine
 // chooses (its thread count, its NAPI map) it reports through Engine.

@@ -23,6 +23,7 @@ type ValueRef struct {
 	voff  uint32 // the value's offset within the record
 	shard uint32
 	ok    bool
+	whole bool // the value lies in one chunk (not a chain's): RefBytes
 }
 
 // Len is the value's length.
@@ -43,7 +44,22 @@ func (sh *shard) refOf(pos int, r rec) ValueRef {
 	p := sh.pins[pos]
 	p.n++
 	sh.pins[pos] = p
-	return ValueRef{pos: pos, vlen: uint32(r.vlen()), voff: uint32(sh.slabs.valueOff(r)), shard: uint32(sh.id), ok: true}
+	return ValueRef{pos: pos, vlen: uint32(r.vlen()), voff: uint32(sh.slabs.valueOff(r)), shard: uint32(sh.id), ok: true,
+		whole: !sh.slabs.chained(r)}
+}
+
+// RefBytes is the value ref names, in the store's own memory, when it lies
+// in one piece (not a chained item's); nil otherwise. The pin keeps those
+// bytes as they are until ReleaseRef, whatever happens to the item (no
+// write goes to a pinned chunk: replacement, append and incr all take a
+// new one), so an engine may hand them to the kernel to send without
+// copying them and without the shard's lock. Read only.
+func (s *Store) RefBytes(ref ValueRef) []byte {
+	if !ref.ok || !ref.whole {
+		return nil
+	}
+	start := ref.pos + int(ref.voff)
+	return s.slabs.arena.mem[start : start+int(ref.vlen) : start+int(ref.vlen)]
 }
 
 // pinned reports whether a ValueRef holds the chunk at pos.

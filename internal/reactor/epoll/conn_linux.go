@@ -39,7 +39,7 @@ func (r *loop) Opened(c *conn) {
 func (r *loop) Closing(*conn) {}
 
 // Unsent is the part of c's replies not yet written.
-func (r *loop) Unsent(c *conn) int { return len(c.Out) - c.Sent }
+func (r *loop) Unsent(c *conn) int { return len(c.Out) - c.Sent + len(c.Ext) }
 
 // Turned sends every reply a turn produced with one write.
 func (r *loop) Turned(c *conn) {
@@ -121,8 +121,8 @@ func (r *loop) read(c *conn) bool {
 // write sends as much of c's pending replies as the socket takes. It returns
 // false if c was closed.
 func (r *loop) write(c *conn) bool {
-	for c.Sent < len(c.Out) {
-		n, err := writeNonblock(c.FD, c.Out[c.Sent:])
+	for c.Sent < len(c.Out) || c.Ext != nil {
+		n, err := writevNonblock(c.FD, c.Out[c.Sent:], c.Ext)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -134,8 +134,12 @@ func (r *loop) write(c *conn) bool {
 			r.CloseConn(c)
 			return false
 		}
-		c.Sent += n
 		r.Stats.BytesWritten.Add(uint64(n))
+		k := min(n, len(c.Out)-c.Sent)
+		c.Sent += k
+		if n > k {
+			c.ExtWritten(n - k)
+		}
 	}
 	c.IO.wblocked = false
 	if c.Out != nil {
@@ -153,7 +157,7 @@ func (r *loop) Rearm(c *conn) {
 	if c.FD < 0 {
 		return
 	}
-	if c.Closing && !c.IO.wblocked && len(c.Out) > c.Sent && !r.write(c) {
+	if c.Closing && !c.IO.wblocked && r.Unsent(c) > 0 && !r.write(c) {
 		return // replies kept back for a yielded turn go out before the close
 	}
 	pending := r.Unsent(c)

@@ -36,3 +36,22 @@ func writeNonblock(fd int, p []byte) (int, error) {
 	}
 	return int(n), nil
 }
+
+// writevNonblock writes p and then ext (either may be empty) with one
+// system call: a reply's bytes and a value sent from the store's memory.
+func writevNonblock(fd int, p, ext []byte) (int, error) {
+	if len(ext) == 0 {
+		return writeNonblock(fd, p)
+	}
+	if len(p) == 0 {
+		return writeNonblock(fd, ext)
+	}
+	iov := [2]unix.Iovec{{Base: &p[0]}, {Base: &ext[0]}}
+	iov[0].SetLen(len(p))
+	iov[1].SetLen(len(ext))
+	n, _, errno := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), 2)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}

@@ -35,7 +35,7 @@ func groupLines(t *testing.T, e *engine, group string) map[string]string {
 	return m
 }
 
-var reactorFields = []string{"napi_id", "cpu", "conns", "accepted", "handoff_in", "handoff_out", "misrouted",
+var reactorFields = []string{"napi_id", "cpu", "conns", "accepted", "handoff_in", "handoff_out", "misrouted", "ref_sends",
 	"epoll_waits", "events", "max_batch", "empty_waits", "full_batches", "wait_us", "busy_us", "max_batch_us", "slept_waits",
 	"batches_1", "batches_2_3", "batches_4_7", "batches_8_15", "batches_16_31", "batches_32_plus", "busy_poll_usecs", "busy_poll_budget", "prefer_busy_poll", "max_events"}
 

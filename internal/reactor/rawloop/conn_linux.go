@@ -23,6 +23,14 @@ type Conn[E any] struct {
 	In   []byte // unconsumed input; nil when empty
 	Out  []byte // replies; Out[Sent:] not yet written; nil when none
 	Sent int    // (an engine that hands Out over whole to the kernel keeps it 0)
+	// Ext is a value the Session left to be written from the store's
+	// memory after all of Out (Group.SendsRefs); its unwritten part, nil
+	// when none. No turn runs until it is written (ExtWritten).
+	Ext []byte
+	// ExtBusy: the kernel still reads Ext (a send in flight): a close
+	// keeps the Session, whose pin holds those bytes, until Free.
+	ExtBusy bool
+	refs    reactor.RefSender // the Session, when the engine sends by reference
 
 	// InFlight counts operations the kernel still holds for the
 	// connection; its slot is reused only at 0.
@@ -71,6 +79,10 @@ func (l *Loop[E]) AddConn(fd int, napiID uint32, listener int) {
 	transport, peer := reactor.PeerOf(fd)
 	c.TCP = transport == "tcp"
 	c.Sess.OpenedFrom(fd, transport, peer)
+	if rs, ok := c.Sess.(reactor.RefSender); ok && l.group.SendsRefs {
+		rs.SendRefs()
+		c.refs = rs
+	}
 	l.nconns++
 	l.Stats.Conns.Store(int64(l.nconns))
 	l.io.Opened(c)
@@ -91,7 +103,8 @@ func (l *Loop[E]) CloseConn(c *Conn[E]) {
 	l.mu.Unlock()
 	l.nconns--
 	l.Stats.Conns.Store(int64(l.nconns))
-	if c.Sess != nil {
+	c.Ext, c.refs = nil, nil // before the Session (Reset) releases its pin
+	if c.Sess != nil && !c.ExtBusy {
 		l.Pools.PutSession(c.Sess)
 		c.Sess = nil
 	}
@@ -113,6 +126,10 @@ func (l *Loop[E]) Free(c *Conn[E]) bool {
 	l.mu.Unlock()
 	l.free = append(l.free, c.Slot)
 	c.Slot = -1
+	if c.Sess != nil { // held for a send from the store's memory (ExtBusy)
+		l.Pools.PutSession(c.Sess)
+		c.Sess = nil
+	}
 	return true
 }
 
@@ -137,4 +154,19 @@ func (l *Loop[E]) OpenFDs() []int {
 		}
 	}
 	return fds
+}
+
+// ExtWritten records that n more bytes of c.Ext were written; once all
+// are, the Session is told (RefSent) and has its turn again to finish the
+// reply.
+func (c *Conn[E]) ExtWritten(n int) {
+	c.Ext = c.Ext[n:]
+	if len(c.Ext) > 0 {
+		return
+	}
+	c.Ext = nil
+	c.refs.RefSent()
+	// The reply's end, and whatever the turn that produced it left
+	// buffered or pending, wait for a turn.
+	c.More = c.More || c.Sess.Pending() || len(c.In) > 0
 }

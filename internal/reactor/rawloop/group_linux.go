@@ -22,7 +22,10 @@ type Group[E any] struct {
 	MoreConns   func(now int64) []reactor.ConnLine
 	Started     time.Time
 	Labels      []string // each bound address as `stats conns` names it; Listener.Group indexes it
-	Loops       []*Loop[E]
+	// SendsRefs: the engine writes Conn.Ext, so its Sessions may leave
+	// large values to it by reference (reactor.RefSender).
+	SendsRefs bool
+	Loops     []*Loop[E]
 }
 
 // NewGroup readies the shared part of an engine named name built from cfg.

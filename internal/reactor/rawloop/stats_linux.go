@@ -20,12 +20,13 @@ type Counters struct {
 	BytesRead    atomic.Uint64
 	BytesWritten atomic.Uint64
 	Yields       atomic.Uint64
-	_            [64]byte // keep neighbouring loops' counters off this cache line
+	RefSends     atomic.Uint64 // values written from the store's memory (Conn.Ext)
+	_            [64]byte      // keep neighbouring loops' counters off this cache line
 }
 
 // reset clears what `stats reset` clears (Conns is a gauge).
 func (c *Counters) reset() {
-	for _, v := range []*atomic.Uint64{&c.Accepted, &c.HandoffIn, &c.HandoffOut, &c.BytesRead, &c.BytesWritten, &c.Yields} {
+	for _, v := range []*atomic.Uint64{&c.Accepted, &c.HandoffIn, &c.HandoffOut, &c.BytesRead, &c.BytesWritten, &c.Yields, &c.RefSends} {
 		v.Store(0)
 	}
 }
@@ -69,7 +70,7 @@ func (l *Loop[E]) misrouted() int {
 
 // writeRouting writes the `stats reactors` lines every engine has, each
 // name after prefix: napi_id, cpu, conns, accepted, handoff_in,
-// handoff_out, misrouted.
+// handoff_out, misrouted, and ref_sends (values sent without a copy).
 func (l *Loop[E]) writeRouting(add func(name, value string), prefix string) {
 	u := func(name string, v uint64) { add(prefix+name, strconv.FormatUint(v, 10)) }
 	u("napi_id", uint64(l.NAPIID.Load()))
@@ -79,6 +80,7 @@ func (l *Loop[E]) writeRouting(add func(name, value string), prefix string) {
 	u("handoff_in", l.Stats.HandoffIn.Load())
 	u("handoff_out", l.Stats.HandoffOut.Load())
 	u("misrouted", uint64(l.misrouted()))
+	u("ref_sends", l.Stats.RefSends.Load())
 }
 
 // prefix is l's name prefix in `stats reactors`.

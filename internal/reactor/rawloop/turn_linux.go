@@ -13,6 +13,13 @@ import (
 // Process runs the Session over c's buffered input (up to -R requests),
 // then hands the replies to the engine (IO.Turned).
 func (l *Loop[E]) Process(c *Conn[E]) {
+	if c.Ext != nil {
+		// A value goes out from the store first: nothing the Session
+		// would append may overtake it (its ExtWritten brings the turn).
+		c.More = false
+		l.io.Turned(c)
+		return
+	}
 	c.More = false
 	if len(c.In) > 0 || c.Sess.Pending() {
 		if c.Out == nil {
@@ -37,6 +44,11 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 		}
 		l.Pools.Replaced(c.Out, out)
 		c.Out = out
+		if c.refs != nil {
+			if c.Ext = c.refs.TakeRef(); c.Ext != nil {
+				l.Stats.RefSends.Add(1)
+			}
+		}
 		if consumed > 0 { // a request (or part of its value): memcached's last_cmd_time
 			c.LastCmd.Store(l.Now)
 		}
@@ -62,7 +74,12 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 			}
 		}
 	}
-	if c.EOF && !c.More {
+	if c.Ext != nil {
+		// No turn before the value is written, whatever is buffered or
+		// pending: ExtWritten brings it (and until then nothing is read).
+		c.More = false
+	}
+	if c.EOF && !c.More && c.Ext == nil {
 		c.Closing = true // what is left can never complete
 	}
 	if len(c.In) == 0 && c.In != nil {
@@ -78,7 +95,10 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 // state for `stats conns` (writing: a send is stuck on the client). It
 // reports whether reading is paused (reactor.ReadPaused).
 func (l *Loop[E]) Requeue(c *Conn[E], unsent int, writing bool) (paused bool) {
-	paused = reactor.ReadPaused(unsent)
+	// While a value goes out from the store (Ext) the connection reads
+	// nothing, as memcached's does while it transmits: its turn, and the
+	// input it would read, wait for ExtWritten.
+	paused = reactor.ReadPaused(unsent) || c.Ext != nil
 	if c.WakeLater && !paused {
 		c.WakeLater, c.More = false, true
 	}

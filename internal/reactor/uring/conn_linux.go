@@ -21,6 +21,7 @@ import (
 type connIO struct {
 	sending []byte // the in-flight send's buffer; sending[soff:] not yet sent
 	soff    int
+	ext     bool // sending is the connection's Ext, the store's memory: not a pooled buffer
 
 	recvArmed  bool // a receive is in flight
 	recvCancel bool // and its cancel has been queued
@@ -35,7 +36,13 @@ type connIO struct {
 type conn = rawloop.Conn[connIO]
 
 // Unsent is the part of c's replies the socket has not taken.
-func (r *loop) Unsent(c *conn) int { return len(c.Out) + len(c.IO.sending) - c.IO.soff }
+func (r *loop) Unsent(c *conn) int {
+	n := len(c.Out) + len(c.IO.sending) - c.IO.soff
+	if !c.IO.ext {
+		n += len(c.Ext)
+	}
+	return n
+}
 
 // Opened adds the connection's NAPI to the ring's busy polling (static
 // tracking, once) and arms its receive.
@@ -62,16 +69,23 @@ func (r *loop) Closing(c *conn) {
 		r.cancel(userData(kindSend, c.Slot, c.Gen))
 		return
 	}
-	r.Pools.PutWrite(c.IO.sending)
-	c.IO.sending = nil
+	r.putSending(c)
+}
+
+// putSending drops c's send buffer, back to the pool unless it is the
+// store's memory (Ext).
+func (r *loop) putSending(c *conn) {
+	if !c.IO.ext {
+		r.Pools.PutWrite(c.IO.sending)
+	}
+	c.IO.sending, c.IO.soff, c.IO.ext = nil, 0, false
 }
 
 // maybeFree returns a closed connection's slot once no operation of its is
 // in flight, and with it the buffer the last send read from.
 func (r *loop) maybeFree(c *conn) {
 	if r.Free(c) {
-		r.Pools.PutWrite(c.IO.sending)
-		c.IO.sending = nil
+		r.putSending(c)
 	}
 }
 
@@ -131,7 +145,7 @@ func (r *loop) appendInput(in, data []byte) []byte {
 
 // Turned queues the replies of a turn for this iteration's send.
 func (r *loop) Turned(c *conn) {
-	if reactor.ShouldSend(len(c.Out), c.More) {
+	if reactor.ShouldSend(len(c.Out), c.More) || c.Ext != nil {
 		r.markDirty(c)
 	}
 	r.Rearm(c)
@@ -153,8 +167,12 @@ func (r *loop) flushSends() {
 		if c.FD < 0 || c.IO.sendBusy {
 			continue
 		}
-		if c.IO.sending == nil && len(c.Out) > 0 {
+		switch {
+		case c.IO.sending != nil:
+		case len(c.Out) > 0:
 			c.IO.sending, c.IO.soff, c.Out = c.Out, 0, nil
+		case c.Ext != nil: // after the reply bytes before it, which are sent
+			c.IO.sending, c.IO.soff, c.IO.ext = c.Ext, 0, true
 		}
 		if c.IO.sending != nil { // new replies, or a send the full SQ held back
 			r.armSend(c)
@@ -176,13 +194,14 @@ func (r *loop) armSend(c *conn) {
 	s.OpFlags = unix.MSG_NOSIGNAL
 	s.UserData = userData(kindSend, c.Slot, c.Gen)
 	c.IO.sendBusy = true
+	c.ExtBusy = c.IO.ext
 	c.InFlight++
 }
 
 // onSend handles a send's completion: a short one is resubmitted for the
 // rest; a whole one frees the buffer and lets the replies produced since go.
 func (r *loop) onSend(c *conn, q *uringsys.CQE) {
-	c.IO.sendBusy = false
+	c.IO.sendBusy, c.ExtBusy = false, false
 	c.InFlight--
 	if c.FD < 0 {
 		r.maybeFree(c)
@@ -207,9 +226,12 @@ func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 		return
 	}
 	c.IO.short = false
-	r.Pools.PutWrite(c.IO.sending)
-	c.IO.sending, c.IO.soff = nil, 0
-	if reactor.ShouldSend(len(c.Out), c.More) || (c.Closing && len(c.Out) > 0) {
+	wasExt := c.IO.ext
+	r.putSending(c)
+	if wasExt {
+		c.ExtWritten(len(c.Ext)) // the send was all of it
+	}
+	if reactor.ShouldSend(len(c.Out), c.More) || (c.Closing && len(c.Out) > 0) || c.Ext != nil {
 		r.markDirty(c)
 	}
 	r.Rearm(c)
