@@ -35,14 +35,16 @@ const valueChunk = 64 << 10
 //
 // A value sent by reference (byref.go) is all in "the output" at once
 // (off is its length): ext holds its bytes until the engine takes them
-// (TakeRef), and handed is set from then until the engine has sent them
-// (RefSent); only then does the trailer follow and the pin go.
+// (TakeRef), with tail, the bytes that follow the value (its "\r\n", and
+// the line's END after its last key), and handed is set from then until
+// the engine has sent them (RefSent); only then does the pin go.
 type sendState struct {
 	active  bool
 	trailer bool
 	off     int
 	ref     store.ValueRef
 	ext     []byte
+	tail    []byte
 	handed  bool
 }
 
@@ -79,7 +81,10 @@ func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) [
 func (s *Session) startSendHead(b, head []byte, n int, ref store.ValueRef, trailer bool) []byte {
 	if s.conn.sendsRefs && n >= refMin {
 		if ext := s.env.Store.RefBytes(ref); len(ext) == n {
-			s.send = sendState{active: true, trailer: trailer, off: n, ref: ref, ext: ext}
+			s.send = sendState{active: true, off: n, ref: ref, ext: ext}
+			if trailer {
+				s.send.tail = tailCRLF
+			}
 			return b
 		}
 	}

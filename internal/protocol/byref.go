@@ -33,15 +33,36 @@ func (s *Session) pinsValue(n int) bool {
 func (s *Session) SendRefs() { s.conn.sendsRefs = true }
 
 // TakeRef returns the bytes of the value the last Process call left to the
-// engine to send, after the reply bytes it returned, or nil. They lie in
-// the store's memory, read only, and stay as they are until the Session
-// releases their pin (after RefSent, or at Reset).
-func (s *Session) TakeRef() []byte {
-	ext := s.send.ext
-	if ext != nil {
-		s.send.ext, s.send.handed = nil, true
+// engine to send, after the reply bytes it returned, and the bytes that
+// follow it (tail, constant: its "\r\n", with the line's END when it was
+// the last key), or nil. The value lies in the store's memory, read only,
+// and stays as it is until the Session releases its pin (after RefSent,
+// or at Reset). Handing the tail with it lets a get of one large value go
+// out in one write, as memcached's does.
+func (s *Session) TakeRef() (value, tail []byte) {
+	value, tail = s.send.ext, s.send.tail
+	if value != nil {
+		s.send.ext, s.send.tail, s.send.handed = nil, nil, true
 	}
-	return ext
+	return value, tail
+}
+
+// The tails TakeRef hands out: read only, shared by every Session.
+var (
+	tailCRLF = []byte(crlf)
+	tailEnd  = []byte(crlf + rEnd)
+)
+
+// handEnd adds the line's END to the tail of a value left to the engine
+// (TakeRef) when it was the line's last key (keys[at:] holds no other),
+// so that serveKeys, resumed, does not append it.
+func (s *Session) handEnd(keys []byte, at int) {
+	if s.send.ext == nil || len(s.send.tail) != len(crlf) {
+		return
+	}
+	if ks, _ := nextToken(keys, at); ks == len(keys) {
+		s.send.tail, s.get.endHanded = tailEnd, true
+	}
 }
 
 // RefSent reports that the bytes TakeRef returned are written: Pending

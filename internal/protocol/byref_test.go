@@ -12,10 +12,11 @@ import (
 // the engine reports them sent, whatever became of the item meanwhile.
 func TestValueByReferenceSurvivesFlood(t *testing.T) {
 	const size = 60000 // over refMin, under valueChunk: not in pieces
-	for _, sc := range []struct{ name, req, head, tail string }{
-		{"get", "get big\r\nversion\r\n", "VALUE big 0 60000\r\n", "\r\nEND\r\nVERSION "},
-		{"mg", "mg big v\r\nversion\r\n", "VA 60000\r\n", "\r\nVERSION "},
-		{"binary", binReq(opGet, "big", "", "", 0, 0), "", ""},
+	for _, sc := range []struct{ name, req, head, tail, rest string }{
+		{"get", "get big\r\nversion\r\n", "VALUE big 0 60000\r\n", "\r\nEND\r\n", "VERSION "},
+		{"get, not the last key", "get big nokey\r\n", "VALUE big 0 60000\r\n", "\r\n", "END\r\n"},
+		{"mg", "mg big v\r\nversion\r\n", "VA 60000\r\n", "\r\n", "VERSION "},
+		{"binary", binReq(opGet, "big", "", "", 0, 0), "", "", ""},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			env := pinEnv(t)
@@ -28,11 +29,11 @@ func TestValueByReferenceSurvivesFlood(t *testing.T) {
 			if st != NeedMore || !strings.HasPrefix(string(out), sc.head) || strings.Contains(string(out), value[:100]) {
 				t.Fatalf("first call: %v, %d bytes: %.60q", st, len(out), out)
 			}
-			ext := s.TakeRef()
-			if string(ext) != value {
-				t.Fatalf("TakeRef: %d bytes, not the value", len(ext))
+			ext, tail := s.TakeRef()
+			if string(ext) != value || string(tail) != sc.tail {
+				t.Fatalf("TakeRef: %d bytes, not the value, then %q, want %q", len(ext), tail, sc.tail)
 			}
-			if s.Pending() || s.TakeRef() != nil {
+			if again, _ := s.TakeRef(); s.Pending() || again != nil {
 				t.Fatal("pending, or a second TakeRef, before RefSent")
 			}
 			if k, more, _ := s.Process(in[n:], nil); k != 0 || len(more) != 0 {
@@ -55,8 +56,8 @@ func TestValueByReferenceSurvivesFlood(t *testing.T) {
 				n += k
 				rest = append(rest, more...)
 			}
-			if !strings.HasPrefix(string(rest), sc.tail) {
-				t.Fatalf("after the value: %.40q, want %q first", rest, sc.tail)
+			if !strings.HasPrefix(string(rest), sc.rest) || strings.Count(string(rest), "END") > strings.Count(sc.rest, "END") {
+				t.Fatalf("after the value and its tail: %.40q, want %q first", rest, sc.rest)
 			}
 			if p := env.Store.Pins(); p != 0 {
 				t.Fatalf("%d pins left after the reply", p)
@@ -75,15 +76,15 @@ func TestValueByReferenceOnlyWhenAsked(t *testing.T) {
 		len(small), small, len(large), large)))
 
 	plain := NewSession(env)
-	if _, out, _ := plain.Process([]byte("get large\r\n"), nil); !strings.Contains(string(out), large) || plain.TakeRef() != nil {
+	if _, out, _ := plain.Process([]byte("get large\r\n"), nil); !strings.Contains(string(out), large) || ref(plain) != nil {
 		t.Fatal("a Session that did not ask for references left the value out")
 	}
 	s := NewSession(env)
 	s.SendRefs()
-	if _, out, _ := s.Process([]byte("get small\r\n"), nil); !strings.Contains(string(out), small) || s.TakeRef() != nil {
+	if _, out, _ := s.Process([]byte("get small\r\n"), nil); !strings.Contains(string(out), small) || ref(s) != nil {
 		t.Fatal("a value under refMin was left out")
 	}
-	if _, out, _ := s.Process([]byte("get large\r\n"), nil); strings.Contains(string(out), large) || string(s.TakeRef()) != large {
+	if _, out, _ := s.Process([]byte("get large\r\n"), nil); strings.Contains(string(out), large) || string(ref(s)) != large {
 		t.Fatal("a value of refMin bytes was not sent by reference")
 	}
 	if p := env.Store.Pins(); p != 1 {
@@ -93,4 +94,10 @@ func TestValueByReferenceOnlyWhenAsked(t *testing.T) {
 	if p := env.Store.Pins(); p != 0 {
 		t.Fatalf("%d pins after Reset", p)
 	}
+}
+
+// ref is the value TakeRef hands out.
+func ref(s *Session) []byte {
+	v, _ := s.TakeRef()
+	return v
 }

@@ -46,7 +46,7 @@ type Session interface {
 // into the reply (protocol.Session: SendRefs, TakeRef, RefSent).
 type RefSender interface {
 	SendRefs()
-	TakeRef() []byte
+	TakeRef() (value, tail []byte)
 	RefSent()
 }
 

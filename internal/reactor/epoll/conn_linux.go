@@ -39,7 +39,7 @@ func (r *loop) Opened(c *conn) {
 func (r *loop) Closing(*conn) {}
 
 // Unsent is the part of c's replies not yet written.
-func (r *loop) Unsent(c *conn) int { return len(c.Out) - c.Sent + len(c.Ext) }
+func (r *loop) Unsent(c *conn) int { return len(c.Out) - c.Sent + len(c.Ext) + len(c.ExtTail) }
 
 // Turned sends every reply a turn produced with one write.
 func (r *loop) Turned(c *conn) {
@@ -122,7 +122,7 @@ func (r *loop) read(c *conn) bool {
 // false if c was closed.
 func (r *loop) write(c *conn) bool {
 	for c.Sent < len(c.Out) || c.Ext != nil {
-		n, err := writevNonblock(c.FD, c.Out[c.Sent:], c.Ext)
+		n, err := writevNonblock(c.FD, c.Out[c.Sent:], c.Ext, c.ExtTail)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue

@@ -37,21 +37,25 @@ func writeNonblock(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// writevNonblock writes p and then ext (either may be empty) with one
-// system call: a reply's bytes and a value sent from the store's memory.
-func writevNonblock(fd int, p, ext []byte) (int, error) {
-	if len(ext) == 0 {
+// writevNonblock writes p, then ext and tail (any may be empty) with one
+// system call: a reply's bytes, a value sent from the store's memory, and
+// the bytes after the value.
+func writevNonblock(fd int, p, ext, tail []byte) (int, error) {
+	if len(ext)+len(tail) == 0 {
 		return writeNonblock(fd, p)
 	}
-	if len(p) == 0 {
-		return writeNonblock(fd, ext)
+	var iov [3]unix.Iovec
+	n := 0
+	for _, b := range [3][]byte{p, ext, tail} {
+		if len(b) > 0 {
+			iov[n] = unix.Iovec{Base: &b[0]}
+			iov[n].SetLen(len(b))
+			n++
+		}
 	}
-	iov := [2]unix.Iovec{{Base: &p[0]}, {Base: &ext[0]}}
-	iov[0].SetLen(len(p))
-	iov[1].SetLen(len(ext))
-	n, _, errno := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), 2)
+	w, _, errno := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
 	if errno != 0 {
 		return 0, errno
 	}
-	return int(n), nil
+	return int(w), nil
 }

@@ -27,6 +27,10 @@ type Conn[E any] struct {
 	// memory after all of Out (Group.SendsRefs); its unwritten part, nil
 	// when none. No turn runs until it is written (ExtWritten).
 	Ext []byte
+	// ExtTail follows Ext: constant bytes ("\r\n", "\r\nEND\r\n") the
+	// Session handed with the value so that one write takes all three.
+	// Ext stays non-nil (empty) while ExtTail is left.
+	ExtTail []byte
 	// ExtBusy: the kernel still reads Ext (a send in flight): a close
 	// keeps the Session, whose pin holds those bytes, until Free.
 	ExtBusy bool
@@ -103,7 +107,7 @@ func (l *Loop[E]) CloseConn(c *Conn[E]) {
 	l.mu.Unlock()
 	l.nconns--
 	l.Stats.Conns.Store(int64(l.nconns))
-	c.Ext, c.refs = nil, nil // before the Session (Reset) releases its pin
+	c.Ext, c.ExtTail, c.refs = nil, nil, nil // before the Session (Reset) releases its pin
 	if c.Sess != nil && !c.ExtBusy {
 		l.Pools.PutSession(c.Sess)
 		c.Sess = nil
@@ -156,15 +160,16 @@ func (l *Loop[E]) OpenFDs() []int {
 	return fds
 }
 
-// ExtWritten records that n more bytes of c.Ext were written; once all
-// are, the Session is told (RefSent) and has its turn again to finish the
-// reply.
+// ExtWritten records that n more bytes of c.Ext and then c.ExtTail were
+// written; once all are, the Session is told (RefSent) and has its turn
+// again.
 func (c *Conn[E]) ExtWritten(n int) {
-	c.Ext = c.Ext[n:]
-	if len(c.Ext) > 0 {
+	k := min(n, len(c.Ext))
+	c.Ext, c.ExtTail = c.Ext[k:], c.ExtTail[n-k:]
+	if len(c.Ext)+len(c.ExtTail) > 0 {
 		return
 	}
-	c.Ext = nil
+	c.Ext, c.ExtTail = nil, nil
 	c.refs.RefSent()
 	// The reply's end, and whatever the turn that produced it left
 	// buffered or pending, wait for a turn.

@@ -45,7 +45,7 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 		l.Pools.Replaced(c.Out, out)
 		c.Out = out
 		if c.refs != nil {
-			if c.Ext = c.refs.TakeRef(); c.Ext != nil {
+			if c.Ext, c.ExtTail = c.refs.TakeRef(); c.Ext != nil {
 				l.Stats.RefSends.Add(1)
 			}
 		}

@@ -21,7 +21,9 @@ import (
 type connIO struct {
 	sending []byte // the in-flight send's buffer; sending[soff:] not yet sent
 	soff    int
-	ext     bool // sending is the connection's Ext, the store's memory: not a pooled buffer
+	withExt bool // the send in flight goes on with Ext and ExtTail: one sendmsg (msg, iov)
+	msg     unix.Msghdr
+	iov     [3]unix.Iovec
 
 	recvArmed  bool // a receive is in flight
 	recvCancel bool // and its cancel has been queued
@@ -37,11 +39,7 @@ type conn = rawloop.Conn[connIO]
 
 // Unsent is the part of c's replies the socket has not taken.
 func (r *loop) Unsent(c *conn) int {
-	n := len(c.Out) + len(c.IO.sending) - c.IO.soff
-	if !c.IO.ext {
-		n += len(c.Ext)
-	}
-	return n
+	return len(c.Out) + len(c.IO.sending) - c.IO.soff + len(c.Ext) + len(c.ExtTail)
 }
 
 // Opened adds the connection's NAPI to the ring's busy polling (static
@@ -72,13 +70,10 @@ func (r *loop) Closing(c *conn) {
 	r.putSending(c)
 }
 
-// putSending drops c's send buffer, back to the pool unless it is the
-// store's memory (Ext).
+// putSending gives c's send buffer back to the pool.
 func (r *loop) putSending(c *conn) {
-	if !c.IO.ext {
-		r.Pools.PutWrite(c.IO.sending)
-	}
-	c.IO.sending, c.IO.soff, c.IO.ext = nil, 0, false
+	r.Pools.PutWrite(c.IO.sending)
+	c.IO.sending, c.IO.soff = nil, 0
 }
 
 // maybeFree returns a closed connection's slot once no operation of its is
@@ -167,14 +162,10 @@ func (r *loop) flushSends() {
 		if c.FD < 0 || c.IO.sendBusy {
 			continue
 		}
-		switch {
-		case c.IO.sending != nil:
-		case len(c.Out) > 0:
+		if c.IO.sending == nil && len(c.Out) > 0 {
 			c.IO.sending, c.IO.soff, c.Out = c.Out, 0, nil
-		case c.Ext != nil: // after the reply bytes before it, which are sent
-			c.IO.sending, c.IO.soff, c.IO.ext = c.Ext, 0, true
 		}
-		if c.IO.sending != nil { // new replies, or a send the full SQ held back
+		if c.IO.sending != nil || c.Ext != nil { // new replies, or a send the full SQ held back
 			r.armSend(c)
 		}
 	}
@@ -182,19 +173,38 @@ func (r *loop) flushSends() {
 	r.dirty = r.dirty[:0]
 }
 
-// armSend queues a send of sending[soff:].
+// armSend queues a send of sending[soff:], and of Ext and ExtTail after
+// it once Out holds nothing before them: those go with one sendmsg, as the
+// epoll engine's writev, the value straight from the store's memory.
 func (r *loop) armSend(c *conn) {
+	withExt := c.Ext != nil && len(c.Out) == 0
+	if c.IO.sending == nil && !withExt {
+		return
+	}
 	s := r.sqe()
 	if s == nil {
 		return // retried when the connection is next rearmed
 	}
-	p := c.IO.sending[c.IO.soff:]
 	s.Opcode, s.FD = uringsys.OpSend, int32(c.FD)
-	s.Addr, s.Len = uint64(uintptr(unsafe.Pointer(&p[0]))), uint32(len(p))
+	if withExt {
+		n := 0
+		for _, b := range [3][]byte{c.IO.sending[c.IO.soff:], c.Ext, c.ExtTail} {
+			if len(b) > 0 {
+				c.IO.iov[n] = unix.Iovec{Base: &b[0]}
+				c.IO.iov[n].SetLen(len(b))
+				n++
+			}
+		}
+		c.IO.msg = unix.Msghdr{Iov: &c.IO.iov[0]}
+		c.IO.msg.SetIovlen(n)
+		s.Opcode, s.Addr, s.Len = uringsys.OpSendmsg, uint64(uintptr(unsafe.Pointer(&c.IO.msg))), 1
+	} else {
+		p := c.IO.sending[c.IO.soff:]
+		s.Addr, s.Len = uint64(uintptr(unsafe.Pointer(&p[0]))), uint32(len(p))
+	}
 	s.OpFlags = unix.MSG_NOSIGNAL
 	s.UserData = userData(kindSend, c.Slot, c.Gen)
-	c.IO.sendBusy = true
-	c.ExtBusy = c.IO.ext
+	c.IO.sendBusy, c.IO.withExt, c.ExtBusy = true, withExt, withExt
 	c.InFlight++
 }
 
@@ -202,6 +212,8 @@ func (r *loop) armSend(c *conn) {
 // rest; a whole one frees the buffer and lets the replies produced since go.
 func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 	c.IO.sendBusy, c.ExtBusy = false, false
+	withExt := c.IO.withExt
+	c.IO.withExt = false
 	c.InFlight--
 	if c.FD < 0 {
 		r.maybeFree(c)
@@ -216,9 +228,16 @@ func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 		r.CloseConn(c)
 		return
 	}
-	c.IO.soff += int(q.Res)
-	r.Stats.BytesWritten.Add(uint64(q.Res))
-	if c.IO.soff < len(c.IO.sending) {
+	n := int(q.Res)
+	r.Stats.BytesWritten.Add(uint64(n))
+	if withExt { // the bytes past sending's are the value's and its tail's
+		if k := len(c.IO.sending) - c.IO.soff; n > k {
+			c.ExtWritten(n - k)
+			n = k
+		}
+	}
+	c.IO.soff += n
+	if c.IO.soff < len(c.IO.sending) || c.Ext != nil && c.IO.sending == nil {
 		c.IO.short = true
 		r.stats.shortSends.Add(1)
 		r.armSend(c)
@@ -226,10 +245,8 @@ func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 		return
 	}
 	c.IO.short = false
-	wasExt := c.IO.ext
-	r.putSending(c)
-	if wasExt {
-		c.ExtWritten(len(c.Ext)) // the send was all of it
+	if c.IO.sending != nil {
+		r.putSending(c)
 	}
 	if reactor.ShouldSend(len(c.Out), c.More) || (c.Closing && len(c.Out) > 0) || c.Ext != nil {
 		r.markDirty(c)
@@ -256,19 +273,22 @@ func (r *loop) Rearm(c *conn) {
 			r.markDirty(c) // replies kept back for a yielded turn go out before the close
 		}
 	}
-	if c.IO.sending != nil && !c.IO.sendBusy {
+	if (c.IO.sending != nil || c.Ext != nil) && !c.IO.sendBusy {
 		r.markDirty(c) // its send found no SQE: retry in the next iteration
 	}
 	paused := r.Requeue(c, pending, c.IO.short && c.IO.sendBusy)
 	// While yielded requests are buffered (More) nothing new is needed:
 	// like the epoll engine, read again once they are processed. A receive
 	// still armed then completes with at most one buffer; one that must
-	// stop now (paused, closing) is cancelled.
+	// stop now (paused, closing) is cancelled, except for a value going
+	// out from the store (Ext), which pauses reading only briefly: its
+	// receive may take its one buffer, as a receive does under More.
 	stop := c.EOF || c.Closing || paused
+	extOnly := !c.EOF && !c.Closing && c.Ext != nil && !reactor.ReadPaused(pending)
 	switch {
 	case !stop && !c.More && !c.IO.recvArmed:
 		r.armRecv(c)
-	case stop && c.IO.recvArmed && !c.IO.recvCancel:
+	case stop && !extOnly && c.IO.recvArmed && !c.IO.recvCancel:
 		r.cancel(userData(kindRecv, c.Slot, c.Gen))
 		c.IO.recvCancel = true
 	}

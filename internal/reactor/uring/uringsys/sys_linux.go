@@ -16,6 +16,7 @@ const (
 	OpPollAdd     = 6
 	OpAccept      = 13
 	OpAsyncCancel = 14
+	OpSendmsg     = 9
 	OpSend        = 26
 	OpRecv        = 27
 
