@@ -32,20 +32,11 @@ const valueChunk = 64 << 10
 // sendState is a value being sent in pieces: ref names it in the store,
 // off is how much of it is already in the output, and trailer says whether
 // "\r\n" follows it (text and meta replies; binary ones end with it).
-//
-// A value sent by reference (byref.go) is all in "the output" at once
-// (off is its length): ext holds its bytes until the engine takes them
-// (TakeRef), with tail, the bytes that follow the value (its "\r\n", and
-// the line's END after its last key), and handed is set from then until
-// the engine has sent them (RefSent); only then does the pin go.
 type sendState struct {
 	active  bool
 	trailer bool
 	off     int
 	ref     store.ValueRef
-	ext     []byte
-	tail    []byte
-	handed  bool
 }
 
 // overBudget reports whether this call's output reached the budget, which
@@ -79,11 +70,11 @@ func (s *Session) startSend(b, value []byte, ref store.ValueRef, trailer bool) [
 // start, lies in one piece (a chained item's head chunk): at most head is
 // sent at once, the rest through ref.
 func (s *Session) startSendHead(b, head []byte, n int, ref store.ValueRef, trailer bool) []byte {
-	if s.conn.sendsRefs && n >= refMin {
-		if ext := s.env.Store.RefBytes(ref); len(ext) == n {
-			s.send = sendState{active: true, off: n, ref: ref, ext: ext}
+	if s.byRef(n) {
+		if value := s.env.Store.RefBytes(ref); len(value) == n {
+			s.refs.add(len(b), value, ref)
 			if trailer {
-				s.send.tail = tailCRLF
+				b = append(b, crlf...)
 			}
 			return b
 		}
@@ -104,9 +95,6 @@ func (s *Session) startSendHead(b, head []byte, n int, ref store.ValueRef, trail
 // value's; store.Stats.RefsLost counts these.
 func (s *Session) continueSend() Status {
 	snd := &s.send
-	if snd.ext != nil || snd.handed {
-		return NeedMore // the engine sends the value from the store first
-	}
 	for n := snd.ref.Len(); snd.off < n; {
 		room := OutputBudget - (len(s.out) - s.outStart)
 		if room <= 0 {

@@ -330,6 +330,7 @@ func (s *Session) dropUnflushed() {
 		s.culls++
 	}
 	s.out = s.out[:s.flushMark]
+	s.refs.dropFrom(s.env.Store, s.flushMark) // values in the replies dropped
 	s.mem.releaseReplies()
 }
 

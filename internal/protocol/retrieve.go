@@ -174,16 +174,11 @@ func (s *Session) serveKeys(keys []byte, i int, withCAS, touch bool, exptime int
 		s.getError(rFlashGetOOM)
 		return -1
 	case at >= 0:
-		s.handEnd(keys, at)
 		return at
 	}
 	// Not flushed: in memcached 1.6.45 a retrieval's replies wait, as
 	// any command's, for the read buffer to run dry or an mn.
-	if s.get.endHanded {
-		s.get.endHanded = false // it went out after the last value
-	} else {
-		s.out = append(s.out, rEnd...)
-	}
+	s.out = append(s.out, rEnd...)
 	if s.log.verbose {
 		s.vlogLine('>', []byte("END"))
 	}

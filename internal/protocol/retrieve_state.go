@@ -16,9 +16,6 @@ type getState struct {
 	// found, from which the logs name its slab class.
 	hitLen   int
 	hitFlags uint32
-	// endHanded: the line's END went to the engine with its last value's
-	// bytes (byref.go), so serveKeys does not append it again.
-	endHanded bool
 	// multiget is a multiget a call left unfinished: paused between keys
 	// for want of output budget, or a line over the multiget bound served
 	// as it arrives. The rest of its keys is at the front of the
@@ -37,6 +34,5 @@ func (g *getState) endCall() { g.key = nil }
 // reset prepares the state for a new connection: no multiget carries over.
 func (g *getState) reset() {
 	g.multiget = multigetState{}
-	g.endHanded = false
 	g.endCall()
 }

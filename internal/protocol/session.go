@@ -40,6 +40,7 @@ type Session struct {
 	// or coming in, into a store reservation (recv.go), and a metadump or
 	// watch the connection was handed to (stream_state.go).
 	send   sendState
+	refs   refBatch // large values left to the engine to send from the store (byref.go)
 	recv   recvState
 	flash  flashState // a value being read from flash (flash.go)
 	stream streamState
@@ -85,8 +86,8 @@ func NewSession(env *Env) *Session {
 // Pending holds; a call that then consumes and produces nothing is a
 // watcher with nothing to say, which it may leave until its wakeup.
 func (s *Session) Pending() bool {
-	if s.send.handed {
-		return false // nothing goes before the value the engine is sending (byref.go)
+	if s.refs.handed {
+		return false // nothing more before the engine has sent the values (byref.go)
 	}
 	return s.flashReady() || s.stream.active() || s.send.active || s.budgetStop ||
 		s.get.multiget.active && !s.get.multiget.hungry && s.env.ResumesPending
@@ -103,6 +104,7 @@ func (s *Session) Reset() {
 	s.input.reset()
 	s.get.reset()
 	s.endSend()
+	s.releaseRefs()
 	s.endRecv()
 	s.endMem()
 	s.endDebug()
@@ -179,6 +181,9 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 }
 
 func (s *Session) process(in []byte) (int, Status) {
+	if s.refs.handed {
+		return 0, NeedMore // the engine calls again once it has sent the values (RefSent)
+	}
 	pos := 0
 	reqs := 0
 	limit := s.env.reqsPerEvent()

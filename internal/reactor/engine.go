@@ -41,12 +41,13 @@ type Session interface {
 	Waiting() bool
 }
 
-// RefSender is a Session that can leave a large value's bytes to its
-// engine to write straight from the store's memory instead of copying them
-// into the reply (protocol.Session: SendRefs, TakeRef, RefSent).
+// RefSender is a Session that can leave large values to its engine to
+// write straight from the store's memory, each in its place in the reply,
+// instead of copying them into it (protocol.Session: SendRefs, TakeRefs,
+// RefSent).
 type RefSender interface {
 	SendRefs()
-	TakeRef() (value, tail []byte)
+	TakeRefs() []protocol.RefSeg
 	RefSent()
 }
 

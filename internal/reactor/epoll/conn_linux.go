@@ -39,7 +39,7 @@ func (r *loop) Opened(c *conn) {
 func (r *loop) Closing(*conn) {}
 
 // Unsent is the part of c's replies not yet written.
-func (r *loop) Unsent(c *conn) int { return len(c.Out) - c.Sent + len(c.Ext) + len(c.ExtTail) }
+func (r *loop) Unsent(c *conn) int { return len(c.Out) - c.Sent + c.RefLeft }
 
 // Turned sends every reply a turn produced with one write.
 func (r *loop) Turned(c *conn) {
@@ -121,8 +121,9 @@ func (r *loop) read(c *conn) bool {
 // write sends as much of c's pending replies as the socket takes. It returns
 // false if c was closed.
 func (r *loop) write(c *conn) bool {
-	for c.Sent < len(c.Out) || c.Ext != nil {
-		n, err := writevNonblock(c.FD, c.Out[c.Sent:], c.Ext, c.ExtTail)
+	for c.Sent < len(c.Out) || c.Refs != nil {
+		r.parts = c.Pieces(r.parts[:0], c.Out, c.Sent)
+		n, err := writevNonblock(c.FD, r.parts)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -135,12 +136,9 @@ func (r *loop) write(c *conn) bool {
 			return false
 		}
 		r.Stats.BytesWritten.Add(uint64(n))
-		k := min(n, len(c.Out)-c.Sent)
-		c.Sent += k
-		if n > k {
-			c.ExtWritten(n - k)
-		}
+		c.Wrote(c.Out, &c.Sent, n)
 	}
+	clear(r.parts) // no reference to the store's memory kept
 	c.IO.wblocked = false
 	if c.Out != nil {
 		r.Pools.PutWrite(c.Out)

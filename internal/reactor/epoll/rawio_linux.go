@@ -5,6 +5,8 @@ package epoll
 import (
 	"unsafe"
 
+	"github.com/gocached/gocached/internal/reactor/rawloop"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -37,21 +39,24 @@ func writeNonblock(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// writevNonblock writes p, then ext and tail (any may be empty) with one
-// system call: a reply's bytes, a value sent from the store's memory, and
-// the bytes after the value.
-func writevNonblock(fd int, p, ext, tail []byte) (int, error) {
-	if len(ext)+len(tail) == 0 {
-		return writeNonblock(fd, p)
+// writevNonblock writes parts, in order, with one system call: a reply's
+// bytes and the values sent from the store's memory in their places
+// (rawloop.Conn.Pieces), at most rawloop.MaxPieces of them.
+func writevNonblock(fd int, parts [][]byte) (int, error) {
+	if len(parts) == 1 {
+		return writeNonblock(fd, parts[0])
 	}
-	var iov [3]unix.Iovec
+	var iov [rawloop.MaxPieces]unix.Iovec
 	n := 0
-	for _, b := range [3][]byte{p, ext, tail} {
+	for _, b := range parts[:min(len(parts), rawloop.MaxPieces)] {
 		if len(b) > 0 {
 			iov[n] = unix.Iovec{Base: &b[0]}
 			iov[n].SetLen(len(b))
 			n++
 		}
+	}
+	if n == 0 {
+		return 0, nil
 	}
 	w, _, errno := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
 	if errno != 0 {

@@ -5,6 +5,7 @@ package rawloop
 import (
 	"sync/atomic"
 
+	"github.com/gocached/gocached/internal/protocol"
 	"github.com/gocached/gocached/internal/reactor"
 	"golang.org/x/sys/unix"
 )
@@ -23,16 +24,16 @@ type Conn[E any] struct {
 	In   []byte // unconsumed input; nil when empty
 	Out  []byte // replies; Out[Sent:] not yet written; nil when none
 	Sent int    // (an engine that hands Out over whole to the kernel keeps it 0)
-	// Ext is a value the Session left to be written from the store's
-	// memory after all of Out (Group.SendsRefs); its unwritten part, nil
-	// when none. No turn runs until it is written (ExtWritten).
-	Ext []byte
-	// ExtTail follows Ext: constant bytes ("\r\n", "\r\nEND\r\n") the
-	// Session handed with the value so that one write takes all three.
-	// Ext stays non-nil (empty) while ExtTail is left.
-	ExtTail []byte
-	// ExtBusy: the kernel still reads Ext (a send in flight): a close
-	// keeps the Session, whose pin holds those bytes, until Free.
+	// Refs are values the Session left to be written from the store's
+	// memory (Group.SendsRefs), each before the byte at its At in the
+	// buffer that was Out when they were taken; Refs[0] is the first not
+	// yet written, RefDone bytes of it written, RefLeft bytes left in all.
+	// nil when none. No turn runs until they are written (Wrote).
+	Refs    []protocol.RefSeg
+	RefDone int
+	RefLeft int
+	// ExtBusy: the kernel still reads Refs (a send in flight): a close
+	// keeps the Session, whose pins hold those bytes, until Free.
 	ExtBusy bool
 	refs    reactor.RefSender // the Session, when the engine sends by reference
 
@@ -107,7 +108,7 @@ func (l *Loop[E]) CloseConn(c *Conn[E]) {
 	l.mu.Unlock()
 	l.nconns--
 	l.Stats.Conns.Store(int64(l.nconns))
-	c.Ext, c.ExtTail, c.refs = nil, nil, nil // before the Session (Reset) releases its pin
+	c.Refs, c.RefLeft, c.refs = nil, 0, nil // before the Session (Reset) releases its pins
 	if c.Sess != nil && !c.ExtBusy {
 		l.Pools.PutSession(c.Sess)
 		c.Sess = nil
@@ -160,18 +161,60 @@ func (l *Loop[E]) OpenFDs() []int {
 	return fds
 }
 
-// ExtWritten records that n more bytes of c.Ext and then c.ExtTail were
-// written; once all are, the Session is told (RefSent) and has its turn
-// again.
-func (c *Conn[E]) ExtWritten(n int) {
-	k := min(n, len(c.Ext))
-	c.Ext, c.ExtTail = c.Ext[k:], c.ExtTail[n-k:]
-	if len(c.Ext)+len(c.ExtTail) > 0 {
+// MaxPieces is the most pieces Pieces lays out: each value sent from the
+// store and the bytes before it, and the bytes after the last.
+const MaxPieces = 2*protocol.MaxRefs + 1
+
+// Pieces appends to parts what is left to write of buf from off on,
+// with the values of c.Refs (which refer to buf) in their places.
+func (c *Conn[E]) Pieces(parts [][]byte, buf []byte, off int) [][]byte {
+	for i, seg := range c.Refs {
+		if seg.At > off {
+			parts = append(parts, buf[off:seg.At])
+			off = seg.At
+		}
+		v := seg.Value
+		if i == 0 {
+			v = v[c.RefDone:]
+		}
+		parts = append(parts, v)
+	}
+	if off < len(buf) {
+		parts = append(parts, buf[off:])
+	}
+	return parts
+}
+
+// Wrote records that n more bytes of what Pieces laid out were written,
+// advancing *off in buf and c.Refs. Once every value is written the
+// Session is told (RefSent) and has its turn again.
+func (c *Conn[E]) Wrote(buf []byte, off *int, n int) {
+	for n > 0 {
+		if len(c.Refs) > 0 && *off == c.Refs[0].At {
+			v := c.Refs[0].Value
+			k := min(n, len(v)-c.RefDone)
+			c.RefDone, c.RefLeft, n = c.RefDone+k, c.RefLeft-k, n-k
+			if c.RefDone == len(v) {
+				c.Refs, c.RefDone = c.Refs[1:], 0
+			}
+			continue
+		}
+		end := len(buf)
+		if len(c.Refs) > 0 {
+			end = c.Refs[0].At
+		}
+		k := min(n, end-*off)
+		if k <= 0 {
+			break // more written than laid out: cannot happen
+		}
+		*off, n = *off+k, n-k
+	}
+	if c.Refs == nil || len(c.Refs) > 0 {
 		return
 	}
-	c.Ext, c.ExtTail = nil, nil
+	c.Refs = nil
 	c.refs.RefSent()
-	// The reply's end, and whatever the turn that produced it left
-	// buffered or pending, wait for a turn.
+	// The turn that left the values, and whatever it left buffered or
+	// pending, go on.
 	c.More = c.More || c.Sess.Pending() || len(c.In) > 0
 }

@@ -13,9 +13,9 @@ import (
 // Process runs the Session over c's buffered input (up to -R requests),
 // then hands the replies to the engine (IO.Turned).
 func (l *Loop[E]) Process(c *Conn[E]) {
-	if c.Ext != nil {
-		// A value goes out from the store first: nothing the Session
-		// would append may overtake it (its ExtWritten brings the turn).
+	if c.Refs != nil {
+		// Values go out from the store first: the Session takes no call
+		// before they are written (Wrote brings the turn).
 		c.More = false
 		l.io.Turned(c)
 		return
@@ -45,8 +45,12 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 		l.Pools.Replaced(c.Out, out)
 		c.Out = out
 		if c.refs != nil {
-			if c.Ext, c.ExtTail = c.refs.TakeRef(); c.Ext != nil {
-				l.Stats.RefSends.Add(1)
+			if c.Refs = c.refs.TakeRefs(); c.Refs != nil {
+				c.RefDone, c.RefLeft = 0, 0
+				for _, seg := range c.Refs {
+					c.RefLeft += len(seg.Value)
+				}
+				l.Stats.RefSends.Add(uint64(len(c.Refs)))
 			}
 		}
 		if consumed > 0 { // a request (or part of its value): memcached's last_cmd_time
@@ -74,12 +78,12 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 			}
 		}
 	}
-	if c.Ext != nil {
-		// No turn before the value is written, whatever is buffered or
-		// pending: ExtWritten brings it (and until then nothing is read).
+	if c.Refs != nil {
+		// No turn before the values are written, whatever is buffered or
+		// pending: Wrote brings it (and until then nothing is read).
 		c.More = false
 	}
-	if c.EOF && !c.More && c.Ext == nil {
+	if c.EOF && !c.More && c.Refs == nil {
 		c.Closing = true // what is left can never complete
 	}
 	if len(c.In) == 0 && c.In != nil {
@@ -95,10 +99,10 @@ func (l *Loop[E]) Process(c *Conn[E]) {
 // state for `stats conns` (writing: a send is stuck on the client). It
 // reports whether reading is paused (reactor.ReadPaused).
 func (l *Loop[E]) Requeue(c *Conn[E], unsent int, writing bool) (paused bool) {
-	// While a value goes out from the store (Ext) the connection reads
+	// While values go out from the store (Refs) the connection reads
 	// nothing, as memcached's does while it transmits: its turn, and the
-	// input it would read, wait for ExtWritten.
-	paused = reactor.ReadPaused(unsent) || c.Ext != nil
+	// input it would read, wait for them.
+	paused = reactor.ReadPaused(unsent) || c.Refs != nil
 	if c.WakeLater && !paused {
 		c.WakeLater, c.More = false, true
 	}

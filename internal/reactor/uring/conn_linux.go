@@ -21,9 +21,10 @@ import (
 type connIO struct {
 	sending []byte // the in-flight send's buffer; sending[soff:] not yet sent
 	soff    int
-	withExt bool // the send in flight goes on with Ext and ExtTail: one sendmsg (msg, iov)
+	refsIn  bool // sending is the buffer the connection's Refs place values in
+	withRef bool // the send in flight is a sendmsg of sending's pieces and values (msg, iov)
 	msg     unix.Msghdr
-	iov     [3]unix.Iovec
+	iov     *[rawloop.MaxPieces]unix.Iovec // allocated at the connection's first such send
 
 	recvArmed  bool // a receive is in flight
 	recvCancel bool // and its cancel has been queued
@@ -39,7 +40,7 @@ type conn = rawloop.Conn[connIO]
 
 // Unsent is the part of c's replies the socket has not taken.
 func (r *loop) Unsent(c *conn) int {
-	return len(c.Out) + len(c.IO.sending) - c.IO.soff + len(c.Ext) + len(c.ExtTail)
+	return len(c.Out) + len(c.IO.sending) - c.IO.soff + c.RefLeft
 }
 
 // Opened adds the connection's NAPI to the ring's busy polling (static
@@ -73,7 +74,7 @@ func (r *loop) Closing(c *conn) {
 // putSending gives c's send buffer back to the pool.
 func (r *loop) putSending(c *conn) {
 	r.Pools.PutWrite(c.IO.sending)
-	c.IO.sending, c.IO.soff = nil, 0
+	c.IO.sending, c.IO.soff, c.IO.refsIn = nil, 0, false
 }
 
 // maybeFree returns a closed connection's slot once no operation of its is
@@ -140,7 +141,7 @@ func (r *loop) appendInput(in, data []byte) []byte {
 
 // Turned queues the replies of a turn for this iteration's send.
 func (r *loop) Turned(c *conn) {
-	if reactor.ShouldSend(len(c.Out), c.More) || c.Ext != nil {
+	if reactor.ShouldSend(len(c.Out), c.More) || c.Refs != nil {
 		r.markDirty(c)
 	}
 	r.Rearm(c)
@@ -163,9 +164,12 @@ func (r *loop) flushSends() {
 			continue
 		}
 		if c.IO.sending == nil && len(c.Out) > 0 {
+			// Values taken with this buffer's replies (Refs) refer to it:
+			// nothing was appended since (no turn runs while they wait).
 			c.IO.sending, c.IO.soff, c.Out = c.Out, 0, nil
+			c.IO.refsIn = c.Refs != nil
 		}
-		if c.IO.sending != nil || c.Ext != nil { // new replies, or a send the full SQ held back
+		if c.IO.sending != nil { // new replies, or a send the full SQ held back
 			r.armSend(c)
 		}
 	}
@@ -173,28 +177,31 @@ func (r *loop) flushSends() {
 	r.dirty = r.dirty[:0]
 }
 
-// armSend queues a send of sending[soff:], and of Ext and ExtTail after
-// it once Out holds nothing before them: those go with one sendmsg, as the
-// epoll engine's writev, the value straight from the store's memory.
+// armSend queues a send of sending[soff:], with the values of the
+// connection's Refs in their places when they refer to it: then one
+// sendmsg, as the epoll engine's writev, the values straight from the
+// store's memory.
 func (r *loop) armSend(c *conn) {
-	withExt := c.Ext != nil && len(c.Out) == 0
-	if c.IO.sending == nil && !withExt {
-		return
-	}
 	s := r.sqe()
 	if s == nil {
 		return // retried when the connection is next rearmed
 	}
+	withRef := c.IO.refsIn && c.Refs != nil
 	s.Opcode, s.FD = uringsys.OpSend, int32(c.FD)
-	if withExt {
+	if withRef {
+		if c.IO.iov == nil {
+			c.IO.iov = new([rawloop.MaxPieces]unix.Iovec)
+		}
+		r.parts = c.Pieces(r.parts[:0], c.IO.sending, c.IO.soff)
 		n := 0
-		for _, b := range [3][]byte{c.IO.sending[c.IO.soff:], c.Ext, c.ExtTail} {
+		for _, b := range r.parts[:min(len(r.parts), rawloop.MaxPieces)] {
 			if len(b) > 0 {
 				c.IO.iov[n] = unix.Iovec{Base: &b[0]}
 				c.IO.iov[n].SetLen(len(b))
 				n++
 			}
 		}
+		clear(r.parts)
 		c.IO.msg = unix.Msghdr{Iov: &c.IO.iov[0]}
 		c.IO.msg.SetIovlen(n)
 		s.Opcode, s.Addr, s.Len = uringsys.OpSendmsg, uint64(uintptr(unsafe.Pointer(&c.IO.msg))), 1
@@ -204,7 +211,7 @@ func (r *loop) armSend(c *conn) {
 	}
 	s.OpFlags = unix.MSG_NOSIGNAL
 	s.UserData = userData(kindSend, c.Slot, c.Gen)
-	c.IO.sendBusy, c.IO.withExt, c.ExtBusy = true, withExt, withExt
+	c.IO.sendBusy, c.IO.withRef, c.ExtBusy = true, withRef, withRef
 	c.InFlight++
 }
 
@@ -212,8 +219,8 @@ func (r *loop) armSend(c *conn) {
 // rest; a whole one frees the buffer and lets the replies produced since go.
 func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 	c.IO.sendBusy, c.ExtBusy = false, false
-	withExt := c.IO.withExt
-	c.IO.withExt = false
+	withRef := c.IO.withRef
+	c.IO.withRef = false
 	c.InFlight--
 	if c.FD < 0 {
 		r.maybeFree(c)
@@ -230,14 +237,12 @@ func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 	}
 	n := int(q.Res)
 	r.Stats.BytesWritten.Add(uint64(n))
-	if withExt { // the bytes past sending's are the value's and its tail's
-		if k := len(c.IO.sending) - c.IO.soff; n > k {
-			c.ExtWritten(n - k)
-			n = k
-		}
+	if withRef {
+		c.Wrote(c.IO.sending, &c.IO.soff, n)
+	} else {
+		c.IO.soff += n
 	}
-	c.IO.soff += n
-	if c.IO.soff < len(c.IO.sending) || c.Ext != nil && c.IO.sending == nil {
+	if c.IO.soff < len(c.IO.sending) || c.IO.refsIn && c.Refs != nil {
 		c.IO.short = true
 		r.stats.shortSends.Add(1)
 		r.armSend(c)
@@ -245,10 +250,8 @@ func (r *loop) onSend(c *conn, q *uringsys.CQE) {
 		return
 	}
 	c.IO.short = false
-	if c.IO.sending != nil {
-		r.putSending(c)
-	}
-	if reactor.ShouldSend(len(c.Out), c.More) || (c.Closing && len(c.Out) > 0) || c.Ext != nil {
+	r.putSending(c)
+	if reactor.ShouldSend(len(c.Out), c.More) || (c.Closing && len(c.Out) > 0) || c.Refs != nil {
 		r.markDirty(c)
 	}
 	r.Rearm(c)
@@ -273,7 +276,7 @@ func (r *loop) Rearm(c *conn) {
 			r.markDirty(c) // replies kept back for a yielded turn go out before the close
 		}
 	}
-	if (c.IO.sending != nil || c.Ext != nil) && !c.IO.sendBusy {
+	if c.IO.sending != nil && !c.IO.sendBusy {
 		r.markDirty(c) // its send found no SQE: retry in the next iteration
 	}
 	paused := r.Requeue(c, pending, c.IO.short && c.IO.sendBusy)
@@ -284,7 +287,7 @@ func (r *loop) Rearm(c *conn) {
 	// out from the store (Ext), which pauses reading only briefly: its
 	// receive may take its one buffer, as a receive does under More.
 	stop := c.EOF || c.Closing || paused
-	extOnly := !c.EOF && !c.Closing && c.Ext != nil && !reactor.ReadPaused(pending)
+	extOnly := !c.EOF && !c.Closing && c.Refs != nil && !reactor.ReadPaused(pending)
 	switch {
 	case !stop && !c.More && !c.IO.recvArmed:
 		r.armRecv(c)
