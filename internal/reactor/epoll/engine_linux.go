@@ -66,7 +66,7 @@ func newEngine(cfg reactor.Config) (*engine, error) {
 	}
 	e := &engine{cfg: cfg}
 	e.Group = rawloop.NewGroup[connIO]("epoll", &e.cfg)
-	e.Group.SendsRefs = true // write (conn_linux.go) sends Conn.Ext after Out
+	e.Group.SendsRefs = true // write (conn_linux.go) sends Conn.Refs in their places (writev)
 	e.ecfg = &e.cfg.Epoll
 	var n int
 	n, e.iface = rawloop.LoopCount(cfg.Threads, binds)

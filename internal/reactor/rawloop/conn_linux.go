@@ -32,10 +32,10 @@ type Conn[E any] struct {
 	Refs    []protocol.RefSeg
 	RefDone int
 	RefLeft int
-	// ExtBusy: the kernel still reads Refs (a send in flight): a close
+	// RefsBusy: the kernel still reads Refs (a send in flight): a close
 	// keeps the Session, whose pins hold those bytes, until Free.
-	ExtBusy bool
-	refs    reactor.RefSender // the Session, when the engine sends by reference
+	RefsBusy bool
+	refs     reactor.RefSender // the Session, when the engine sends by reference
 
 	// InFlight counts operations the kernel still holds for the
 	// connection; its slot is reused only at 0.
@@ -109,7 +109,7 @@ func (l *Loop[E]) CloseConn(c *Conn[E]) {
 	l.nconns--
 	l.Stats.Conns.Store(int64(l.nconns))
 	c.Refs, c.RefLeft, c.refs = nil, 0, nil // before the Session (Reset) releases its pins
-	if c.Sess != nil && !c.ExtBusy {
+	if c.Sess != nil && !c.RefsBusy {
 		l.Pools.PutSession(c.Sess)
 		c.Sess = nil
 	}
@@ -131,7 +131,7 @@ func (l *Loop[E]) Free(c *Conn[E]) bool {
 	l.mu.Unlock()
 	l.free = append(l.free, c.Slot)
 	c.Slot = -1
-	if c.Sess != nil { // held for a send from the store's memory (ExtBusy)
+	if c.Sess != nil { // held for a send from the store's memory (RefsBusy)
 		l.Pools.PutSession(c.Sess)
 		c.Sess = nil
 	}

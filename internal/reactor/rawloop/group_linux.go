@@ -22,7 +22,7 @@ type Group[E any] struct {
 	MoreConns   func(now int64) []reactor.ConnLine
 	Started     time.Time
 	Labels      []string // each bound address as `stats conns` names it; Listener.Group indexes it
-	// SendsRefs: the engine writes Conn.Ext, so its Sessions may leave
+	// SendsRefs: the engine writes Conn.Refs, so its Sessions may leave
 	// large values to it by reference (reactor.RefSender).
 	SendsRefs bool
 	Loops     []*Loop[E]

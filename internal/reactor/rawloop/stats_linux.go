@@ -20,7 +20,7 @@ type Counters struct {
 	BytesRead    atomic.Uint64
 	BytesWritten atomic.Uint64
 	Yields       atomic.Uint64
-	RefSends     atomic.Uint64 // values written from the store's memory (Conn.Ext)
+	RefSends     atomic.Uint64 // values written from the store's memory (Conn.Refs)
 	_            [64]byte      // keep neighbouring loops' counters off this cache line
 }
 

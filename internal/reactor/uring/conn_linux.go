@@ -211,14 +211,14 @@ func (r *loop) armSend(c *conn) {
 	}
 	s.OpFlags = unix.MSG_NOSIGNAL
 	s.UserData = userData(kindSend, c.Slot, c.Gen)
-	c.IO.sendBusy, c.IO.withRef, c.ExtBusy = true, withRef, withRef
+	c.IO.sendBusy, c.IO.withRef, c.RefsBusy = true, withRef, withRef
 	c.InFlight++
 }
 
 // onSend handles a send's completion: a short one is resubmitted for the
 // rest; a whole one frees the buffer and lets the replies produced since go.
 func (r *loop) onSend(c *conn, q *uringsys.CQE) {
-	c.IO.sendBusy, c.ExtBusy = false, false
+	c.IO.sendBusy, c.RefsBusy = false, false
 	withRef := c.IO.withRef
 	c.IO.withRef = false
 	c.InFlight--
@@ -287,11 +287,11 @@ func (r *loop) Rearm(c *conn) {
 	// out from the store (Ext), which pauses reading only briefly: its
 	// receive may take its one buffer, as a receive does under More.
 	stop := c.EOF || c.Closing || paused
-	extOnly := !c.EOF && !c.Closing && c.Refs != nil && !reactor.ReadPaused(pending)
+	refsOnly := !c.EOF && !c.Closing && c.Refs != nil && !reactor.ReadPaused(pending)
 	switch {
 	case !stop && !c.More && !c.IO.recvArmed:
 		r.armRecv(c)
-	case stop && !extOnly && c.IO.recvArmed && !c.IO.recvCancel:
+	case stop && !refsOnly && c.IO.recvArmed && !c.IO.recvCancel:
 		r.cancel(userData(kindRecv, c.Slot, c.Gen))
 		c.IO.recvCancel = true
 	}

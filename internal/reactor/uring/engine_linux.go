@@ -37,7 +37,7 @@ func New(cfg reactor.Config) (reactor.Engine, error) {
 	}
 	e := &engine{cfg: cfg}
 	e.Group = rawloop.NewGroup[connIO]("uring", &e.cfg)
-	e.Group.SendsRefs = true // flushSends sends Conn.Ext after Out
+	e.Group.SendsRefs = true // armSend sends Conn.Refs in their places (sendmsg)
 	n, _ := rawloop.LoopCount(cfg.Threads, binds)
 	if e.reactors, err = rawloop.AddLoops(e.Group, n, e.newReactor); err != nil {
 		return nil, err
