@@ -122,8 +122,15 @@ func (r *loop) read(c *conn) bool {
 // false if c was closed.
 func (r *loop) write(c *conn) bool {
 	for c.Sent < len(c.Out) || c.Refs != nil {
-		r.parts = c.Pieces(r.parts[:0], c.Out, c.Sent)
-		n, err := writevNonblock(c.FD, r.parts)
+		var n int
+		var err error
+		if c.Refs == nil {
+			n, err = writeNonblock(c.FD, c.Out[c.Sent:])
+		} else {
+			r.parts = c.Pieces(r.parts[:0], c.Out, c.Sent)
+			n, err = writevNonblock(c.FD, r.parts)
+			clear(r.parts) // no reference to the store's memory kept
+		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -136,9 +143,12 @@ func (r *loop) write(c *conn) bool {
 			return false
 		}
 		r.Stats.BytesWritten.Add(uint64(n))
-		c.Wrote(c.Out, &c.Sent, n)
+		if c.Refs == nil {
+			c.Sent += n
+		} else {
+			c.Wrote(c.Out, &c.Sent, n)
+		}
 	}
-	clear(r.parts) // no reference to the store's memory kept
 	c.IO.wblocked = false
 	if c.Out != nil {
 		r.Pools.PutWrite(c.Out)
