@@ -127,9 +127,8 @@ func (r *loop) write(c *conn) bool {
 		if c.Refs == nil {
 			n, err = writeNonblock(c.FD, c.Out[c.Sent:])
 		} else {
-			r.parts = c.Pieces(r.parts[:0], c.Out, c.Sent)
-			n, err = writevNonblock(c.FD, r.parts)
-			clear(r.parts) // no reference to the store's memory kept
+			var iov [rawloop.MaxPieces]unix.Iovec
+			n, err = writevNonblock(c.FD, iov[:c.Iovecs(&iov, c.Out, c.Sent)])
 		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {

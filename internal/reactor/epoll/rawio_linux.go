@@ -5,8 +5,6 @@ package epoll
 import (
 	"unsafe"
 
-	"github.com/gocached/gocached/internal/reactor/rawloop"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -39,26 +37,14 @@ func writeNonblock(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// writevNonblock writes parts, in order, with one system call: a reply's
-// bytes and the values sent from the store's memory in their places
-// (rawloop.Conn.Pieces), at most rawloop.MaxPieces of them.
-func writevNonblock(fd int, parts [][]byte) (int, error) {
-	if len(parts) == 1 {
-		return writeNonblock(fd, parts[0])
-	}
-	var iov [rawloop.MaxPieces]unix.Iovec
-	n := 0
-	for _, b := range parts[:min(len(parts), rawloop.MaxPieces)] {
-		if len(b) > 0 {
-			iov[n] = unix.Iovec{Base: &b[0]}
-			iov[n].SetLen(len(b))
-			n++
-		}
-	}
-	if n == 0 {
+// writevNonblock writes iov's pieces, in order, with one system call: a
+// reply's bytes and the values sent from the store's memory in their
+// places (rawloop.Conn.Iovecs).
+func writevNonblock(fd int, iov []unix.Iovec) (int, error) {
+	if len(iov) == 0 {
 		return 0, nil
 	}
-	w, _, errno := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
+	w, _, errno := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
 	if errno != 0 {
 		return 0, errno
 	}

@@ -29,8 +29,6 @@ type loop struct {
 	eng  *engine
 	epfd int
 
-	parts [][]byte // scratch: a write's pieces (rawloop.Conn.Pieces)
-
 	busyPoll  bool              // params were applied and confirmed
 	params    probe.EpollParams // as read back from the kernel
 	paramsErr error             // the kernel lacks the ioctl: running without

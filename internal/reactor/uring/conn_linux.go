@@ -192,16 +192,7 @@ func (r *loop) armSend(c *conn) {
 		if c.IO.iov == nil {
 			c.IO.iov = new([rawloop.MaxPieces]unix.Iovec)
 		}
-		r.parts = c.Pieces(r.parts[:0], c.IO.sending, c.IO.soff)
-		n := 0
-		for _, b := range r.parts[:min(len(r.parts), rawloop.MaxPieces)] {
-			if len(b) > 0 {
-				c.IO.iov[n] = unix.Iovec{Base: &b[0]}
-				c.IO.iov[n].SetLen(len(b))
-				n++
-			}
-		}
-		clear(r.parts)
+		n := c.Iovecs(c.IO.iov, c.IO.sending, c.IO.soff)
 		c.IO.msg = unix.Msghdr{Iov: &c.IO.iov[0]}
 		c.IO.msg.SetIovlen(n)
 		s.Opcode, s.Addr, s.Len = uringsys.OpSendmsg, uint64(uintptr(unsafe.Pointer(&c.IO.msg))), 1

@@ -57,10 +57,9 @@ func userData(kind uint8, slot int32, gen uint32) uint64 {
 // except the atomics.
 type loop struct {
 	*rawloop.Loop[connIO]
-	eng   *engine
-	ring  *uringsys.Ring
-	parts [][]byte // scratch: a send's pieces (rawloop.Conn.Pieces)
-	bufs  *uringsys.BufRing
+	eng  *engine
+	ring *uringsys.Ring
+	bufs *uringsys.BufRing
 
 	napi           napiState   // as the kernel reported it after registering
 	napiErr        error       // the kernel has no io_uring NAPI busy polling
