@@ -22,10 +22,11 @@ import (
 // `stats` from other connections.
 type conn struct {
 	e    *engine
-	tls  *tls.Config     // non-nil: the client must speak TLS (set before serve starts)
-	nc   net.Conn        // the socket: stats, deadlines and close use it
-	tcp  syscall.RawConn // nc's descriptor when nc is TCP (AckNow); nil for a unix socket
-	rw   net.Conn        // requests and replies: nc, or the TLS connection over it
+	tls  *tls.Config       // non-nil: the client must speak TLS (set before serve starts)
+	nc   net.Conn          // the socket: stats, deadlines and close use it
+	tcp  syscall.RawConn   // nc's descriptor when nc is TCP (AckNow); nil for a unix socket
+	rw   net.Conn          // requests and replies: nc, or the TLS connection over it
+	refs reactor.RefSender // the Session, when its large values go out from the store (sendrefs.go)
 	fd   int
 	sess reactor.Session
 	wake chan struct{} // a watching Session's wakeup (capacity 1)
@@ -67,6 +68,7 @@ func (c *conn) serve() {
 		transport = "local"
 	}
 	c.sess.OpenedFrom(c.fd, transport, peer)
+	c.sendRefs()
 	if tc, ok := c.nc.(*net.TCPConn); ok {
 		c.tcp, _ = tc.SyscallConn()
 	}
@@ -239,7 +241,17 @@ func (c *conn) process(in, out []byte) ([]byte, int, protocol.Status) {
 		}
 		out = reply
 		done += n
-		resume := st != protocol.Close && reactor.Resume(c.sess.Pending(), n, len(out)-before)
+		produced := len(out) - before
+		if refs := c.takeRefs(); refs != nil {
+			// The call's large values go out now, in their places, before
+			// the Session takes another call (it takes none until RefSent).
+			ok := c.writeRefs(out, refs)
+			out = out[:0]
+			if !ok {
+				return out, done, protocol.Close
+			}
+		}
+		resume := st != protocol.Close && reactor.Resume(c.sess.Pending(), n, produced)
 		if st == protocol.Yield {
 			c.yields.Add(1)
 			if n == 0 && !resume { // a Yield that made no progress would spin; wait for input
