@@ -22,7 +22,6 @@ type connIO struct {
 	sending []byte // the in-flight send's buffer; sending[soff:] not yet sent
 	soff    int
 	refsIn  bool // sending is the buffer the connection's Refs place values in
-	withRef bool // the send in flight is a sendmsg of sending's pieces and values (msg, iov)
 	msg     unix.Msghdr
 	iov     *[rawloop.MaxPieces]unix.Iovec // allocated at the connection's first such send
 
@@ -202,16 +201,15 @@ func (r *loop) armSend(c *conn) {
 	}
 	s.OpFlags = unix.MSG_NOSIGNAL
 	s.UserData = userData(kindSend, c.Slot, c.Gen)
-	c.IO.sendBusy, c.IO.withRef, c.RefsBusy = true, withRef, withRef
+	c.IO.sendBusy, c.RefsBusy = true, withRef
 	c.InFlight++
 }
 
 // onSend handles a send's completion: a short one is resubmitted for the
 // rest; a whole one frees the buffer and lets the replies produced since go.
 func (r *loop) onSend(c *conn, q *uringsys.CQE) {
+	withRef := c.RefsBusy // the send was a sendmsg of sending's pieces and values
 	c.IO.sendBusy, c.RefsBusy = false, false
-	withRef := c.IO.withRef
-	c.IO.withRef = false
 	c.InFlight--
 	if c.FD < 0 {
 		r.maybeFree(c)
