@@ -132,6 +132,11 @@ var diffScripts = []diffScript{
 	script("flush-all",
 		set("set", "a", 0, 0, "1"), set("set", "b", 0, 0, "1"), "flush_all\r\n", "get a b\r\n",
 		set("add", "a", 0, 0, "2"), "get a\r\n"),
+	// Items given their CAS by the client (E) after a flush: a small CAS
+	// once read as flushed, compared with the flush's CAS cut-off.
+	script("flush-then-client-cas",
+		"flush_all\r\n", "ms k 1 E1\r\nx\r\n", "mg k v c\r\n", "ma n N0 J5 E2\r\n", "mg n v c\r\n",
+		"get k n\r\n"),
 	script("version-verbosity",
 		"version\r\n", "verbosity 1\r\n", "verbosity 0\r\n", "verbosity\r\n", "verbosity 1 2 3\r\n"),
 	script("unknown-and-empty",

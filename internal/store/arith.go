@@ -85,7 +85,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 			v[i] = ' '
 		}
 		sh.sizesRemove(r0) // its CAS decides whether it is counted
-		r0.setCAS(sh.casOrNext(r.NewCAS))
+		sh.stampCAS(r0, r.NewCAS)
 		sh.sizesAdd(r0)
 		fn(Item{s: s, sh: sh, pos: sh.posOf(slot), now: now}, cur, false)
 		return Stored
@@ -105,6 +105,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	}
 	nr := sh.rec(pos)
 	nr.writeHeader(len(key), len(num), class, flags, exp, sh.casOrNext(r.NewCAS), now)
+	nr.markCASChosen(r.NewCAS.Set)
 	copy(nr[recHeader:], key)
 	copy(nr[recHeader+len(key):], num)
 	sh.link(slot, tag, pos)

@@ -274,7 +274,7 @@ func (s *Store) swapToFlash(sh *shard, pos uint64, now uint32) bool {
 	// The key is copied: the allocation may evict in the item's class.
 	var kb [MaxKeyLen]byte
 	key = kb[:copy(kb[:], key)]
-	vlen, cas, stored, bits := r.vlen(), r.cas(), r.stored(), r.bits()
+	vlen, cas, stored, bits, chosen := r.vlen(), r.cas(), r.stored(), r.bits(), r.casChosen()
 	hpos, res := s.alloc(sh, len(key), flashLocSize, hclass, now)
 	if res != Stored {
 		f.cfg.Engine.Delete(loc)
@@ -288,6 +288,7 @@ func (s *Store) swapToFlash(sh *shard, pos uint64, now uint32) bool {
 	}
 	h := sh.rec(hpos)
 	h.writeHeader(len(key), flashLocSize, hclass, flags, exp, cas, now)
+	h.markCASChosen(chosen)
 	copy(h[recHeader:], key)
 	h.setFlashLoc(loc)
 	le.PutUint32(h[offVlen:], uint32(vlen))

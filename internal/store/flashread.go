@@ -207,7 +207,7 @@ func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record, h
 	if (f.recacheCounter.Add(1)-1)%uint64(rate) != 0 {
 		return
 	}
-	flags, exp, cas, stored, accessed, bits := r.flags(), r.exptime(), r.cas(), r.stored(), r.accessed(), r.bits()
+	flags, exp, cas, stored, accessed, bits, chosen := r.flags(), r.exptime(), r.cas(), r.stored(), r.accessed(), r.bits(), r.casChosen()
 	class := s.ItemClass(len(key), len(rd.Value), flags)
 	pos, res := s.alloc(sh, len(key), len(rd.Value), class, now)
 	if res != Stored {
@@ -220,6 +220,7 @@ func (s *Store) recache(key []byte, loc extstore.Location, rd extstore.Record, h
 	}
 	nr := sh.rec(pos)
 	nr.writeHeader(len(key), len(rd.Value), class, flags, exp, cas, now)
+	nr.markCASChosen(chosen)
 	le.PutUint32(nr[offStored:], stored)
 	nr.setAccessed(accessed)
 	nr.setBits(bits &^ recTemp)

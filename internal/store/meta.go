@@ -77,6 +77,7 @@ func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint
 	}
 	r := sh.rec(pos)
 	r.writeHeader(len(key), len(value), class, 0, 0, sh.casOrNext(cas), now)
+	r.markCASChosen(cas.Set)
 	copy(r[recHeader:], key)
 	copy(r[recHeader+len(key):], value)
 	sh.link(-1, tag, pos)
@@ -129,7 +130,7 @@ func (s *Store) DeleteItem(key []byte, r DeleteRequest) Result {
 		rc.setBits(recStale)
 		rc.clearBits(recTokenSent)
 		sh.sizesRemove(rc) // its CAS decides whether it is counted
-		rc.setCAS(sh.casOrNext(r.NewCAS))
+		sh.stampCAS(rc, r.NewCAS)
 		sh.sizesAdd(rc)
 		return Stored
 	}

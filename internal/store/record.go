@@ -54,6 +54,28 @@ const (
 	recTemp = 1 << 6
 )
 
+// The class byte holds the slab class (1..63) in its low six bits; the
+// two above mark the record: recFlash (flash.go) and recCASChosen.
+const (
+	classMask = 0x3f
+	// recCASChosen: the item's CAS is one a client gave it (meta E). The
+	// store's own CAS uniques grow with every store, so a flush_all can
+	// tell by them what was stored before it (shard.flushed); a client's
+	// says nothing of when the item was stored.
+	recCASChosen = 1 << 6
+)
+
+func (r rec) casChosen() bool { return r[offClass]&recCASChosen != 0 }
+
+// markCASChosen records whether r's CAS is the client's (recCASChosen).
+func (r rec) markCASChosen(chosen bool) {
+	if chosen {
+		r[offClass] |= recCASChosen
+	} else {
+		r[offClass] &^= recCASChosen
+	}
+}
+
 var le = binary.LittleEndian
 
 // recSize is the bytes of chunk an item with the given key and value
@@ -67,7 +89,7 @@ func (r rec) vlen() int        { return int(le.Uint32(r[offVlen:])) }
 func (r rec) klen() int        { return int(r[offKlen]) }
 func (r rec) size() int        { return recSize(r.klen(), r.vlen()) }
 func (r rec) bits() uint8      { return r[offBits] }
-func (r rec) class() int       { return int(r[offClass] &^ recFlash) }
+func (r rec) class() int       { return int(r[offClass] & classMask) }
 func (r rec) queue() int       { return int(r[offQueue]) }
 func (r rec) flags() uint32    { return le.Uint32(r[offFlags:]) }
 func (r rec) exptime() uint32  { return le.Uint32(r[offExp:]) }

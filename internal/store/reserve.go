@@ -149,6 +149,7 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(r.Key), vlen, class, p.flags, p.exp, cas, now)
+	nr.markCASChosen(r.NewCAS.Set)
 	nr.setBits(p.bits)
 	sh.link(p.slot, tag, pos)
 	sh.st.TotalItems++

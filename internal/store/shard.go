@@ -75,6 +75,8 @@ func (sh *shard) posOf(slot int) int { return int(sh.idx.loc(slot)) << 3 }
 
 // flushed reports whether a flush_all has invalidated r, by memcached's
 // rule: stored at or before oldest_live, or given a CAS before oldest_cas.
+// A CAS the client chose (recCASChosen) orders nothing: such an item goes
+// by its time alone, as every item does in memcached 1.6.45.
 func (sh *shard) flushed(r rec, now uint32) bool {
 	if sh.flushLive|sh.flushPending == 0 {
 		return false // the common case: one test on the lookup path
@@ -87,7 +89,7 @@ func (sh *shard) flushed(r rec, now uint32) bool {
 		return false
 	}
 	c := r.cas()
-	return st <= sh.flushLive || c != 0 && c < sh.flushCAS
+	return st <= sh.flushLive || c != 0 && c < sh.flushCAS && !r.casChosen()
 }
 
 // lookup returns the slot of a valid item for key, or -1. An expired or
@@ -216,6 +218,13 @@ func (sh *shard) casOrNext(explicit NewCAS) uint64 {
 		return explicit.Value
 	}
 	return sh.nextCAS()
+}
+
+// stampCAS gives the existing record r a new CAS: the client's
+// (explicit.Set), marked as such, or a fresh one.
+func (sh *shard) stampCAS(r rec, explicit NewCAS) {
+	r.setCAS(sh.casOrNext(explicit))
+	r.markCASChosen(explicit.Set)
 }
 
 // nextCAS hands out a CAS unique that no other shard can produce.

@@ -121,7 +121,7 @@ func (sl *slabs) pushFree(c *slabClass, pos uint64) {
 	r := sl.rec(pos)
 	r[offBits] = recDead
 	r[offQueue] = queueFree
-	r[offClass] &^= recFlash
+	r[offClass] &^= recFlash | recCASChosen
 	r.setNext(c.free)
 	c.free = pos
 	c.nfree++
