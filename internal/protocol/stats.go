@@ -301,9 +301,9 @@ func (e *Env) appendGeneralStats(b []byte) []byte {
 	}
 	w.uint("evictions", st.Evictions)
 	w.uint("reclaimed", st.Reclaimed)
-	for _, name := range [...]string{"crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked"} {
-		w.uint(name, 0)
-	}
+	w.uint("crawler_reclaimed", st.CrawlerReclaimed)
+	w.uint("crawler_items_checked", st.CrawlerItemsChecked)
+	w.uint("lrutail_reflocked", 0)
 	if maintainer {
 		w.uint("moves_to_cold", st.MovesToCold)
 		w.uint("moves_to_warm", st.MovesToWarm)
@@ -368,7 +368,7 @@ func appendItems(w *statWriter, classes []store.ClassStats, temp, maintainer boo
 			w.classUint(p, c.ID, "evicted_active", c.EvictedActive)
 		}
 		w.classUint(p, c.ID, "crawler_reclaimed", c.CrawlerReclaimed)
-		w.classUint(p, c.ID, "crawler_items_checked", 0)
+		w.classUint(p, c.ID, "crawler_items_checked", c.CrawlerItemsChecked)
 		w.classUint(p, c.ID, "lrutail_reflocked", 0)
 		if !maintainer {
 			continue

@@ -144,6 +144,9 @@ type Stats struct {
 	// passes (lru.go).
 	MovesToCold, MovesToWarm, MovesWithinLRU, DirectReclaims uint64
 	LRUMaintainerJuggles                                     uint64
+	// The sweep's (memcached's LRU crawler's) reclaims and items looked
+	// at, over all classes.
+	CrawlerReclaimed, CrawlerItemsChecked uint64
 	// LRUBumpsDropped counts moves out of COLD a read gave up for a busy
 	// class lock (memcached's lru_bumps_dropped; shard.bumpFromCold).
 	// `stats reset` does not clear it, as in memcached.
@@ -168,6 +171,7 @@ type ClassStats struct {
 	Outofmemory                                                                    uint64
 	Reclaimed                                                                      uint64
 	CrawlerReclaimed                                                               uint64 // expired or flushed items the sweep (memcached's LRU crawler) reclaimed
+	CrawlerItemsChecked                                                            uint64 // items the sweep looked at
 	ExpiredUnfetched                                                               uint64
 	EvictedUnfetched                                                               uint64
 	GetHits, CmdSet, DeleteHits, IncrHits, DecrHits, CasHits, CasBadval, TouchHits uint64

@@ -95,6 +95,7 @@ type classCounters struct {
 	evictedNonzero                         uint64 // evicted items that had an exptime
 	reclaimed, expiredUnfetched            uint64
 	crawlerReclaimed                       uint64 // reclaimed by the sweep (memcached's LRU crawler)
+	crawlerChecked                         uint64 // items the sweep looked at (crawler_items_checked)
 	outOfMemory                            uint64
 	getHits, cmdSet, deleteHits            uint64
 	incrHits, decrHits, casHits, casBadval uint64

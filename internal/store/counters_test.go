@@ -104,6 +104,41 @@ func TestCrawlReclaimsExpired(t *testing.T) {
 	if items != 60 || crawled != 30 {
 		t.Fatalf("after crawl: used_chunks %d crawler_reclaimed %d, want 60 30", items, crawled)
 	}
+	// The crawl looked at all 90 items; `stats` sums the classes.
+	if st := s.Stats(); st.CrawlerReclaimed != 30 || st.CrawlerItemsChecked != 90 {
+		t.Fatalf("stats: crawler_reclaimed %d crawler_items_checked %d, want 30 90", st.CrawlerReclaimed, st.CrawlerItemsChecked)
+	}
+	checkInvariants(t, s)
+}
+
+// `stats reset` clears what memcached's clears: its per-class item stats
+// (the LRU's moves, direct reclaims, the crawler's counts) and its global
+// stats (lru_maintainer_juggles), not only the shards' counters.
+func TestResetStatsClearsLRUCounters(t *testing.T) {
+	clk := newFakeClock()
+	s := newManualStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 64 << 10, Now: clk.Now})
+	value := make([]byte, 3000)
+	for i := range 1000 { // past -m: evictions, direct reclaims, moves to COLD
+		s.Set(ModeSet, []byte(fmt.Sprintf("k%d", i)), 0, 0, value, 0)
+	}
+	s.maintain(clampTime(clk.Now()))
+	s.Crawl()
+	st := s.Stats()
+	if st.MovesToCold == 0 || st.DirectReclaims == 0 || st.LRUMaintainerJuggles == 0 || st.CrawlerItemsChecked == 0 {
+		t.Fatalf("before the reset: moves_to_cold %d direct_reclaims %d juggles %d crawler_items_checked %d: want all counted",
+			st.MovesToCold, st.DirectReclaims, st.LRUMaintainerJuggles, st.CrawlerItemsChecked)
+	}
+	s.ResetStats()
+	st = s.Stats()
+	if st.MovesToCold+st.MovesToWarm+st.MovesWithinLRU+st.DirectReclaims+st.LRUMaintainerJuggles+st.CrawlerItemsChecked != 0 {
+		t.Fatalf("after the reset: moves_to_cold %d moves_to_warm %d moves_within_lru %d direct_reclaims %d juggles %d crawler_items_checked %d",
+			st.MovesToCold, st.MovesToWarm, st.MovesWithinLRU, st.DirectReclaims, st.LRUMaintainerJuggles, st.CrawlerItemsChecked)
+	}
+	for _, c := range s.Classes() {
+		if c.MovesToCold+c.DirectReclaims+c.CrawlerItemsChecked != 0 {
+			t.Fatalf("class %d after the reset: %+v", c.ID, c)
+		}
+	}
 	checkInvariants(t, s)
 }
 

@@ -137,7 +137,7 @@ func (s *Store) reclaim(next, budget int) (int, bool) {
 		sh := &s.shards[next]
 		sh.mu.Lock()
 		before := sh.st.Reclaimed
-		done, examined := sh.sweep(now, min(budget, reclaimBatch), expired)
+		done, examined := sh.sweep(now, min(budget, reclaimBatch), expired, true)
 		found = found || sh.st.Reclaimed != before
 		sh.mu.Unlock()
 		budget -= examined + 1
@@ -153,10 +153,11 @@ func (s *Store) reclaim(next, budget int) (int, bool) {
 }
 
 // sweep examines up to n index slots from the shard's cursor, unlinking
-// flushed items and, if expired is set, expired ones. It reports whether
+// flushed items and, if expired is set, expired ones; with checked set it
+// counts the items it looks at (crawler_items_checked). It reports whether
 // the shard has nothing more to sweep for now (it has reached the table's
 // end or has nothing that can expire) and how many slots it examined.
-func (sh *shard) sweep(now uint32, n int, expired bool) (done bool, examined int) {
+func (sh *shard) sweep(now uint32, n int, expired, checked bool) (done bool, examined int) {
 	if p := sh.flushPending; p != 0 && p <= now {
 		sh.flushPending = 0
 		sh.inForce(p, p, now)
@@ -179,6 +180,9 @@ func (sh *shard) sweep(now uint32, n int, expired bool) (done bool, examined int
 		}
 		pos := int(ix.loc(int(i))) << 3
 		r := sh.rec(pos)
+		if checked {
+			sh.cls[r.class()].crawlerChecked++
+		}
 		// An expired item stored or read in this second is left for a
 		// later pass: one stored already expired must still be found by
 		// the get that follows (get_expired), as memcached's slower
@@ -212,6 +216,11 @@ func (s *Store) Crawl() {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		sh.cursor = 0
+		// memcached's crawl looks at every item of the classes it crawls;
+		// the sweep below skips a shard with nothing that can expire.
+		for c := range sh.cls {
+			sh.cls[c].crawlerChecked += sh.cls[c].items
+		}
 		if sh.flushSweepAt > now {
 			// An explicit crawl reclaims flushed items at once, as memcached's crawler does.
 			sh.flushSweepAt, sh.flushSweeping = now, true
@@ -219,7 +228,7 @@ func (s *Store) Crawl() {
 		sh.mu.Unlock()
 		for done := false; !done; {
 			sh.mu.Lock()
-			done, _ = sh.sweep(now, reclaimBatch, true)
+			done, _ = sh.sweep(now, reclaimBatch, true, false)
 			sh.mu.Unlock()
 		}
 	}

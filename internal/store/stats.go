@@ -12,6 +12,10 @@ func (s *Store) Stats() Stats {
 			st.Bytes += sh.cls[c].requested // memcached's bytes: its item sizes
 		}
 		st.HashBytes += uint64(sh.idx.bytes())
+		for c := range sh.cls {
+			st.CrawlerReclaimed += sh.cls[c].crawlerReclaimed
+			st.CrawlerItemsChecked += sh.cls[c].crawlerChecked
+		}
 		st.LRUBumpsDropped += sh.bumpsDropped
 		sh.mu.Unlock()
 	}
@@ -77,6 +81,15 @@ func (s *Store) ResetStats() {
 		}
 		sh.mu.Unlock()
 	}
+	// The LRU's moves and the maintainer's passes are memcached's
+	// per-class item stats and global stats: its reset clears them too.
+	for id := 1; id < len(s.slabs.classes); id++ {
+		c := &s.slabs.classes[id]
+		c.mu.Lock()
+		c.movesToCold, c.movesToWarm, c.movesWithinLRU, c.directReclaims = 0, 0, 0, 0
+		c.mu.Unlock()
+	}
+	s.juggles.Store(0)
 }
 
 // Classes returns per-class statistics for `stats slabs` and `stats items`:
@@ -100,47 +113,48 @@ func (s *Store) Classes() []ClassStats {
 			continue
 		}
 		out = append(out, ClassStats{
-			ID:               id,
-			ChunkSize:        q.size,
-			ChunksPer:        q.perPage,
-			TotalPages:       q.pages,
-			UsedChunks:       uint64(q.pages*q.perPage - q.free),
-			FreeChunks:       uint64(q.free),
-			Items:            c.items,
-			MemRequested:     c.requested,
-			NumberHot:        uint64(q.items[queueHot]),
-			NumberWarm:       uint64(q.items[queueWarm]),
-			NumberCold:       uint64(q.items[queueCold]),
-			NumberTemp:       uint64(q.items[queueTemp]),
-			AgeHot:           int64(q.age[queueHot]),
-			AgeWarm:          int64(q.age[queueWarm]),
-			OldestAge:        int64(q.age[queueCold]),
-			Evicted:          c.evicted,
-			EvictedNonzero:   c.evictedNonzero,
-			EvictedActive:    c.evictedActive,
-			EvictedTime:      int64(c.evictedTime),
-			Outofmemory:      c.outOfMemory,
-			Reclaimed:        c.reclaimed,
-			CrawlerReclaimed: c.crawlerReclaimed,
-			ExpiredUnfetched: c.expiredUnfetched,
-			EvictedUnfetched: c.evictedUnfetched,
-			MovesToCold:      q.movesToCold,
-			MovesToWarm:      q.movesToWarm,
-			MovesWithinLRU:   q.movesWithinLRU,
-			DirectReclaims:   q.directReclaims,
-			HitsToHot:        c.hitsHot,
-			HitsToWarm:       c.hitsWarm,
-			HitsToCold:       c.hitsCold,
-			HitsToTemp:       c.hitsTemp,
-			GetHits:          c.getHits,
-			CmdSet:           c.cmdSet,
-			DeleteHits:       c.deleteHits,
-			IncrHits:         c.incrHits,
-			DecrHits:         c.decrHits,
-			CasHits:          c.casHits,
-			CasBadval:        c.casBadval,
-			TouchHits:        c.touchHits,
-			Temp:             c.temp,
+			ID:                  id,
+			ChunkSize:           q.size,
+			ChunksPer:           q.perPage,
+			TotalPages:          q.pages,
+			UsedChunks:          uint64(q.pages*q.perPage - q.free),
+			FreeChunks:          uint64(q.free),
+			Items:               c.items,
+			MemRequested:        c.requested,
+			NumberHot:           uint64(q.items[queueHot]),
+			NumberWarm:          uint64(q.items[queueWarm]),
+			NumberCold:          uint64(q.items[queueCold]),
+			NumberTemp:          uint64(q.items[queueTemp]),
+			AgeHot:              int64(q.age[queueHot]),
+			AgeWarm:             int64(q.age[queueWarm]),
+			OldestAge:           int64(q.age[queueCold]),
+			Evicted:             c.evicted,
+			EvictedNonzero:      c.evictedNonzero,
+			EvictedActive:       c.evictedActive,
+			EvictedTime:         int64(c.evictedTime),
+			Outofmemory:         c.outOfMemory,
+			Reclaimed:           c.reclaimed,
+			CrawlerReclaimed:    c.crawlerReclaimed,
+			CrawlerItemsChecked: c.crawlerChecked,
+			ExpiredUnfetched:    c.expiredUnfetched,
+			EvictedUnfetched:    c.evictedUnfetched,
+			MovesToCold:         q.movesToCold,
+			MovesToWarm:         q.movesToWarm,
+			MovesWithinLRU:      q.movesWithinLRU,
+			DirectReclaims:      q.directReclaims,
+			HitsToHot:           c.hitsHot,
+			HitsToWarm:          c.hitsWarm,
+			HitsToCold:          c.hitsCold,
+			HitsToTemp:          c.hitsTemp,
+			GetHits:             c.getHits,
+			CmdSet:              c.cmdSet,
+			DeleteHits:          c.deleteHits,
+			IncrHits:            c.incrHits,
+			DecrHits:            c.decrHits,
+			CasHits:             c.casHits,
+			CasBadval:           c.casBadval,
+			TouchHits:           c.touchHits,
+			Temp:                c.temp,
 		})
 	}
 	return out
@@ -154,6 +168,7 @@ func addClass(dst, src *classCounters) {
 	dst.evictedNonzero += src.evictedNonzero
 	dst.reclaimed += src.reclaimed
 	dst.crawlerReclaimed += src.crawlerReclaimed
+	dst.crawlerChecked += src.crawlerChecked
 	dst.expiredUnfetched += src.expiredUnfetched
 	dst.outOfMemory += src.outOfMemory
 	dst.getHits += src.getHits
