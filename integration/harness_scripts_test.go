@@ -186,7 +186,15 @@ var diffScripts = []diffScript{
 		set("set", "a", 0, 0, "1"), "get a\r\n", "get a b\r\n", "gets a\r\n", "delete a\r\n", "delete a\r\n",
 		set("set", "n", 0, 0, "1"), "incr n 1\r\n", "decr n 1\r\n", "incr x 1\r\n", "decr x 1\r\n",
 		"touch n 10\r\n", "touch x 10\r\n", "cas n 0 0 1 1\r\n1\r\n", "cas x 0 0 1 1\r\n1\r\n", "stats\r\n"),
-	script("stats-settings", "stats settings\r\n").with("-m", "32", "-c", "500", "-R", "7"),
+	// What the meta commands and rejected requests count: md x is a
+	// delete hit (not a set), an append that vivifies counts one set, a
+	// set whose data block is bad still counted its set, flush_all counts
+	// before it reads its arguments.
+	script("stats-counters-more",
+		set("set", "k", 0, 0, "abc"), "md k x\r\n", "md k x q\r\nmn\r\n", "md missing x\r\n",
+		"ms m 1 MA N30\r\nz\r\n", "ms p 1 MP N30\r\nz\r\n", "ms m 1 MA N30\r\nz\r\n",
+		"set b 0 0 1\r\nxy\r\n", "ms b 1\r\nxy\r\n",
+		"flush_all abc\r\n", "flush_all 12abc\r\n", "stats\r\n"),
 	// slab_chunk_max is memcached's default 512 KB even with a larger -I,
 	// -o slab_chunk_max's value (kilobytes since memcached 1.6.24), or the whole
 	// 1 MB page without chunks.

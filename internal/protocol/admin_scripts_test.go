@@ -68,6 +68,9 @@ var adminScripts = []script{
 	// LRU, a moment after they were stored; gocached lists them at once.
 	{name: "cachedump", in: "set foo 5 0 3\r\nbar\r\nstats cachedump 1 0\r\nstats cachedump 1 1\r\nstats cachedump 2 0\r\n",
 		want: lines("STORED", "ITEM foo [3 b; 0 s]", "END", "ITEM foo [3 b; 0 s]", "END", "END"), own: true},
+	// A key holding a NUL: memcached prints it as a C string, up to the NUL.
+	{name: "cachedump nul key", in: "set n\x00k 0 0 1\r\nx\r\nstats cachedump 1 0\r\n",
+		want: lines("STORED", "ITEM n [1 b; 0 s]", "END"), own: true},
 	{name: "stats detail dump",
 		in: "stats detail on\r\nset p:1 0 0 1\r\nx\r\nget p:1 q:2 p:3\r\ndelete p:1\r\nset zz 0 0 1\r\nx\r\nadd p:2 0 0 1\r\nx\r\n" +
 			"stats detail dump\r\nstats detail off\r\nget p:1\r\nstats detail dump\r\nstats reset\r\nstats detail dump\r\n",

@@ -39,7 +39,8 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 		if s.env.detailEnabled() { // memcached counts the set before it allocates
 			s.env.recordPrefix(key, 's', false)
 		}
-		s.env.counters.storeTooLarge.Add(1)
+		// memcached 1.6.45 counts store_too_large and store_no_memory for
+		// the text and meta protocols only.
 		s.binError(&s.bin.header, statusTooLarge)
 		if s.env.watching() != 0 {
 			s.logRefused(key, binStoreMode(op, s.bin.header.cas), op == opSet)
@@ -86,7 +87,6 @@ func (s *Session) binStore(in []byte, head int, op uint8, ext, key []byte, vlen 
 	case store.NotFound:
 		s.binError(&s.bin.header, statusKeyNotFound)
 	case store.OutOfMemory:
-		s.env.counters.storeNoMemory.Add(1)
 		s.binErrorText(&s.bin.header, statusNoMemory, "Out of memory allocating item")
 	default:
 		// Not stored (or too large once appended): memcached words it by

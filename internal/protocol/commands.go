@@ -270,6 +270,7 @@ func (s *Session) storage(line, rest []byte, n int, mode store.Mode) (int, Statu
 		vlen = 0
 	}
 	if s.recv.badTerminator(data, int(vlen)) {
+		s.env.Store.CountBadChunk(key, flags, total-2, s.recv.committing)
 		s.reply(rBadChunk)
 		return total, NeedMore
 	}
@@ -447,6 +448,7 @@ func (s *Session) flushAll(line []byte, n int) {
 	if n != plain {
 		var ok bool
 		if delay, ok = parseStrictInt32(s.text.token(line, 1)); !ok {
+			s.env.Store.CountFlush() // memcached counts it before reading its arguments
 			s.reply(rBadExptime)
 			return
 		}

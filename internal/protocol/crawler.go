@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/gocached/gocached/internal/store"
@@ -323,7 +324,11 @@ func (s *Session) cachedump(line []byte, n int) {
 			return true
 		}
 		b := append(s.out, "ITEM "...)
-		b = append(b, it.Key()...)
+		key := it.Key()
+		if i := bytes.IndexByte(key, 0); i >= 0 {
+			key = key[:i] // memcached prints the key as a C string
+		}
+		b = append(b, key...)
 		b = append(b, " ["...)
 		b = strconv.AppendInt(b, int64(it.ValueLen()), 10)
 		b = append(b, " b; "...)

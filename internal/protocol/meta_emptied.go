@@ -22,18 +22,20 @@ func (s *Session) emptyItem() store.Result {
 	for try := 0; try < emptyTries; try++ {
 		var cur uint64
 		if !s.env.Store.View(key, func(it store.Item) { cur = it.CAS() }) {
+			s.env.Store.CountDeleteMiss(key) // as memcached's md counts a miss
 			return store.NotFound
 		}
 		if f.hasCAS && cur != f.cas {
+			s.env.Store.CountDeleteMiss(key)
 			return store.Exists
 		}
 		keep := f.newCAS
 		if !keep.Set {
-			keep = store.NewCAS{Value: cur, Set: true}
+			keep = store.NewCAS{Value: cur, Set: true, Kept: true}
 		}
 		req := store.SetRequest{
 			Mode: store.ModeCAS, Key: key, Flags: f.flags, Value: nil, CAS: cur,
-			KeyBinary: f.keyBinary, NewCAS: keep,
+			KeyBinary: f.keyBinary, NewCAS: keep, Tombstone: true, TombstoneHit: !f.invalidate,
 		}
 		if f.newTTL {
 			req.Exptime = int64(f.ttl)

@@ -102,6 +102,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 		data, vlen = rest, 0 // committing a reservation: rest is the terminator
 	}
 	if s.recv.badTerminator(data, vlen) {
+		s.env.Store.CountBadChunk(key, f.flags, total-2, s.recv.committing)
 		s.out = append(s.out, rBadChunk...) // shown even with q
 		return total, NeedMore
 	}
@@ -175,6 +176,7 @@ func (s *Session) metaSet(line, rest []byte, n int) (int, Status) {
 // after the append missed; should another client create the item in
 // between, the append is tried again, so the data always lands once.
 func (s *Session) appendVivify(req store.SetRequest, res store.Result, cas uint64) (store.Result, uint64) {
+	req.Again = true // counted as a set by the append already
 	for try := 0; try < 3 && res == store.NotStored; try++ {
 		add := req
 		add.Mode, add.Exptime, add.CAS = store.ModeAdd, int64(s.meta.flags.vivifyTTL), 0

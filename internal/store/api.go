@@ -112,7 +112,14 @@ const (
 type NewCAS struct {
 	Value uint64
 	Set   bool
+	// Kept: Value is the item's own CAS carried over to its new version
+	// (md x), not one the client chose, so it still orders the item
+	// against a flush_all (shard.flushed).
+	Kept bool
 }
+
+// chosen reports whether the client chose the CAS (recCASChosen).
+func (c NewCAS) chosen() bool { return c.Set && !c.Kept }
 
 // Meta describes a stored item as a reader sees it.
 type Meta struct {

@@ -105,7 +105,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	}
 	nr := sh.rec(pos)
 	nr.writeHeader(len(key), len(num), class, flags, exp, sh.casOrNext(r.NewCAS), now)
-	nr.markCASChosen(r.NewCAS.Set)
+	nr.markCASChosen(r.NewCAS.chosen())
 	copy(nr[recHeader:], key)
 	copy(nr[recHeader+len(key):], num)
 	sh.link(slot, tag, pos)

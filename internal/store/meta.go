@@ -77,7 +77,7 @@ func (sh *shard) create(s *Store, key []byte, tag uint32, value []byte, now uint
 	}
 	r := sh.rec(pos)
 	r.writeHeader(len(key), len(value), class, 0, 0, sh.casOrNext(cas), now)
-	r.markCASChosen(cas.Set)
+	r.markCASChosen(cas.chosen())
 	copy(r[recHeader:], key)
 	copy(r[recHeader+len(key):], value)
 	sh.link(-1, tag, pos)
@@ -100,6 +100,15 @@ type DeleteRequest struct {
 	Exptime    int64
 	// NewCAS, when set, is the invalidated item's new CAS.
 	NewCAS NewCAS
+}
+
+// CountDeleteMiss counts a delete of key that found nothing to delete
+// without calling DeleteItem (md x: a missing item or a CAS mismatch).
+func (s *Store) CountDeleteMiss(key []byte) {
+	sh, _ := s.shardFor(key)
+	sh.mu.Lock()
+	sh.st.DeleteMisses++
+	sh.mu.Unlock()
 }
 
 // DeleteItem deletes (or invalidates) key: Stored when done, NotFound, or
@@ -138,6 +147,32 @@ func (s *Store) DeleteItem(key []byte, r DeleteRequest) Result {
 	sh.unlink(slot)
 	sh.st.DeleteHits++
 	return Stored
+}
+
+// CountBadChunk counts a store whose text data block lacked its "\r\n":
+// memcached allocates the item for the data and counts the set in its class
+// before it looks at the block's end, then stores nothing. reserved says the
+// data already had its chunk (a reservation the caller gives back);
+// otherwise one is taken and given back, as memcached's allocation took
+// one, so the class gets its first page (or evicts, in a full class).
+func (s *Store) CountBadChunk(key []byte, flags uint32, vlen int, reserved bool) {
+	if len(key) > MaxKeyLen || vlen > s.valueRoom(len(key), flags) {
+		return
+	}
+	sh, _ := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.st.CmdSet++
+	class := s.ItemClass(len(key), vlen, flags)
+	sh.countSet(class)
+	if reserved {
+		return
+	}
+	now := clampTime(s.Now())
+	if pos, res := s.alloc(sh, len(key), vlen, class, now); res == Stored {
+		sh.rec(pos).writeHeader(len(key), vlen, class, flags, 0, 0, now) // (what freeing it reads)
+		sh.freeChunkLocked(pos)
+	}
 }
 
 // Discard removes key without counting anything: what memcached does to the

@@ -27,6 +27,15 @@ type SetRequest struct {
 	KeyBinary bool
 	// NewCAS, when set, is the stored item's CAS instead of a fresh one.
 	NewCAS NewCAS
+	// Tombstone: the store is md x's empty item (ModeCAS on the item just
+	// read), which memcached counts as a delete hit in the new item's
+	// class (TombstoneHit), not as a set or a cas; md x I then marks it
+	// stale and memcached counts nothing at all.
+	Tombstone, TombstoneHit bool
+	// Again: the same request's data stored once more (ms MA N's add after
+	// its append missed, and the append retried): memcached stores it
+	// once, so it counts as a set once.
+	Again bool
 }
 
 // SetItem stores r and returns the result and, when stored, the new item's
@@ -83,7 +92,9 @@ func (s *Store) plan(sh *shard, tag uint32, r *SetRequest, now64 int64, now uint
 		}
 	case ModeCAS:
 		if p.slot < 0 {
-			sh.st.CasMisses++
+			if !r.Tombstone {
+				sh.st.CasMisses++
+			}
 			return p, NotFound, true
 		}
 		switch {
@@ -93,12 +104,16 @@ func (s *Store) plan(sh *shard, tag uint32, r *SetRequest, now64 int64, now uint
 			p.exp = old.exptime()
 			p.bits |= recStale | old.bits()&recTokenSent
 		default:
-			sh.st.CasBadval++
-			sh.cls[old.class()].casBadval++
+			if !r.Tombstone {
+				sh.st.CasBadval++
+				sh.cls[old.class()].casBadval++
+			}
 			return p, Exists, true
 		}
-		sh.st.CasHits++
-		sh.cls[old.class()].casHits++
+		if !r.Tombstone {
+			sh.st.CasHits++
+			sh.cls[old.class()].casHits++
+		}
 	}
 	return p, Stored, false
 }
@@ -118,7 +133,10 @@ func (s *Store) noMemory(sh *shard, tag uint32, mode Mode, key []byte, class int
 // setLocked is SetItem with the shard locked.
 func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64) {
 	key, value, mode := r.Key, r.Value, r.Mode
-	sh.st.CmdSet++
+	uncounted := r.Tombstone || r.Again
+	if !uncounted {
+		sh.st.CmdSet++
+	}
 	now64 := s.Now()
 	now := clampTime(now64)
 
@@ -132,7 +150,9 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 		return TooLarge, 0
 	}
 	class := s.ItemClass(len(key), len(value), r.Flags)
-	sh.countSet(class)
+	if !uncounted {
+		sh.countSet(class)
+	}
 	if sh.flushSweepAt|sh.flushPending != 0 { // (tested here so the common case makes no call)
 		s.pullFlushed(sh, class, now) // before the lookup, as memcached allocates before it looks
 	}
@@ -160,12 +180,16 @@ func (s *Store) setLocked(sh *shard, tag uint32, r *SetRequest) (Result, uint64)
 	}
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(key), len(value), class, p.flags, p.exp, cas, now)
-	nr.markCASChosen(r.NewCAS.Set)
+	nr.markCASChosen(r.NewCAS.chosen())
 	nr.setBits(p.bits)
 	copy(nr[recHeader:], key)
 	s.slabs.writeValue(uint64(pos), 0, value)
 	sh.link(p.slot, tag, pos)
 	sh.st.TotalItems++
+	if r.TombstoneHit {
+		sh.st.DeleteHits++
+		sh.cls[class].deleteHits++
+	}
 	return Stored, s.casOf(cas)
 }
 
@@ -204,7 +228,7 @@ func (s *Store) appendLocked(sh *shard, tag uint32, r *SetRequest, p setPlan, no
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(key), vlen, class, p.flags, p.exp, cas, now)
-	nr.markCASChosen(r.NewCAS.Set)
+	nr.markCASChosen(r.NewCAS.chosen())
 	nr.setBits(p.bits)
 	copy(nr[recHeader:], key)
 	oldLen := vlen - len(value)

@@ -149,7 +149,7 @@ func (s *Store) CommitReserved(rv *Reservation, r SetRequest) (Result, uint64) {
 	nr := sh.rec(pos)
 	cas := sh.casOrNext(r.NewCAS)
 	nr.writeHeader(len(r.Key), vlen, class, p.flags, p.exp, cas, now)
-	nr.markCASChosen(r.NewCAS.Set)
+	nr.markCASChosen(r.NewCAS.chosen())
 	nr.setBits(p.bits)
 	sh.link(p.slot, tag, pos)
 	sh.st.TotalItems++

@@ -224,7 +224,7 @@ func (sh *shard) casOrNext(explicit NewCAS) uint64 {
 // (explicit.Set), marked as such, or a fresh one.
 func (sh *shard) stampCAS(r rec, explicit NewCAS) {
 	r.setCAS(sh.casOrNext(explicit))
-	r.markCASChosen(explicit.Set)
+	r.markCASChosen(explicit.chosen())
 }
 
 // nextCAS hands out a CAS unique that no other shard can produce.
