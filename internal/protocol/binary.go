@@ -42,6 +42,9 @@ func (s *Session) binaryRequest(in []byte) (int, Status) {
 		return 0, Close
 	}
 	if len(in) < head {
+		// memcached waits for the extras and key with the header, in
+		// conn_read; only a value arrives in conn_nread.
+		s.input.wantLine = true
 		return -head, NeedMore
 	}
 	ext := in[binaryHeaderLen : binaryHeaderLen+int(h.extLen)]

@@ -8,8 +8,10 @@ type inputState struct {
 	// dropped (memcached's conn_swallow).
 	swallow int64
 	// want is the buffer size the first unconsumed request needs, or 0
-	// (Want); wantLine: it is for the rest of a long command line, not for
-	// a value or a binary body (IdleKickable).
+	// (Want); wantLine: it is for the rest of a long command line or of a
+	// binary header, which memcached waits for in conn_read, not for a
+	// value or a binary request's body (conn_nread; IdleKickable,
+	// ReadingData).
 	want     int
 	wantLine bool
 	// scanned is how many leading bytes of the unconsumed input are known

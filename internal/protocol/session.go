@@ -129,6 +129,15 @@ func (s *Session) IdleKickable() bool {
 	return (s.input.want <= 0 || s.input.wantLine) && !s.Pending()
 }
 
+// ReadingData reports whether the Session waits for the rest of a request
+// whose size it knows (a value, a binary request's extras, key and body),
+// which memcached reads in its conn_nread state (reactor.IdleState).
+func (s *Session) ReadingData() bool { return s.input.want > 0 && !s.input.wantLine }
+
+// Watching reports whether the connection has become a `watch` stream
+// (memcached's conn_watch).
+func (s *Session) Watching() bool { return s.stream.watch != nil }
+
 // reqsPerEvent is how many requests one Process call starts (-R).
 func (e *Env) reqsPerEvent() int {
 	if st := e.Settings; st != nil && st.ReqsPerEvent > 0 {
@@ -290,6 +299,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			n, st := s.binaryRequest(in[pos:])
 			if n < 0 {
 				s.input.want = -n
+				s.input.wantLine = s.input.wantLine || !charged
 				s.mem.waiting = charged // a header still arriving holds no object
 				return pos, st
 			}

@@ -19,6 +19,7 @@ const (
 	StateWriting                    // sending replies the socket would not take: conn_mwrite
 	StateListening                  // a listening socket: conn_listening
 	StateReading                    // waiting for the rest of a request's data block: conn_nread
+	StateWatching                   // a `watch` log stream: conn_watch
 )
 
 var stateNames = [...]string{
@@ -28,15 +29,29 @@ var stateNames = [...]string{
 	StateWriting:   "conn_mwrite",
 	StateListening: "conn_listening",
 	StateReading:   "conn_nread",
+	StateWatching:  "conn_watch",
 }
 
 // IdleState is the state of a connection whose Session has answered all it
 // could and waits for input: conn_nread when the Session is partway through
 // a request whose size it knows (a storage command's data block, a binary
-// body), as memcached reads those in its own state, else conn_read. Every
+// body), as memcached reads those in its own state, conn_watch for a
+// `watch` stream, else conn_read (the rest of a line or of a binary
+// header included). A Session that can tell (protocol.Session:
+// ReadingData, Watching) says so; for any other, a Want is data. Every
 // engine uses it, so all show a half-sent set alike.
 func IdleState(s Session) ConnState {
-	if s != nil && s.Want() > 0 {
+	if s == nil {
+		return StateWaiting
+	}
+	if w, ok := s.(interface{ Watching() bool }); ok && w.Watching() {
+		return StateWatching
+	}
+	reading := s.Want() > 0
+	if r, ok := s.(interface{ ReadingData() bool }); ok {
+		reading = r.ReadingData()
+	}
+	if reading {
 		return StateReading
 	}
 	return StateWaiting

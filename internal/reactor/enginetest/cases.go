@@ -26,6 +26,7 @@ var Cases = []Case{
 	{"protocol/long_get_line", longGetLine},
 	{"accounting/counts_as_memcached", countsAsMemcached},
 	{"accounting/stats_conns", statsConns},
+	{"accounting/stats_conns_states", statsConnsStates},
 	{"accounting/wildcard_both_families", wildcardBothFamilies},
 	{"accounting/conn_limit", connLimit},
 	{"accounting/unix_socket", unixSocket},

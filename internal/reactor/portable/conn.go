@@ -304,7 +304,7 @@ func (c *conn) streamLog(out []byte) {
 		<-gone
 	}()
 	for {
-		c.setState(reactor.StateWaiting)
+		c.setState(reactor.IdleState(c.sess)) // conn_watch
 		select {
 		case <-c.wake:
 		case <-gone:
