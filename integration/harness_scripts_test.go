@@ -32,8 +32,9 @@ func (d diffScript) with(flags ...string) diffScript { d.flags = flags; return d
 // set is a set request with a value.
 // rejectedLine is a storage line memcached rejects after reading its
 // length (format: the line with %d for the length) and rejectedData as its
-// data block: gocached swallows the block, memcached runs it as a command
-// (README), one that answers nothing and changes nothing.
+// data block: gocached and memcached 1.6.45 swallow the block (1.6.18 ran
+// it as a command, so the block is one that answers nothing and changes
+// nothing).
 func rejectedLine(format string) string {
 	return fmt.Sprintf(format, len(rejectedData)) + "\r\n" + rejectedData + "\r\n"
 }
