@@ -145,6 +145,9 @@ func (s *Session) binGet(op uint8, ext, key []byte) {
 	} else {
 		hit, onFlash = st.GetFlash(key, s.bin.getFn, s.flashRead())
 	}
+	if hit && !onFlash {
+		s.heldHit(key)
+	}
 	if onFlash {
 		if s.bin.replyValue {
 			// No memory for the read: memcached answers and counts a miss.
@@ -249,6 +252,7 @@ func (s *Session) binArith(decr bool, ext, key []byte) {
 	}
 	res := s.env.Store.Arith(key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: s.bin.header.cas, Vivify: exp != 0xffffffff, Initial: initial,
+		Held: s.heldBy(key),
 	}, s.bin.arithFn)
 	if res == store.Stored && s.bin.arithCreated && s.env.watching() != 0 {
 		s.logVivified(key, initial, s.env.Store.LogTTL(int64(exp)))

@@ -370,7 +370,9 @@ func (s *Session) arithmetic(line []byte, n int, decr bool) {
 	if s.env.watching()&logFetchers != 0 {
 		s.logLookup(key)
 	}
-	v, res := s.env.Store.IncrDecr(key, delta, decr)
+	var v uint64
+	res := s.env.Store.Arith(key, store.ArithRequest{Delta: delta, Decr: decr, Held: s.heldBy(key)},
+		func(_ store.Item, value uint64, _ bool) { v = value })
 	switch res {
 	case store.Stored:
 		if !s.text.noreply {

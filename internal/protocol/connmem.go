@@ -320,6 +320,7 @@ func (m *connMem) releaseReplies() {
 func (s *Session) markFlushed() {
 	s.flushMark = len(s.out)
 	s.mem.releaseReplies()
+	s.held.release()
 }
 
 // dropUnflushed culls the replies stacked since the last flush, as
@@ -332,6 +333,7 @@ func (s *Session) dropUnflushed() {
 	s.out = s.out[:s.flushMark]
 	s.refs.dropFrom(s.env.Store, s.flushMark) // values in the replies dropped
 	s.mem.releaseReplies()
+	s.held.release()
 }
 
 // getOOM ends a multiget whose next key found no response object as

@@ -41,6 +41,7 @@ func (s *Session) metaArith(line []byte, n int) {
 	start := len(s.out)
 	res := s.env.Store.Arith(s.meta.key, store.ArithRequest{
 		Delta: delta, Decr: decr, CAS: cas, Vivify: f.vivify, Initial: f.initial, NewCAS: f.newCAS,
+		Held: s.heldBy(s.meta.key),
 	}, s.meta.arithFn)
 	if res == store.Stored && s.meta.arithCreated && s.env.watching() != 0 {
 		// memcached sets N's TTL after the add it logs: ttl=0.

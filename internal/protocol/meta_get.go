@@ -80,7 +80,11 @@ func (s *Session) metaGet(line []byte, n int) {
 	s.meta.line, s.meta.tokens = line, n
 	start := len(s.out)
 	s.meta.opaqueTooLong = false
-	hit := s.env.Store.MetaGetHashed(s.meta.key, s.hashKey(s.meta.key), s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
+	h := s.hashKey(s.meta.key)
+	hit := s.env.Store.MetaGetHashed(s.meta.key, h, s.meta.flags.vivify, s.meta.flags.newCAS, s.meta.getFn)
+	if hit {
+		s.held.note(h) // memcached's reply holds the item, value or not
+	}
 	if s.meta.flashHeld {
 		// The value is on flash: its line waits for the read (flash.go).
 		s.meta.flashHeld = false

@@ -251,9 +251,14 @@ func (s *Session) serveKeyRun(keys []byte, i int, withCAS, touch bool, exptime i
 		var hit, onFlash bool
 		switch {
 		case touch:
-			hit, onFlash = st.GetAndTouchFlash(key, int64(exptime), s.get.emitFn, s.flashRead())
+			if hit, onFlash = st.GetAndTouchFlash(key, int64(exptime), s.get.emitFn, s.flashRead()); hit && !onFlash {
+				s.heldHit(key)
+			}
 		default:
-			hit, onFlash = st.GetFlashHashed(key, s.hashKey(key), s.get.emitFn, s.flashRead())
+			h := s.hashKey(key)
+			if hit, onFlash = st.GetFlashHashed(key, h, s.get.emitFn, s.flashRead()); hit && !onFlash {
+				s.held.note(h) // the VALUE reply holds the item until written (held.go)
+			}
 		}
 		if onFlash {
 			if !s.startFlash(withCAS, observe) {

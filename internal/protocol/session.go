@@ -48,6 +48,7 @@ type Session struct {
 	debug  debugState // what `debugitem` holds (debugitem.go)
 
 	prefetched prefetchedKeys // the hashes the input's prefetch took (prefetch.go)
+	held       heldItems      // keys of hits whose replies are not yet written (held.go)
 
 	// The Process call's own: the reply buffer being extended, the one the
 	// engine passed in (replyRoom gives back only the pooled buffers it took
@@ -155,6 +156,7 @@ func (s *Session) Process(in, out []byte) (consumed int, reply []byte, st Status
 	s.out, s.outIn = out, out
 	s.outStart = len(out)
 	s.flushMark = len(out)
+	s.held.release() // the replies of earlier calls are written
 	s.input.startCall()
 	s.budgetStop = false
 	s.log.verbose = s.env.verboseOn()
@@ -231,6 +233,7 @@ func (s *Session) process(in []byte) (int, Status) {
 			if spanning {
 				spanning = false
 				s.flushMark = len(s.out)
+				s.held.release()
 			}
 			continue
 		}

@@ -25,6 +25,9 @@ type ArithRequest struct {
 	Initial uint64
 	// NewCAS, when set, is the changed (or created) item's CAS.
 	NewCAS NewCAS
+	// Held: a reply not yet written holds the item (memcached's refcount
+	// above 2), so the new value goes in a new item, never in place.
+	Held bool
 }
 
 // Arith runs an incr/decr and, on success, calls fn with the item, its new
@@ -80,7 +83,7 @@ func (s *Store) Arith(key []byte, r ArithRequest, fn func(it Item, value uint64,
 	// In place only when no reader holds the value, as memcached's
 	// refcount == 2 test: one sending it in pieces (a ValueRef) would
 	// send part of the old value and part of the new.
-	if v := r0.value(); len(num) <= len(v) && !sh.pinned(sh.posOf(slot)) {
+	if v := r0.value(); len(num) <= len(v) && !r.Held && !sh.pinned(sh.posOf(slot)) {
 		for i := copy(v, num); i < len(v); i++ {
 			v[i] = ' '
 		}
