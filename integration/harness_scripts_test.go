@@ -202,6 +202,13 @@ var diffScripts = []diffScript{
 		"ms m 1 MA N30\r\nz\r\n", "ms p 1 MP N30\r\nz\r\n", "ms m 1 MA N30\r\nz\r\n",
 		"set b 0 0 1\r\nxy\r\n", "ms b 1\r\nxy\r\n",
 		"flush_all abc\r\n", "flush_all 12abc\r\n", "stats\r\n"),
+	script("stats-settings", "stats settings\r\n").with("-m", "32", "-c", "500", "-R", "7"),
+	// memcached 1.6.45 reads admin numbers strictly: no wrap at 2^32, no '+'.
+	script("admin-numbers",
+		"cache_memlimit 4294967396\r\n", "cache_memlimit +100\r\n", "lru_crawler tocrawl 4294967301\r\n",
+		"lru_crawler sleep +5\r\n", "stats cachedump 4294967297 1\r\n", "slabs reassign 4294967297 2\r\n",
+		"lru tune 4294967306 20 0.1 2.0\r\n", "lru temp_ttl 4294967396\r\n", "cache_memlimit 100\r\n",
+		"stats settings\r\n"),
 	// slab_chunk_max is memcached's default 512 KB even with a larger -I,
 	// -o slab_chunk_max's value (kilobytes since memcached 1.6.24), or the whole
 	// 1 MB page without chunks.

@@ -24,8 +24,8 @@ func (s *Session) slabs(line []byte, n int) {
 			s.reply("CLIENT_ERROR slab reassignment disabled\r\n")
 			return
 		}
-		src, ok1 := parseInt32(s.text.token(line, 2))
-		dst, ok2 := parseInt32(s.text.token(line, 3))
+		src, ok1 := parseStrictInt32(s.text.token(line, 2)) // memcached 1.6.45's mc_tokto32
+		dst, ok2 := parseStrictInt32(s.text.token(line, 3))
 		if !ok1 || !ok2 {
 			s.reply(rBadFormat)
 			return
@@ -50,8 +50,8 @@ func (s *Session) lru(line []byte, n int) {
 	s.text.setNoreply(line, n)
 	switch sub := string(s.text.token(line, 1)); {
 	case sub == "tune" && n >= 6:
-		hot, ok1 := parseUint32(s.text.token(line, 2))
-		warm, ok2 := parseUint32(s.text.token(line, 3))
+		hot, ok1 := parseStrictUint32(s.text.token(line, 2)) // mc_toktou32: no wrap, no '+'
+		warm, ok2 := parseStrictUint32(s.text.token(line, 3))
 		hotF, ok3 := parseDouble(s.text.token(line, 4))
 		warmF, ok4 := parseDouble(s.text.token(line, 5))
 		switch {
@@ -82,7 +82,7 @@ func (s *Session) lru(line []byte, n int) {
 			s.reply(rError)
 		}
 	case sub == "temp_ttl" && n >= 3 && !s.env.Settings.LRUMaintainerDisabled:
-		ttl, ok := parseInt32(s.text.token(line, 2))
+		ttl, ok := parseStrictInt32(s.text.token(line, 2))
 		if !ok {
 			s.reply(rError)
 			return
@@ -103,7 +103,7 @@ func (s *Session) cacheMemlimit(line []byte, n int) {
 		return
 	}
 	s.text.setNoreply(line, n)
-	mb, ok := parseUint32(s.text.token(line, 1))
+	mb, ok := parseStrictUint32(s.text.token(line, 1)) // mcmc_token_get_u32
 	switch {
 	case !ok:
 		s.reply(rError)

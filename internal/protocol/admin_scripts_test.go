@@ -59,6 +59,16 @@ var adminScripts = []script{
 			"cache_memlimit -1\r\ncache_memlimit 8 noreply\r\ncache_memlimit 8 x\r\ncache_memlimit 8\r\n",
 		want: lines("MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m", "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes",
 			"ERROR", "ERROR", "ERROR", "ERROR", "OK", "OK")},
+	// memcached 1.6.45 reads these numbers strictly (mc_toktou32,
+	// mc_tokto32): no wrap at 2^32, no '+'.
+	{name: "admin numbers strict",
+		in: "cache_memlimit 4294967396\r\ncache_memlimit +100\r\nlru_crawler tocrawl 4294967301\r\n" +
+			"lru_crawler sleep +5\r\nstats cachedump 4294967297 1\r\nstats cachedump 1 4294967297\r\n" +
+			"slabs reassign 4294967297 2\r\nlru tune 4294967306 20 0.1 2.0\r\nlru tune +10 20 0.1 2.0\r\n" +
+			"lru temp_ttl 4294967396\r\n",
+		want: lines("ERROR", "ERROR", "CLIENT_ERROR bad command line format", "CLIENT_ERROR bad command line format",
+			"CLIENT_ERROR bad command line format", "CLIENT_ERROR bad command line format",
+			"CLIENT_ERROR bad command line format", "ERROR", "ERROR", "ERROR"), since: "1.6.40"},
 	{name: "stats subcommand errors",
 		in: "stats cachedump\r\nstats cachedump 1\r\nstats cachedump x 1\r\nstats cachedump 64 1\r\nstats cachedump 63 1\r\n" +
 			"stats cachedump 1 1 1\r\nstats extstore\r\nstats extstore x\r\nstats detail\r\n",

@@ -87,7 +87,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 	case "mgdump":
 		s.metadump(arg, true)
 	case "tocrawl":
-		v, ok := parseUint32(arg)
+		v, ok := parseStrictUint32(arg) // mc_toktou32
 		if !ok {
 			s.reply(rBadFormat)
 			return
@@ -95,7 +95,7 @@ func (s *Session) lruCrawler(line []byte, n int) {
 		s.env.adminUpdate(func(a *adminState) { a.crawlerToCrawl = v })
 		s.reply(rOK)
 	case "sleep":
-		v, ok := parseUint32(arg)
+		v, ok := parseStrictUint32(arg) // mc_toktou32
 		switch {
 		case !ok:
 			s.reply(rBadFormat)
@@ -302,8 +302,8 @@ func (s *Session) cachedump(line []byte, n int) {
 		s.out = append(s.out, "CLIENT_ERROR bad command line\r\n"...)
 		return
 	}
-	id, ok1 := parseUint32(s.text.token(line, 2))
-	limit, ok2 := parseUint32(s.text.token(line, 3))
+	id, ok1 := parseStrictUint32(s.text.token(line, 2)) // mc_toktou32
+	limit, ok2 := parseStrictUint32(s.text.token(line, 3))
 	if !ok1 || !ok2 {
 		s.out = append(s.out, rBadFormat...)
 		return
