@@ -52,7 +52,14 @@ func (s *Session) SetWakeup(fn func()) { s.conn.wakeup = fn }
 func (s *Session) Opened(id int) {
 	s.conn.id = id
 	if s.env.verboseOn() {
-		s.vlogf('<', "new auto-negotiating client connection")
+		switch s.binding() { // memcached's words, periods included
+		case BindingASCII:
+			s.vlogf('<', "new ascii client connection.")
+		case BindingBinary:
+			s.vlogf('<', "new binary client connection.")
+		default:
+			s.vlogf('<', "new auto-negotiating client connection")
+		}
 	}
 	if s.env.watching()&logConnEvents != 0 {
 		s.logConn("conn_new", "")

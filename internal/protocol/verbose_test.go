@@ -82,6 +82,23 @@ func verboseSession(env *Env) (*Session, *lockedBuffer) {
 	return s, log
 }
 
+// TestVerboseConnectionLineByBinding: -vv names a new connection by the
+// binding it is held to, in memcached's words (-B ascii and binary end in
+// a period, auto-negotiating does not).
+func TestVerboseConnectionLineByBinding(t *testing.T) {
+	for b, want := range map[Binding]string{
+		BindingAuto:   "<17 new auto-negotiating client connection\n",
+		BindingASCII:  "<17 new ascii client connection.\n",
+		BindingBinary: "<17 new binary client connection.\n",
+	} {
+		env := newSmallEnv(t)
+		env.Protocol = b
+		if _, log := verboseSession(env); log.String() != want {
+			t.Errorf("-B %s: %q, want %q", b, log.String(), want)
+		}
+	}
+}
+
 func TestVerboseLines(t *testing.T) {
 	env := newSmallEnv(t)
 	s, log := verboseSession(env)
